@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from stubs.delays import DelayRule
 from stubs.request import StubRequest
 
 STUBS_SCHEMA = 1
@@ -65,6 +66,7 @@ class StubsFile(BaseModel):
     schema_: int = Field(STUBS_SCHEMA, alias="schema")
     replies: dict[str, list[str]] = Field(default_factory=dict)
     rules: list[Rule] = Field(default_factory=list)
+    delays: list[DelayRule] = Field(default_factory=list)
 
 
 def _text_of_content(content: Any) -> str:
@@ -134,6 +136,7 @@ class ReplyBook:
             schema=STUBS_SCHEMA,
             replies={**book.stubs.replies, **override.replies},
             rules=[*override.rules, *book.stubs.rules],
+            delays=[*override.delays, *book.stubs.delays],
         )
         return cls(merged)
 

@@ -1,0 +1,150 @@
+"""The call log: `calls.jsonl`, one validated `CallRecord` per call, append-only.
+
+Each line is written and flushed to the OS before the call's reply leaves the proxy (plain
+replies) so a failure to write stops the call (fail closed). Durability is group-committed: a
+background task fsyncs the log and the new body files every `sync_interval` seconds and at
+close, which keeps the hot path free of per-call fsyncs.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CALL_SCHEMA = 1
+
+Outcome = Literal[
+    "ok", "vendor_error", "bad_request", "refused", "client_disconnect", "upstream_cut",
+    "proxy_error",
+]
+
+
+class Tokens(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    input: int = 0  # excludes cache reads and writes
+    output: int = 0  # billed total, reasoning included
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0  # the part of `output` spent thinking
+    source: Literal["vendor", "stub", "proxy_count", "none"] = "none"
+
+
+class Timing(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    start: float  # epoch seconds when the request was fully received
+    first_byte: float | None = None  # when the reply's first byte was ready to send
+    end: float | None = None
+
+
+class Rewrite(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    field: str
+    before: object = None
+    after: object = None
+
+
+class CallRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_: int = Field(CALL_SCHEMA, alias="schema")
+    run_id: str
+    seq: int  # order in which calls finished in this run
+    mode: Literal["record", "live", "replay"]
+    arm: str
+    turn: int | None = None
+    item: str | None = None
+    purpose: str
+    vendor: str
+    route: str  # e.g. "anthropic.messages", or the raw path when no route matched
+    method: str
+    path: str
+    model_requested: str | None = None
+    model_served: str | None = None
+    stream: bool = False
+    status: int
+    outcome: Outcome
+    tokens: Tokens = Field(default_factory=Tokens)
+    request_hash: str  # canonical masked request (proxy.masking)
+    request_body: str | None = None  # SHA-256 of the raw request body in bodies/
+    response_hash: str | None = None  # SHA-256 of the response body, also its key in bodies/
+    response_content_type: str | None = None
+    response_chunks: list[int] | None = None  # byte length of each streamed chunk, for replay
+    timing: Timing
+    cost_usd: float = 0.0
+    flags: list[str] = Field(default_factory=list)
+    rewrites: list[Rewrite] = Field(default_factory=list)
+    error: str | None = None
+
+    def to_line(self) -> str:
+        return self.model_dump_json(by_alias=True, exclude_none=False) + "\n"
+
+
+class CallLogError(RuntimeError):
+    """The call log could not be written; the proxy must stop serving calls."""
+
+
+class CallLog:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the log
+        self._lock = threading.Lock()
+        self._dirty = False
+        self._seq = self._count_existing()
+
+    def _count_existing(self) -> int:
+        # A resumed run keeps numbering where the file left off.
+        with open(self.path, "rb") as f:
+            return sum(1 for _ in f)
+
+    def next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def append(self, record: CallRecord) -> None:
+        line = record.to_line()
+        try:
+            with self._lock:
+                self._file.write(line)
+                self._file.flush()
+                self._dirty = True
+        except (OSError, ValueError) as e:
+            raise CallLogError(f"cannot write call log {self.path}: {e}") from e
+
+    def sync(self) -> None:
+        """Make everything appended so far durable (called from a background thread)."""
+        with self._lock:
+            if not self._dirty or self._file.closed:
+                return
+            self._dirty = False
+            fd = self._file.fileno()
+        try:
+            os.fsync(fd)
+        except OSError as e:
+            raise CallLogError(f"cannot fsync call log {self.path}: {e}") from e
+
+    def close(self) -> None:
+        self.sync()
+        with self._lock:
+            self._file.close()
+
+
+def read_calls(path: Path) -> list[CallRecord]:
+    """Every record of a call log, validated. A schema this version does not know is an error."""
+    records = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(CallRecord.model_validate_json(line))
+            except ValueError as e:
+                raise ValueError(f"{path}:{lineno}: not a call record of schema {CALL_SCHEMA}: {e}") from e
+    return records

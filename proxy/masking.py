@@ -1,0 +1,59 @@
+"""The request hash: canonical JSON (RFC 8785) of the request after masking volatile fields.
+
+Two runs of the same script must hash the same even when an SDK adds a random id or a timestamp,
+so those fields are removed first. Masks are dotted paths into the JSON body; `*` matches every
+element of a list or every key of an object (e.g. `messages.*.metadata`).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+import rfc8785
+
+# Fields the vendors' SDKs and common engines fill with per-call random ids or user handles.
+DEFAULT_BODY_MASKS: tuple[str, ...] = (
+    "metadata.user_id",
+    "user",
+    "safety_identifier",
+    "prompt_cache_key",
+)
+
+
+def _drop(value: Any, parts: list[str]) -> None:
+    if not parts:
+        return
+    head, rest = parts[0], parts[1:]
+    if isinstance(value, dict):
+        keys = list(value) if head == "*" else [head]
+        for key in keys:
+            if key not in value:
+                continue
+            if rest:
+                _drop(value[key], rest)
+            else:
+                del value[key]
+    elif isinstance(value, list) and (head == "*" or head.isdigit()):
+        items = value if head == "*" else value[int(head) : int(head) + 1]
+        for item in items:
+            _drop(item, rest)
+
+
+def mask_body(body: Any, masks: Iterable[str]) -> Any:
+    """A copy of `body` without the masked paths (the original is left untouched)."""
+    masked = copy.deepcopy(body)
+    for mask in masks:
+        _drop(masked, mask.split("."))
+    return masked
+
+
+def request_hash(method: str, route: str, body: Any, raw: bytes, masks: Iterable[str]) -> str:
+    """SHA-256 hex of the masked request. A body that is not JSON is hashed as its raw bytes."""
+    if body is None:
+        payload: Any = {"method": method, "route": route, "raw_sha256": hashlib.sha256(raw).hexdigest()}
+    else:
+        payload = {"method": method, "route": route, "body": mask_body(body, masks)}
+    return hashlib.sha256(rfc8785.dumps(payload)).hexdigest()
