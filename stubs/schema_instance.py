@@ -7,9 +7,10 @@ Why not a library for the whole job (both evaluated here, late 2026):
 - jsf 0.11.2 draws from the global `random` module and Faker, so it is not reproducible across
   processes; it also hits RecursionError on pydantic's recursive `$defs` and crashes on `allOf`.
 So the walk over the schema is written here, and the genuinely hard parts use well-kept code:
-hypothesis-jsonschema's `merged()` intersects `allOf` branches, hypothesis's `from_regex`
-(derandomized, generate phase only, ~10-90 ms once per pattern, then cached) finds strings for
-`pattern`, and jsonschema validates every result before it is returned.
+hypothesis-jsonschema's `merged()` intersects `allOf` branches, `pattern` strings come from
+stubs.regex_example (Python's own regex parser) with hypothesis's `from_regex` (derandomized,
+generate phase only, cached per pattern) for syntax it refuses, and jsonschema validates every
+result before it is returned.
 
 The only source of variation is `digest`: every choice hashes digest + the JSON path it is for,
 so the same (schema, digest) gives the same instance on every machine.
@@ -27,9 +28,10 @@ from typing import Any
 import jsonschema
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
-from hypothesis.errors import NoSuchExample, Unsatisfiable
+from hypothesis.errors import HypothesisException
 
 from stubs.errors import StubRequestError
+from stubs.regex_example import Unsupported, regex_example
 
 _WORDS = (
     "alpha", "amber", "river", "stone", "cedar", "harbor", "meadow", "signal", "summit",
@@ -41,7 +43,7 @@ _BASE_DAY = 739252  # date(2025, 1, 1).toordinal(): fixed, never the clock
 _MAX_DEPTH = 8  # below this depth only what the schema requires is built, so recursion ends
 # Optional properties and extra array items stop after this many containers, which keeps
 # recursive models (pydantic trees) small and fast instead of bushy.
-_OPTIONAL_BUDGET = 12
+_OPTIONAL_BUDGET = 6
 _RETRIES = 6
 # Generate phase only: shrinking costs ~0.7 s per pattern and readability gains nothing.
 _REGEX_SETTINGS = settings(
@@ -53,6 +55,10 @@ _REGEX_SETTINGS = settings(
     deadline=None,
 )
 _NUMERIC_TYPES = ("integer", "number")
+# Keywords that constrain nothing: beside a $ref or anyOf they need no allOf merge.
+_ANNOTATIONS = frozenset(
+    {"title", "description", "default", "examples", "$comment", "$defs", "definitions"}
+)
 
 
 class _Unsat(Exception):
@@ -89,14 +95,22 @@ def _validator(key: str) -> jsonschema.protocols.Validator:
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
+def _pattern_string(pattern: str, digest: bytes, min_len: int, max_len: int) -> str:
+    try:
+        return regex_example(pattern, digest, min_len, max_len)
+    except Unsupported:
+        return _hypothesis_regex_example(pattern, min_len, max_len)
+
+
 @functools.lru_cache(maxsize=1024)
-def _regex_example(pattern: str, min_len: int, max_len: int) -> str:
+def _hypothesis_regex_example(pattern: str, min_len: int, max_len: int) -> str:
     def fits(s: str) -> bool:
         return min_len <= len(s) <= max_len
 
     try:
         return str(find(st.from_regex(pattern, fullmatch=True), fits, settings=_REGEX_SETTINGS))
-    except (NoSuchExample, Unsatisfiable, re.error) as exc:
+    except (HypothesisException, re.error) as exc:
+        # Includes the nested-given health check when called from inside a hypothesis test.
         raise _Unsat(pattern) from exc
 
 
@@ -152,8 +166,8 @@ class _Walker:
             raise _Unsat("false schema")
         if "$ref" in schema:
             target = self.resolve(schema["$ref"])
-            rest = {k: v for k, v in schema.items() if k != "$ref"}
-            if not rest or set(rest) <= {"description", "title", "default", "$defs", "definitions"}:
+            rest = {k: v for k, v in schema.items() if k != "$ref" and k not in _ANNOTATIONS}
+            if not rest:
                 return self.gen(target, path, depth + 1)
             return self.gen({"allOf": [target, rest]}, path, depth + 1)
         if "const" in schema:
@@ -216,7 +230,7 @@ class _Walker:
 
     def gen_branches(self, schema: dict[str, Any], key: str, path: str, depth: int) -> Any:
         branches = list(schema[key])
-        rest = {k: v for k, v in schema.items() if k != key}
+        rest = {k: v for k, v in schema.items() if k != key and k not in _ANNOTATIONS}
         start = 0 if self.minimal else self.pick(path + "#" + key, max(1, len(branches)))
         # A null branch is tried last unless nothing else works: values are more useful.
         order = sorted(
@@ -325,7 +339,8 @@ class _Walker:
         if lo > hi:
             raise _Unsat("minLength > maxLength")
         if "pattern" in schema:
-            return _regex_example(schema["pattern"], lo, hi)
+            where = self.digest + path.encode()
+            return _pattern_string(schema["pattern"], where, lo, hi)
         fmt = schema.get("format")
         if isinstance(fmt, str) and fmt in _FORMATS:
             return _FORMATS[fmt](self, path)
@@ -353,11 +368,18 @@ class _Walker:
                 raise _Unsat("no multiple in range")
             if k_lo < 0 < k_hi and lo == -math.inf:
                 k_lo = 0
-            k = k_lo + self.pick(path, min(k_hi - k_lo, 100) + 1)
-            value = k * step
-            if integer or float(value).is_integer():
-                return int(value)
-            return float(round(value, 10)) if (round(value, 10) / step).is_integer() else value
+            count = min(k_hi - k_lo, 100) + 1
+            start = self.pick(path, count)
+            for j in range(count):
+                value = (k_lo + (start + j) % count) * step
+                if integer or float(value).is_integer():
+                    return int(value)
+                # Validators test multipleOf as `x / step` being integral in floating point, so
+                # 3 * 0.1 fails; a rounded multiple that divides exactly is kept, else try another.
+                for candidate in (round(value, 10), value):
+                    if (candidate / step).is_integer() and lo <= candidate <= hi:
+                        return candidate
+            raise _Unsat("no float multiple that validators accept")
         # Float without multipleOf: a value strictly inside the bounds.
         a = lo if lo > -math.inf else (hi - 100 if hi < math.inf else 0.0)
         b = hi if hi < math.inf else a + 100
@@ -414,7 +436,10 @@ _FORMATS: dict[str, Any] = {
     "time": _time,
     "date-time": lambda w, p: f"{_date(w, p)}T{_time(w, p)}",
     "email": lambda w, p: f"{_NAMES[w.pick(p, len(_NAMES))]}@{_HOSTS[w.pick(p + '#h', 3)]}",
-    "uuid": lambda w, p: _uuid(hashlib.blake2b(w.digest + p.encode(), digest_size=16).hexdigest()),
+    "uuid": lambda w, p: _uuid(w, p, 4),
+    # pydantic's UUID1..UUID5 types emit these and check the version digit when parsing.
+    **{f"uuid{v}": (lambda w, p, v=v: _uuid(w, p, v)) for v in range(1, 6)},
+    "duration": lambda w, p: f"PT{w.pick(p, 59) + 1}M",
     "uri": lambda w, p: f"https://{_HOSTS[w.pick(p + '#h', 3)]}/{w.word(p)}",
     "url": lambda w, p: f"https://{_HOSTS[w.pick(p + '#h', 3)]}/{w.word(p)}",
     "ipv4": lambda w, p: f"192.0.2.{w.pick(p, 254) + 1}",  # TEST-NET-1: never a real host
@@ -423,7 +448,8 @@ _FORMATS: dict[str, Any] = {
 }
 
 
-def _uuid(hex32: str) -> str:
-    # Version 4 layout so strict uuid checkers accept it too.
-    h = hex32[:12] + "4" + hex32[13:16] + "8" + hex32[17:]
+def _uuid(w: _Walker, path: str, version: int) -> str:
+    hex32 = hashlib.blake2b(w.digest + path.encode(), digest_size=16).hexdigest()
+    # Version digit and RFC 4122 variant set, so strict checkers (pydantic's UUIDn) accept it.
+    h = hex32[:12] + str(version) + hex32[13:16] + "8" + hex32[17:]
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
