@@ -1,0 +1,51 @@
+"""The `harness` command line."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from harness.errors import HarnessError
+from harness.logging import configure_logging
+from harness.proxy_cmd import proxy_app
+
+app = typer.Typer(
+    help="Run benchmark studies of LLM memory engines and agent arms fairly, cheaply and "
+    "verifiably.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(proxy_app, name="proxy")
+
+
+@app.callback()
+def main(
+    log_level: str = typer.Option("info", envvar="HARNESS_LOG_LEVEL", help="debug|info|warning"),
+    log_json: bool | None = typer.Option(
+        None, "--log-json/--log-console", help="Log format (default: JSON unless on a terminal)."
+    ),
+) -> None:
+    configure_logging(level=log_level, json=log_json)
+
+
+def run() -> None:
+    """Entry point: user errors print one message and exit 2, never a traceback."""
+    try:
+        app(standalone_mode=False)
+    except HarnessError as e:
+        print(f"harness: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except typer.Abort:
+        sys.exit(130)
+    except Exception as e:  # click's usage errors
+        import click
+
+        if isinstance(e, click.ClickException):
+            e.show()
+            sys.exit(e.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,65 @@
+"""Run directories: `runs/<run-id>/` and their header, `run.json`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import secrets
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RUN_SCHEMA = 1
+
+
+class RunHeader(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_: int = Field(RUN_SCHEMA, alias="schema")
+    run_id: str
+    mode: Literal["record", "live", "replay"]
+    kind: Literal["proxy", "study"] = "proxy"
+    started: str
+    ended: str | None = None
+    stubs_sha256: str | None = None
+    versions: dict[str, str] = Field(default_factory=dict)
+
+
+def new_run_id(prefix: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{prefix}-{stamp}-{secrets.token_hex(3)}"
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for dist in ("harness", "mitmproxy", "anthropic", "openai"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "missing"
+    return out
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_header(run_dir: Path, header: RunHeader) -> None:
+    """Write run.json atomically (temporary file, fsync, rename)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    tmp = run_dir / "run.json.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(header.model_dump(by_alias=True), f, indent=2)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, run_dir / "run.json")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")

@@ -1,0 +1,72 @@
+"""Run mitmproxy with the harness addon in this process (mitmproxy's programmatic API)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import options
+from mitmproxy.tools.dump import DumpMaster
+
+from proxy.addon import HarnessAddon
+
+# Record mode never contacts this address: every call is answered by the addon or replayed by
+# its local stream server. Reverse mode still needs a target; this one refuses connections.
+_NOWHERE = "http://127.0.0.1:9"
+
+
+@dataclass
+class ProxyConfig:
+    run_dir: Path
+    run_id: str
+    mode: str = "record"
+    host: str = "127.0.0.1"
+    port: int = 8080
+    arm: str = "default"
+    stubs: Path | None = None
+    body_limit: int = 32 * 1024 * 1024
+    masks: list[str] = field(default_factory=list)
+
+
+class _Ready:
+    """Calls `on_ready(host, port)` once the listener is up (mitmproxy's `running` hook)."""
+
+    def __init__(self, on_ready: Callable[[str, int], None]) -> None:
+        self.on_ready = on_ready
+
+    def running(self) -> None:
+        from mitmproxy import ctx
+
+        addrs = ctx.master.addons.get("proxyserver").listen_addrs()
+        host, port = addrs[0][:2]
+        self.on_ready(host, port)
+
+
+async def serve(config: ProxyConfig, on_ready: Callable[[str, int], None]) -> None:
+    """Serve until SIGINT/SIGTERM, then flush the call log."""
+    opts = options.Options(mode=[f"reverse:{_NOWHERE}@{config.port}"], listen_host=config.host)
+    master = DumpMaster(opts, with_termlog=False, with_dumper=False)
+    addon = HarnessAddon()
+    master.addons.add(addon, _Ready(on_ready))
+    updates: dict[str, Any] = {
+        # Answer from the addon without first dialling the (unused) reverse target.
+        "connection_strategy": "lazy",
+        # Keep the arm's Host header: it names the vendor for engines behind HTTPS_PROXY.
+        "keep_host_header": True,
+        "harness_mode": config.mode,
+        "harness_run_id": config.run_id,
+        "harness_run_dir": str(config.run_dir),
+        "harness_stubs": str(config.stubs) if config.stubs else "",
+        "harness_arm": config.arm,
+        "harness_body_limit": config.body_limit,
+        "harness_masks": list(config.masks),
+    }
+    master.options.update(**updates)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, master.shutdown)
+    await master.run()

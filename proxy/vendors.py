@@ -1,0 +1,55 @@
+"""Which vendor a request is for, and the vendor path it asks for.
+
+Arms point their SDKs at `http://proxy:PORT/<vendor>` (the exports `harness proxy serve` prints),
+so the first path segment names the vendor. Engines that hard-code vendor hosts come in through
+HTTPS_PROXY instead and keep the vendor's host name. Anything else is told apart by the headers
+each SDK always sends.
+"""
+
+from __future__ import annotations
+
+from stubs.request import Vendor
+
+VENDORS: tuple[Vendor, ...] = ("anthropic", "openai", "cohere", "voyage")
+
+VENDOR_HOSTS: dict[str, Vendor] = {
+    "api.anthropic.com": "anthropic",
+    "api.openai.com": "openai",
+    "api.cohere.com": "cohere",
+    "api.cohere.ai": "cohere",
+    "api.voyageai.com": "voyage",
+}
+
+DEFAULT_UPSTREAMS: dict[Vendor, str] = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com",
+    "cohere": "https://api.cohere.com",
+    "voyage": "https://api.voyageai.com",
+}
+
+
+def split_vendor(path: str, host: str, headers: dict[str, str]) -> tuple[Vendor, str]:
+    """(vendor, path without the vendor prefix and query string)."""
+    bare = path.split("?", 1)[0]
+    for vendor in VENDORS:
+        prefix = "/" + vendor
+        if bare == prefix or bare.startswith(prefix + "/"):
+            return vendor, bare[len(prefix) :] or "/"
+    hostname = host.split(":", 1)[0].lower()
+    if hostname in VENDOR_HOSTS:
+        return VENDOR_HOSTS[hostname], bare
+    if "anthropic-version" in headers:
+        return "anthropic", bare
+    if bare.startswith("/v2/rerank"):
+        return "cohere", bare
+    if bare.startswith("/v1/rerank"):
+        return "voyage", bare
+    return "openai", bare
+
+
+def default_purpose(route: str) -> str:
+    if route.endswith(".embeddings"):
+        return "embedding"
+    if route.endswith(".rerank"):
+        return "rerank"
+    return "main"
