@@ -17,8 +17,10 @@ from typing import Any
 import jsonschema
 
 from stubs.anthropic_request import MessagesPlan, check_messages, plan_messages
+from stubs.anthropic_schema_hints import restore_hints
 from stubs.anthropic_stream import message_events
 from stubs.context import StubContext
+from stubs.errors import StubRequestError
 from stubs.replies import conversation_texts
 from stubs.request import StubReply, StubRequest, Usage
 from stubs.schema_instance import instance_for
@@ -96,16 +98,26 @@ def _valid_for(schema: dict[str, Any], value: Any) -> bool:
 
 def _structured_text(req: StubRequest, ctx: StubContext, schema: dict[str, Any]) -> str:
     """JSON for `output_config.format`: the reply book's text when it already fits the schema
-    (so a study can script structured replies), else a deterministic valid instance."""
+    (so a study can script structured replies), else a deterministic valid instance.
+
+    Both honour the constraints the SDK moved into descriptions, as the real model does, so
+    `messages.parse()`'s pydantic validation accepts the reply.
+    """
+    strict = restore_hints(schema)
     candidate = ctx.book.choose(req)
     try:
         value = json.loads(candidate)
     except ValueError:
         pass
     else:
-        if _valid_for(schema, value):
+        if _valid_for(strict, value):
             return candidate
-    return _json(instance_for(schema, _sub_digest(req, "output_format")))
+    digest = _sub_digest(req, "output_format")
+    try:
+        return _json(instance_for(strict, digest))
+    except StubRequestError:
+        # Hints that contradict the schema: the schema that was sent is what must hold.
+        return _json(instance_for(schema, digest))
 
 
 def _text_answer(

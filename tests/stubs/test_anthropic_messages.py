@@ -18,13 +18,13 @@ import jsonschema
 import pydantic
 import pytest
 from anthropic.types import Message, MessageDeltaUsage, RawMessageStreamEvent, Usage
-from sdk_transport import StubTransport, body_digest
 
 from stubs.anthropic_messages import build_message
 from stubs.context import StubContext
 from stubs.replies import ReplyBook, StubsFile
 from stubs.request import StubRequest
 from stubs.tokens import estimate_input_tokens, estimate_tokens
+from tests.stubs.sdk_transport import StubTransport, body_digest
 
 MODEL = "claude-sonnet-4-6"
 USER = [{"role": "user", "content": "Please remember that my sister Ana lives in Porto."}]
@@ -350,6 +350,25 @@ def test_parse_returns_the_pydantic_model(client: anthropic.Anthropic, transport
     assert isinstance(parsed.parsed_output, Memory)
     sent = body_of(transport)["output_config"]["format"]
     jsonschema.validate(json.loads(parsed.content[0].text), sent["schema"])  # type: ignore[union-attr]
+
+
+class Rating(pydantic.BaseModel):
+    stars: int = pydantic.Field(ge=1, le=5)
+    code: str = pydantic.Field(pattern=r"^[A-Z]{3}-[0-9]{2}$")
+    reasons: list[str] = pydantic.Field(min_length=2, max_length=3)
+
+
+@pytest.mark.parametrize("text", ["first", "second", "third", "fourth"])
+def test_parse_honours_constraints_the_sdk_moved_to_descriptions(
+    client: anthropic.Anthropic, text: str
+):
+    # transform_schema drops `le=5` etc. from the schema it sends; the real model follows the
+    # hint left in the description, and the SDK's pydantic validation insists on it.
+    parsed = client.messages.parse(
+        model=MODEL, max_tokens=1000, messages=[{"role": "user", "content": text}],
+        output_format=Rating,
+    )
+    assert isinstance(parsed.parsed_output, Rating)
 
 
 async def test_async_stream_with_output_format(transport: StubTransport):
