@@ -57,9 +57,7 @@ def serve_command(
     not the use: run it in one shell and paste the exports into another.
     """
     if mode != "record":
-        raise HarnessError(
-            f"proxy mode {mode!r} is not available yet", hint="use --mode record"
-        )
+        raise HarnessError(f"proxy mode {mode!r} is not available yet", hint="use --mode record")
     if stubs is not None and not stubs.is_file():
         raise HarnessError(f"stubs file {stubs} does not exist", hint="give a path to a TOML file")
     run_id = run_dir.name if run_dir else new_run_id("proxy")
@@ -77,8 +75,15 @@ def serve_command(
     except OSError as e:
         raise HarnessError(f"cannot write run directory {run_dir}: {e.strerror}") from e
     config = ProxyConfig(
-        run_dir=run_dir, run_id=run_id, mode=mode, host=host, port=port, arm=arm,
-        stubs=stubs, body_limit=body_limit, masks=mask,
+        run_dir=run_dir,
+        run_id=run_id,
+        mode=mode,
+        host=host,
+        port=port,
+        arm=arm,
+        stubs=stubs,
+        body_limit=body_limit,
+        masks=mask,
     )
 
     def on_ready(listen_host: str, listen_port: int) -> None:
@@ -90,8 +95,10 @@ def serve_command(
     except KeyboardInterrupt:
         pass
     except OSError as e:
-        raise HarnessError(f"cannot listen on {host}:{port}: {e.strerror}",
-                           hint="pick another --port, or 0 for a free one") from e
+        raise HarnessError(
+            f"cannot listen on {host}:{port}: {e.strerror}",
+            hint="pick another --port, or 0 for a free one",
+        ) from e
     finally:
         header.ended = now_iso()
         write_header(run_dir, header)

@@ -178,7 +178,9 @@ class HarnessAddon:
             req.headers.pop(name, None)
         reply = self._answer(state, req.raw_content or b"")
         state.reply = reply
-        delay = delay_for(self.stub_context.book.stubs.delays, arm, state.purpose, self._route_name(state))
+        delay = delay_for(
+            self.stub_context.book.stubs.delays, arm, state.purpose, self._route_name(state)
+        )
         if not reply.stream and delay.is_noop:
             flow.response = http.Response.make(
                 reply.status, reply.body, {"content-type": reply.content_type, **reply.headers}
@@ -242,7 +244,8 @@ class HarnessAddon:
             state.request_hash = request_hash(state.method, self._route_name(state), None, raw, ())
             state.outcome = "bad_request"
             return error_reply(
-                state.vendor, 413,
+                state.vendor,
+                413,
                 f"Request body is {len(raw)} bytes; the limit is {ctx.options.harness_body_limit}.",
             )
         try:
@@ -257,11 +260,15 @@ class HarnessAddon:
                 body = json.loads(raw)
             except (UnicodeDecodeError, json.JSONDecodeError) as e:
                 state.outcome = "bad_request"
-                state.request_hash = request_hash(state.method, self._route_name(state), None, raw, ())
+                state.request_hash = request_hash(
+                    state.method, self._route_name(state), None, raw, ()
+                )
                 return error_reply(state.vendor, 400, f"The request body is not valid JSON: {e}")
         elif state.method == "GET":
             body = {}
-        state.request_hash = request_hash(state.method, self._route_name(state), body, raw, self.masks)
+        state.request_hash = request_hash(
+            state.method, self._route_name(state), body, raw, self.masks
+        )
         if state.route is None:
             state.outcome = "bad_request"
             return error_reply(
@@ -290,7 +297,9 @@ class HarnessAddon:
             state.outcome = "proxy_error"
             return error_reply(state.vendor, 500, "The harness stub failed on this request.")
 
-    def _log_call(self, state: CallState, status: int, first_byte: float | None, end: float) -> None:
+    def _log_call(
+        self, state: CallState, status: int, first_byte: float | None, end: float
+    ) -> None:
         if self.calls is None:
             return
         reply = state.reply

@@ -18,7 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field
 CALL_SCHEMA = 1
 
 Outcome = Literal[
-    "ok", "vendor_error", "bad_request", "refused", "client_disconnect", "upstream_cut",
+    "ok",
+    "vendor_error",
+    "bad_request",
+    "refused",
+    "client_disconnect",
+    "upstream_cut",
     "proxy_error",
 ]
 
@@ -146,5 +151,7 @@ def read_calls(path: Path) -> list[CallRecord]:
             try:
                 records.append(CallRecord.model_validate_json(line))
             except ValueError as e:
-                raise ValueError(f"{path}:{lineno}: not a call record of schema {CALL_SCHEMA}: {e}") from e
+                raise ValueError(
+                    f"{path}:{lineno}: not a call record of schema {CALL_SCHEMA}: {e}"
+                ) from e
     return records

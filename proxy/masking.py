@@ -53,7 +53,11 @@ def mask_body(body: Any, masks: Iterable[str]) -> Any:
 def request_hash(method: str, route: str, body: Any, raw: bytes, masks: Iterable[str]) -> str:
     """SHA-256 hex of the masked request. A body that is not JSON is hashed as its raw bytes."""
     if body is None:
-        payload: Any = {"method": method, "route": route, "raw_sha256": hashlib.sha256(raw).hexdigest()}
+        payload: Any = {
+            "method": method,
+            "route": route,
+            "raw_sha256": hashlib.sha256(raw).hexdigest(),
+        }
     else:
         payload = {"method": method, "route": route, "body": mask_body(body, masks)}
     return hashlib.sha256(rfc8785.dumps(payload)).hexdigest()

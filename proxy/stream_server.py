@@ -62,10 +62,15 @@ class StreamServer:
                 request = await self._next_request(conn, reader)
                 if request is None:
                     return
-                playback = self._pending.pop(request.target.decode().removeprefix(PLAY_PREFIX), None)
+                playback = self._pending.pop(
+                    request.target.decode().removeprefix(PLAY_PREFIX), None
+                )
                 if playback is None:
-                    await self._send(writer, conn, h11.Response(status_code=404, headers=[
-                        ("content-length", "0")]))
+                    await self._send(
+                        writer,
+                        conn,
+                        h11.Response(status_code=404, headers=[("content-length", "0")]),
+                    )
                     await self._send(writer, conn, h11.EndOfMessage())
                 else:
                     await self._play(reader, writer, conn, playback)
@@ -96,7 +101,9 @@ class StreamServer:
             elif isinstance(event, h11.ConnectionClosed):
                 return None
 
-    async def _send(self, writer: asyncio.StreamWriter, conn: h11.Connection, event: object) -> None:
+    async def _send(
+        self, writer: asyncio.StreamWriter, conn: h11.Connection, event: object
+    ) -> None:
         data = conn.send(event)  # type: ignore[arg-type]
         if data:
             writer.write(data)

@@ -1,0 +1,115 @@
+"""Start `harness proxy serve` as a real process, as an arm developer would, and talk to it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import openai
+
+STARTUP_TIMEOUT = 60.0
+
+
+class ProxyProcess:
+    def __init__(self, run_dir: Path, *extra: str, env: dict[str, str] | None = None) -> None:
+        self.run_dir = run_dir
+        cmd = [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "--log-json",
+            "proxy",
+            "serve",
+            "--port",
+            "0",
+            "--run-dir",
+            str(run_dir),
+            *extra,
+        ]
+        self.stderr_path = run_dir.parent / f"{run_dir.name}.stderr"
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
+        self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=self._stderr, env={**os.environ, **(env or {})}
+        )
+        self._clients: list[anthropic.Anthropic | openai.OpenAI] = []
+        self.exports = self._read_exports()
+        self.base = self.exports["ANTHROPIC_BASE_URL"].removesuffix("/anthropic")
+        self.anthropic_base = self.exports["ANTHROPIC_BASE_URL"]
+        self.openai_base = self.exports["OPENAI_BASE_URL"]
+
+    def _read_exports(self) -> dict[str, str]:
+        assert self.proc.stdout is not None
+        exports: dict[str, str] = {}
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while "VOYAGE_API_KEY" not in exports:
+            line = self.proc.stdout.readline().decode()
+            if not line:
+                raise RuntimeError(
+                    f"proxy exited before it was ready:\n{self.stderr_path.read_text()}"
+                )
+            if line.startswith("export "):
+                key, _, value = line.removeprefix("export ").strip().partition("=")
+                exports[key] = value
+            if time.monotonic() > deadline:
+                raise TimeoutError("proxy did not print its exports in time")
+        return exports
+
+    def anthropic(self, **kwargs: Any) -> anthropic.Anthropic:
+        """A sync Anthropic SDK client pointed at the proxy (closed by `stop`)."""
+        client = anthropic.Anthropic(
+            base_url=self.anthropic_base, api_key="placeholder", max_retries=0, **kwargs
+        )
+        self._clients.append(client)
+        return client
+
+    def openai(self, **kwargs: Any) -> openai.OpenAI:
+        client = openai.OpenAI(
+            base_url=self.openai_base, api_key="placeholder", max_retries=0, **kwargs
+        )
+        self._clients.append(client)
+        return client
+
+    def async_anthropic(self, **kwargs: Any) -> anthropic.AsyncAnthropic:
+        """Use as `async with proxy.async_anthropic() as client:` so it closes its sockets."""
+        return anthropic.AsyncAnthropic(
+            base_url=self.anthropic_base, api_key="placeholder", max_retries=0, **kwargs
+        )
+
+    def async_openai(self, **kwargs: Any) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            base_url=self.openai_base, api_key="placeholder", max_retries=0, **kwargs
+        )
+
+    def calls(self, at_least: int = 0, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """The call log so far; waits until it has `at_least` lines (streamed calls are logged
+        when the stream ends, which can be just after the client has read it)."""
+        path = self.run_dir / "calls.jsonl"
+        deadline = time.monotonic() + timeout
+        while True:
+            lines = path.read_text().splitlines() if path.exists() else []
+            if len(lines) >= at_least or time.monotonic() > deadline:
+                return [json.loads(line) for line in lines]
+            time.sleep(0.02)
+
+    def stop(self) -> int:
+        for client in self._clients:
+            client.close()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._stderr.close()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        return self.proc.returncode
