@@ -1,0 +1,151 @@
+"""Rerank stubs: Cohere v2 POST /v2/rerank and Voyage POST /v1/rerank.
+
+Documents are ranked by the cosine of their hash embedding with the query's (stubs.embeddings),
+so a memory engine's reranking step still puts the document that shares words with the query
+first. The cosine goes through a logistic curve into [0, 1]: unrelated text scores near 0 and
+a close match near 1, as real rerankers' relevance scores read, and the order is unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from stubs.context import StubContext
+from stubs.embeddings import hash_embedding
+from stubs.errors import StubRequestError
+from stubs.request import StubReply, StubRequest, Usage
+from stubs.tokens import estimate_tokens
+
+_DIMS = 1024  # wide enough that bucket collisions barely move scores
+_MAX_DOCUMENTS = 1000  # both vendors' per-request limit
+_SCORE_DIGITS = 8
+# Logistic curve: cosine 0.3 maps to 0.5; ~0.05 for texts sharing nothing, ~1 above 0.7.
+_MIDPOINT = 0.3
+_STEEPNESS = 10.0
+
+
+@dataclass(frozen=True)
+class Ranked:
+    index: int
+    score: float
+
+
+def rank(query: str, documents: list[str]) -> list[Ranked]:
+    """All documents, most relevant first; equal scores keep the documents' order."""
+    q = hash_embedding(query, _DIMS)
+    matrix = np.stack([hash_embedding(d, _DIMS) for d in documents])
+    cosines = matrix @ q
+    scored = [Ranked(i, _relevance(float(c))) for i, c in enumerate(cosines)]
+    return sorted(scored, key=lambda r: (-r.score, r.index))
+
+
+def _relevance(cosine: float) -> float:
+    # Rounded so the bytes do not hang on float noise; ties then fall back to document order.
+    return round(1.0 / (1.0 + math.exp(-_STEEPNESS * (cosine - _MIDPOINT))), _SCORE_DIGITS)
+
+
+def cohere_rerank(req: StubRequest, ctx: StubContext) -> StubReply:
+    body = req.body
+    model = _string(body, "model")
+    query = _string(body, "query")
+    documents = [_cohere_text(d, i) for i, d in enumerate(_documents(body))]
+    top_n = _limit(body, "top_n", len(documents))
+    ranked = rank(query, documents)[:top_n]
+    payload = {
+        # Cohere's ids are UUIDs; this one is derived from the request, never random.
+        "id": str(uuid.UUID(bytes=req.digest[:16], version=4)),
+        "results": [{"index": r.index, "relevance_score": r.score} for r in ranked],
+        "meta": {
+            "api_version": {"version": "2"},
+            # One search unit per query with up to 100 documents.
+            "billed_units": {"search_units": max(1, math.ceil(len(documents) / 100))},
+        },
+    }
+    tokens = estimate_tokens(query) + sum(estimate_tokens(d) for d in documents)
+    return _reply(payload, model, tokens)
+
+
+def voyage_rerank(req: StubRequest, ctx: StubContext) -> StubReply:
+    body = req.body
+    model = _string(body, "model")
+    query = _string(body, "query")
+    documents = _documents(body)
+    for i, doc in enumerate(documents):
+        if not isinstance(doc, str):
+            raise StubRequestError(
+                400, f"documents.{i}: Input should be a valid string", "documents"
+            )
+    top_k = _limit(body, "top_k", len(documents))
+    return_documents = body.get("return_documents", False)
+    if not isinstance(return_documents, bool):
+        raise StubRequestError(
+            400, "return_documents: Input should be a valid boolean", "return_documents"
+        )
+    data = []
+    for r in rank(query, documents)[:top_k]:
+        item: dict[str, Any] = {"index": r.index, "relevance_score": r.score}
+        if return_documents:
+            item["document"] = documents[r.index]
+        data.append(item)
+    # Voyage bills each (query, document) pair, so the query counts once per document.
+    q_tokens = estimate_tokens(query)
+    tokens = sum(q_tokens + estimate_tokens(d) for d in documents)
+    payload = {"object": "list", "data": data, "model": model, "usage": {"total_tokens": tokens}}
+    return _reply(payload, model, tokens)
+
+
+def _reply(payload: dict[str, Any], model: str, tokens: int) -> StubReply:
+    raw = json.dumps(payload, separators=(",", ":")).encode()
+    return StubReply(status=200, chunks=[raw], model=model, usage=Usage(input_tokens=tokens))
+
+
+def _string(body: dict[str, Any], name: str) -> str:
+    value = body.get(name)
+    if value is None:
+        raise StubRequestError(400, f"{name}: Field required", name)
+    if not isinstance(value, str):
+        raise StubRequestError(400, f"{name}: Input should be a valid string", name)
+    if not value.strip():
+        raise StubRequestError(400, f"{name}: must not be empty", name)
+    return value
+
+
+def _documents(body: dict[str, Any]) -> list[Any]:
+    docs = body.get("documents")
+    if docs is None:
+        raise StubRequestError(400, "documents: Field required", "documents")
+    if not isinstance(docs, list):
+        raise StubRequestError(400, "documents: Input should be a valid list", "documents")
+    if not docs:
+        raise StubRequestError(400, "documents: list of documents must not be empty", "documents")
+    if len(docs) > _MAX_DOCUMENTS:
+        raise StubRequestError(
+            400, f"documents: at most {_MAX_DOCUMENTS} documents per request", "documents"
+        )
+    return docs
+
+
+def _cohere_text(doc: Any, index: int) -> str:
+    if isinstance(doc, str):
+        return doc
+    # Older v2 clients may still send {"text": ...} or other string fields (RerankDocument).
+    if isinstance(doc, dict) and doc and all(isinstance(v, str) for v in doc.values()):
+        return str(doc["text"]) if "text" in doc else "\n".join(f"{k}: {v}" for k, v in doc.items())
+    raise StubRequestError(400, f"documents.{index}: Input should be a valid string", "documents")
+
+
+def _limit(body: dict[str, Any], name: str, count: int) -> int:
+    value = body.get(name)
+    if value is None:
+        return count
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise StubRequestError(400, f"{name}: Input should be a valid integer", name)
+    if value < 1:
+        raise StubRequestError(400, f"{name}: must be greater than 0", name)
+    return min(value, count)
