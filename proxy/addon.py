@@ -30,7 +30,7 @@ from stubs.delays import delay_for
 from stubs.errors import StubRequestError, error_reply
 from stubs.replies import ReplyBook, StubsFileError
 from stubs.request import StubReply, StubRequest, Vendor
-from stubs.routes import Route, find_route
+from stubs.routes import ROUTES, Route, find_route
 
 log = structlog.get_logger("harness.proxy")
 
@@ -126,6 +126,9 @@ class HarnessAddon:
                 ) from e
 
     async def running(self) -> None:
+        # Import every stub handler now so the first call does not pay for it.
+        for route in ROUTES:
+            route.handler()
         await self.stream_server.start()
         self._sync_task = asyncio.create_task(self._sync_loop())
 
