@@ -24,7 +24,9 @@ _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 _NON_REASONING_MARKERS = ("-chat",)
 
 # Reasoning spend scales with effort; "none" (gpt-5.1 and later) thinks not at all.
-_EFFORT_SCALE = {"none": 0, "minimal": 1, "low": 2, "medium": 4, "high": 8, "xhigh": 16}
+_EFFORT_SCALE = {
+    "none": 0, "minimal": 1, "low": 2, "medium": 4, "high": 8, "xhigh": 16, "max": 32,
+}
 
 # Alternatives offered in top_logprobs; rotated per token so neighbouring tokens differ.
 _ALTERNATIVES = (
