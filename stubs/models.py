@@ -10,12 +10,13 @@ from stubs.request import StubReply, StubRequest
 # A fixed epoch keeps the lists byte-identical across runs (2025-01-01T00:00:00Z).
 _CREATED = 1735689600
 
+# Current models only: the anthropic SDK warns on deprecated ids (anthropic/_data).
 ANTHROPIC_MODELS = [
-    ("claude-opus-4-5-20251101", "Claude Opus 4.5"),
-    ("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5"),
+    ("claude-opus-4-8", "Claude Opus 4.8"),
+    ("claude-opus-4-7", "Claude Opus 4.7"),
+    ("claude-opus-4-6", "Claude Opus 4.6"),
+    ("claude-sonnet-4-6", "Claude Sonnet 4.6"),
     ("claude-haiku-4-5-20251001", "Claude Haiku 4.5"),
-    ("claude-opus-4-1-20250805", "Claude Opus 4.1"),
-    ("claude-sonnet-4-20250514", "Claude Sonnet 4"),
 ]
 OPENAI_MODELS = [
     "gpt-5",
