@@ -37,6 +37,7 @@ log = structlog.get_logger("harness.proxy")
 PURPOSE_HEADER = "x-harness-purpose"
 # Headers the harness adds or an arm sets for the harness; never forwarded, never hashed.
 HARNESS_HEADERS = (PURPOSE_HEADER, "x-harness-arm")
+STREAM_FIELDS = ("stream", "stream_options")
 
 
 @dataclass
@@ -285,7 +286,11 @@ class HarnessAddon:
             vendor=state.vendor,
             route=state.route.name,
             body=body,
-            digest=bytes.fromhex(state.request_hash),
+            # Streamed and plain calls of one request get the same reply, so the stub's choice
+            # ignores the stream fields (the request hash keeps them).
+            digest=bytes.fromhex(
+                request_hash(state.method, state.route.name, body, raw, (*self.masks, *STREAM_FIELDS))
+            ),
             purpose=state.purpose,
             arm=state.arm,
         )
@@ -293,7 +298,7 @@ class HarnessAddon:
             return state.route.handler()(stub_request, self.stub_context)
         except StubRequestError as e:
             state.outcome = "bad_request"
-            return error_reply(state.vendor, e.status, e.message, e.param)
+            return error_reply(state.vendor, e.status, e.message, e.param, e.code)
         except Exception:
             # A stub bug must not take the proxy down or leak a traceback to the arm.
             log.error("stub failed", route=state.route.name, traceback=traceback.format_exc())

@@ -34,14 +34,19 @@ _OPENAI_TYPES = {
 class StubRequestError(Exception):
     """A request the vendor would refuse. Raised by validators, turned into an error reply."""
 
-    def __init__(self, status: int, message: str, param: str | None = None) -> None:
+    def __init__(
+        self, status: int, message: str, param: str | None = None, code: str | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.param = param
+        self.code = code  # OpenAI's machine-readable `code` (e.g. "unsupported_value")
 
 
-def error_reply(vendor: Vendor, status: int, message: str, param: str | None = None) -> StubReply:
+def error_reply(
+    vendor: Vendor, status: int, message: str, param: str | None = None, code: str | None = None
+) -> StubReply:
     """The error body and status each vendor sends for `status`."""
     body: dict[str, object]
     if vendor == "anthropic":
@@ -50,7 +55,7 @@ def error_reply(vendor: Vendor, status: int, message: str, param: str | None = N
             "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"), "message": message},
         }
     elif vendor == "openai":
-        code = {404: "unknown_url", 413: "request_too_large"}.get(status)
+        code = code or {404: "unknown_url", 413: "request_too_large"}.get(status)
         body = {
             "error": {
                 "message": message,
