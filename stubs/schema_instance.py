@@ -32,14 +32,12 @@ from hypothesis.errors import HypothesisException
 
 from stubs.errors import StubRequestError
 from stubs.regex_example import Unsupported, regex_example
+from stubs.schema_formats import FORMATS
 
 _WORDS = (
     "alpha", "amber", "river", "stone", "cedar", "harbor", "meadow", "signal", "summit",
     "lantern", "orbit", "willow", "copper", "delta", "ember", "falcon", "garnet", "juniper",
 )
-_NAMES = ("ada", "grace", "alan", "edsger", "barbara", "donald", "frances", "ken")
-_HOSTS = ("example.com", "example.org", "example.net")
-_BASE_DAY = 739252  # date(2025, 1, 1).toordinal(): fixed, never the clock
 _MAX_DEPTH = 8  # below this depth only what the schema requires is built, so recursion ends
 # Optional properties and extra array items stop after this many containers, which keeps
 # recursive models (pydantic trees) small and fast instead of bushy.
@@ -342,8 +340,8 @@ class _Walker:
             where = self.digest + path.encode()
             return _pattern_string(schema["pattern"], where, lo, hi)
         fmt = schema.get("format")
-        if isinstance(fmt, str) and fmt in _FORMATS:
-            return _FORMATS[fmt](self, path)
+        if isinstance(fmt, str) and fmt in FORMATS:
+            return FORMATS[fmt](self, path)
         text = self.word(path)
         if len(text) < lo:
             fill = [text]
@@ -418,38 +416,3 @@ def _lcm_step(step: Any) -> int:
         if float(step * k).is_integer():
             return int(step * k)
     raise _Unsat("multipleOf")
-
-
-def _date(w: _Walker, path: str) -> str:
-    from datetime import date
-
-    return date.fromordinal(_BASE_DAY + w.pick(path + "#d", 365)).isoformat()
-
-
-def _time(w: _Walker, path: str) -> str:
-    s = w.pick(path + "#t", 86400)
-    return f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}Z"
-
-
-_FORMATS: dict[str, Any] = {
-    "date": _date,
-    "time": _time,
-    "date-time": lambda w, p: f"{_date(w, p)}T{_time(w, p)}",
-    "email": lambda w, p: f"{_NAMES[w.pick(p, len(_NAMES))]}@{_HOSTS[w.pick(p + '#h', 3)]}",
-    "uuid": lambda w, p: _uuid(w, p, 4),
-    # pydantic's UUID1..UUID5 types emit these and check the version digit when parsing.
-    **{f"uuid{v}": (lambda w, p, v=v: _uuid(w, p, v)) for v in range(1, 6)},
-    "duration": lambda w, p: f"PT{w.pick(p, 59) + 1}M",
-    "uri": lambda w, p: f"https://{_HOSTS[w.pick(p + '#h', 3)]}/{w.word(p)}",
-    "url": lambda w, p: f"https://{_HOSTS[w.pick(p + '#h', 3)]}/{w.word(p)}",
-    "ipv4": lambda w, p: f"192.0.2.{w.pick(p, 254) + 1}",  # TEST-NET-1: never a real host
-    "ipv6": lambda w, p: f"2001:db8::{w.pick(p, 65535) + 1:x}",  # documentation prefix
-    "hostname": lambda w, p: f"{w.word(p)}.{_HOSTS[w.pick(p + '#h', 3)]}",
-}
-
-
-def _uuid(w: _Walker, path: str, version: int) -> str:
-    hex32 = hashlib.blake2b(w.digest + path.encode(), digest_size=16).hexdigest()
-    # Version digit and RFC 4122 variant set, so strict checkers (pydantic's UUIDn) accept it.
-    h = hex32[:12] + str(version) + hex32[13:16] + "8" + hex32[17:]
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
