@@ -14,13 +14,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RUN_SCHEMA = 1
+RUN_SCHEMA: Literal[1] = 1
 
 
 class RunHeader(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_: int = Field(RUN_SCHEMA, alias="schema")
+    schema_: Literal[1] = Field(RUN_SCHEMA, alias="schema")
     run_id: str
     mode: Literal["record", "live", "replay"]
     kind: Literal["proxy", "study"] = "proxy"

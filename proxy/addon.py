@@ -289,7 +289,9 @@ class HarnessAddon:
             # Streamed and plain calls of one request get the same reply, so the stub's choice
             # ignores the stream fields (the request hash keeps them).
             digest=bytes.fromhex(
-                request_hash(state.method, state.route.name, body, raw, (*self.masks, *STREAM_FIELDS))
+                request_hash(
+                    state.method, state.route.name, body, raw, (*self.masks, *STREAM_FIELDS)
+                )
             ),
             purpose=state.purpose,
             arm=state.arm,

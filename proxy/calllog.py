@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-CALL_SCHEMA = 1
+CALL_SCHEMA: Literal[1] = 1
 
 Outcome = Literal[
     "ok",
@@ -58,7 +58,7 @@ class Rewrite(BaseModel):
 class CallRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_: int = Field(CALL_SCHEMA, alias="schema")
+    schema_: Literal[1] = Field(CALL_SCHEMA, alias="schema")
     run_id: str
     seq: int  # order in which calls finished in this run
     mode: Literal["record", "live", "replay"]

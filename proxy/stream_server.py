@@ -79,6 +79,10 @@ class StreamServer:
                 conn.start_next_cycle()
         except (ConnectionError, h11.ProtocolError, asyncio.IncompleteReadError):
             return
+        except asyncio.CancelledError:
+            # Shutdown cancels open connections. Swallowing it here avoids Python 3.11's noisy
+            # "Exception in callback StreamReaderProtocol" log for a task that was cancelled.
+            return
         finally:
             writer.close()
 
@@ -102,9 +106,12 @@ class StreamServer:
                 return None
 
     async def _send(
-        self, writer: asyncio.StreamWriter, conn: h11.Connection, event: object
+        self,
+        writer: asyncio.StreamWriter,
+        conn: h11.Connection,
+        event: h11.Response | h11.Data | h11.EndOfMessage,
     ) -> None:
-        data = conn.send(event)  # type: ignore[arg-type]
+        data = conn.send(event)
         if data:
             writer.write(data)
             await writer.drain()

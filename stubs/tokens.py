@@ -1,7 +1,8 @@
 """Deterministic token estimates for stub usage figures.
 
-Record mode costs nothing, so these counts only need to be stable and plausible: about one token
-per four characters of text, never zero for non-empty text. (Live mode counts with a real tokenizer.)
+Record mode costs nothing, so these counts only need to be stable and plausible: about one
+token per four characters of text, never zero for non-empty text. (Live mode counts with a real
+tokenizer.)
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def texts_of(value: Any) -> list[str]:
 
 
 def estimate_input_tokens(body: dict[str, Any], fields: tuple[str, ...]) -> int:
-    """Input estimate for a request: the text of the named fields plus a small per-message overhead."""
+    """Input estimate: the text of the named fields plus a small per-message overhead."""
     total = 0
     for name in fields:
         if name in body:

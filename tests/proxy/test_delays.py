@@ -83,7 +83,8 @@ def test_first_byte_delay_applies_to_plain_replies(delayed_proxy: ProxyProcess) 
     client = delayed_proxy.openai()
     start = time.monotonic()
     client.chat.completions.create(
-        model="gpt-4.1", messages=[{"role": "user", "content": "hi"}],
+        model="gpt-4.1",
+        messages=[{"role": "user", "content": "hi"}],
         extra_headers={"x-harness-purpose": "late"},
     )
     assert time.monotonic() - start >= 0.4
@@ -97,7 +98,8 @@ def test_hang_before_headers_times_out_the_client_and_is_logged(
     start = time.monotonic()
     with pytest.raises(openai.APITimeoutError):
         client.chat.completions.create(
-            model="gpt-4.1", messages=[{"role": "user", "content": "hi"}],
+            model="gpt-4.1",
+            messages=[{"role": "user", "content": "hi"}],
             extra_headers={"x-harness-purpose": "hang"},
         )
     assert 0.9 <= time.monotonic() - start < 5
@@ -112,10 +114,12 @@ def test_stall_mid_stream_leaves_the_client_waiting(delayed_proxy: ProxyProcess)
     client = delayed_proxy.anthropic(timeout=1.5)
     received: list[str] = []
     # Mid-stream, the SDK surfaces the transport's read timeout as it is.
-    with pytest.raises((anthropic.APITimeoutError, httpx2.ReadTimeout)):  # noqa: PT012
-        with client.messages.stream(**MESSAGE, extra_headers={"x-harness-purpose": "stall"}) as s:
-            for event in s:
-                received.append(event.type)
+    with (
+        pytest.raises((anthropic.APITimeoutError, httpx2.ReadTimeout)),
+        client.messages.stream(**MESSAGE, extra_headers={"x-harness-purpose": "stall"}) as s,
+    ):
+        for event in s:
+            received.append(event.type)
     assert received[:1] == ["message_start"]
     assert "message_stop" not in received
 

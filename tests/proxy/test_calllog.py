@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from proxy.bodies import BodyStore
+from proxy.calllog import CallLog, CallRecord, Timing, read_calls
+
+
+def _record(seq: int) -> CallRecord:
+    return CallRecord(
+        run_id="r",
+        seq=seq,
+        mode="record",
+        arm="a",
+        purpose="main",
+        vendor="openai",
+        route="openai.chat",
+        method="POST",
+        path="/v1/chat/completions",
+        status=200,
+        outcome="ok",
+        request_hash="0" * 64,
+        timing=Timing(start=1.0),
+    )
+
+
+def test_records_round_trip_and_numbering_resumes(tmp_path: Path) -> None:
+    log = CallLog(tmp_path / "calls.jsonl")
+    log.append(_record(log.next_seq()))
+    log.append(_record(log.next_seq()))
+    log.close()
+    resumed = CallLog(tmp_path / "calls.jsonl")
+    assert resumed.next_seq() == 3
+    resumed.close()
+    assert [r.seq for r in read_calls(tmp_path / "calls.jsonl")] == [1, 2]
+
+
+def test_unknown_schema_is_an_error_not_a_misread(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    path.write_text(_record(1).to_line().replace('"schema":1', '"schema":99'))
+    with pytest.raises(ValueError, match="schema"):
+        read_calls(path)
+
+
+def test_bodies_are_content_addressed_and_tamper_evident(tmp_path: Path) -> None:
+    store = BodyStore(tmp_path / "bodies")
+    digest = store.put(b'{"hello": "world"}')
+    assert store.put(b'{"hello": "world"}') == digest
+    store.sync()
+    assert store.get(digest) == b'{"hello": "world"}'
+    other = BodyStore(tmp_path / "bodies")
+    other.path_for(digest).write_bytes(BodyStore(tmp_path / "x")._compressor.compress(b"edited"))
+    with pytest.raises(ValueError, match="altered"):
+        other.get(digest)
+
+
+def test_unwritable_log_raises(tmp_path: Path) -> None:
+    from proxy.calllog import CallLogError
+
+    log = CallLog(tmp_path / "calls.jsonl")
+    log._file.close()
+    with pytest.raises(CallLogError):
+        log.append(_record(1))
