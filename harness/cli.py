@@ -7,6 +7,7 @@ import sys
 import typer
 
 from harness.errors import HarnessError
+from harness.ledger_cmd import ledger_app, prices_app
 from harness.logging import configure_logging
 from harness.proxy_cmd import proxy_app
 
@@ -17,6 +18,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(proxy_app, name="proxy")
+app.add_typer(ledger_app, name="ledger")
+app.add_typer(prices_app, name="prices")
 
 
 @app.callback()

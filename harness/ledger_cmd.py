@@ -1,0 +1,293 @@
+"""`harness ledger ...` and `harness prices ...`: read and maintain the spend ledger by hand."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+import typer
+
+from harness.errors import HarnessError
+from ledger.errors import LedgerError
+from ledger.ledger import Ledger, verify
+from ledger.prices import ModelPrice, load_prices
+from ledger.reconcile import group_by_runs, read_usage_export
+from ledger.state import LedgerState
+
+ledger_app = typer.Typer(help="The durable spend ledger: show, verify, settle, reconcile.")
+prices_app = typer.Typer(help="Price tables.")
+
+LEDGER_OPTION = typer.Option(
+    Path("ledger.jsonl"),
+    "--ledger",
+    envvar="HARNESS_LEDGER",
+    help="Ledger file (default: ledger.jsonl here, or $HARNESS_LEDGER).",
+)
+PRICES_OPTION = typer.Option(
+    None, "--prices", help="A price table TOML file (default: the packaged one)."
+)
+
+
+def _usd(text: str, what: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        value = Decimal("NaN")
+    if not value.is_finite() or value < 0:
+        raise HarnessError(f"{what} {text!r} is not an amount of USD", hint="e.g. 10 or 2.50")
+    return value
+
+
+@contextmanager
+def _open(path: Path, must_exist: bool = True) -> Iterator[Ledger]:
+    if must_exist and not path.exists():
+        raise HarnessError(f"no ledger at {path}", hint="pass --ledger FILE or set HARNESS_LEDGER")
+    try:
+        ledger = Ledger(path)
+    except LedgerError as e:
+        raise HarnessError(str(e)) from e
+    for warning in ledger.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    try:
+        yield ledger
+    except LedgerError as e:
+        raise HarnessError(str(e)) from e
+    finally:
+        ledger.close()
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+def _money(value: Decimal | None) -> str:
+    return "-" if value is None else f"${value:.6f}"
+
+
+def render_state(state: LedgerState) -> str:
+    if not state.stages:
+        return "(empty ledger: open a stage with `harness ledger open-stage NAME --cap USD`)"
+    stages = [["stage", "cap", "spend (x1.5 unreconciled)", "open reservations", "left", "refused"]]
+    for name, st in sorted(state.stages.items()):
+        spend, reserved = state.stage_spend(name), state.stage_reserved(name)
+        stages.append(
+            [
+                name,
+                _money(st.cap_usd),
+                _money(spend),
+                _money(reserved),
+                _money(st.cap_usd - spend - reserved),
+                str(st.refused),
+            ]
+        )
+    runs = [["run", "stage", "state", "cap", "calls", "computed", "vendor", "counts as", "basis"]]
+    for run in state.runs.values():
+        runs.append(
+            [
+                run.run_id,
+                run.stage,
+                run.state,
+                _money(run.cap_usd),
+                f"{run.calls}" + (f" ({run.flagged_calls} flagged)" if run.flagged_calls else ""),
+                _money(run.computed_usd),
+                _money(run.vendor_usd),
+                _money(run.charge_usd),
+                run.basis or "-",
+            ]
+        )
+    out = _table(stages)
+    if len(runs) > 1:
+        out += "\n\n" + _table(runs)
+    return out + f"\n\n{state.entries} entries, head {state.head[:16]}"
+
+
+@ledger_app.command("show")
+def show(ledger: Path = LEDGER_OPTION) -> None:
+    """Stages, caps, spend, open reservations, and every run with its state."""
+    with _open(ledger) as led:
+        typer.echo(render_state(led.state()))
+
+
+@ledger_app.command("verify")
+def verify_command(ledger: Path = LEDGER_OPTION) -> None:
+    """Check every hash link and seq; exit 1 on a broken chain, naming the line."""
+    if not ledger.exists():
+        raise HarnessError(f"no ledger at {ledger}", hint="pass --ledger FILE")
+    report = verify(ledger)
+    for line, problem in report.problems:
+        typer.echo(f"{ledger}:{line}: {problem}", err=True)
+    if report.torn_tail:
+        typer.echo(f"warning: {ledger}: {report.torn_tail}", err=True)
+    if not report.ok:
+        typer.echo(f"{ledger}: chain BROKEN ({len(report.problems)} problems)", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"{ledger}: ok, {report.entries} entries, head {report.head}")
+
+
+@ledger_app.command("open-stage")
+def open_stage(
+    stage: str = typer.Argument(..., help="Stage name, e.g. pilot."),
+    cap: str = typer.Option(..., "--cap", help="The stage's cap in USD."),
+    replace: bool = typer.Option(False, "--replace", help="Change the cap of an open stage."),
+    ledger: Path = LEDGER_OPTION,
+) -> None:
+    """Open a stage with a cap (runs reserve their caps inside it)."""
+    with _open(ledger, must_exist=False) as led:
+        entry = led.open_stage(stage, _usd(cap, "--cap"), replace=replace)
+    typer.echo(f"stage {stage!r} cap ${cap}" + (" (unchanged)" if entry is None else ""))
+
+
+def _call_log_total(run_dir: Path, run_id: str) -> tuple[Decimal, int]:
+    path = run_dir / "calls.jsonl"
+    if not path.exists():
+        raise HarnessError(f"no call log at {path}", hint="pass the run's directory to --run-dir")
+    total, count = Decimal(0), 0
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                if not line.endswith("\n"):
+                    continue  # a record torn by the crash: the ledger total covers it
+                raise HarnessError(f"{path}:{lineno}: not JSON") from None
+            if record.get("run_id", run_id) != run_id:
+                continue
+            # Through str: the call log writes floats, and Decimal(float) would carry its error.
+            total += Decimal(str(record.get("cost_usd", 0)))
+            count += 1
+    return total, count
+
+
+@ledger_app.command("settle")
+def settle(
+    run: str = typer.Argument(..., help="The run id a crashed proxy left open."),
+    run_dir: Path | None = typer.Option(
+        None, "--run-dir", help="The run's directory: settle at its calls.jsonl total."
+    ),
+    ledger: Path = LEDGER_OPTION,
+) -> None:
+    """Settle a run a crashed proxy left open: at its call log's total, or its full reservation.
+
+    The total is never below the settlements already booked in the ledger.
+    """
+    with _open(ledger) as led:
+        state = led.state()
+        found = state.runs.get(run)
+        if found is None:
+            raise HarnessError(f"no run {run!r} in {ledger}", hint="see `harness ledger show`")
+        if found.settled:
+            raise HarnessError(f"run {run!r} is already settled")
+        booked = found.calls_usd
+        if run_dir is not None:
+            logged, count = _call_log_total(run_dir, run)
+            total = max(logged, booked)
+            note = f"{count} calls in {run_dir / 'calls.jsonl'} total ${logged}; booked ${booked}"
+            led.settle_run(run, basis="call_log", total_usd=total, note=note)
+            typer.echo(f"settled {run} from its call log at ${total} ({note})")
+        else:
+            total = max(found.cap_usd, booked)
+            note = f"no call log given; booked ${booked}"
+            led.settle_run(run, basis="full_reservation", total_usd=total, note=note)
+            typer.echo(
+                f"settled {run} at its full reservation ${total} (no --run-dir given; "
+                f"booked calls ${booked}). Reconcile it to replace this with the vendor's figure."
+            )
+
+
+@ledger_app.command("reconcile")
+def reconcile(
+    export: Path = typer.Argument(..., help="A usage CSV (format below)."),
+    run: list[str] = typer.Option(
+        [], "--run", help="A run the rows without run_id belong to (repeatable)."
+    ),
+    prices: Path | None = PRICES_OPTION,
+    ledger: Path = LEDGER_OPTION,
+) -> None:
+    """Record the vendor's figure for settled runs and print the difference.
+
+    CSV columns: date,model (required), input_tokens, output_tokens, cache_read_tokens,
+    cache_write_5m_tokens, cache_write_1h_tokens, cost_usd, run_id (optional). A row's cost is
+    cost_usd when given, else its tokens at the price table's rates. Rows without run_id belong
+    to the --run runs. Lines starting with # are comments.
+    """
+    try:
+        table = load_prices(prices)
+        usage = read_usage_export(export, table)
+        groups = group_by_runs(usage.rows, run, export)
+    except LedgerError as e:
+        raise HarnessError(str(e)) from e
+    with _open(ledger) as led:
+        for run_ids, vendor in groups.items():
+            entry = led.reconcile(run_ids, vendor, export.name, usage.sha256)
+            computed = Decimal(entry.fields["computed_usd"])
+            diff = vendor - computed
+            pct = f" ({diff / computed:+.1%})" if computed else ""
+            typer.echo(
+                f"reconciled {', '.join(run_ids)}: vendor ${vendor}, computed ${computed}, "
+                f"difference ${diff:+}{pct}"
+            )
+
+
+def render_model(price: ModelPrice) -> str:
+    lines = [
+        f"{price.name} ({price.vendor})"
+        + (f", aliases: {', '.join(price.aliases)}" if price.aliases else ""),
+        f"  max output {price.max_output_tokens} tokens, context {price.context_window}",
+        "  USD per million tokens: input, output, cache write 5m, cache write 1h, cache read, "
+        "reasoning",
+    ]
+    for label, r in [
+        ("base", price.base_rates()),
+        *((f"> {t.above_input_tokens}", t) for t in price.tiers),
+    ]:
+        lines.append(f"  {label:>10}: {r.input} {r.output} {r.cw5m} {r.cw1h} {r.cread} {r.reason}")
+    if price.notes:
+        lines.append(f"  note: {price.notes}")
+    return "\n".join(lines)
+
+
+@prices_app.command("show")
+def prices_show(
+    model: str | None = typer.Argument(None, help="One model (id or alias)."),
+    prices: Path | None = PRICES_OPTION,
+) -> None:
+    """Print the price table, or one model's prices."""
+    try:
+        table = load_prices(prices)
+        if model is not None:
+            typer.echo(render_model(table.model(model)))
+            return
+    except LedgerError as e:
+        raise HarnessError(str(e)) from e
+    typer.echo(
+        f"price table {table.source}: version {table.table_version}, checked {table.checked}, "
+        f"{table.currency}, sha256 {table.sha256}"
+    )
+    if table.check_note:
+        typer.echo(f"note: {table.check_note}")
+    rows = [["model", "vendor", "input", "output", "cw 5m", "cw 1h", "read", "tiers", "max out"]]
+    for name in table.names():
+        p = table.model(name)
+        rows.append(
+            [
+                name,
+                p.vendor,
+                str(p.input),
+                str(p.output),
+                str(p.cw5m),
+                str(p.cw1h),
+                str(p.cread),
+                ", ".join(f">{t.above_input_tokens}" for t in p.tiers) or "-",
+                str(p.max_output_tokens),
+            ]
+        )
+    typer.echo(_table(rows))
