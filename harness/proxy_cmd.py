@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import typer
+from mitmproxy.exceptions import OptionsError
 
 from harness.errors import HarnessError
 from harness.rundir import RunHeader, new_run_id, now_iso, sha256_file, versions, write_header
@@ -36,7 +37,11 @@ def exports(host: str, port: int) -> str:
 
 @proxy_app.command("serve")
 def serve_command(
-    mode: str = typer.Option("record", help="record: answer every call from stubs, free."),
+    mode: str = typer.Option(
+        "record",
+        help="record: answer every call from stubs, free. live: forward to the vendors with the "
+        "study's key (from this process's ANTHROPIC_API_KEY / OPENAI_API_KEY), metered and capped.",
+    ),
     port: int = typer.Option(8080, help="Port to listen on (0 picks a free one)."),
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
     stubs: Path | None = typer.Option(
@@ -50,21 +55,41 @@ def serve_command(
     mask: list[str] = typer.Option(
         [], help="Extra dotted body path to mask from the request hash (repeatable)."
     ),
+    cap: str | None = typer.Option(None, help="Live: the run's cap in USD (required in live)."),
+    prices: Path | None = typer.Option(None, help="Live: price table TOML (default: packaged)."),
+    ledger: Path | None = typer.Option(
+        None, envvar="HARNESS_LEDGER", help="Live: the spend ledger file (default ledger.jsonl)."
+    ),
+    stage: str = typer.Option("default", help="Live: ledger stage the run is charged to."),
+    stage_cap: str | None = typer.Option(
+        None, help="Live: the stage's cap in USD when the stage is new (default: --cap)."
+    ),
+    upstream: list[str] = typer.Option(
+        [], help="Live: VENDOR=URL base URL override, e.g. openai=https://host (repeatable)."
+    ),
+    ca_bundle: Path | None = typer.Option(None, help="Live: CA bundle to trust for upstream TLS."),
+    deadline: float = typer.Option(60.0, help="Live: upstream deadline per call, in seconds."),
+    pins: Path | None = typer.Option(None, help="Live: TOML file of pinned sampling values."),
 ) -> None:
     """Serve until interrupted, printing the shell exports that point SDKs at the proxy.
 
     Logs go to stderr; stdout carries only the exports, so `eval "$(harness proxy serve ...)"` is
     not the use: run it in one shell and paste the exports into another.
     """
-    if mode != "record":
-        raise HarnessError(f"proxy mode {mode!r} is not available yet", hint="use --mode record")
+    if mode not in ("record", "live"):
+        raise HarnessError(f"proxy mode {mode!r} is not available", hint="use record or live")
+    if mode == "live" and not cap:
+        raise HarnessError("live mode needs a cap", hint="pass --cap USD, e.g. --cap 10")
+    for name, path in (("--prices", prices), ("--ca-bundle", ca_bundle), ("--pins", pins)):
+        if path is not None and not path.is_file():
+            raise HarnessError(f"{name} file {path} does not exist")
     if stubs is not None and not stubs.is_file():
         raise HarnessError(f"stubs file {stubs} does not exist", hint="give a path to a TOML file")
     run_id = run_dir.name if run_dir else new_run_id("proxy")
     run_dir = run_dir or Path("runs") / run_id
     header = RunHeader(
         run_id=run_id,
-        mode="record",
+        mode="live" if mode == "live" else "record",
         kind="proxy",
         started=now_iso(),
         stubs_sha256=sha256_file(stubs) if stubs else None,
@@ -84,6 +109,15 @@ def serve_command(
         stubs=stubs,
         body_limit=body_limit,
         masks=mask,
+        cap=cap or "",
+        prices=prices,
+        ledger=ledger or Path("ledger.jsonl"),
+        stage=stage,
+        stage_cap=stage_cap or "",
+        upstreams=upstream,
+        ca_bundle=ca_bundle,
+        deadline=deadline,
+        pins=pins,
     )
 
     def on_ready(listen_host: str, listen_port: int) -> None:
@@ -94,6 +128,8 @@ def serve_command(
         asyncio.run(serve(config, on_ready))
     except KeyboardInterrupt:
         pass
+    except OptionsError as e:
+        raise HarnessError(str(e)) from e
     except OSError as e:
         raise HarnessError(
             f"cannot listen on {host}:{port}: {e.strerror}",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
@@ -24,7 +25,10 @@ Outcome = Literal[
     "refused",
     "client_disconnect",
     "upstream_cut",
+    "upstream_deadline",
+    "error_event",
     "proxy_error",
+    "shutdown",
 ]
 
 
@@ -36,7 +40,9 @@ class Tokens(BaseModel):
     cache_read: int = 0
     cache_write: int = 0
     reasoning: int = 0  # the part of `output` spent thinking
-    source: Literal["vendor", "stub", "proxy_count", "none"] = "none"
+    # vendor: from the reply's usage; stub: record mode's estimate; proxy_count: counted by the
+    # proxy's tokenizer (no usage came back); partial: input from the vendor, output counted.
+    source: Literal["vendor", "stub", "proxy_count", "partial", "reservation", "none"] = "none"
 
 
 class Timing(BaseModel):
@@ -82,7 +88,7 @@ class CallRecord(BaseModel):
     response_content_type: str | None = None
     response_chunks: list[int] | None = None  # byte length of each streamed chunk, for replay
     timing: Timing
-    cost_usd: float = 0.0
+    cost_usd: Decimal = Decimal(0)  # exact; serialised as a string
     flags: list[str] = Field(default_factory=list)
     rewrites: list[Rewrite] = Field(default_factory=list)
     error: str | None = None

@@ -30,6 +30,16 @@ class ProxyConfig:
     stubs: Path | None = None
     body_limit: int = 32 * 1024 * 1024
     masks: list[str] = field(default_factory=list)
+    # Live mode.
+    cap: str = ""
+    prices: Path | None = None
+    ledger: Path | None = None
+    stage: str = "default"
+    stage_cap: str = ""
+    upstreams: list[str] = field(default_factory=list)
+    ca_bundle: Path | None = None
+    deadline: float = 60.0
+    pins: Path | None = None
 
 
 class _Ready:
@@ -64,7 +74,18 @@ async def serve(config: ProxyConfig, on_ready: Callable[[str, int], None]) -> No
         "harness_arm": config.arm,
         "harness_body_limit": config.body_limit,
         "harness_masks": list(config.masks),
+        "harness_upstreams": list(config.upstreams),
+        "harness_cap": config.cap,
+        "harness_prices": str(config.prices) if config.prices else "",
+        "harness_ledger": str(config.ledger) if config.ledger else "",
+        "harness_stage": config.stage,
+        "harness_stage_cap": config.stage_cap,
+        "harness_deadline": config.deadline,
+        "harness_pins": str(config.pins) if config.pins else "",
     }
+    if config.ca_bundle:
+        # Trust this CA for upstream TLS (a local fake vendor in tests, a corporate CA).
+        updates["ssl_verify_upstream_trusted_ca"] = str(config.ca_bundle)
     master.options.update(**updates)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

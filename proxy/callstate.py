@@ -1,0 +1,47 @@
+"""What the addon knows about one call while it is in flight (kept in `flow.metadata`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from proxy.calllog import Outcome, Rewrite, Tokens
+from stubs.request import StubReply, Vendor
+from stubs.routes import Route
+
+
+@dataclass
+class CallState:
+    vendor: Vendor
+    path: str
+    method: str
+    arm: str
+    purpose: str
+    start: float
+    seq: int = 0
+    route: Route | None = None
+    body: dict[str, Any] | None = None
+    raw: bytes = b""
+    request_hash: str = ""
+    request_body: str | None = None
+    # Record mode: the stub's reply, and the StreamServer path when it is played, not set.
+    reply: StubReply | None = None
+    played: str | None = None
+    # Live mode: what was metered and booked.
+    tokens: Tokens | None = None
+    cost: Decimal = Decimal(0)
+    rewrites: list[Rewrite] = field(default_factory=list)
+    model_served: str | None = None
+    response_body: bytes | None = None
+    response_chunks: list[int] | None = None
+    stream: bool = False
+    outcome: Outcome = "ok"
+    error: str | None = None
+    flags: list[str] = field(default_factory=list)
+    logged: bool = False
+    live: Any = None  # proxy.live.LiveCall while a live call is in flight
+
+    @property
+    def route_name(self) -> str:
+        return self.route.name if self.route else f"{self.vendor}:{self.path}"

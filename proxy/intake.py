@@ -1,0 +1,71 @@
+"""The checks every call passes before either mode handles it: size, JSON, route, hashes.
+
+A request the vendor would refuse for its shape is answered here with the vendor's error in
+both modes: forwarding it in live mode would only pay for the same error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from proxy.bodies import BodyStore
+from proxy.callstate import CallState
+from proxy.masking import request_hash
+from proxy.vendors import default_purpose
+from stubs.errors import error_reply
+from stubs.request import StubReply
+from stubs.routes import find_route
+
+# Streamed and plain calls of one request get the same stub reply, so the stub's choice ignores
+# these fields (the request hash keeps them).
+STREAM_FIELDS = ("stream", "stream_options")
+
+
+def intake(
+    state: CallState, raw: bytes, masks: Sequence[str], body_limit: int, bodies: BodyStore | None
+) -> StubReply | None:
+    """Fill `state` from the request; return the vendor's error reply if it must be refused.
+
+    Raises OSError if the request body cannot be stored (the caller fails closed).
+    """
+    state.raw = raw
+    state.route = find_route(state.vendor, state.method, state.path)
+    state.purpose = state.purpose or default_purpose(state.route_name)
+    if len(raw) > body_limit:
+        state.request_hash = request_hash(state.method, state.route_name, None, raw, ())
+        state.outcome = "bad_request"
+        return error_reply(
+            state.vendor, 413, f"Request body is {len(raw)} bytes; the limit is {body_limit}."
+        )
+    state.request_body = bodies.put(raw) if (bodies is not None and raw) else None
+    body: Any = None
+    if raw:
+        try:
+            body = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            state.outcome = "bad_request"
+            state.request_hash = request_hash(state.method, state.route_name, None, raw, ())
+            return error_reply(state.vendor, 400, f"The request body is not valid JSON: {e}")
+    elif state.method == "GET":
+        body = {}
+    state.request_hash = request_hash(state.method, state.route_name, body, raw, masks)
+    if state.route is None:
+        state.outcome = "bad_request"
+        return error_reply(
+            state.vendor, 404, f"Unknown route {state.method} {state.path} for {state.vendor}."
+        )
+    if not isinstance(body, dict):
+        state.outcome = "bad_request"
+        return error_reply(state.vendor, 400, "The request body must be a JSON object.")
+    state.body = body
+    return None
+
+
+def stub_digest(state: CallState, masks: Sequence[str]) -> bytes:
+    return bytes.fromhex(
+        request_hash(
+            state.method, state.route_name, state.body, state.raw, (*masks, *STREAM_FIELDS)
+        )
+    )

@@ -1,0 +1,424 @@
+"""Live mode: forward each call to its vendor with the study's key, metered and capped.
+
+Per call: price the model (an unknown model is refused, never free), pin the sampling fields of the
+configured purposes, reserve the worst case against the run's budget (refused past the cap),
+note the reservation durably, forward with the study's key, tap the stream for usage, and settle
+on every path: success, vendor error, cut stream, deadline, client disconnect, shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import structlog
+from mitmproxy import ctx, http
+
+from ledger.budget import Reservation, RunBudget
+from ledger.entries import CallSettlement
+from ledger.errors import BudgetExceeded, UnknownModelError
+from ledger.prices import ModelPrice, PriceTable, TokenCounts, cost, worst_case
+from ledger.settlements import SettlementWriter
+from proxy.calllog import Rewrite, Tokens
+from proxy.callstate import CallState
+from proxy.journal import ReservationJournal
+from proxy.sampling import PinConflict, Pins, rewrite_sampling
+from proxy.usage import MeteredUsage, StreamMeter, count_request_input, usage_from_body
+from stubs.errors import error_reply
+from stubs.request import StubReply, Vendor
+
+log = structlog.get_logger("harness.proxy")
+
+# Routes the vendors do not bill: forwarded without a reservation.
+FREE_ROUTES = frozenset({"anthropic.models", "openai.models", "anthropic.count_tokens"})
+# Whatever credential an arm sends is dropped; the study's key is set in the vendor's header.
+CREDENTIAL_HEADERS = (
+    "authorization",
+    "x-api-key",
+    "api-key",
+    "anthropic-api-key",
+    "x-goog-api-key",
+)
+KEY_ENV = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "cohere": "CO_API_KEY",
+    "voyage": "VOYAGE_API_KEY",
+}
+# Vendors add hidden prompt tokens around tools (Anthropic documents a few hundred); the input
+# bound allows for them so the reservation stays a true worst case.
+TOOL_OVERHEAD_TOKENS = 1200
+BASE_OVERHEAD_TOKENS = 64
+
+
+@dataclass
+class LiveConfig:
+    run_id: str
+    upstreams: dict[Vendor, str]
+    keys: dict[Vendor, str]
+    prices: PriceTable
+    budget: RunBudget
+    journal: ReservationJournal
+    writer: SettlementWriter | None
+    pins: Pins = field(default_factory=Pins)
+    deadline_s: float = 60.0
+
+
+@dataclass
+class LiveCall:
+    model: str = ""
+    price: ModelPrice | None = None
+    reservation: Reservation | None = None
+    max_output: int = 0
+    meter: StreamMeter | None = None
+    hide_usage: bool = False
+    timer: asyncio.TimerHandle | None = None
+    cut: str | None = None  # "deadline" | "upstream_cut" | "client_disconnect" | "shutdown"
+    settled: bool = False
+    relayed: bytearray = field(default_factory=bytearray)
+    chunks: list[int] = field(default_factory=list)
+
+
+def input_bound(route: str, body: dict[str, Any], raw_len: int) -> int:
+    """An upper bound on the prompt tokens: every token carries at least one byte of the JSON body,
+    plus the vendor's hidden overhead."""
+    bound = raw_len + BASE_OVERHEAD_TOKENS
+    if body.get("tools"):
+        bound += TOOL_OVERHEAD_TOKENS
+    return bound
+
+
+def max_output(route: str, body: dict[str, Any], price: ModelPrice) -> int:
+    """The most output tokens the call may bill: the request's limit, else the model's."""
+    if route.endswith(".embeddings") or route.endswith(".rerank"):
+        return 0
+    keys = {
+        "anthropic.messages": ("max_tokens",),
+        "openai.chat": ("max_completion_tokens", "max_tokens"),
+        "openai.responses": ("max_output_tokens",),
+    }.get(route, ())
+    limit = next((body[k] for k in keys if isinstance(body.get(k), int)), None)
+    per_choice = price.max_output_tokens if limit is None else min(limit, price.max_output_tokens)
+    choices = body.get("n") if isinstance(body.get("n"), int) and body["n"] > 1 else 1
+    return per_choice * choices
+
+
+class LiveMode:
+    def __init__(self, config: LiveConfig) -> None:
+        self.config = config
+        self.inflight: dict[int, tuple[http.HTTPFlow, CallState]] = {}
+
+    # --- before forwarding -------------------------------------------------------------------
+
+    async def forward(self, flow: http.HTTPFlow, state: CallState) -> StubReply | None:
+        """Prepare and forward the call; or return the vendor-shaped refusal to send instead."""
+        assert state.route is not None and state.body is not None
+        cfg = self.config
+        key = cfg.keys.get(state.vendor)
+        if not key:
+            state.outcome = "refused"
+            return error_reply(
+                state.vendor,
+                401,
+                f"The harness proxy holds no {state.vendor} key: set {KEY_ENV[state.vendor]} in "
+                "the proxy's environment.",
+            )
+        live = LiveCall()
+        state.live = live
+        body = copy.deepcopy(state.body)
+        route = state.route.name
+        if route not in FREE_ROUTES:
+            refusal = self._price_and_reserve(state, live, body)
+            if refusal is not None:
+                return refusal
+            try:
+                # Durable before any byte leaves: a crash now still charges this call.
+                await asyncio.to_thread(
+                    cfg.journal.reserve,
+                    state.seq,
+                    live.reservation.amount,  # type: ignore[union-attr]
+                    live.model,
+                    route,
+                )
+            except OSError as e:
+                cfg.budget.release(live.reservation)  # type: ignore[arg-type]
+                live.settled = True
+                raise OSError(f"cannot write the reservation journal: {e}") from e
+        self._point_upstream(flow, state, body, key)
+        self.inflight[state.seq] = (flow, state)
+        live.timer = asyncio.get_running_loop().call_later(
+            cfg.deadline_s, self._deadline, flow, state
+        )
+        return None
+
+    def _price_and_reserve(
+        self, state: CallState, live: LiveCall, body: dict[str, Any]
+    ) -> StubReply | None:
+        cfg = self.config
+        assert state.route is not None
+        route = state.route.name
+        model = body.get("model")
+        if not isinstance(model, str):
+            state.outcome = "bad_request"
+            return error_reply(state.vendor, 400, "model: Field required", "model")
+        live.model = model
+        try:
+            live.price = cfg.prices.model(model)
+        except UnknownModelError as e:
+            state.outcome = "refused"
+            return error_reply(state.vendor, 400, str(e), "model")
+        try:
+            state.rewrites = rewrite_sampling(route, model, body, state.purpose, cfg.pins)
+        except PinConflict as e:
+            state.outcome = "refused"
+            return error_reply(state.vendor, 400, str(e))
+        if route == "openai.chat" and body.get("stream"):
+            # Usage only arrives in a stream that asks for it; the extra chunk is then hidden
+            # from an arm that did not ask (code reading chunk.choices[0] breaks on it).
+            options = dict(body.get("stream_options") or {})
+            if not options.get("include_usage"):
+                live.hide_usage = True
+                state.rewrites.append(
+                    Rewrite(
+                        field="stream_options.include_usage",
+                        before=options.get("include_usage"),
+                        after=True,
+                    )
+                )
+                body["stream_options"] = {**options, "include_usage": True}
+        live.max_output = max_output(route, body, live.price)
+        worst = worst_case(live.price, input_bound(route, body, len(state.raw)), live.max_output)
+        try:
+            live.reservation = cfg.budget.reserve(worst, f"call {state.seq} ({route} {model})")
+        except BudgetExceeded as e:
+            state.outcome = "refused"
+            state.flags.append("over_cap")
+            return _budget_refusal(state.vendor, e)
+        return None
+
+    def _point_upstream(
+        self, flow: http.HTTPFlow, state: CallState, body: dict[str, Any], key: str
+    ) -> None:
+        req = flow.request
+        upstream = urlsplit(self.config.upstreams[state.vendor])
+        query = req.path.partition("?")[2]
+        req.scheme = upstream.scheme
+        req.host = upstream.hostname or ""
+        req.port = upstream.port or (443 if upstream.scheme == "https" else 80)
+        req.path = upstream.path.rstrip("/") + state.path + (f"?{query}" if query else "")
+        req.headers["host"] = upstream.netloc
+        for name in CREDENTIAL_HEADERS:
+            req.headers.pop(name, None)
+        if state.vendor == "anthropic":
+            req.headers["x-api-key"] = key
+        else:
+            req.headers["authorization"] = f"Bearer {key}"
+        # Chunks must arrive as the vendor sent them, not compressed, for the usage tap.
+        req.headers["accept-encoding"] = "identity"
+        if state.rewrites:
+            req.content = json.dumps(body, separators=(",", ":")).encode()
+
+    # --- while the reply streams -------------------------------------------------------------
+
+    def responseheaders(self, flow: http.HTTPFlow, state: CallState) -> None:
+        live: LiveCall | None = state.live
+        response = flow.response
+        if live is None or response is None or state.route is None:
+            return
+        if not response.headers.get("content-type", "").startswith("text/event-stream"):
+            return
+        state.stream = True
+        meter = StreamMeter(state.route.name, live.model, hide_usage_chunk=live.hide_usage)
+        live.meter = meter
+
+        def tap(chunk: bytes) -> bytes:
+            if chunk:
+                out = meter.feed(chunk)
+            else:
+                out = meter.finish()
+                if not meter.usage().terminal_seen and live.cut is None:
+                    # The stream ended without the vendor's terminal event. A clean end would
+                    # look complete to the SDK, so break the arm's connection instead.
+                    live.cut = "upstream_cut"
+                    self._abort_client(flow)
+            if out:
+                live.relayed += out
+                live.chunks.append(len(out))
+            return out
+
+        response.stream = tap
+
+    # --- settling ----------------------------------------------------------------------------
+
+    def _deadline(self, flow: http.HTTPFlow, state: CallState) -> None:
+        live: LiveCall = state.live
+        if live.settled:
+            return
+        live.cut = "deadline"
+        log.warning(
+            "upstream deadline reached; closing the call",
+            seq=state.seq,
+            deadline_s=self.config.deadline_s,
+        )
+        self._abort_client(flow)
+        self._close_server(flow)
+
+    def finished(self, flow: http.HTTPFlow, state: CallState) -> None:
+        """The `response` hook: the reply is complete (or its stream ended)."""
+        live: LiveCall | None = state.live
+        if live is None or flow.response is None:
+            return
+        status = flow.response.status_code
+        if live.meter is not None:
+            state.response_body = bytes(live.relayed)
+            state.response_chunks = list(live.chunks)
+            self._settle(state, status, live.meter.usage())
+        else:
+            state.response_body = flow.response.raw_content or b""
+            usage = None
+            if status == 200 and state.route is not None:
+                usage = usage_from_body(state.route.name, state.response_body)
+                if usage is None:
+                    state.flags.append("no_usage")
+            self._settle(state, status, usage)
+
+    def failed(self, flow: http.HTTPFlow, state: CallState) -> None:
+        """The `error` hook: the client went away, the upstream broke, or the deadline hit."""
+        live: LiveCall | None = state.live
+        if live is None:
+            return
+        if live.cut is None:
+            live.cut = "client_disconnect" if _client_gone(flow) else "upstream_cut"
+        status = flow.response.status_code if flow.response else 0
+        state.response_body = bytes(live.relayed) if live.meter else None
+        self._settle(state, status, live.meter.usage() if live.meter else None)
+
+    def shutdown(self) -> list[CallState]:
+        """Settle every call still in flight at its full reservation (we cannot know better)."""
+        left = []
+        for flow, state in list(self.inflight.values()):
+            state.live.cut = "shutdown"
+            self._settle(state, 0, None)
+            left.append(state)
+        return left
+
+    def _settle(self, state: CallState, status: int, usage: MeteredUsage | None) -> None:
+        live: LiveCall = state.live
+        if live.settled:
+            return
+        live.settled = True
+        self.inflight.pop(state.seq, None)
+        if live.timer:
+            live.timer.cancel()
+        if live.reservation is None:
+            return  # a free route: nothing reserved, nothing to book
+        assert live.price is not None
+        flags = state.flags
+        tokens, source = self._billable(state, status, usage)
+        if tokens is None:
+            actual = live.reservation.amount
+            flags.append("billed_at_reservation")
+            state.tokens = Tokens(source="reservation")
+        else:
+            actual = cost(live.price, tokens)
+            state.tokens = Tokens(
+                input=tokens.input,
+                output=tokens.output,
+                cache_read=tokens.cache_read,
+                cache_write=tokens.cache_write_5m + tokens.cache_write_1h,
+                reasoning=tokens.reasoning,
+                source=source,  # type: ignore[arg-type]
+            )
+        if live.cut:
+            flags.append(f"cut:{live.cut}")
+            state.outcome = {
+                "deadline": "upstream_deadline",
+                "client_disconnect": "client_disconnect",
+                "shutdown": "shutdown",
+            }.get(live.cut, "upstream_cut")  # type: ignore[assignment]
+        elif usage is not None and usage.error_event is not None:
+            flags.append("error_event")
+            state.outcome = "error_event"
+        elif status != 200:
+            state.outcome = "vendor_error"
+        booked = self.config.budget.settle(live.reservation, actual)
+        flags.extend(f for f in booked.flags if f not in flags)
+        state.cost = actual
+        if self.config.writer is not None:
+            self.config.writer.submit(
+                CallSettlement(
+                    run_id=self.config.run_id, seq=state.seq, cost_usd=actual, flags=tuple(flags)
+                )
+            )
+
+    def _billable(
+        self, state: CallState, status: int, usage: MeteredUsage | None
+    ) -> tuple[TokenCounts | None, str]:
+        """What the vendor bills, by the cut-call rule; None means "charge the reservation"."""
+        live: LiveCall = state.live
+        assert state.route is not None and state.body is not None
+        if usage is None:
+            if status >= 400 and live.cut is None:
+                return TokenCounts(), "vendor"  # vendors do not bill refused calls
+            return None, "reservation"
+        if usage.complete and live.cut is None:
+            return _token_counts(usage, usage.input or 0), "vendor"
+        # Cut: input is billed once sent; output as far as it was counted.
+        input_tokens = usage.input
+        if input_tokens is None:
+            input_tokens = count_request_input(state.route.name, live.model, state.body)
+        source = "partial" if usage.input is not None else "proxy_count"
+        return _token_counts(usage, input_tokens), source
+
+    # --- connections -------------------------------------------------------------------------
+
+    def _handler(self, flow: http.HTTPFlow) -> Any:
+        # mitmproxy cannot kill a flow that is already streaming (mitmproxy issues #4711 and
+        # #8045), so the deadline and the cut rule act on the connections themselves.
+        proxyserver = ctx.master.addons.get("proxyserver")
+        return proxyserver.connections.get(flow.client_conn.id)
+
+    def _abort_client(self, flow: http.HTTPFlow) -> None:
+        """Break the arm's connection now: bytes not yet written are dropped, so a stream's
+        final chunk never goes out and the arm's SDK sees a broken stream."""
+        handler = self._handler(flow)
+        transport = handler.transports.get(flow.client_conn) if handler else None
+        if transport is not None and transport.writer is not None:
+            transport.writer.transport.abort()
+
+    def _close_server(self, flow: http.HTTPFlow) -> None:
+        handler = self._handler(flow)
+        if handler is not None and flow.server_conn in handler.transports:
+            handler.close_connection(flow.server_conn)
+
+
+def _token_counts(usage: MeteredUsage, input_tokens: int) -> TokenCounts:
+    return TokenCounts(
+        input=input_tokens,
+        output=max(usage.output, usage.reasoning),
+        cache_read=usage.cache_read,
+        cache_write_5m=usage.cache_write_5m,
+        cache_write_1h=usage.cache_write_1h,
+        reasoning=usage.reasoning,
+    )
+
+
+def _client_gone(flow: http.HTTPFlow) -> bool:
+    message = str(flow.error or "").lower()
+    return "client" in message and ("disconnect" in message or "closed" in message)
+
+
+def _budget_refusal(vendor: Vendor, e: BudgetExceeded) -> StubReply:
+    """Out of budget, as each vendor says "out of credit": Anthropic 402 billing_error (the SDK's
+    PaymentRequiredError), OpenAI 429 insufficient_quota (its RateLimitError)."""
+    if vendor == "anthropic":
+        body: dict[str, Any] = {
+            "type": "error",
+            "error": {"type": "billing_error", "message": str(e)},
+        }
+        return StubReply(status=402, chunks=[json.dumps(body).encode()])
+    return error_reply(vendor, 429, str(e), None, "insufficient_quota")

@@ -1,0 +1,111 @@
+"""Live mode's durable side: price table, ledger reservation of the run, settlement writer,
+reservation journal; and closing them so the run is settled in the ledger on exit."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from ledger.budget import RunBudget
+from ledger.errors import CapExceeded, LedgerError
+from ledger.ledger import Ledger
+from ledger.prices import PriceTable, load_prices
+from ledger.settlements import SettlementWriter
+from proxy.journal import ReservationJournal
+from proxy.live import LiveConfig, LiveMode
+from proxy.sampling import Pins
+
+log = structlog.get_logger("harness.proxy")
+
+
+class LiveSetupError(Exception):
+    """Live mode cannot start; the message says what to fix."""
+
+
+@dataclass
+class LiveSetup:
+    run_id: str
+    ledger: Ledger
+    writer: SettlementWriter
+    journal: ReservationJournal
+    prices: PriceTable
+
+    def close(self, live: LiveMode) -> None:
+        """Make every settlement durable, then settle the run (no call is in flight now)."""
+        try:
+            self.writer.close()
+            self.ledger.settle_run(self.run_id, in_flight=len(live.inflight))
+        except LedgerError as e:
+            log.error(
+                "the run could not be settled in the ledger",
+                run=self.run_id,
+                error=str(e),
+                fix=f"harness ledger settle {self.run_id} --run-dir RUN_DIR",
+            )
+        finally:
+            self.journal.close()
+            self.ledger.close()
+
+
+def load_pins(path: Path) -> Pins:
+    """Pinned sampling from a TOML file: a `[pins]` table, or the file's top level."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return Pins.from_toml_table(data.get("pins", data))
+
+
+def start_live(
+    opts: Any, upstreams: dict[str, str], keys: dict[str, str]
+) -> tuple[LiveSetup, LiveMode]:
+    if not opts.harness_cap:
+        raise LiveSetupError("live mode needs a cap: pass --cap USD")
+    if not keys:
+        raise LiveSetupError(
+            "live mode found no vendor key in the proxy's environment: set ANTHROPIC_API_KEY "
+            "and/or OPENAI_API_KEY for the proxy (arms only ever hold a placeholder)"
+        )
+    if not opts.harness_ledger:
+        raise LiveSetupError("live mode needs a ledger file: pass --ledger FILE")
+    cap = Decimal(opts.harness_cap)
+    try:
+        prices = load_prices(Path(opts.harness_prices) if opts.harness_prices else None)
+    except (LedgerError, OSError) as e:
+        raise LiveSetupError(f"cannot load the price table: {e}") from e
+    try:
+        pins = load_pins(Path(opts.harness_pins)) if opts.harness_pins else Pins()
+    except (ValueError, OSError, tomllib.TOMLDecodeError) as e:
+        raise LiveSetupError(f"cannot load pinned sampling from {opts.harness_pins}: {e}") from e
+    run_id = opts.harness_run_id
+    try:
+        ledger = Ledger(Path(opts.harness_ledger))
+    except (LedgerError, OSError) as e:
+        raise LiveSetupError(f"cannot open the ledger {opts.harness_ledger}: {e}") from e
+    try:
+        stage_cap = Decimal(opts.harness_stage_cap) if opts.harness_stage_cap else cap
+        if opts.harness_stage not in ledger.state().stages:
+            ledger.open_stage(opts.harness_stage, stage_cap)
+        ledger.reserve_run(run_id, cap, stage=opts.harness_stage)
+    except CapExceeded as e:
+        ledger.close()
+        raise LiveSetupError(str(e)) from e
+    except LedgerError as e:
+        ledger.close()
+        raise LiveSetupError(f"ledger {opts.harness_ledger}: {e}") from e
+    writer = SettlementWriter(ledger)
+    journal = ReservationJournal(Path(opts.harness_run_dir))
+    config = LiveConfig(
+        run_id=run_id,
+        upstreams=upstreams,  # type: ignore[arg-type]
+        keys=keys,  # type: ignore[arg-type]
+        prices=prices,
+        budget=RunBudget(cap),
+        journal=journal,
+        writer=writer,
+        pins=pins,
+        deadline_s=opts.harness_deadline,
+    )
+    return LiveSetup(run_id, ledger, writer, journal, prices), LiveMode(config)

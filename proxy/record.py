@@ -1,0 +1,67 @@
+"""Record mode: answer every call from `stubs/`, never sending a byte upstream.
+
+Plain replies are set in the `request` hook. Streamed or delayed replies are played by the
+in-process `StreamServer`, because mitmproxy sends an addon-made response as one body.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Sequence
+
+import structlog
+from mitmproxy import http
+
+from proxy.callstate import CallState
+from proxy.intake import stub_digest
+from proxy.stream_server import Playback, StreamServer
+from stubs.context import StubContext
+from stubs.delays import delay_for
+from stubs.errors import StubRequestError, error_reply
+from stubs.request import StubReply, StubRequest
+
+log = structlog.get_logger("harness.proxy")
+
+
+class RecordMode:
+    def __init__(self, stub_context: StubContext, stream_server: StreamServer) -> None:
+        self.stub_context = stub_context
+        self.stream_server = stream_server
+
+    def answer(self, state: CallState, masks: Sequence[str]) -> StubReply:
+        """The stub's reply for a request that passed intake."""
+        assert state.route is not None and state.body is not None
+        stub_request = StubRequest(
+            vendor=state.vendor,
+            route=state.route.name,
+            body=state.body,
+            digest=stub_digest(state, masks),
+            purpose=state.purpose,
+            arm=state.arm,
+        )
+        try:
+            return state.route.handler()(stub_request, self.stub_context)
+        except StubRequestError as e:
+            state.outcome = "bad_request"
+            return error_reply(state.vendor, e.status, e.message, e.param, e.code)
+        except Exception:
+            # A stub bug must not take the proxy down or leak a traceback to the arm.
+            log.error("stub failed", route=state.route.name, traceback=traceback.format_exc())
+            state.outcome = "proxy_error"
+            return error_reply(state.vendor, 500, "The harness stub failed on this request.")
+
+    def send(self, flow: http.HTTPFlow, state: CallState, reply: StubReply) -> None:
+        """Answer now, or hand the reply to the stream server when it must stream or wait."""
+        state.reply = reply
+        delay = delay_for(
+            self.stub_context.book.stubs.delays, state.arm, state.purpose, state.route_name
+        )
+        if not reply.stream and delay.is_noop:
+            flow.response = http.Response.make(
+                reply.status, reply.body, {"content-type": reply.content_type, **reply.headers}
+            )
+            return
+        state.played = self.stream_server.register(Playback(reply, delay))
+        req = flow.request
+        req.scheme, req.host, req.port = "http", "127.0.0.1", self.stream_server.port
+        req.method, req.path, req.content = "GET", state.played, b""
