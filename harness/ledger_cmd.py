@@ -127,7 +127,9 @@ def verify_command(ledger: Path = LEDGER_OPTION) -> None:
         typer.echo(f"warning: {ledger}: {report.torn_tail}", err=True)
     if not report.ok:
         typer.echo(f"{ledger}: chain BROKEN ({len(report.problems)} problems)", err=True)
-        raise typer.Exit(1)
+        # SystemExit, not typer.Exit: cli.run() calls the app with standalone_mode=False, which
+        # turns typer.Exit into a return value and would drop the exit status.
+        raise SystemExit(1)
     typer.echo(f"{ledger}: ok, {report.entries} entries, head {report.head}")
 
 

@@ -141,8 +141,11 @@ class Ledger:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.warnings: list[str] = []
         self._mutex = threading.Lock()
-        # Threads are serialised by _mutex; the file lock is only for other processes.
-        self._flock = FileLock(f"{self.path}.lock", timeout=lock_timeout, thread_local=False)
+        # Threads are serialised by _mutex; the file lock is only for other processes. filelock
+        # polls a non-blocking flock; its default 50 ms poll would cap contended appends at ~20/s.
+        self._flock = FileLock(
+            f"{self.path}.lock", timeout=lock_timeout, thread_local=False, poll_interval=0.0005
+        )
         self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         self._offset = 0
         self._state = LedgerState()
