@@ -7,6 +7,7 @@ import sys
 import typer
 
 from harness.errors import HarnessError
+from harness.images_cmd import images_app
 from harness.ledger_cmd import ledger_app, prices_app
 from harness.logging import configure_logging
 from harness.proxy_cmd import proxy_app
@@ -20,6 +21,7 @@ app = typer.Typer(
 app.add_typer(proxy_app, name="proxy")
 app.add_typer(ledger_app, name="ledger")
 app.add_typer(prices_app, name="prices")
+app.add_typer(images_app, name="images")
 
 
 @app.callback()

@@ -1,0 +1,298 @@
+"""Building the Docker images arms and the proxy run in, offline.
+
+The chain is base -> harness-python -> harness-arm / harness-proxy. Each image carries a
+`harness.inputs` label, a hash of everything that went into it (Dockerfile, pinned wheels or
+harness sources, the parent image's id), and is skipped when an image with the same label exists.
+
+This drives the docker CLI rather than the docker SDK: the offline base is a shell pipeline
+(`debootstrap | docker import`) that needs the CLI anyway, `docker build` streams the progress a
+person would see by hand and applies .dockerignore exactly as a manual build does, and so a failed
+build can be rerun by hand from the command line printed in the log.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.wheelhouse import Log, Wheelhouse, build_wheelhouse, link_files, sha256_text
+
+BASE_TAG = "harness-base:bookworm"
+INPUTS_LABEL = "harness.inputs"
+IMAGE_LABEL = "harness.image"
+ENSURE_HINT = "run scripts/ensure-docker (as root): it installs docker.io and starts dockerd"
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    name: str  # folder under images/ and the harness.image label
+    tag: str
+
+
+PYTHON = ImageSpec("python", "harness-python")
+ARM = ImageSpec("arm", "harness-arm")
+PROXY = ImageSpec("proxy", "harness-proxy")
+IMAGES = (PYTHON, ARM, PROXY)
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    tag: str
+    id: str
+    inputs: str
+    created: str
+    size_mb: float
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    offline: bool = False
+    force: bool = False
+    base: str | None = None  # a registry image such as python:3.11-slim-bookworm
+
+
+def repo_root() -> Path:
+    root = Path(__file__).resolve().parent.parent
+    if not (root / "images" / "python" / "Dockerfile").is_file():
+        raise HarnessError(
+            f"no images/ folder next to the harness package ({root})",
+            hint="run `harness images build` from a clone of the harness repository",
+        )
+    return root
+
+
+class DockerCLI:
+    """The few docker commands the image build needs, with errors that say what to do."""
+
+    def __init__(self, binary: str = "docker") -> None:
+        self.binary = binary
+
+    def run(
+        self, args: Sequence[str], timeout: float | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        try:
+            return subprocess.run(
+                [self.binary, *args], capture_output=True, text=True, timeout=timeout
+            )
+        except FileNotFoundError as e:
+            raise HarnessError("the docker command is not installed", hint=ENSURE_HINT) from e
+        except subprocess.TimeoutExpired as e:
+            raise HarnessError(
+                f"`docker {' '.join(args)}` did not answer within {timeout:.0f}s", hint=ENSURE_HINT
+            ) from e
+
+    def server_version(self) -> str:
+        proc = self.run(["version", "--format", "{{.Server.Version}}"], timeout=20)
+        if proc.returncode != 0 or not proc.stdout.strip():
+            detail = (proc.stderr.strip().splitlines() or ["no answer"])[-1]
+            raise HarnessError(f"no Docker engine answers ({detail})", hint=ENSURE_HINT)
+        return proc.stdout.strip()
+
+    def inspect(self, ref: str) -> ImageInfo | None:
+        fmt = '{{.Id}}|{{ index .Config.Labels "' + INPUTS_LABEL + '" }}|{{.Created}}|{{.Size}}'
+        proc = self.run(["image", "inspect", "--format", fmt, ref], timeout=30)
+        if proc.returncode != 0:
+            return None
+        image_id, inputs, created, size = proc.stdout.strip().split("|")
+        inputs = "" if inputs == "<no value>" else inputs
+        return ImageInfo(ref, image_id, inputs, created[:19], int(size) / 1e6)
+
+    def pull(self, ref: str, log: Log) -> bool:
+        log(f"base: pulling {ref}")
+        proc = self.run(["pull", "--quiet", ref], timeout=300)
+        if proc.returncode != 0:
+            log(f"base: pull failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+        return proc.returncode == 0
+
+    def _buildkit_env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        if "DOCKER_BUILDKIT" not in env:
+            # Machines here ship the CLI without the buildx plugin; the classic builder needs none.
+            buildx = self.run(["buildx", "version"], timeout=20)
+            env["DOCKER_BUILDKIT"] = "1" if buildx.returncode == 0 else "0"
+        return env
+
+    def build(
+        self,
+        context: Path,
+        tag: str,
+        *,
+        build_args: dict[str, str],
+        labels: dict[str, str],
+        log_file: Path,
+        log: Log,
+    ) -> None:
+        cmd = [self.binary, "build", "--tag", tag, "--progress=plain"]
+        env = self._buildkit_env()
+        if env["DOCKER_BUILDKIT"] == "0":
+            cmd.remove("--progress=plain")  # a BuildKit-only flag
+        for key, value in build_args.items():
+            cmd += ["--build-arg", f"{key}={value}"]
+        for key, value in labels.items():
+            cmd += ["--label", f"{key}={value}"]
+        cmd.append(str(context))
+        _stream(cmd, log_file, log, prefix=f"{tag}: ", env=env, step_only=True)
+
+
+def _stream(
+    cmd: list[str],
+    log_file: Path,
+    log: Log,
+    *,
+    prefix: str,
+    env: dict[str, str] | None = None,
+    step_only: bool = False,
+) -> None:
+    """Run cmd, keep its whole output in log_file, show the step lines as progress."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with log_file.open("w") as sink:
+        sink.write("$ " + " ".join(cmd) + "\n")
+        sink.flush()
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        )
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sink.write(line)
+            text = line.rstrip()
+            if not step_only or text.startswith("Step ") or (text.startswith("#") and "[" in text):
+                log(prefix + text)
+        code = proc.wait()
+    if code != 0:
+        tail = "\n".join(log_file.read_text().splitlines()[-20:])
+        raise HarnessError(
+            f"{prefix.rstrip(': ')} failed (exit {code}); last lines of {log_file}:\n{tail}"
+        )
+
+
+def _stage_context(root: Path, spec: ImageSpec, cache: Path, files: list[Path]) -> Path:
+    """A build context holding the Dockerfile, its .dockerignore and the given files only."""
+    context = cache / "build" / spec.name
+    shutil.rmtree(context, ignore_errors=True)
+    context.mkdir(parents=True)
+    source = root / "images" / spec.name
+    for name in ("Dockerfile", ".dockerignore"):
+        shutil.copy2(source / name, context / name)
+    link_files(files, context)
+    return context
+
+
+def _dockerfile_text(root: Path, spec: ImageSpec) -> str:
+    folder = root / "images" / spec.name
+    return (folder / "Dockerfile").read_text() + (folder / ".dockerignore").read_text()
+
+
+def ensure_base(docker: DockerCLI, root: Path, options: BuildOptions, log: Log) -> ImageInfo:
+    """The base image: a registry image when asked for and reachable, else the offline build."""
+    if options.base and options.base != BASE_TAG and not options.offline:
+        found = docker.inspect(options.base)
+        if found and not options.force:
+            log(f"base: {options.base} present")
+            return found
+        if docker.pull(options.base, log) and (found := docker.inspect(options.base)):
+            return found
+        log("base: no registry answers; building the offline base instead")
+    elif options.base and options.base != BASE_TAG:
+        log(f"base: --offline given, so {options.base} is not used")
+    cmd = ["bash", str(root / "images" / "base" / "build-offline.sh")]
+    if options.force:
+        cmd.append("--force")
+    cmd.append(BASE_TAG)
+    _stream(cmd, root / ".cache" / "logs" / "base.log", log, prefix="")
+    found = docker.inspect(BASE_TAG)
+    if found is None:
+        raise HarnessError(f"the offline base build left no {BASE_TAG} image")
+    return found
+
+
+def _build_one(
+    docker: DockerCLI,
+    root: Path,
+    spec: ImageSpec,
+    *,
+    inputs: str,
+    files: list[Path],
+    build_args: dict[str, str],
+    force: bool,
+    log: Log,
+) -> ImageInfo:
+    cache = root / ".cache"
+    current = docker.inspect(spec.tag)
+    if current and current.inputs == inputs and not force:
+        log(f"{spec.tag}: up to date (inputs {inputs}); skipped")
+        return current
+    log(f"{spec.tag}: building (inputs {inputs})")
+    context = _stage_context(root, spec, cache, files)
+    docker.build(
+        context,
+        spec.tag,
+        build_args=build_args,
+        labels={INPUTS_LABEL: inputs, IMAGE_LABEL: spec.name},
+        log_file=cache / "logs" / f"{spec.name}.log",
+        log=log,
+    )
+    shutil.rmtree(context, ignore_errors=True)
+    built = docker.inspect(spec.tag)
+    if built is None:
+        raise HarnessError(f"docker build reported success but {spec.tag} is missing")
+    if current and current.id != built.id:
+        # The superseded image; refused (and left) when a container or a child image uses it.
+        docker.run(["image", "rm", current.id], timeout=60)
+    log(f"{spec.tag}: built ({built.size_mb:.0f} MB)")
+    return built
+
+
+def build_images(
+    options: BuildOptions, log: Log, docker: DockerCLI | None = None, root: Path | None = None
+) -> list[ImageInfo]:
+    """Wheelhouse, base, python, arm and proxy images; each skipped if its inputs are unchanged."""
+    docker = docker or DockerCLI()
+    root = root or repo_root()
+    cache = root / ".cache"
+    cache.mkdir(exist_ok=True)
+    if not (cache / ".gitignore").exists():
+        (cache / ".gitignore").write_text("*\n")
+    log(f"docker engine {docker.server_version()}")
+    wheels: Wheelhouse = build_wheelhouse(root, cache, log)
+    base = ensure_base(docker, root, options, log)
+    base_ref = base.tag
+    python = _build_one(
+        docker,
+        root,
+        PYTHON,
+        inputs=sha256_text(_dockerfile_text(root, PYTHON), wheels.requirements_hash, base.id),
+        files=[wheels.requirements, *sorted(wheels.directory.glob("*.whl"))],
+        build_args={"BASE": base_ref},
+        force=options.force,
+        log=log,
+    )
+    built = [base, python]
+    for spec in (ARM, PROXY):
+        built.append(
+            _build_one(
+                docker,
+                root,
+                spec,
+                inputs=sha256_text(_dockerfile_text(root, spec), wheels.source_hash, python.id),
+                files=[wheels.harness_wheel],
+                build_args={"PYTHON_IMAGE": PYTHON.tag},
+                force=options.force,
+                log=log,
+            )
+        )
+    return built
+
+
+def list_images(docker: DockerCLI | None = None) -> list[ImageInfo | ImageSpec]:
+    """The harness images as they are now; a spec stands for one not built yet."""
+    docker = docker or DockerCLI()
+    docker.server_version()
+    rows: list[ImageInfo | ImageSpec] = []
+    for spec in (ImageSpec("base", BASE_TAG), *IMAGES):
+        rows.append(docker.inspect(spec.tag) or spec)
+    return rows
