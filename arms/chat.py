@@ -1,0 +1,149 @@
+"""One streamed chat call over the official SDKs, shared by the reference arms.
+
+The SDKs find the proxy by themselves: OPENAI_BASE_URL / OPENAI_API_KEY and ANTHROPIC_BASE_URL /
+ANTHROPIC_API_KEY come from the environment the harness gives the arm, so an arm never holds a
+real key or a vendor address. Every call carries `X-Harness-Purpose`, so the proxy attributes it
+without guessing from the route.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+import openai
+
+if TYPE_CHECKING:
+    # Imported when first used: the anthropic SDK takes seconds to import, and an arm's
+    # start-to-healthy time is measured (bench/), so an OpenAI subject should not pay for it.
+    import anthropic
+
+PURPOSE_HEADER = "X-Harness-Purpose"
+DEFAULT_MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-haiku-4-5-20251001"}
+Vendor = Literal["openai", "anthropic"]
+
+
+@dataclass(frozen=True)
+class ChatConfig:
+    vendor: Vendor
+    model: str
+    max_tokens: int
+
+    @classmethod
+    def from_env(cls) -> ChatConfig:
+        """ARM_VENDOR (openai | anthropic), ARM_MODEL, ARM_MAX_TOKENS.
+
+        A model whose name starts with "claude" implies anthropic, so a study can name only the
+        model. A bounded max_tokens lets live mode reserve a realistic worst case per call.
+        """
+        model = os.environ.get("ARM_MODEL", "").strip()
+        vendor = os.environ.get("ARM_VENDOR", "").strip().lower()
+        if not vendor:
+            vendor = "anthropic" if model.startswith("claude") else "openai"
+        if vendor not in DEFAULT_MODELS:
+            raise ValueError(f"ARM_VENDOR={vendor!r}: use 'openai' or 'anthropic'")
+        chosen: Vendor = "anthropic" if vendor == "anthropic" else "openai"
+        return cls(
+            vendor=chosen,
+            model=model or DEFAULT_MODELS[chosen],
+            max_tokens=int(os.environ.get("ARM_MAX_TOKENS", "1024")),
+        )
+
+
+def system_prompt(clock: datetime, context: str | None, extra: str = "") -> str:
+    # The date comes from the seam's pinned clock, never the container's: two runs of one
+    # script must send byte-identical requests for the determinism gate.
+    parts = [
+        "You are a helpful assistant in a long-running conversation.",
+        f"Today's date is {clock.strftime('%A, %d %B %Y')}.",
+    ]
+    if context:
+        parts.append(f"Background for this conversation:\n{context}")
+    if extra:
+        parts.append(extra)
+    return "\n\n".join(parts)
+
+
+class Chat:
+    """A streamed chat call to whichever vendor the config names."""
+
+    def __init__(self, config: ChatConfig) -> None:
+        self.config = config
+        self._openai: openai.AsyncOpenAI | None = None
+        self._anthropic: anthropic.AsyncAnthropic | None = None
+        # The subject's client is made now, at start-up, so the first turn's latency does not
+        # include importing an SDK; a missing key also fails here, before the arm is healthy.
+        if config.vendor == "anthropic":
+            self.anthropic_client()
+        else:
+            self.openai_client()
+
+    def openai_client(self) -> openai.AsyncOpenAI:
+        # The other vendor's client (embeddings for an Anthropic subject) is made on first use:
+        # an arm that never embeds needs no OpenAI key.
+        if self._openai is None:
+            self._openai = openai.AsyncOpenAI()
+        return self._openai
+
+    def anthropic_client(self) -> anthropic.AsyncAnthropic:
+        if self._anthropic is None:
+            import anthropic
+
+            self._anthropic = anthropic.AsyncAnthropic()
+        return self._anthropic
+
+    async def stream(
+        self, system: str, messages: list[dict[str, str]], purpose: str = "main"
+    ) -> AsyncIterator[str]:
+        """Yield the reply's text deltas. `messages` alternate user/assistant, newest last."""
+        headers = {PURPOSE_HEADER: purpose}
+        if self.config.vendor == "anthropic":
+            async for text in self._anthropic_stream(system, messages, headers):
+                yield text
+            return
+        openai_messages: list[Any] = [{"role": "system", "content": system}, *messages]
+        stream = await self.openai_client().chat.completions.create(
+            model=self.config.model,
+            messages=openai_messages,
+            max_completion_tokens=self.config.max_tokens,
+            stream=True,
+            extra_headers=headers,
+        )
+        async with stream:
+            async for chunk in stream:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    yield chunk.choices[0].delta.content
+
+    async def _anthropic_stream(
+        self, system: str, messages: list[dict[str, str]], headers: dict[str, str]
+    ) -> AsyncIterator[str]:
+        # The Messages API wants the conversation to open with a user message; a window cut
+        # can leave an assistant message first, which carries no question of its own.
+        while messages and messages[0]["role"] != "user":
+            messages = messages[1:]
+        anthropic_messages: list[Any] = messages
+        async with self.anthropic_client().messages.stream(
+            model=self.config.model,
+            max_tokens=self.config.max_tokens,
+            system=system,
+            messages=anthropic_messages,
+            extra_headers=headers,
+        ) as stream:
+            async for text in stream.text_stream:
+                yield text
+
+    async def embed(self, texts: list[str], model: str) -> list[list[float]]:
+        """Embeddings always go over the OpenAI API: Anthropic has no embeddings endpoint."""
+        response = await self.openai_client().embeddings.create(
+            model=model, input=texts, extra_headers={PURPOSE_HEADER: "embedding"}
+        )
+        return [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
+
+    async def aclose(self) -> None:
+        if self._openai is not None:
+            await self._openai.close()
+        if self._anthropic is not None:
+            await self._anthropic.close()

@@ -1,0 +1,95 @@
+"""The retrieval arm as a real process behind a record-mode proxy, driven through the seam."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+
+import pytest
+
+from arms.client import SeamClient
+from arms.retrieval import Memory, recall_block, top_k
+from arms.seam import OpenSession, Turn
+from tests.arms.arm_process import ArmProcess
+from tests.arms.proxy_calls import new_calls, request_body
+from tests.proxy.proxy_process import ProxyProcess
+
+CLOCK = datetime(2024, 5, 1, 10, 0, 0)
+SCRIPT = [
+    "My sister Ana lives in Lisbon.",
+    "I bought a red bicycle yesterday.",
+    "Which city does Ana live in?",
+]
+
+
+@pytest.fixture(scope="module")
+def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
+    proxy = ProxyProcess(tmp_path_factory.mktemp("proxy") / "run")
+    yield proxy
+    proxy.stop()
+
+
+@pytest.fixture(scope="module")
+def retrieval(
+    proxy: ProxyProcess, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ArmProcess]:
+    arm = ArmProcess("arms.retrieval", tmp_path_factory.mktemp("retrieval"), env=proxy.exports)
+    yield arm
+    arm.stop()
+
+
+async def test_turns_are_embedded_recalled_and_put_in_the_prompt(
+    retrieval: ArmProcess, proxy: ProxyProcess
+) -> None:
+    before = len(proxy.calls())
+    replies = []
+    async with SeamClient(retrieval.url) as client:
+        await client.open_session(OpenSession(session_id="r", item_id="i", clock=CLOCK))
+        for number, user in enumerate(SCRIPT):
+            turn = Turn(turn=number, user=user, deadline_ms=60_000, clock=CLOCK)
+            result = await client.collect("r", turn, deadline_s=30)
+            assert result.outcome == "done" and result.text, (result.error, retrieval.log())
+            replies.append(result.text)
+        await client.close_session("r")
+
+    # Turn 0: nothing to recall, so chat then store. Later turns: embed the question, chat, store.
+    calls = new_calls(proxy, before, 8)
+    assert [(c["route"], c["purpose"]) for c in calls] == [
+        ("openai.chat", "main"),
+        ("openai.embeddings", "embedding"),
+        *[
+            ("openai.embeddings", "embedding"),
+            ("openai.chat", "main"),
+            ("openai.embeddings", "embedding"),
+        ]
+        * 2,
+    ]
+    assert all(c["stream"] for c in calls if c["purpose"] == "main")
+
+    last_chat = request_body(proxy, calls[-2])
+    system, question = last_chat["messages"]
+    assert "Wednesday, 01 May 2024" in system["content"]
+    # Both earlier turns, user and reply, are in the prompt (top-3 of 2 stored turns).
+    assert f"[turn 0]\nUser: {SCRIPT[0]}\nAssistant: {replies[0]}" in system["content"]
+    assert f"User: {SCRIPT[1]}" in system["content"]
+    # Only the current message is sent as a message: memory comes from retrieval alone.
+    assert question == {"role": "user", "content": SCRIPT[2]}
+
+    stored = request_body(proxy, calls[-1])
+    assert stored["input"] == [f"User: {SCRIPT[2]}\nAssistant: {replies[2]}"]
+    assert stored["model"] == "text-embedding-3-small"
+
+
+def test_top_k_ranks_by_cosine_and_shows_oldest_first() -> None:
+    memories = [
+        Memory(0, "north", (1.0, 0.0)),
+        Memory(1, "east", (0.0, 1.0)),
+        Memory(2, "north-east", (0.7, 0.7)),
+        Memory(3, "also north", (2.0, 0.0)),  # same direction as turn 0: a tie on cosine
+    ]
+    assert [m.turn for m in top_k((1.0, 0.1), memories, 2)] == [0, 3]
+    assert [m.turn for m in top_k((1.0, 0.1), memories, 3)] == [0, 2, 3]
+    assert [m.turn for m in top_k((0.0, 1.0), memories, 1)] == [1]
+    # A tie keeps the earlier turn, so the same script picks the same memories every run.
+    assert [m.turn for m in top_k((1.0, 0.0), memories, 1)] == [0]
+    assert recall_block([]) == ""
