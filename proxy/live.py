@@ -27,7 +27,13 @@ from proxy.calllog import Rewrite, Tokens
 from proxy.callstate import CallState
 from proxy.journal import ReservationJournal
 from proxy.sampling import PinConflict, Pins, rewrite_sampling
-from proxy.usage import MeteredUsage, StreamMeter, count_request_input, usage_from_body
+from proxy.usage import (
+    STREAM_ROUTES,
+    MeteredUsage,
+    StreamMeter,
+    count_request_input,
+    usage_from_body,
+)
 from stubs.errors import error_reply
 from stubs.request import StubReply, Vendor
 
@@ -229,13 +235,22 @@ class LiveMode:
         response = flow.response
         if live is None or response is None or state.route is None:
             return
+        if state.route.name not in STREAM_ROUTES:
+            return
         if not response.headers.get("content-type", "").startswith("text/event-stream"):
             return
         state.stream = True
+        headers = response.headers
+        if "content-length" not in headers and "chunked" not in headers.get(
+            "transfer-encoding", ""
+        ).lower():
+            # A body that ends at connection close would look complete to the arm however it
+            # was cut; chunked framing lets a cut show as a broken stream.
+            headers["transfer-encoding"] = "chunked"
         meter = StreamMeter(state.route.name, live.model, hide_usage_chunk=live.hide_usage)
         live.meter = meter
 
-        def tap(chunk: bytes) -> bytes:
+        def tap(chunk: bytes) -> list[bytes]:
             if chunk:
                 out = meter.feed(chunk)
             else:
@@ -245,10 +260,13 @@ class LiveMode:
                     # look complete to the SDK, so break the arm's connection instead.
                     live.cut = "upstream_cut"
                     self._abort_client(flow)
-            if out:
-                live.relayed += out
-                live.chunks.append(len(out))
-            return out
+            if not out:
+                # Never hand mitmproxy b"": it would send an empty chunk, which ends a chunked
+                # body early. An empty list sends nothing.
+                return []
+            live.relayed += out
+            live.chunks.append(len(out))
+            return [out]
 
         response.stream = tap
 

@@ -19,6 +19,7 @@ from ledger.settlements import SettlementWriter
 from proxy.journal import ReservationJournal
 from proxy.live import LiveConfig, LiveMode
 from proxy.sampling import Pins
+from proxy.tokencount import preload
 
 log = structlog.get_logger("harness.proxy")
 
@@ -95,6 +96,9 @@ def start_live(
     except LedgerError as e:
         ledger.close()
         raise LiveSetupError(f"ledger {opts.harness_ledger}: {e}") from e
+    # The tokenizer's vocabularies take about a second to load: do it now, not on the event loop
+    # in the middle of the first cut call.
+    preload()
     writer = SettlementWriter(ledger)
     journal = ReservationJournal(Path(opts.harness_run_dir))
     config = LiveConfig(

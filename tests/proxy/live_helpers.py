@@ -1,0 +1,39 @@
+"""A live-mode proxy process in front of a FakeVendor, as a pilot would run it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.fakevendor.server import FakeVendor
+from tests.proxy.proxy_process import ProxyProcess
+
+STUDY_ANTHROPIC_KEY = "sk-ant-study-SECRET-0123456789abcdef"
+STUDY_OPENAI_KEY = "sk-proj-study-SECRET-fedcba9876543210"
+STUDY_KEYS = {"ANTHROPIC_API_KEY": STUDY_ANTHROPIC_KEY, "OPENAI_API_KEY": STUDY_OPENAI_KEY}
+
+
+def start_live_proxy(
+    tmp_path: Path,
+    vendor: FakeVendor,
+    *extra: str,
+    cap: str = "5",
+    deadline: float = 30.0,
+    name: str = "run",
+) -> ProxyProcess:
+    args = [
+        "--mode", "live", "--cap", cap, "--ledger", str(tmp_path / "ledger.jsonl"),
+        "--upstream", f"anthropic={vendor.url}", "--upstream", f"openai={vendor.url}",
+        "--deadline", str(deadline), *extra,
+    ]
+    if vendor.tls:
+        args += ["--ca-bundle", str(vendor.ca_file)]
+    return ProxyProcess(tmp_path / name, *args, env=STUDY_KEYS)
+
+
+def harness(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        capture_output=True, text=True, cwd=cwd, timeout=120,
+    )
