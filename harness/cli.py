@@ -37,7 +37,8 @@ def main(
 def run() -> None:
     """Entry point: user errors print one message and exit 2, never a traceback."""
     try:
-        app(standalone_mode=False)
+        # standalone_mode=False returns a command's exit code instead of exiting with it.
+        code = app(standalone_mode=False)
     except HarnessError as e:
         print(f"harness: error: {e}", file=sys.stderr)
         sys.exit(2)
@@ -50,6 +51,7 @@ def run() -> None:
             e.show()
             sys.exit(e.exit_code)
         raise
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from ledger.ledger import Ledger, verify
 from ledger.prices import ModelPrice, load_prices
 from ledger.reconcile import group_by_runs, read_usage_export
 from ledger.state import LedgerState
+from proxy.journal import recover_spend
 
 ledger_app = typer.Typer(help="The durable spend ledger: show, verify, settle, reconcile.")
 prices_app = typer.Typer(help="Price tables.")
@@ -190,9 +191,17 @@ def settle(
             raise HarnessError(f"run {run!r} is already settled")
         booked = found.calls_usd
         if run_dir is not None:
-            logged, count = _call_log_total(run_dir, run)
-            total = max(logged, booked)
-            note = f"{count} calls in {run_dir / 'calls.jsonl'} total ${logged}; booked ${booked}"
+            # The call log holds every finished call; the reservation journal also names calls
+            # that were forwarded but never logged (the proxy died mid-call): those are charged
+            # at their full reservation, so a crash never under-counts.
+            _call_log_total(run_dir, run)  # refuses a missing or damaged log
+            recovered = recover_spend(run_dir)
+            total = max(recovered.total_usd, booked)
+            note = (
+                f"{recovered.logged_calls} calls logged ${recovered.logged_usd} + "
+                f"{recovered.unlogged_calls} reservations never logged "
+                f"${recovered.unlogged_usd}; booked ${booked}"
+            )
             led.settle_run(run, basis="call_log", total_usd=total, note=note)
             typer.echo(f"settled {run} from its call log at ${total} ({note})")
         else:

@@ -7,11 +7,9 @@ import sys
 from pathlib import Path
 
 import typer
-from mitmproxy.exceptions import OptionsError
 
 from harness.errors import HarnessError
 from harness.rundir import RunHeader, new_run_id, now_iso, sha256_file, versions, write_header
-from proxy.server import ProxyConfig, serve
 
 PLACEHOLDER_KEY = "harness-placeholder-key"
 
@@ -85,6 +83,11 @@ def serve_command(
             raise HarnessError(f"{name} file {path} does not exist")
     if stubs is not None and not stubs.is_file():
         raise HarnessError(f"stubs file {stubs} does not exist", hint="give a path to a TOML file")
+    # mitmproxy takes seconds to import: only the command that runs the proxy pays for it.
+    from mitmproxy.exceptions import OptionsError
+
+    from proxy.server import ProxyConfig, serve
+
     run_id = run_dir.name if run_dir else new_run_id("proxy")
     run_dir = run_dir or Path("runs") / run_id
     header = RunHeader(

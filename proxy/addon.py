@@ -21,6 +21,7 @@ from mitmproxy import ctx, exceptions, http
 from proxy.bodies import BodyStore
 from proxy.calllog import CallLog, CallLogError, CallRecord, Timing, Tokens
 from proxy.callstate import CallState
+from proxy.control import TurnRef, current
 from proxy.intake import intake
 from proxy.masking import DEFAULT_BODY_MASKS
 from proxy.record import RecordMode
@@ -52,6 +53,8 @@ class HarnessAddon:
         # Set when the call log cannot be written: from then on every call is refused.
         self.failed: str | None = None
         self._sync_task: asyncio.Task[None] | None = None
+        # The item/turn each call's arm ran when it was sent (proxy.control), until it is logged.
+        self.turn_refs: dict[int, TurnRef | None] = {}
 
     def load(self, loader: Any) -> None:
         add = loader.add_option
@@ -126,7 +129,7 @@ class HarnessAddon:
                 raise exceptions.OptionsError(str(e)) from e
 
     def upstreams(self) -> dict[str, str]:
-        result: dict[str, str] = dict(DEFAULT_UPSTREAMS)
+        result: dict[str, str] = {str(k): v for k, v in DEFAULT_UPSTREAMS.items()}
         for spec in ctx.options.harness_upstreams:
             vendor, sep, url = spec.partition("=")
             if not sep or vendor not in VENDORS or not url.startswith(("http://", "https://")):
@@ -157,6 +160,8 @@ class HarnessAddon:
             self.live_setup.close(self.live)
         if self.calls:
             self.calls.close()
+        if self.bodies:
+            self.bodies.close()
 
     async def _sync_loop(self) -> None:
         while True:
@@ -194,6 +199,7 @@ class HarnessAddon:
             seq=self.calls.next_seq() if self.calls else 0,
         )
         flow.metadata["harness"] = state
+        self.turn_refs[id(state)] = current(state.arm)
         for name in HARNESS_HEADERS:
             req.headers.pop(name, None)
         reply = self._refusal(state)
@@ -218,7 +224,7 @@ class HarnessAddon:
             if reply is None:
                 return  # forwarded
         if reply is None:
-            reply = self.record.answer(state, self.masks)
+            reply = self.record.answer(state)
         self.record.send(flow, state, reply)
 
     def _refusal(self, state: CallState) -> StubReply | None:
@@ -307,11 +313,14 @@ class HarnessAddon:
         if reply is not None and reply.stream:
             chunks = [len(c) for c in reply.chunks]
         model = body.get("model")
+        ref = self.turn_refs.pop(id(state), None)
         return CallRecord(
             run_id=ctx.options.harness_run_id,
             seq=state.seq,
             mode="live" if state.live is not None else "record",
             arm=state.arm,
+            item=ref.item if ref else None,
+            turn=ref.turn if ref else None,
             purpose=state.purpose,
             vendor=state.vendor,
             route=state.route_name,

@@ -32,17 +32,21 @@ Outcome = Literal[
 ]
 
 
+TokenSource = Literal["vendor", "stub", "proxy_count", "partial", "reservation", "none"]
+
+
 class Tokens(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     input: int = 0  # excludes cache reads and writes
     output: int = 0  # billed total, reasoning included
     cache_read: int = 0
-    cache_write: int = 0
+    cache_write: int = 0  # all cache writes, both lifetimes
+    cache_write_1h: int = 0  # the part of `cache_write` with the dearer 1-hour lifetime
     reasoning: int = 0  # the part of `output` spent thinking
     # vendor: from the reply's usage; stub: record mode's estimate; proxy_count: counted by the
     # proxy's tokenizer (no usage came back); partial: input from the vendor, output counted.
-    source: Literal["vendor", "stub", "proxy_count", "partial", "reservation", "none"] = "none"
+    source: TokenSource = "none"
 
 
 class Timing(BaseModel):

@@ -23,6 +23,7 @@ class CallState:
     route: Route | None = None
     body: dict[str, Any] | None = None
     raw: bytes = b""
+    masked_body: Any = None  # `body` without the masked fields, as hashed
     request_hash: str = ""
     request_body: str | None = None
     # Record mode: the stub's reply, and the StreamServer path when it is played, not set.

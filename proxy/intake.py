@@ -12,7 +12,7 @@ from typing import Any
 
 from proxy.bodies import BodyStore
 from proxy.callstate import CallState
-from proxy.masking import request_hash
+from proxy.masking import hash_masked, mask_body, request_hash
 from proxy.vendors import default_purpose
 from stubs.errors import error_reply
 from stubs.request import StubReply
@@ -50,7 +50,13 @@ def intake(
             return error_reply(state.vendor, 400, f"The request body is not valid JSON: {e}")
     elif state.method == "GET":
         body = {}
-    state.request_hash = request_hash(state.method, state.route_name, body, raw, masks)
+    masked = mask_body(body, masks) if body is not None else None
+    state.request_hash = (
+        hash_masked(state.method, state.route_name, masked)
+        if body is not None
+        else request_hash(state.method, state.route_name, None, raw, ())
+    )
+    state.masked_body = masked
     if state.route is None:
         state.outcome = "bad_request"
         return error_reply(
@@ -63,9 +69,9 @@ def intake(
     return None
 
 
-def stub_digest(state: CallState, masks: Sequence[str]) -> bytes:
-    return bytes.fromhex(
-        request_hash(
-            state.method, state.route_name, state.body, state.raw, (*masks, *STREAM_FIELDS)
-        )
-    )
+def stub_digest(state: CallState) -> bytes:
+    """The stub's source of variation: the masked request without its stream fields."""
+    masked = state.masked_body
+    if isinstance(masked, dict):
+        masked = {k: v for k, v in masked.items() if k not in STREAM_FIELDS}
+    return bytes.fromhex(hash_masked(state.method, state.route_name, masked))

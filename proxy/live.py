@@ -23,7 +23,7 @@ from ledger.entries import CallSettlement
 from ledger.errors import BudgetExceeded, UnknownModelError
 from ledger.prices import ModelPrice, PriceTable, TokenCounts, cost, worst_case
 from ledger.settlements import SettlementWriter
-from proxy.calllog import Rewrite, Tokens
+from proxy.calllog import Rewrite, Tokens, TokenSource
 from proxy.callstate import CallState
 from proxy.journal import ReservationJournal
 from proxy.sampling import PinConflict, Pins, rewrite_sampling
@@ -35,6 +35,7 @@ from proxy.usage import (
     usage_from_body,
 )
 from stubs.errors import error_reply
+from stubs.openai_common import is_reasoning_model
 from stubs.request import StubReply, Vendor
 
 log = structlog.get_logger("harness.proxy")
@@ -109,8 +110,9 @@ def max_output(route: str, body: dict[str, Any], price: ModelPrice) -> int:
     }.get(route, ())
     limit = next((body[k] for k in keys if isinstance(body.get(k), int)), None)
     per_choice = price.max_output_tokens if limit is None else min(limit, price.max_output_tokens)
-    choices = body.get("n") if isinstance(body.get("n"), int) and body["n"] > 1 else 1
-    return per_choice * choices
+    n = body.get("n")
+    choices = n if isinstance(n, int) and n > 1 else 1
+    return int(per_choice * choices)
 
 
 class LiveMode:
@@ -241,9 +243,10 @@ class LiveMode:
             return
         state.stream = True
         headers = response.headers
-        if "content-length" not in headers and "chunked" not in headers.get(
-            "transfer-encoding", ""
-        ).lower():
+        if (
+            "content-length" not in headers
+            and "chunked" not in headers.get("transfer-encoding", "").lower()
+        ):
             # A body that ends at connection close would look complete to the arm however it
             # was cut; chunked framing lets a cut show as a broken stream.
             headers["transfer-encoding"] = "chunked"
@@ -318,7 +321,7 @@ class LiveMode:
     def shutdown(self) -> list[CallState]:
         """Settle every call still in flight at its full reservation (we cannot know better)."""
         left = []
-        for flow, state in list(self.inflight.values()):
+        for _flow, state in list(self.inflight.values()):
             state.live.cut = "shutdown"
             self._settle(state, 0, None)
             left.append(state)
@@ -348,8 +351,9 @@ class LiveMode:
                 output=tokens.output,
                 cache_read=tokens.cache_read,
                 cache_write=tokens.cache_write_5m + tokens.cache_write_1h,
+                cache_write_1h=tokens.cache_write_1h,
                 reasoning=tokens.reasoning,
-                source=source,  # type: ignore[arg-type]
+                source=source,
             )
         if live.cut:
             flags.append(f"cut:{live.cut}")
@@ -375,7 +379,7 @@ class LiveMode:
 
     def _billable(
         self, state: CallState, status: int, usage: MeteredUsage | None
-    ) -> tuple[TokenCounts | None, str]:
+    ) -> tuple[TokenCounts | None, TokenSource]:
         """What the vendor bills, by the cut-call rule; None means "charge the reservation"."""
         live: LiveCall = state.live
         assert state.route is not None and state.body is not None
@@ -383,13 +387,17 @@ class LiveMode:
             if status >= 400 and live.cut is None:
                 return TokenCounts(), "vendor"  # vendors do not bill refused calls
             return None, "reservation"
-        if usage.complete and live.cut is None:
+        if usage.source == "vendor":  # the final usage arrived, whatever happened after
             return _token_counts(usage, usage.input or 0), "vendor"
+        if state.vendor == "openai" and is_reasoning_model(live.model):
+            # Reasoning tokens are billed but never streamed as text: a count of what was seen
+            # would under-count, so the worst case is charged.
+            return None, "reservation"
         # Cut: input is billed once sent; output as far as it was counted.
         input_tokens = usage.input
         if input_tokens is None:
             input_tokens = count_request_input(state.route.name, live.model, state.body)
-        source = "partial" if usage.input is not None else "proxy_count"
+        source: TokenSource = "partial" if usage.input is not None else "proxy_count"
         return _token_counts(usage, input_tokens), source
 
     # --- connections -------------------------------------------------------------------------

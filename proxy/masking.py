@@ -43,11 +43,21 @@ def _drop(value: Any, parts: list[str]) -> None:
 
 
 def mask_body(body: Any, masks: Iterable[str]) -> Any:
-    """A copy of `body` without the masked paths (the original is left untouched)."""
+    """`body` without the masked paths. The original is never changed: it is copied first, but
+    only when a mask can apply (most requests carry none of the volatile fields)."""
+    paths = [mask.split(".") for mask in masks]
+    if isinstance(body, dict) and not any(p[0] == "*" or p[0] in body for p in paths):
+        return body
     masked = copy.deepcopy(body)
-    for mask in masks:
-        _drop(masked, mask.split("."))
+    for parts in paths:
+        _drop(masked, parts)
     return masked
+
+
+def hash_masked(method: str, route: str, masked_body: Any) -> str:
+    """SHA-256 hex of an already masked JSON request."""
+    payload = {"method": method, "route": route, "body": masked_body}
+    return hashlib.sha256(rfc8785.dumps(payload)).hexdigest()
 
 
 def request_hash(method: str, route: str, body: Any, raw: bytes, masks: Iterable[str]) -> str:
@@ -59,5 +69,5 @@ def request_hash(method: str, route: str, body: Any, raw: bytes, masks: Iterable
             "raw_sha256": hashlib.sha256(raw).hexdigest(),
         }
     else:
-        payload = {"method": method, "route": route, "body": mask_body(body, masks)}
+        return hash_masked(method, route, mask_body(body, masks))
     return hashlib.sha256(rfc8785.dumps(payload)).hexdigest()

@@ -7,7 +7,6 @@ in-process `StreamServer`, because mitmproxy sends an addon-made response as one
 from __future__ import annotations
 
 import traceback
-from collections.abc import Sequence
 
 import structlog
 from mitmproxy import http
@@ -28,14 +27,14 @@ class RecordMode:
         self.stub_context = stub_context
         self.stream_server = stream_server
 
-    def answer(self, state: CallState, masks: Sequence[str]) -> StubReply:
+    def answer(self, state: CallState) -> StubReply:
         """The stub's reply for a request that passed intake."""
         assert state.route is not None and state.body is not None
         stub_request = StubRequest(
             vendor=state.vendor,
             route=state.route.name,
             body=state.body,
-            digest=stub_digest(state, masks),
+            digest=stub_digest(state),
             purpose=state.purpose,
             arm=state.arm,
         )

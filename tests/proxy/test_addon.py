@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import anthropic
 import httpx
 import openai
 import pytest
 
+from proxy.bodies import BodyStore
 from tests.proxy.proxy_process import ProxyProcess
 
 MESSAGE = {
@@ -112,8 +115,11 @@ def test_call_record_carries_attribution_tokens_and_hashes(fresh_proxy: ProxyPro
     assert chat["mode"] == "record" and chat["cost_usd"] == "0"
     assert emb["purpose"] == "embedding"
     assert emb["route"] == "openai.embeddings"
-    body_file = fresh_proxy.run_dir / "bodies" / chat["response_hash"][:2]
-    assert (body_file / f"{chat['response_hash']}.zst").exists()
+    fresh_proxy.stop()
+    bodies = BodyStore(fresh_proxy.run_dir / "bodies")
+    stored = json.loads(bodies.get(chat["response_hash"]))
+    assert stored["choices"][0]["message"]["content"]
+    assert json.loads(bodies.get(chat["request_body"]))["model"] == "gpt-4.1-mini"
 
 
 def test_arm_name_is_recorded(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -47,13 +47,33 @@ def test_unknown_schema_is_an_error_not_a_misread(tmp_path: Path) -> None:
 def test_bodies_are_content_addressed_and_tamper_evident(tmp_path: Path) -> None:
     store = BodyStore(tmp_path / "bodies")
     digest = store.put(b'{"hello": "world"}')
+    other = store.put(b"second body")
     assert store.put(b'{"hello": "world"}') == digest
     store.sync()
     assert store.get(digest) == b'{"hello": "world"}'
-    other = BodyStore(tmp_path / "bodies")
-    other.path_for(digest).write_bytes(BodyStore(tmp_path / "x")._compressor.compress(b"edited"))
+    store.close()
+    reopened = BodyStore(tmp_path / "bodies")
+    assert reopened.get(other) == b"second body" and digest in reopened
+    reopened.close()
+    pack = tmp_path / "bodies" / "pack.bin"
+    data = bytearray(pack.read_bytes())
+    data[-3] ^= 0xFF  # flip a byte of the last frame
+    pack.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="altered"):
-        other.get(digest)
+        BodyStore(tmp_path / "bodies").get(other)
+
+
+def test_a_torn_last_body_is_cut_off_and_the_rest_kept(tmp_path: Path) -> None:
+    store = BodyStore(tmp_path / "bodies")
+    kept = store.put(b"kept body")
+    store.close()
+    with open(tmp_path / "bodies" / "pack.bin", "ab") as f:
+        f.write(b"f" * 64 + b" 999\npartial")
+    reopened = BodyStore(tmp_path / "bodies")
+    assert reopened.get(kept) == b"kept body"
+    later = reopened.put(b"after the crash")
+    reopened.close()
+    assert BodyStore(tmp_path / "bodies").get(later) == b"after the crash"
 
 
 def test_unwritable_log_raises(tmp_path: Path) -> None:
