@@ -1,0 +1,69 @@
+"""A proxy stopped with calls in flight settles each at its reservation and closes the run."""
+
+from __future__ import annotations
+
+import json
+import threading
+from decimal import Decimal
+from pathlib import Path
+
+import httpx
+
+from tests.fakevendor.server import FakeVendor
+from tests.proxy.live_helpers import harness, start_live_proxy
+
+USER = [{"role": "user", "content": "Write a long story about a lighthouse keeper."}]
+
+
+def test_shutdown_settles_calls_in_flight_at_their_reservation(tmp_path: Path) -> None:
+    with FakeVendor() as vendor:
+        proxy = start_live_proxy(tmp_path, vendor)
+        proxy.openai().chat.completions.create(model="gpt-4.1-mini", messages=USER)  # type: ignore[arg-type]
+        errors: list[BaseException] = []
+
+        def stalled_stream() -> None:
+            try:
+                with httpx.stream(
+                    "POST",
+                    f"{proxy.openai_base}/chat/completions",
+                    json={
+                        "model": "gpt-4.1-mini",
+                        "messages": USER,
+                        "stream": True,
+                        "max_tokens": 500,
+                    },
+                    headers={"x-fake-behaviour": "stall_after=3"},
+                    timeout=30,
+                ) as response:
+                    for _ in response.iter_raw():
+                        pass
+            except httpx.HTTPError as e:
+                errors.append(e)
+
+        thread = threading.Thread(target=stalled_stream)
+        thread.start()
+        vendor.wait_for_requests(2, timeout=10)
+        journal = proxy.run_dir / "reservations.jsonl"
+        assert len(journal.read_text().splitlines()) == 2
+        assert proxy.stop() == 0
+        thread.join(10)
+    assert errors, "the stalled stream should have been broken by the shutdown"
+    calls = {
+        c["seq"]: c
+        for c in (json.loads(x) for x in (proxy.run_dir / "calls.jsonl").read_text().splitlines())
+    }
+    reservations = {
+        r["seq"]: Decimal(r["reserved_usd"])
+        for r in (json.loads(x) for x in journal.read_text().splitlines())
+    }
+    assert set(calls) == set(reservations)  # every reservation ended in a logged settlement
+    stalled = next(c for c in calls.values() if c["stream"] or c["outcome"] != "ok")
+    assert stalled["outcome"] == "shutdown"
+    assert "billed_at_reservation" in stalled["flags"]
+    assert Decimal(stalled["cost_usd"]) == reservations[stalled["seq"]]
+    ledger = tmp_path / "ledger.jsonl"
+    assert harness("ledger", "verify", "--ledger", str(ledger)).returncode == 0
+    entries = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert entries[-1]["kind"] == "run_settled"
+    total = Decimal(entries[-1]["fields"]["total_usd"])
+    assert total == sum(Decimal(c["cost_usd"]) for c in calls.values())
