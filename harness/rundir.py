@@ -17,6 +17,33 @@ from pydantic import BaseModel, ConfigDict, Field
 RUN_SCHEMA: Literal[1] = 1
 
 
+class StudyRun(BaseModel):
+    """What a study run (`harness record|live`) adds to its header. Optional in RunHeader, so
+    schema 1 headers written by `harness proxy serve` stay valid."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    study_path: str
+    study_sha256: str
+    compose_sha256: str | None = None
+    items_sha256: str
+    prices_sha256: str | None = None
+    pins: dict[str, object] = Field(default_factory=dict)
+    isolation: str
+    clock_pinning: Literal["libfaketime", "seam-only"]
+    seeds: dict[str, int] = Field(default_factory=dict)
+    arms: list[str] = Field(default_factory=list)
+    items: int = 0
+    deadline_ms: int
+    # Filled in at the end: None while running (or if the harness crashed).
+    passed: bool | None = None
+    interrupted: bool = False
+    outcomes: dict[str, int] = Field(default_factory=dict)
+    infra_failures: int = 0
+    stray_connections: int = 0
+
+
 class RunHeader(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -28,6 +55,7 @@ class RunHeader(BaseModel):
     ended: str | None = None
     stubs_sha256: str | None = None
     versions: dict[str, str] = Field(default_factory=dict)
+    study: StudyRun | None = None
 
 
 def new_run_id(prefix: str) -> str:

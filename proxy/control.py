@@ -75,11 +75,12 @@ class HarnessControl:
                     break
                 status, body = self._handle(*request)
                 payload = json.dumps(body).encode()
-                writer.write(
-                    f"HTTP/1.1 {status} {'OK' if status == 200 else 'Bad Request'}\r\n"
-                    f"content-type: application/json\r\ncontent-length: {len(payload)}\r\n\r\n".encode()
-                    + payload
+                reason = "OK" if status == 200 else "Bad Request"
+                head = (
+                    f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+                    f"content-length: {len(payload)}\r\n\r\n"
                 )
+                writer.write(head.encode() + payload)
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError, ValueError):
             pass

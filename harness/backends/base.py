@@ -1,0 +1,91 @@
+"""The isolation backend contract: start the proxy and the arms, pin their clocks, stop them.
+
+`local` (subprocesses + socket guard) is implemented; `docker` (containers on internal networks)
+will implement the same base, so the orchestrator never knows which one it drives.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from harness.study import ArmSpec
+
+ClockPinning = Literal["libfaketime", "seam-only"]
+
+
+class InfraError(RuntimeError):
+    """The machinery failed (a process died, a port refused), not the arm's answer."""
+
+
+@dataclass
+class ProxySettings:
+    """What the run's proxy needs, whatever runs it."""
+
+    run_dir: Path
+    run_id: str
+    mode: Literal["record", "live"]
+    arms: list[str]
+    stubs: Path | None = None
+    pins_file: Path | None = None  # a TOML file with a [pins] table (the study file itself)
+    cap: str = ""
+    prices: Path | None = None
+    ledger: Path | None = None
+    stage: str = "default"
+    stage_cap: str = ""
+    upstreams: list[str] = field(default_factory=list)
+    deadline_s: float = 60.0
+
+
+@dataclass
+class ProxyInfo:
+    """Where arms reach the proxy (per arm: its own listener) and where the harness controls it."""
+
+    arm_bases: dict[str, str]  # arm -> http://host:port of its listener, as the arm sees it
+    control_url: str
+
+
+@dataclass
+class ArmHandle:
+    name: str
+    seam_url: str
+    pid: int | None = None
+
+
+class IsolationBackend(ABC):
+    #: Written into run.json: how arms were kept apart.
+    isolation: str
+    #: Written into run.json: how each arm's wall clock was pinned to the item's date.
+    clock_pinning: ClockPinning
+
+    @abstractmethod
+    async def start_proxy(self, settings: ProxySettings) -> ProxyInfo:
+        """Start the run's proxy; returns once it accepts calls."""
+
+    @abstractmethod
+    async def start_arm(self, name: str, spec: ArmSpec, proxy: ProxyInfo) -> ArmHandle:
+        """Start one arm; returns once its seam answers. Raises InfraError if it cannot."""
+
+    @abstractmethod
+    def arm_alive(self, name: str) -> bool:
+        """Whether the arm's process/container still runs (a dead one is an infra failure)."""
+
+    @abstractmethod
+    async def restart_arm(self, name: str) -> ArmHandle:
+        """Replace a dead or wedged arm with a fresh one (same spec, same proxy listener)."""
+
+    @abstractmethod
+    def pin_clock(self, name: str, clock: datetime) -> None:
+        """Set the arm's wall clock to `clock` from now on (no-op when clock_pinning is
+        seam-only: the clock then reaches the arm on the seam only)."""
+
+    @abstractmethod
+    async def stop(self) -> None:
+        """Stop every arm, then the proxy (which flushes its call log and settles live calls)."""
+
+    @abstractmethod
+    def egress_attempts(self) -> list[dict[str, object]]:
+        """Every refused connection attempt so far ({arm, destination, time})."""

@@ -1,0 +1,313 @@
+"""The local backend: the proxy and every arm as subprocesses of the harness on 127.0.0.1.
+
+Isolation here is weaker than docker's and the run header says so (`isolation: local`): each
+arm gets its own proxy listener (so calls are attributed by port), a minimal environment with
+placeholder keys only, and a socket guard (guard/sitecustomize.py) that refuses and logs every
+connection a Python arm attempts to anything but its listener and its own seam. The clock is
+pinned with libfaketime when the Debian package is installed, else only passed on the seam.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import glob
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from arms.client import SeamClient, SeamError
+from arms.server import parse_ready_line
+from harness.backends import pids
+from harness.backends.base import (
+    ArmHandle,
+    ClockPinning,
+    InfraError,
+    IsolationBackend,
+    ProxyInfo,
+    ProxySettings,
+)
+from harness.backends.proxy_main import READY
+from harness.proxy_cmd import exports
+from harness.study import ArmSpec
+
+GUARD_DIR = Path(__file__).parent / "guard"
+STARTUP_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 15.0
+# Environment an arm inherits from the harness: enough to run, nothing secret (no vendor keys).
+PASSTHROUGH_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH")
+FAKETIME_GLOBS = (
+    "/usr/lib/*/faketime/libfaketime.so.1",
+    "/usr/lib/faketime/libfaketime.so.1",
+    "/usr/local/lib/faketime/libfaketime.so.1",
+)
+
+
+def find_libfaketime() -> str | None:
+    """The libfaketime to preload, or None. HARNESS_FAKETIME=0 turns it off; =PATH picks one."""
+    choice = os.environ.get("HARNESS_FAKETIME", "")
+    if choice == "0":
+        return None
+    if choice:
+        return choice if Path(choice).is_file() else None
+    for pattern in FAKETIME_GLOBS:
+        found = sorted(glob.glob(pattern))
+        if found:
+            return found[0]
+    return None
+
+
+def free_port() -> int:
+    # The OS picks a free port; a listener per arm must be known before the proxy starts so the
+    # port -> arm map can be given to it. The tiny window before the proxy binds it is accepted.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def argv(spec: ArmSpec) -> list[str]:
+    """`python ...` runs under the harness's interpreter, so the venv's packages are there."""
+    command = list(spec.command)
+    if command[0] in ("python", "python3"):
+        command[0] = sys.executable
+    return command
+
+
+class LocalBackend(IsolationBackend):
+    isolation = "local"
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.logs = run_dir / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.egress_log = run_dir / "egress.jsonl"
+        self.egress_log.touch()
+        self.faketime = find_libfaketime()
+        self.clock_pinning: ClockPinning = "libfaketime" if self.faketime else "seam-only"
+        self.proxy: subprocess.Popen[bytes] | None = None
+        self.proxy_info: ProxyInfo | None = None
+        self.arm_ports: dict[str, int] = {}
+        self.arms: dict[str, subprocess.Popen[bytes]] = {}
+        self.specs: dict[str, ArmSpec] = {}
+        self.handles: dict[str, ArmHandle] = {}
+        self.pids = pids.PidFile(run_dir)
+
+    # --- proxy -----------------------------------------------------------------------------
+
+    async def start_proxy(self, settings: ProxySettings) -> ProxyInfo:
+        self.arm_ports = {arm: free_port() for arm in settings.arms}
+        control_port = free_port()
+        options: dict[str, Any] = {
+            "harness_mode": settings.mode,
+            "harness_run_id": settings.run_id,
+            "harness_run_dir": str(settings.run_dir),
+            "harness_stubs": str(settings.stubs or ""),
+            "harness_pins": str(settings.pins_file or ""),
+            "harness_upstreams": settings.upstreams,
+            "harness_deadline": settings.deadline_s,
+        }
+        if settings.mode == "live":
+            options |= {
+                "harness_cap": settings.cap,
+                "harness_prices": str(settings.prices or ""),
+                "harness_ledger": str(settings.ledger or ""),
+                "harness_stage": settings.stage,
+                "harness_stage_cap": settings.stage_cap,
+            }
+        config = {"arm_ports": self.arm_ports, "control_port": control_port, "options": options}
+        config_path = self.run_dir / "proxy.json"
+        config_path.write_text(json.dumps(config, indent=2))
+        log_path = self.logs / "proxy.log"
+        self.proxy = self._spawn(
+            "proxy",
+            [sys.executable, "-m", "harness.backends.proxy_main", str(config_path)],
+            dict(os.environ),  # the proxy alone holds the study's vendor keys (live mode)
+            log_path,
+        )
+        await self._wait_for(self.proxy, log_path, 0, lambda line: line == READY, "proxy")
+        self.proxy_info = ProxyInfo(
+            arm_bases={arm: f"http://127.0.0.1:{port}" for arm, port in self.arm_ports.items()},
+            control_url=f"http://127.0.0.1:{control_port}",
+        )
+        return self.proxy_info
+
+    # --- arms ------------------------------------------------------------------------------
+
+    async def start_arm(self, name: str, spec: ArmSpec, proxy: ProxyInfo) -> ArmHandle:
+        self.specs[name] = spec
+        seam_port = free_port()
+        proxy_port = self.arm_ports[name]
+        env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
+        env |= {"TZ": "UTC", "PYTHONUNBUFFERED": "1"}
+        env |= spec.env
+        # Set last so a compose file's docker-network URLs cannot override them.
+        for line in exports("127.0.0.1", proxy_port).splitlines():
+            key, _, value = line.removeprefix("export ").partition("=")
+            env[key] = value
+        env |= {
+            "SEAM_HOST": "127.0.0.1",
+            "SEAM_PORT": str(seam_port),
+            "HARNESS_ARM": name,
+            "HARNESS_GUARD_ARM": name,
+            "HARNESS_GUARD_ALLOW": f"127.0.0.1:{proxy_port},127.0.0.1:{seam_port}",
+            "HARNESS_EGRESS_LOG": str(self.egress_log.resolve()),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(GUARD_DIR), env.get("PYTHONPATH")])),
+        }
+        if self.faketime:
+            clock_file = self._clock_file(name)
+            if not clock_file.exists():
+                _write_atomic(clock_file, "+0\n")
+            env |= {
+                "LD_PRELOAD": self.faketime,
+                "FAKETIME_TIMESTAMP_FILE": str(clock_file.resolve()),
+                "FAKETIME_NO_CACHE": "1",  # re-read the file: the clock moves per item
+                # Both spellings (old and new libfaketime): monotonic timers and sleeps stay
+                # real, so deadlines and latencies are not distorted.
+                "DONT_FAKE_MONOTONIC": "1",
+                "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+            }
+        log_path = self.logs / f"arm-{name}.log"
+        offset = log_path.stat().st_size if log_path.exists() else 0
+        process = self._spawn(name, argv(spec), env, log_path)
+        self.arms[name] = process
+        line = await self._wait_for(
+            process, log_path, offset, lambda text: parse_ready_line(text) is not None, name
+        )
+        url = parse_ready_line(line) or ""
+        async with SeamClient(url, timeout=10) as client:
+            try:
+                await client.health()
+            except (SeamError, OSError, Exception) as e:
+                raise InfraError(f"arm {name!r} started but its seam does not answer: {e}") from e
+        handle = ArmHandle(name=name, seam_url=url, pid=process.pid)
+        self.handles[name] = handle
+        return handle
+
+    def arm_alive(self, name: str) -> bool:
+        process = self.arms.get(name)
+        return process is not None and process.poll() is None
+
+    async def restart_arm(self, name: str) -> ArmHandle:
+        if self.proxy_info is None:
+            raise InfraError("the proxy is not running")
+        process = self.arms.pop(name, None)
+        if process is not None:
+            await asyncio.to_thread(_terminate, process, STOP_TIMEOUT_S)
+        return await self.start_arm(name, self.specs[name], self.proxy_info)
+
+    def pin_clock(self, name: str, clock: datetime) -> None:
+        if not self.faketime:
+            return
+        # A relative offset from the real clock ("+N" seconds), written when the item starts:
+        # the arm then sees the item's date and time passing normally from there.
+        pinned = clock if clock.tzinfo else clock.replace(tzinfo=UTC)
+        # Whole seconds (the offset format), rounded up: the arm never sees a time before the
+        # item's clock, at most one second after it.
+        offset = math.ceil(pinned.timestamp() - time.time())
+        _write_atomic(self._clock_file(name), f"{offset:+d}\n")
+
+    def _clock_file(self, name: str) -> Path:
+        return self.run_dir / "clocks" / name
+
+    # --- stopping --------------------------------------------------------------------------
+
+    async def stop(self) -> None:
+        for process in self.arms.values():
+            _signal(process, signal.SIGTERM)
+        for process in self.arms.values():
+            await asyncio.to_thread(_terminate, process, STOP_TIMEOUT_S)
+        self.arms.clear()
+        if self.proxy is not None:
+            # SIGINT: mitmproxy shuts down and the addon flushes the call log, settles live calls.
+            await asyncio.to_thread(_terminate, self.proxy, 30.0, signal.SIGINT)
+            self.proxy = None
+        self.pids.remove()
+
+    def egress_attempts(self) -> list[dict[str, object]]:
+        if not self.egress_log.exists():
+            return []
+        lines = self.egress_log.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _spawn(
+        self, name: str, command: list[str], env: dict[str, str], log_path: Path
+    ) -> subprocess.Popen[bytes]:
+        with open(log_path, "ab") as log:
+            try:
+                process = subprocess.Popen(
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    # Own process group: Ctrl-C in the terminal reaches the harness only, which
+                    # then stops children in order (arms first, proxy last to flush its log).
+                    start_new_session=True,
+                )
+            except OSError as e:
+                raise InfraError(f"cannot start {name}: {' '.join(command)}: {e}") from e
+        self.pids.add(name, process.pid, command)
+        return process
+
+    async def _wait_for(
+        self,
+        process: subprocess.Popen[bytes],
+        log_path: Path,
+        offset: int,
+        ready: Any,
+        name: str,
+    ) -> str:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while time.monotonic() < deadline:
+            with open(log_path, "rb") as f:
+                f.seek(offset)
+                for raw in f.read().decode(errors="replace").splitlines():
+                    if ready(raw.strip()):
+                        return raw.strip()
+            if process.poll() is not None:
+                raise InfraError(
+                    f"{name} exited with code {process.returncode} before it was ready; "
+                    f"its log ({log_path}):\n{_tail(log_path, offset)}"
+                )
+            await asyncio.sleep(0.05)
+        _terminate(process, 5.0)
+        raise InfraError(f"{name} was not ready after {STARTUP_TIMEOUT_S:.0f} s; see {log_path}")
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    # libfaketime re-reads the file on every clock call: it must never see a half-written one.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _signal(process: subprocess.Popen[bytes], sig: int) -> None:
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+
+
+def _terminate(process: subprocess.Popen[bytes], timeout: float, sig: int = signal.SIGTERM) -> None:
+    _signal(process, sig)
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        _signal(process, signal.SIGKILL)
+        process.wait()
+
+
+def _tail(path: Path, offset: int, lines: int = 30) -> str:
+    with open(path, "rb") as f:
+        f.seek(offset)
+        return "\n".join(f.read().decode(errors="replace").splitlines()[-lines:])

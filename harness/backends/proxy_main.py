@@ -1,0 +1,86 @@
+"""`python -m harness.backends.proxy_main CONFIG.json`: the run's proxy, one listener per arm.
+
+proxy/server.py serves one listener; a study needs one per arm so the proxy attributes each call
+by the port it arrived on (`harness_arm_ports`), plus the control endpoint (proxy/control.py).
+It runs in its own process so mitmproxy's event loop, signal handling and imports stay out of the
+orchestrator, as a proxy container would with the docker backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import master, options
+from mitmproxy.addons import (
+    core,
+    disable_h2c,
+    dns_resolver,
+    errorcheck,
+    next_layer,
+    proxyserver,
+    tlsconfig,
+)
+
+from harness.logging import configure_logging
+from proxy.addon import HarnessAddon
+from proxy.control import HarnessControl
+
+READY = "harness proxy ready"
+# Record mode never dials the reverse target; live mode forwards by vendor, not by this.
+_NOWHERE = "http://127.0.0.1:9"
+
+
+class _Ready:
+    def running(self) -> None:
+        print(READY, flush=True)
+
+
+async def serve(config: dict[str, Any]) -> None:
+    ports: dict[str, int] = config["arm_ports"]
+    modes = [f"reverse:{_NOWHERE}@{port}" for port in ports.values()]
+    opts = options.Options(mode=modes, listen_host="127.0.0.1")
+    proxy_master = master.Master(opts, with_termlog=False)
+    # The same minimal addon set as proxy/server.py: only what a reverse proxy needs.
+    proxy_master.addons.add(
+        core.Core(),
+        proxyserver.Proxyserver(),
+        next_layer.NextLayer(),
+        tlsconfig.TlsConfig(),
+        dns_resolver.DnsResolver(),
+        disable_h2c.DisableH2C(),
+        errorcheck.ErrorCheck(),
+    )
+    proxy_master.addons.add(HarnessControl(), HarnessAddon(), _Ready())
+    updates: dict[str, Any] = {
+        "connection_strategy": "lazy",
+        "keep_host_header": True,
+        "harness_control_port": config["control_port"],
+        "harness_arm_ports": [f"{port}={arm}" for arm, port in ports.items()],
+        **config["options"],
+    }
+    if config.get("ca_bundle"):
+        updates["ssl_verify_upstream_trusted_ca"] = config["ca_bundle"]
+    proxy_master.options.update(**updates)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, proxy_master.shutdown)
+    await proxy_master.run()
+
+
+def main() -> None:
+    config = json.loads(Path(sys.argv[1]).read_text())
+    configure_logging(level=config.get("log_level", "warning"), json=True)
+    try:
+        asyncio.run(serve(config))
+    except Exception as e:  # an OptionsError etc.: say it on stderr, which the harness keeps
+        print(f"harness proxy failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,277 @@
+"""The orchestrator: drive every item's scripted turns through every arm, alike.
+
+Per item the arms run one after another in a seeded order (no arm always goes first, and the
+order is reproducible), each from a fresh session, each turn under the same wall deadline at the
+seam, with the arm's clock pinned to the item's date. Before each turn the proxy is told which
+arm, item and turn is running, so every call is attributed. A failure of the machinery (the arm's
+process died, its seam refused the connection) is retried from the item's first turn on a fresh
+arm, up to MAX_RETRIES times, and counted apart from the arm's own failures (cut, error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import httpx
+import structlog
+
+from arms.client import SeamClient, SeamError, TurnResult
+from arms.seam import OpenSession, Turn
+from harness.backends.base import InfraError, IsolationBackend, ProxyInfo
+from harness.study import Item, Study
+from harness.turnlog import TurnLog, TurnOutcome, TurnRecord
+
+log = structlog.get_logger("harness.orchestrator")
+
+MAX_RETRIES = 3
+BACKOFF_S = 0.5  # doubled after each retry: 0.5, 1, 2 s
+# A stream that breaks as the arm's process dies can be seen before the process is reaped.
+DEATH_GRACE_S = 1.0
+
+
+def arm_order(seed: int, item_id: str, arms: Sequence[str]) -> list[str]:
+    """The order the arms run an item in: differs across items, identical for the same seed.
+
+    random.Random seeded with a str hashes it with SHA-512, so the order does not depend on
+    PYTHONHASHSEED or the platform.
+    """
+    order = list(arms)
+    random.Random(f"{seed}:{item_id}").shuffle(order)
+    return order
+
+
+@dataclass
+class RunTally:
+    outcomes: Counter[str] = field(default_factory=Counter)
+    infra_failures: int = 0
+    interrupted: bool = False
+
+
+class Orchestrator:
+    def __init__(
+        self,
+        study: Study,
+        arms: list[str],
+        items: list[Item],
+        backend: IsolationBackend,
+        run_id: str,
+        turns: TurnLog,
+        on_turn: Callable[[TurnRecord], None] | None = None,
+    ) -> None:
+        self.study = study
+        self.arms = arms
+        self.items = items
+        self.backend = backend
+        self.run_id = run_id
+        self.turns = turns
+        self.on_turn = on_turn or (lambda record: None)
+        self.tally = RunTally()
+        self.clients: dict[str, SeamClient] = {}
+        self.control: httpx.AsyncClient | None = None
+        self.stopping = False
+        self.deadline_s = study.deadline_ms / 1000
+
+    # --- the run ---------------------------------------------------------------------------
+
+    async def run(self, proxy: ProxyInfo) -> RunTally:
+        """Start the arms, run every item, and always stop the clients (the caller stops the
+        backend). Ctrl-C: the turn in flight settles, then the run stops; twice: at once."""
+        self._install_signals()
+        self.control = httpx.AsyncClient(base_url=proxy.control_url, trust_env=False, timeout=10)
+        try:
+            # One at a time: on a small machine, arms starting together would time each other.
+            for name in self.arms:
+                handle = await self.backend.start_arm(name, self.study.arms[name], proxy)
+                self.clients[name] = SeamClient(handle.seam_url)
+                log.info("arm ready", arm=name, seam=handle.seam_url)
+            for item in self.items:
+                for arm in arm_order(self.study.file.arm_order_seed, item.id, self.arms):
+                    if self.stopping:
+                        self.tally.interrupted = True
+                        return self.tally
+                    await self._item_on_arm(item, arm)
+        finally:
+            self._remove_signals()
+            for client in self.clients.values():
+                await client.aclose()
+            await self.control.aclose()
+        return self.tally
+
+    async def _item_on_arm(self, item: Item, arm: str) -> None:
+        structlog.contextvars.bind_contextvars(item=item.id, arm=arm)
+        attempt = 1
+        while True:
+            done: list[TurnRecord] = []
+            try:
+                await self._attempt(item, arm, attempt, done)
+                break
+            except InfraError as e:
+                self.tally.infra_failures += 1
+                log.warning("infrastructure failure", attempt=attempt, error=str(e))
+                if attempt > MAX_RETRIES or self.stopping:
+                    self._give_up(item, arm, attempt, done, str(e))
+                    break
+                await asyncio.sleep(BACKOFF_S * 2 ** (attempt - 1))
+                attempt += 1
+                try:
+                    handle = await self.backend.restart_arm(arm)
+                except InfraError as restart_error:
+                    log.warning("arm restart failed", error=str(restart_error))
+                    continue  # the next attempt fails fast and is counted
+                await self.clients[arm].aclose()
+                self.clients[arm] = SeamClient(handle.seam_url)
+        for record in done:
+            self._write(record)
+        await self._tell_proxy(arm, None, 0)
+        structlog.contextvars.unbind_contextvars("item", "arm")
+
+    async def _attempt(self, item: Item, arm: str, attempt: int, done: list[TurnRecord]) -> None:
+        """Run the item's turns on `arm`; records go to `done`. Raises InfraError."""
+        client = self.clients[arm]
+        self.backend.pin_clock(arm, item.clock)
+        session_id = f"{item.id}.{attempt}"
+        opened = OpenSession(
+            session_id=session_id, item_id=item.id, clock=item.clock, context=item.context
+        )
+        try:
+            await client.open_session(opened)
+        except (SeamError, httpx.HTTPError) as e:
+            if await self._infra(arm, e):
+                raise InfraError(f"opening a session failed: {e}") from e
+            for number in range(len(item.turns)):
+                done.append(self._record(item, arm, number, attempt, "error", error=str(e)))
+            return
+        for number, script in enumerate(item.turns):
+            if self.stopping and number:
+                break  # Ctrl-C: this item's remaining turns are not run (and not recorded)
+            await self._tell_proxy(arm, item.id, number)
+            turn = Turn(
+                turn=number,
+                user=script.user,
+                addon=script.addon,
+                deadline_ms=self.study.deadline_ms,
+                clock=item.clock,
+            )
+            try:
+                result = await client.collect(session_id, turn, self.deadline_s)
+            except (SeamError, httpx.HTTPError) as e:
+                if await self._infra(arm, e):
+                    raise InfraError(f"turn {number}: {e}") from e
+                done.append(self._record(item, arm, number, attempt, "error", error=str(e)))
+                continue
+            if result.outcome == "broken" and await self._infra(arm, None):
+                raise InfraError(f"turn {number}: the arm's process died ({result.error})")
+            done.append(self._from_result(item, arm, number, attempt, result))
+        try:
+            await client.close_session(session_id)
+        except (SeamError, httpx.HTTPError) as e:
+            log.debug("closing the session failed", error=str(e))
+
+    async def _infra(self, arm: str, error: Exception | None) -> bool:
+        """Whether a failure is the machinery's: the process is gone or the seam refused."""
+        if isinstance(error, httpx.ConnectError):
+            return True
+        deadline = time.monotonic() + DEATH_GRACE_S
+        while time.monotonic() < deadline:
+            if not self.backend.arm_alive(arm):
+                return True
+            await asyncio.sleep(0.05)
+        return False
+
+    # --- records ---------------------------------------------------------------------------
+
+    def _from_result(
+        self, item: Item, arm: str, number: int, attempt: int, result: TurnResult
+    ) -> TurnRecord:
+        outcome: TurnOutcome = (
+            "done" if result.outcome == "done" else "cut" if result.outcome == "cut" else "error"
+        )
+        return self._record(
+            item,
+            arm,
+            number,
+            attempt,
+            outcome,
+            text=result.text,
+            first_token_s=result.timing.first_token_s,
+            last_token_s=result.timing.last_token_s,
+            error=result.error,
+        )
+
+    def _record(
+        self,
+        item: Item,
+        arm: str,
+        number: int,
+        attempt: int,
+        outcome: TurnOutcome,
+        *,
+        text: str = "",
+        first_token_s: float | None = None,
+        last_token_s: float | None = None,
+        error: str | None = None,
+    ) -> TurnRecord:
+        return TurnRecord(
+            run=self.run_id,
+            item=item.id,
+            arm=arm,
+            turn=number,
+            text=text,
+            outcome=outcome,
+            first_token_s=first_token_s,
+            last_token_s=last_token_s,
+            attempts=attempt,
+            error=error,
+        )
+
+    def _give_up(
+        self, item: Item, arm: str, attempt: int, done: list[TurnRecord], error: str
+    ) -> None:
+        # Turns the last attempt completed keep their outcome; the rest failed for want of an
+        # arm, which is the harness's failure, not the arm's.
+        for number in range(len(done), len(item.turns)):
+            done.append(self._record(item, arm, number, attempt, "infra_failed", error=error))
+
+    def _write(self, record: TurnRecord) -> None:
+        self.turns.append(record)
+        self.tally.outcomes[record.outcome] += 1
+        self.on_turn(record)
+
+    async def _tell_proxy(self, arm: str, item: str | None, turn: int) -> None:
+        assert self.control is not None
+        try:
+            response = await self.control.post(
+                "/turn", json={"arm": arm, "item": item, "turn": turn}
+            )
+            response.raise_for_status()
+        except httpx.HTTPError as e:
+            # Calls would be logged without their turn: that breaks attribution, so stop.
+            raise InfraError(f"the proxy's control endpoint failed: {e}") from e
+
+    # --- Ctrl-C ----------------------------------------------------------------------------
+
+    def _install_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._main = asyncio.current_task()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self._interrupt)
+
+    def _remove_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+    def _interrupt(self) -> None:
+        if self.stopping and self._main is not None:
+            log.warning("stopping now")
+            self._main.cancel()
+            return
+        self.stopping = True
+        self.tally.interrupted = True
+        log.warning("stopping after the turn in flight (Ctrl-C again to stop at once)")

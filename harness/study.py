@@ -1,0 +1,330 @@
+"""The study file (`study.toml`): what to run, on which arms, under which rules.
+
+    name = "quickstart"
+    arms = ["bare", "retrieval"]          # services of compose.yaml next to this file, or:
+    [arms.bare]                           # ... a table per arm (command + env) when there is none
+    command = "python -m arms.bare"
+    env = { ARM_MODEL = "gpt-4.1-mini" }
+
+    items = "items.jsonl"                 # {"id", "clock", "turns": [{"user", "addon"?}], ...}
+    deadline_ms = 60000                   # per turn, wall time at the seam
+    arm_order_seed = 7
+    stubs = "stubs.toml"                  # record mode's replies (optional)
+    prices = "prices.toml"                # live mode's price table (optional: packaged one)
+    ledger = "ledger.jsonl"
+    stage = "default"
+    stage_cap = "10"
+    [vendors]                             # base URL overrides for live mode
+    openai = "https://api.openai.com"
+    [pins]                                # pinned sampling (proxy/sampling.py Pins)
+    temperature = 0
+
+Every problem is reported before anything starts, naming the file, the field and what to do,
+because a study that dies after ten minutes of arm start-up wastes the user's time (and, live,
+money).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import tomllib
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.errors import HarnessError
+from proxy.sampling import Pins, PinsError
+from proxy.vendors import VENDORS
+
+STUDY_SCHEMA = 1
+DEFAULT_DEADLINE_MS = 60_000
+
+
+class ArmSpec(BaseModel):
+    """How to start one arm: the command (argv) and its extra environment."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: list[str] = Field(min_length=1)
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        # compose.yaml and study tables both allow "python -m arms.bare" as one string.
+        return shlex.split(value) if isinstance(value, str) else value
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _env(cls, value: Any) -> Any:
+        if isinstance(value, list):  # compose's ["KEY=value", ...] form
+            return dict(str(v).partition("=")[::2] for v in value)
+        if isinstance(value, dict):
+            return {str(k): "" if v is None else str(v) for k, v in value.items()}
+        return value
+
+
+class TurnScript(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user: str
+    addon: str = ""
+
+
+class Item(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9._:-]+$")
+    clock: datetime
+    turns: list[TurnScript] = Field(min_length=1)
+    context: str | None = None
+
+
+class PurposeRule(BaseModel):
+    """Purpose of a call without an X-Harness-Purpose header, by route and/or model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    route: str | None = None
+    model: str | None = None
+
+
+class StudyFile(BaseModel):
+    """The TOML as written; paths are relative to the study file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_: int = Field(STUDY_SCHEMA, alias="schema")
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9._-]+$")
+    arms: list[str] | dict[str, ArmSpec]
+    items: str
+    deadline_ms: int = Field(DEFAULT_DEADLINE_MS, gt=0)
+    arm_order_seed: int = 0
+    pins: dict[str, Any] = Field(default_factory=dict)
+    purposes: dict[str, PurposeRule] = Field(default_factory=dict)
+    prices: str | None = None
+    stage: str = "default"
+    stage_cap: str | None = None
+    ledger: str = "ledger.jsonl"
+    vendors: dict[str, str] = Field(default_factory=dict)
+    stubs: str | None = None
+
+    @field_validator("schema_")
+    @classmethod
+    def _schema(cls, value: int) -> int:
+        if value != STUDY_SCHEMA:
+            raise ValueError(f"this harness reads study schema {STUDY_SCHEMA}; got {value}")
+        return value
+
+    @field_validator("arms")
+    @classmethod
+    def _some_arms(cls, value: list[str] | dict[str, ArmSpec]) -> list[str] | dict[str, ArmSpec]:
+        if not value:
+            raise ValueError("name at least one arm")
+        return value
+
+    @field_validator("stage_cap")
+    @classmethod
+    def _usd(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                amount = Decimal(value)
+            except InvalidOperation:
+                raise ValueError(f'{value!r} is not an amount in USD, e.g. "10"') from None
+            if not amount.is_finite() or amount < 0:
+                raise ValueError("must be a non-negative amount in USD")
+        return value
+
+    @field_validator("vendors")
+    @classmethod
+    def _vendors(cls, value: dict[str, str]) -> dict[str, str]:
+        for vendor, url in value.items():
+            if vendor not in VENDORS:
+                raise ValueError(f"unknown vendor {vendor!r}; known: {', '.join(VENDORS)}")
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"{vendor}: base URL must start with http:// or https://")
+        return value
+
+
+class Study(BaseModel):
+    """A loaded, checked study: every path resolved, every arm specified, every item read."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    path: Path
+    file: StudyFile
+    arms: dict[str, ArmSpec]
+    items: list[Item]
+    pins: Pins
+    compose_path: Path | None
+    prices_path: Path | None
+    stubs_path: Path | None
+    ledger_path: Path
+    study_sha256: str
+    compose_sha256: str | None
+    items_sha256: str
+
+    @property
+    def name(self) -> str:
+        return self.file.name
+
+    @property
+    def deadline_ms(self) -> int:
+        return self.file.deadline_ms
+
+    def upstreams(self) -> list[str]:
+        return [f"{vendor}={url}" for vendor, url in self.file.vendors.items()]
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _fields(e: ValidationError, prefix: str = "") -> str:
+    lines = []
+    for err in e.errors(include_url=False):
+        where = prefix + ".".join(str(p) for p in err["loc"] if p != "function-after")
+        lines.append(f"{where or 'file'}: {err['msg']}")
+    return "\n  ".join(lines)
+
+
+def load_study(path: Path) -> Study:
+    """Read and check everything the study names; raises HarnessError saying what to fix."""
+    if not path.is_file():
+        raise HarnessError(f"study file {path} does not exist", hint="give the path to study.toml")
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise HarnessError(f"cannot read study file {path}: {e}") from e
+    except tomllib.TOMLDecodeError as e:
+        raise HarnessError(f"{path} is not valid TOML: {e}") from e
+    try:
+        file = StudyFile.model_validate(raw)
+    except ValidationError as e:
+        raise HarnessError(
+            f"{path}: invalid study:\n  {_fields(e)}",
+            hint="fix the fields named above (see harness/study.py for the format)",
+        ) from None
+    base = path.parent
+    try:
+        pins = Pins.from_toml_table(file.pins)
+    except PinsError as e:
+        raise HarnessError(f"{path}: {e}") from None
+    compose = base / "compose.yaml"
+    compose_path = compose if compose.is_file() else None
+    arms = _arm_specs(path, file, compose_path)
+    items_path = _existing(path, "items", file.items)
+    return Study(
+        path=path,
+        file=file,
+        arms=arms,
+        items=load_items(items_path),
+        pins=pins,
+        compose_path=compose_path,
+        prices_path=_existing(path, "prices", file.prices) if file.prices else None,
+        stubs_path=_existing(path, "stubs", file.stubs) if file.stubs else None,
+        ledger_path=base / file.ledger,
+        study_sha256=sha256(path),
+        compose_sha256=sha256(compose_path) if compose_path else None,
+        items_sha256=sha256(items_path),
+    )
+
+
+def _existing(study: Path, field: str, value: str) -> Path:
+    target = study.parent / value
+    if not target.is_file():
+        raise HarnessError(
+            f"{study}: field {field!r}: file {target} does not exist or is not readable",
+            hint=f"create it or point {field} at an existing file (paths are relative to the "
+            "study file)",
+        )
+    return target
+
+
+def _arm_specs(study: Path, file: StudyFile, compose: Path | None) -> dict[str, ArmSpec]:
+    if isinstance(file.arms, dict):
+        return dict(file.arms)
+    if compose is None:
+        raise HarnessError(
+            f"{study}: field 'arms' names services ({', '.join(file.arms)}) but there is no "
+            f"compose.yaml next to the study",
+            hint="add compose.yaml with those services, or describe each arm in an "
+            '[arms.NAME] table with command = "..." and env = {...}',
+        )
+    services = _compose_services(compose)
+    specs: dict[str, ArmSpec] = {}
+    for name in file.arms:
+        if name not in services:
+            raise HarnessError(
+                f"{study}: field 'arms': {name!r} is not a service in {compose} "
+                f"(services: {', '.join(sorted(services)) or 'none'})",
+                hint="fix the arm's name or add the service to compose.yaml",
+            )
+        service = services[name] or {}
+        if not service.get("command"):
+            raise HarnessError(
+                f"{compose}: service {name!r} has no command",
+                hint="the local backend runs the service's command as a process: add "
+                'command: "python -m arms.NAME"',
+            )
+        try:
+            specs[name] = ArmSpec.model_validate(
+                {"command": service["command"], "env": service.get("environment") or {}}
+            )
+        except ValidationError as e:
+            raise HarnessError(
+                f"{compose}: service {name!r}:\n  {_fields(e)}", hint="fix command/environment"
+            ) from None
+    return specs
+
+
+def _compose_services(compose: Path) -> dict[str, Any]:
+    # ruamel.yaml comes with mitmproxy; compose files are plain YAML mappings.
+    from ruamel.yaml import YAML, YAMLError
+
+    try:
+        data = YAML(typ="safe").load(compose.read_text(encoding="utf-8"))
+    except (OSError, YAMLError) as e:
+        raise HarnessError(f"cannot read {compose}: {e}") from None
+    services = data.get("services") if isinstance(data, dict) else None
+    if not isinstance(services, dict):
+        raise HarnessError(f"{compose} has no 'services' mapping", hint="see compose.yaml docs")
+    return services
+
+
+def load_items(path: Path) -> list[Item]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise HarnessError(
+            f"cannot read items file {path}: {e}", hint="check the 'items' path and permissions"
+        ) from e
+    items: list[Item] = []
+    seen: set[str] = set()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = Item.model_validate(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise HarnessError(
+                f"{path}:{number}: not JSON: {e.msg}", hint="one JSON object a line"
+            ) from None
+        except ValidationError as e:
+            raise HarnessError(
+                f"{path}:{number}: invalid item:\n  {_fields(e)}",
+                hint='each line: {"id": "...", "clock": "2024-05-01T10:00:00", '
+                '"turns": [{"user": "..."}]}',
+            ) from None
+        if item.id in seen:
+            raise HarnessError(f"{path}:{number}: item id {item.id!r} appears twice")
+        seen.add(item.id)
+        items.append(item)
+    if not items:
+        raise HarnessError(f"items file {path} has no items", hint="add one JSON object a line")
+    return items

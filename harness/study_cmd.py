@@ -1,0 +1,108 @@
+"""`harness record STUDY`, `harness live STUDY --cap N` and `harness cleanup`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, cast
+
+import typer
+
+from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    # Imported when a command runs: loading a study pulls in the vendor SDKs (pins), seconds
+    # that every other `harness` command should not pay.
+    from harness.study_run import Isolation, RunResult
+
+RUN_DIR = typer.Option(Path("runs"), "--run-dir", envvar="HARNESS_RUN_DIR", help="Run root.")
+ARM = typer.Option(
+    [], "--arm", envvar="HARNESS_ARMS", help="Run only this arm (repeatable; default: all)."
+)
+LIMIT = typer.Option(None, "--limit", envvar="HARNESS_LIMIT", help="Run only the first N items.")
+ISOLATION = typer.Option(
+    "auto",
+    "--isolation",
+    envvar="HARNESS_ISOLATION",
+    help="auto | docker | local (auto: docker when available, else local).",
+)
+
+
+def _isolation(value: str) -> Isolation:
+    if value not in ("auto", "docker", "local"):
+        raise HarnessError(f"--isolation {value!r} is not one of auto, docker, local")
+    return cast("Isolation", value)
+
+
+def _run(
+    study: Path,
+    mode: Literal["record", "live"],
+    run_dir: Path,
+    arm: list[str],
+    limit: int | None,
+    isolation: str,
+    cap: str = "",
+) -> int:
+    from harness.study import load_study
+    from harness.study_run import RunRequest, run_study
+
+    request = RunRequest(
+        study=load_study(study),
+        mode=mode,
+        run_root=run_dir,
+        arms=arm,
+        limit=limit,
+        isolation=_isolation(isolation),
+        cap=cap,
+    )
+    return _report(run_study(request))
+
+
+def _report(result: RunResult) -> int:
+    run = result.header.study
+    assert run is not None
+    outcomes = ", ".join(f"{k} {v}" for k, v in sorted(run.outcomes.items())) or "no turns"
+    verdict = "passed" if run.passed else "interrupted" if run.interrupted else "FAILED"
+    typer.echo(f"run {result.header.run_id}: {verdict}")
+    typer.echo(f"  turns: {outcomes}; infrastructure failures: {run.infra_failures}")
+    typer.echo(f"  isolation: {run.isolation}; clock: {run.clock_pinning}")
+    if run.stray_connections:
+        typer.echo(
+            f"  {run.stray_connections} stray connection(s) refused: see "
+            f"{result.run_dir / 'egress.jsonl'}"
+        )
+    typer.echo(f"  {result.run_dir}")
+    return 0 if run.passed else 130 if run.interrupted else 1
+
+
+def record(
+    study: Path = typer.Argument(..., help="The study file (study.toml)."),
+    run_dir: Path = RUN_DIR,
+    arm: list[str] = ARM,
+    limit: int | None = LIMIT,
+    isolation: str = ISOLATION,
+) -> int:
+    """Run a study in record mode: every model call answered by stubs, free."""
+    return _run(study, "record", run_dir, arm, limit, isolation)
+
+
+def live(
+    study: Path = typer.Argument(..., help="The study file (study.toml)."),
+    cap: str = typer.Option(..., "--cap", envvar="HARNESS_CAP", help="The run's cap in USD."),
+    run_dir: Path = RUN_DIR,
+    arm: list[str] = ARM,
+    limit: int | None = LIMIT,
+    isolation: str = ISOLATION,
+) -> int:
+    """Run a study against the real vendors, metered and capped (after a clean record run)."""
+    return _run(study, "live", run_dir, arm, limit, isolation, cap)
+
+
+def cleanup(
+    run_dir: Path = RUN_DIR,
+    force: bool = typer.Option(False, help="Also stop runs whose harness still runs."),
+) -> None:
+    """Stop the processes a crashed run left behind (from each run's pids.json)."""
+    from harness.backends.pids import cleanup as clean
+
+    for line in clean(run_dir, force=force) or ["nothing to clean up"]:
+        typer.echo(line)

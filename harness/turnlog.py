@@ -1,0 +1,56 @@
+"""`turns.jsonl`: one `TurnRecord` per scripted turn per arm, append-only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TURN_SCHEMA: Literal[1] = 1
+
+# done: the arm finished in time. cut: the deadline passed; `text` is what arrived before it.
+# error: the arm reported an error or broke the seam protocol (the arm's failure, an outcome).
+# infra_failed: the machinery failed on every attempt (process died, seam refused): not the arm's.
+TurnOutcome = Literal["done", "cut", "error", "infra_failed"]
+
+
+class TurnRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_: Literal[1] = Field(TURN_SCHEMA, alias="schema")
+    run: str
+    item: str
+    arm: str
+    turn: int
+    text: str
+    outcome: TurnOutcome
+    first_token_s: float | None = None
+    last_token_s: float | None = None
+    # 1 + the number of infrastructure retries of this item on this arm before this record.
+    attempts: int = 1
+    error: str | None = None
+
+
+class TurnLog:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+
+    def append(self, record: TurnRecord) -> None:
+        self._file.write(record.model_dump_json(by_alias=True) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def read_turns(path: Path) -> list[TurnRecord]:
+    if not path.exists():
+        return []
+    return [
+        TurnRecord.model_validate(json.loads(line))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
