@@ -1,0 +1,351 @@
+"""Live-mode proxy benchmark (issue 3): the metering proxy against a bare mitmdump reverse proxy
+and a direct call to a fast fake vendor, all in the same run with the same client; then the
+durable ledger's settlements per second.
+
+Targets, each reached by `bench.httpclient` (raw HTTP/1.1, keep-alive):
+  direct    `bench.vendor_upstream`, an OpenAI-format upstream that reports usage
+  bare      `mitmdump -q --mode reverse:http://127.0.0.1:UP@PORT` in front of it (and, for
+            streams, a second one with `--set stream_large_bodies=1`, so that it streams)
+  metered   `harness proxy serve --mode live` forwarding to it: reserve, journal, key swap,
+            usage, settlement, call log
+Figures: sequential p50/p99 of a chat completion and the latency each proxy adds over direct;
+calls/s with 32 concurrent keep-alive clients and CPU per call; a paced SSE stream's time to first
+byte and to end; ledger settlements/s with fsync (the measurements of `bench/ledger_bench.py`).
+
+Run: `bench/run` (all benches), or `.venv/bin/python -m bench.live_bench --write BENCHMARKS.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from statistics import median
+
+from bench import ledger_bench
+from bench.httpclient import Connection, RequestFactory, concurrent, percentile, sequential
+from bench.live_report import (
+    LedgerFigures,
+    MeteredCheck,
+    PlainFigures,
+    StreamFigures,
+    render,
+    write_section,
+)
+from bench.stub_bench import (
+    BIN,
+    HOST,
+    RESULTS,
+    STARTUP_TIMEOUT,
+    Server,
+    _cpu_model,
+    _cpu_seconds,
+    _free_port,
+    _mitmproxy_version,
+    _read_line,
+    _stop,
+    _wait_listening,
+)
+
+MODEL = "gpt-4.1-mini"  # in the packaged price table
+PLAIN_TARGETS = ["direct", "bare", "metered"]
+STREAM_TARGETS = ["direct", "bare", "bare_streaming", "metered", "metered_hidden"]
+DUMMY_KEY = "sk-bench-dummy-study-key"
+# The arm's placeholder, as an SDK sends it; the metered proxy swaps in the study key.
+ARM_HEADERS = {"authorization": "Bearer harness-placeholder-key"}
+
+
+def chat_request(path: str, stream: bool = False, ask_usage: bool = True) -> RequestFactory:
+    n = itertools.count()  # every body differs, so each call stores and logs new bodies
+
+    def make(_: int) -> tuple[str, str, bytes, dict[str, str]]:
+        body: dict[str, object] = {
+            "model": MODEL,
+            "messages": [{"role": "user", "content": f"Hello, this is bench request {next(n)}"}],
+            "max_tokens": 64,
+        }
+        if stream:
+            body["stream"] = True
+            if ask_usage:
+                body["stream_options"] = {"include_usage": True}
+        return "POST", path, json.dumps(body, separators=(",", ":")).encode(), ARM_HEADERS
+
+    return make
+
+
+def _path(target: str) -> str:
+    return "/openai/v1/chat/completions" if target.startswith("metered") else "/v1/chat/completions"
+
+
+def _port(target: str) -> str:
+    return "metered" if target.startswith("metered") else target
+
+
+# --- processes -------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def servers(workdir: Path, args: argparse.Namespace) -> Iterator[dict[str, Server]]:
+    """Start the fake vendor, two bare mitmdumps and the live proxy; stop them all on exit."""
+    started: dict[str, Server] = {}
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    logs = workdir / "logs"
+    logs.mkdir()
+
+    def popen(name: str, cmd: list[str], env: dict[str, str] | None = None) -> Server:
+        stderr = open(logs / f"{name}.stderr", "wb")  # noqa: SIM115 - the child owns it
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, env=env)
+        finally:
+            stderr.close()
+        started[name] = Server(name, 0, proc)
+        return started[name]
+
+    try:
+        pace = ["--chunks", str(args.chunks), "--chunk-ms", str(args.chunk_ms)]
+        upstream = popen("direct", [sys.executable, "-m", "bench.vendor_upstream", *pace])
+        upstream.port = int(_read_line(upstream.proc, "PORT ", deadline))
+        up_url = f"http://{HOST}:{upstream.port}"
+        for name, extra in (("bare", []), ("bare_streaming", ["--set", "stream_large_bodies=1"])):
+            port = _free_port()
+            cmd = [str(BIN / "mitmdump"), "-q", "--mode", f"reverse:{up_url}@{port}"]
+            cmd += ["--listen-host", HOST, "--set", f"confdir={workdir / 'mitmproxy'}", *extra]
+            popen(name, cmd).port = port
+        cmd = [str(BIN / "harness"), "proxy", "serve", "--mode", "live", "--port", "0"]
+        cmd += ["--run-dir", str(workdir / "run"), "--cap", "1000"]
+        cmd += ["--ledger", str(workdir / "ledger.jsonl"), "--deadline", "600"]
+        cmd += ["--upstream", f"openai={up_url}", "--upstream", f"anthropic={up_url}"]
+        env = {**os.environ, "OPENAI_API_KEY": DUMMY_KEY, "ANTHROPIC_API_KEY": DUMMY_KEY}
+        metered = popen("metered", cmd, env)
+        base = _read_line(metered.proc, "export OPENAI_BASE_URL=", deadline)
+        metered.port = int(base.split(":")[2].split("/")[0])
+        for server in started.values():
+            _wait_listening(server.port, server.proc, deadline)
+        yield started
+    finally:
+        for server in started.values():
+            _stop(server.proc)
+
+
+# --- measurements ----------------------------------------------------------------------------
+
+
+async def measure_plain(running: dict[str, Server], args: argparse.Namespace) -> list[PlainFigures]:
+    """Rounds that rotate the targets, so a burst of load from elsewhere falls on all of them."""
+    makes = {t: chat_request(_path(t)) for t in PLAIN_TARGETS}
+    latencies: dict[str, list[float]] = {t: [] for t in PLAIN_TARGETS}
+    rates: dict[str, list[float]] = {t: [] for t in PLAIN_TARGETS}
+    cpu: dict[str, list[float]] = {t: [] for t in PLAIN_TARGETS}
+    errors = dict.fromkeys(PLAIN_TARGETS, 0)
+    per_round = max(1, args.requests // args.rounds)
+    for round_ in range(args.rounds):
+        shift = round_ % len(PLAIN_TARGETS)
+        for target in PLAIN_TARGETS[shift:] + PLAIN_TARGETS[:shift]:
+            server = running[target]
+            warmup = args.warmup if round_ == 0 else args.warmup // 10
+            latencies[target] += await sequential(
+                HOST, server.port, makes[target], per_round, warmup, args.seq_seconds
+            )
+            before = _cpu_seconds(server.proc.pid)
+            tput = await concurrent(
+                HOST, server.port, makes[target], args.clients, args.conc_warmup, args.duration
+            )
+            cpu[target].append((_cpu_seconds(server.proc.pid) - before) / max(1, tput.total_calls))
+            rates[target].append(tput.per_second)
+            errors[target] += tput.errors
+        print(
+            f"  plain   round {round_ + 1}/{args.rounds}: "
+            + ", ".join(
+                f"{t} p50 {percentile(latencies[t], 50) * 1000:.2f} ms {rates[t][-1]:.0f}/s"
+                for t in PLAIN_TARGETS
+            ),
+            flush=True,
+        )
+    return [
+        PlainFigures(
+            target=t,
+            p50_ms=percentile(latencies[t], 50) * 1000,
+            p99_ms=percentile(latencies[t], 99) * 1000,
+            samples=len(latencies[t]),
+            calls_per_s=median(rates[t]),
+            rate_range=(min(rates[t]), max(rates[t])),
+            cpu_ms_per_call=median(cpu[t]) * 1000,
+            errors=errors[t],
+        )
+        for t in PLAIN_TARGETS
+    ]
+
+
+async def measure_streams(
+    running: dict[str, Server], args: argparse.Namespace
+) -> list[StreamFigures]:
+    makes = {
+        t: chat_request(_path(t), stream=True, ask_usage=t != "metered_hidden")
+        for t in STREAM_TARGETS
+    }
+    heads: dict[str, list[float]] = {t: [] for t in STREAM_TARGETS}
+    firsts: dict[str, list[float]] = {t: [] for t in STREAM_TARGETS}
+    lasts: dict[str, list[float]] = {t: [] for t in STREAM_TARGETS}
+    chunks: dict[str, list[int]] = {t: [] for t in STREAM_TARGETS}
+    conns = {t: Connection(HOST, running[_port(t)].port) for t in STREAM_TARGETS}
+    try:
+        for t in STREAM_TARGETS:  # one warm-up stream each: connections open, code paths hot
+            await conns[t].request(*makes[t](0))
+        for round_ in range(args.rounds):
+            shift = round_ % len(STREAM_TARGETS)
+            for t in STREAM_TARGETS[shift:] + STREAM_TARGETS[:shift]:
+                for i in range(args.stream_repeats):
+                    reply = await conns[t].request(*makes[t](i))
+                    if reply.status != 200 or reply.first_data is None:
+                        raise RuntimeError(f"{t}: streamed call answered {reply.status}")
+                    if b"[DONE]" not in reply.body:
+                        raise RuntimeError(f"{t}: the stream lacks its [DONE]")
+                    heads[t].append(reply.head - reply.sent)
+                    firsts[t].append(reply.first_data - reply.sent)
+                    lasts[t].append(reply.end - reply.sent)
+                    chunks[t].append(len(reply.chunk_times))
+    finally:
+        for conn in conns.values():
+            await conn.close()
+    results = []
+    for t in STREAM_TARGETS:
+        results.append(
+            StreamFigures(
+                target=t,
+                head_ms=median(heads[t]) * 1000,
+                first_data_ms=median(firsts[t]) * 1000,
+                last_byte_ms=median(lasts[t]) * 1000,
+                chunks=median(chunks[t]),
+                samples=len(heads[t]),
+            )
+        )
+        s = results[-1]
+        print(
+            f"  stream  {t:<15} head {s.head_ms:.1f} ms, first data {s.first_data_ms:.1f} ms, "
+            f"last byte {s.last_byte_ms:.1f} ms, {s.chunks:.0f} chunks",
+            flush=True,
+        )
+    return results
+
+
+def measure_ledger(workdir: Path, args: argparse.Namespace) -> LedgerFigures:
+    """`bench/ledger_bench.py`'s three measurements, in a directory on the repository's disk."""
+    tmp = workdir / "ledger-bench"
+    tmp.mkdir()
+    single = ledger_bench.one_per_entry(tmp, args.ledger_single)
+    batched, entries = ledger_bench.batched(tmp, args.ledger_calls, 8)
+    calls = args.ledger_calls // 8 * 8
+    processes = ledger_bench.processes(tmp, args.ledger_per_process)
+    figures = LedgerFigures(single, batched, entries, calls, processes, args.ledger_per_process)
+    print(
+        f"  ledger  one per entry {single:.0f}/s, SettlementWriter {batched:.0f}/s "
+        f"({calls} calls in {entries} entries), 4 processes {processes:.0f}/s",
+        flush=True,
+    )
+    return figures
+
+
+def check_metered(workdir: Path) -> MeteredCheck:
+    """After the proxy stopped: every metered call logged, priced, and the ledger intact."""
+    records = [
+        json.loads(line)
+        for line in (workdir / "run" / "calls.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    ok = [r for r in records if r["outcome"] == "ok" and r["tokens"]["source"] == "vendor"]
+    cost = sum((float(r.get("cost_usd") or 0) for r in records), 0.0)
+    verify = subprocess.run(
+        [str(BIN / "harness"), "ledger", "verify", "--ledger", str(workdir / "ledger.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    verdict = "passed" if verify.returncode == 0 else f"**failed** ({verify.stdout.strip()})"
+    return MeteredCheck(len(records), len(ok), f"{cost:.6f}", verdict)
+
+
+async def measure(
+    running: dict[str, Server], args: argparse.Namespace
+) -> tuple[list[PlainFigures], list[StreamFigures]]:
+    plain = await measure_plain(running, args)
+    return plain, await measure_streams(running, args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--requests", type=int, default=1500, help="sequential requests measured")
+    parser.add_argument("--warmup", type=int, default=100, help="sequential warm-up requests")
+    parser.add_argument(
+        "--seq-seconds", type=float, default=4.0, help="cap on one round's sequential requests"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds alternating the targets")
+    parser.add_argument("--clients", type=int, default=32, help="concurrent keep-alive clients")
+    parser.add_argument("--duration", type=float, default=3.0, help="seconds counted per round")
+    parser.add_argument("--conc-warmup", type=float, default=0.5, help="seconds before counting")
+    parser.add_argument("--chunks", type=int, default=10, help="SSE writes per streamed reply")
+    parser.add_argument("--chunk-ms", type=float, default=20.0, help="pause between SSE writes")
+    parser.add_argument("--stream-repeats", type=int, default=4, help="streams per target/round")
+    parser.add_argument("--ledger-single", type=int, default=1000)
+    parser.add_argument("--ledger-calls", type=int, default=20000)
+    parser.add_argument("--ledger-per-process", type=int, default=100)
+    parser.add_argument("--write", type=Path, help="update this Markdown file's section")
+    args = parser.parse_args(argv)
+    if min(args.requests, args.rounds, args.clients, args.stream_repeats) < 1:
+        parser.error("--requests, --rounds, --clients and --stream-repeats must be positive")
+    if args.duration <= 0 or args.chunks < 2:
+        parser.error("--duration must be positive and --chunks at least 2")
+    machine = {
+        "nproc": str(len(os.sched_getaffinity(0))),
+        "cpu": _cpu_model(),
+        "python": platform.python_version(),
+        "mitmproxy": _mitmproxy_version(),
+    }
+    print(f"live bench on {machine}", flush=True)
+    started = time.monotonic()
+    load_before = os.getloadavg()[0]
+    # Run directory and ledgers on the repository's disk, where real runs keep them.
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="live-bench-", dir=RESULTS) as tmp:
+        workdir = Path(tmp)
+        with servers(workdir, args) as running:
+            plain, streams = asyncio.run(measure(running, args))
+        check = check_metered(workdir)
+        ledger = measure_ledger(workdir, args)
+    elapsed = time.monotonic() - started
+    machine["load"] = f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after"
+    command = "bench/run" if os.environ.get("BENCH_VIA_RUN") else _command(argv)
+    section = render(
+        plain,
+        streams,
+        ledger,
+        check,
+        machine=machine,
+        date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        command=command,
+        settings=args,
+        elapsed=elapsed,
+    )
+    if args.write:
+        write_section(args.write, section)
+    print(section)
+    return 0
+
+
+def _command(argv: list[str] | None) -> str:
+    args = sys.argv[1:] if argv is None else argv
+    return " ".join([".venv/bin/python -m bench.live_bench", *args])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
