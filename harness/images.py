@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,21 +154,25 @@ def _stream(
     with log_file.open("w") as sink:
         sink.write("$ " + " ".join(cmd) + "\n")
         sink.flush()
-        proc = subprocess.Popen(
+        with subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
-        )
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            sink.write(line)
-            text = line.rstrip()
-            if not step_only or text.startswith("Step ") or (text.startswith("#") and "[" in text):
-                log(prefix + text)
-        code = proc.wait()
+        ) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                sink.write(line)
+                text = line.rstrip()
+                if not step_only or text.startswith("Step ") or _is_buildkit_step(text):
+                    log(prefix + text)
+            code = proc.wait()
     if code != 0:
         tail = "\n".join(log_file.read_text().splitlines()[-20:])
         raise HarnessError(
             f"{prefix.rstrip(': ')} failed (exit {code}); last lines of {log_file}:\n{tail}"
         )
+
+
+def _is_buildkit_step(text: str) -> bool:
+    return text.startswith("#") and "[" in text
 
 
 def _stage_context(root: Path, spec: ImageSpec, cache: Path, files: list[Path]) -> Path:
@@ -182,9 +187,29 @@ def _stage_context(root: Path, spec: ImageSpec, cache: Path, files: list[Path]) 
     return context
 
 
-def _dockerfile_text(root: Path, spec: ImageSpec) -> str:
+def _folder_text(root: Path, spec: ImageSpec) -> str:
+    """Every file of images/<name>/ (Dockerfile, .dockerignore, sources), for the inputs hash."""
     folder = root / "images" / spec.name
-    return (folder / "Dockerfile").read_text() + (folder / ".dockerignore").read_text()
+    return "".join(
+        f"{path.name}\0{path.read_text()}\0" for path in sorted(folder.iterdir()) if path.is_file()
+    )
+
+
+def compile_sleepfix(root: Path, cache: Path) -> Path:
+    """images/arm/sleepfix.c as a shared object, built by the host's gcc (bookworm's glibc)."""
+    source = root / "images" / "arm" / "sleepfix.c"
+    out = cache / "sleepfix" / sha256_text(source.read_text()) / "sleepfix.so"
+    if out.exists():
+        return out
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None:
+        raise HarnessError("no C compiler for images/arm/sleepfix.c", hint="apt-get install gcc")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [gcc, "-O2", "-shared", "-fPIC", "-Wall", "-o", str(out), str(source), "-ldl"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise HarnessError(f"compiling {source.name} failed:\n{proc.stderr.strip()}")
+    return out
 
 
 def ensure_base(docker: DockerCLI, root: Path, options: BuildOptions, log: Log) -> ImageInfo:
@@ -227,6 +252,7 @@ def _build_one(
         log(f"{spec.tag}: up to date (inputs {inputs}); skipped")
         return current
     log(f"{spec.tag}: building (inputs {inputs})")
+    started = time.monotonic()
     context = _stage_context(root, spec, cache, files)
     docker.build(
         context,
@@ -243,7 +269,7 @@ def _build_one(
     if current and current.id != built.id:
         # The superseded image; refused (and left) when a container or a child image uses it.
         docker.run(["image", "rm", current.id], timeout=60)
-    log(f"{spec.tag}: built ({built.size_mb:.0f} MB)")
+    log(f"{spec.tag}: built in {time.monotonic() - started:.0f}s ({built.size_mb:.0f} MB)")
     return built
 
 
@@ -265,21 +291,23 @@ def build_images(
         docker,
         root,
         PYTHON,
-        inputs=sha256_text(_dockerfile_text(root, PYTHON), wheels.requirements_hash, base.id),
+        inputs=sha256_text(_folder_text(root, PYTHON), wheels.requirements_hash, base.id),
         files=[wheels.requirements, *sorted(wheels.directory.glob("*.whl"))],
         build_args={"BASE": base_ref},
         force=options.force,
         log=log,
     )
     built = [base, python]
+    sleepfix = compile_sleepfix(root, cache)
     for spec in (ARM, PROXY):
+        extra = [sleepfix] if spec is ARM else []
         built.append(
             _build_one(
                 docker,
                 root,
                 spec,
-                inputs=sha256_text(_dockerfile_text(root, spec), wheels.source_hash, python.id),
-                files=[wheels.harness_wheel],
+                inputs=sha256_text(_folder_text(root, spec), wheels.source_hash, python.id),
+                files=[wheels.harness_wheel, *extra],
                 build_args={"PYTHON_IMAGE": PYTHON.tag},
                 force=options.force,
                 log=log,

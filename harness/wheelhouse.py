@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,6 +103,16 @@ def lock_requirements(root: Path, out: Path, log: Log) -> str:
         constraints.write_text("\n".join(pins) + "\n")
     else:
         constraints.write_text("")
+    # Resolving asks PyPI (seconds); skip it while nothing it depends on has changed.
+    key = sha256_text(
+        (root / "pyproject.toml").read_text(),
+        (root / "overrides.txt").read_text(),
+        constraints.read_text(),
+    )
+    stamp = out.with_suffix(".inputs")
+    if out.exists() and stamp.exists() and stamp.read_text() == key:
+        log("wheelhouse: runtime dependencies unchanged")
+        return out.read_text()
     log("wheelhouse: resolving runtime dependencies (uv, overrides.txt)")
     _run(
         [
@@ -123,6 +134,7 @@ def lock_requirements(root: Path, out: Path, log: Log) -> str:
         ],
         "resolving the runtime dependencies",
     )
+    stamp.write_text(key)
     return out.read_text()
 
 
@@ -157,6 +169,7 @@ def fill_wheelhouse(directory: Path, requirements_text: str, log: Log) -> None:
         log(f"wheelhouse: {len(pins)} wheels cached in {directory}")
         return
     log(f"wheelhouse: fetching {len(missing)} of {len(pins)} wheels (pip wheel)")
+    started = time.monotonic()
     pip = _tool("pip")
     request = directory / "missing.txt"
     request.write_text("\n".join(missing) + "\n")
@@ -165,6 +178,7 @@ def fill_wheelhouse(directory: Path, requirements_text: str, log: Log) -> None:
         "pip wheel",
     )
     request.unlink()
+    log(f"wheelhouse: fetched in {time.monotonic() - started:.0f}s")
     now = {_wheel_key(w) for w in directory.glob("*.whl")}
     still = [p for p in missing if tuple(p.split("==", 1)) not in now]
     if still:
