@@ -179,3 +179,48 @@ def test_a_stray_connection_is_refused_logged_and_fails_the_run(
     study_header = header(run_dir)["study"]
     assert study_header["passed"] is False and study_header["stray_connections"] == 3
     assert accepted == []
+
+
+def test_ctrl_c_settles_the_turn_in_flight_and_stops_every_process(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.harness.studies import REPO
+
+    CLI = [sys.executable, "-m", "harness.cli", "--log-json"]
+
+    items = [
+        {"id": f"i{n}", "clock": "2024-05-01T10:00:00", "turns": [{"user": "sleep 2"}]}
+        for n in range(6)
+    ]
+    study = write_study(tmp_path, {"a": toy_arm()}, items, deadline_ms=10000)
+    runs = tmp_path / "runs"
+    process = subprocess.Popen(
+        [*CLI, "record", str(study), "--run-dir", str(runs)],
+        cwd=REPO,
+        env={**os.environ, "HARNESS_NO_PROGRESS": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not list(runs.glob("*/turns.jsonl")) or not next(runs.glob("*/turns.jsonl")).read_text():
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.1)
+    run_dir = only_run(runs)
+    arm_pid = json.loads((run_dir / "pids.json").read_text())["processes"][-1]["pid"]
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err[-3000:]
+    assert "interrupted" in out
+    study_header = header(run_dir)["study"]
+    assert study_header["interrupted"] is True and study_header["passed"] is False
+    turns = read_jsonl(run_dir / "turns.jsonl")
+    # The turn in flight when Ctrl-C came finished (done, not cut); no later item started.
+    assert 1 < len(turns) < len(items) and {t["outcome"] for t in turns} == {"done"}
+    assert not (run_dir / "pids.json").exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(arm_pid, 0)
