@@ -339,6 +339,7 @@ class HarnessAddon:
             response_chunks=chunks,
             timing=Timing(start=state.start, first_byte=first_byte, end=end),
             cost_usd=state.cost,
+            reserved_usd=state.reserved,
             flags=state.flags,
             rewrites=state.rewrites,
             error=state.error,

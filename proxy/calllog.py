@@ -93,6 +93,7 @@ class CallRecord(BaseModel):
     response_chunks: list[int] | None = None  # byte length of each streamed chunk, for replay
     timing: Timing
     cost_usd: Decimal = Decimal(0)  # exact; serialised as a string
+    reserved_usd: Decimal = Decimal(0)  # live: the worst case reserved before forwarding
     flags: list[str] = Field(default_factory=list)
     rewrites: list[Rewrite] = Field(default_factory=list)
     error: str | None = None

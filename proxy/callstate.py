@@ -32,6 +32,7 @@ class CallState:
     # Live mode: what was metered and booked.
     tokens: Tokens | None = None
     cost: Decimal = Decimal(0)
+    reserved: Decimal = Decimal(0)  # the worst case held for the call before it was forwarded
     rewrites: list[Rewrite] = field(default_factory=list)
     model_served: str | None = None
     response_body: bytes | None = None

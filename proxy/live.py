@@ -143,17 +143,13 @@ class LiveMode:
             refusal = self._price_and_reserve(state, live, body)
             if refusal is not None:
                 return refusal
+            assert live.reservation is not None
+            state.reserved = live.reservation.amount
             try:
-                # Durable before any byte leaves: a crash now still charges this call.
-                await asyncio.to_thread(
-                    cfg.journal.reserve,
-                    state.seq,
-                    live.reservation.amount,  # type: ignore[union-attr]
-                    live.model,
-                    route,
-                )
+                # Journaled before any byte leaves: a crash now still charges this call.
+                await cfg.journal.reserve(state.seq, live.reservation.amount, live.model, route)
             except OSError as e:
-                cfg.budget.release(live.reservation)  # type: ignore[arg-type]
+                cfg.budget.release(live.reservation)
                 live.settled = True
                 raise OSError(f"cannot write the reservation journal: {e}") from e
         self._point_upstream(flow, state, body, key)
