@@ -16,12 +16,20 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.wheelhouse import Log, Wheelhouse, build_wheelhouse, link_files, sha256_text
+from harness.wheelhouse import (
+    Log,
+    build_harness_wheel,
+    fill_wheelhouse,
+    link_files,
+    lock_requirements,
+    sha256_text,
+    source_hash,
+)
 
 BASE_TAG = "harness-base:bookworm"
 INPUTS_LABEL = "harness.inputs"
@@ -241,7 +249,7 @@ def _build_one(
     spec: ImageSpec,
     *,
     inputs: str,
-    files: list[Path],
+    files: Callable[[], list[Path]],
     build_args: dict[str, str],
     force: bool,
     log: Log,
@@ -253,7 +261,7 @@ def _build_one(
         return current
     log(f"{spec.tag}: building (inputs {inputs})")
     started = time.monotonic()
-    context = _stage_context(root, spec, cache, files)
+    context = _stage_context(root, spec, cache, files())
     docker.build(
         context,
         spec.tag,
@@ -284,30 +292,42 @@ def build_images(
     if not (cache / ".gitignore").exists():
         (cache / ".gitignore").write_text("*\n")
     log(f"docker engine {docker.server_version()}")
-    wheels: Wheelhouse = build_wheelhouse(root, cache, log)
+    wheelhouse = cache / "wheelhouse"
+    requirements = wheelhouse / "requirements.txt"
+    requirements_text = lock_requirements(root, requirements, log)
     base = ensure_base(docker, root, options, log)
-    base_ref = base.tag
+
+    def python_files() -> list[Path]:
+        # Only fetched when the python image is rebuilt: a fresh clone on a machine that has the
+        # images skips a minute of downloads.
+        fill_wheelhouse(wheelhouse, requirements_text, log)
+        return [requirements, *sorted(wheelhouse.glob("*.whl"))]
+
     python = _build_one(
         docker,
         root,
         PYTHON,
-        inputs=sha256_text(_folder_text(root, PYTHON), wheels.requirements_hash, base.id),
-        files=[wheels.requirements, *sorted(wheels.directory.glob("*.whl"))],
-        build_args={"BASE": base_ref},
+        inputs=sha256_text(_folder_text(root, PYTHON), sha256_text(requirements_text), base.id),
+        files=python_files,
+        build_args={"BASE": base.tag},
         force=options.force,
         log=log,
     )
     built = [base, python]
-    sleepfix = compile_sleepfix(root, cache)
+    sources = source_hash(root)
     for spec in (ARM, PROXY):
-        extra = [sleepfix] if spec is ARM else []
+
+        def harness_files(spec: ImageSpec = spec) -> list[Path]:
+            wheel, _ = build_harness_wheel(root, cache, log)
+            return [wheel, compile_sleepfix(root, cache)] if spec is ARM else [wheel]
+
         built.append(
             _build_one(
                 docker,
                 root,
                 spec,
-                inputs=sha256_text(_folder_text(root, spec), wheels.source_hash, python.id),
-                files=[wheels.harness_wheel, *extra],
+                inputs=sha256_text(_folder_text(root, spec), sources, python.id),
+                files=harness_files,
                 build_args={"PYTHON_IMAGE": PYTHON.tag},
                 force=options.force,
                 log=log,

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -28,15 +27,6 @@ Log = Callable[[str], None]
 # What goes into the harness wheel; its hash decides when the wheel (and the images) are rebuilt.
 PACKAGE_DIRS = ("harness", "proxy", "stubs", "ledger", "arms")
 PROJECT_FILES = ("pyproject.toml", "README.md")
-
-
-@dataclass(frozen=True)
-class Wheelhouse:
-    directory: Path
-    requirements: Path  # pinned name==version lines, one per wheel in `directory`
-    requirements_hash: str
-    harness_wheel: Path
-    source_hash: str
 
 
 def sha256_text(*parts: str) -> str:
@@ -211,16 +201,6 @@ def build_harness_wheel(root: Path, cache: Path, log: Log) -> tuple[Path, str]:
     if not wheels:
         raise HarnessError(f"uv build left no harness wheel in {out}")
     return wheels[0], digest
-
-
-def build_wheelhouse(root: Path, cache: Path, log: Log) -> Wheelhouse:
-    directory = cache / "wheelhouse"
-    directory.mkdir(parents=True, exist_ok=True)
-    requirements = directory / "requirements.txt"
-    text = lock_requirements(root, requirements, log)
-    fill_wheelhouse(directory, text, log)
-    wheel, digest = build_harness_wheel(root, cache, log)
-    return Wheelhouse(directory, requirements, sha256_text(text), wheel, digest)
 
 
 def link_files(files: Iterable[Path], into: Path) -> None:
