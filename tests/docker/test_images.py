@@ -24,6 +24,7 @@ from harness.images import (
     BASE_TAG,
     IMAGES,
     INPUTS_LABEL,
+    PROXY,
     PYTHON,
     BuildOptions,
     DockerCLI,
@@ -214,3 +215,37 @@ print(' '.join(results))
     )
     assert blocked.split() != ["open"], blocked
     assert blocked.split()[0] in {"TimeoutError", "OSError", "ConnectionRefusedError"}, blocked
+
+
+def test_proxy_image_answers_an_sdk_call_from_an_arm_container(
+    docker_engine: docker.DockerClient, harness_images: object, cleanup: list[Container | Network]
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    net = docker_engine.networks.create(f"harness-test-arm-{tag}", internal=True, labels=TEST_LABEL)
+    cleanup.append(net)
+    proxy = docker_engine.containers.run(
+        PROXY.tag,
+        ["--run-dir", "/tmp/run", "--arm", "probe"],
+        name=f"harness-test-proxy-{tag}",
+        network=net.name,
+        labels=TEST_LABEL,
+        detach=True,
+    )
+    cleanup.append(proxy)
+    script = f"""
+import time, openai
+client = openai.OpenAI(base_url='http://{proxy.name}:8080/openai/v1', api_key='placeholder',
+                       max_retries=0, timeout=5)
+for _ in range(120):  # the proxy takes a few seconds to start
+    try:
+        reply = client.chat.completions.create(
+            model='gpt-4o-mini', messages=[{{'role': 'user', 'content': 'hello there'}}])
+        break
+    except openai.APIConnectionError:
+        time.sleep(0.5)
+print(reply.choices[0].message.content)
+"""
+    out = run_in(docker_engine, ARM.tag, ["python3", "-c", script], network=net.name)
+    assert out.strip(), "the stub reply is empty"
+    proxy.reload()
+    assert proxy.status == "running"
