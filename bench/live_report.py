@@ -101,7 +101,7 @@ def render(
         "--mode reverse:http://127.0.0.1:UP@PORT`; and `harness proxy serve --mode live --cap "
         "1000 --ledger FILE --upstream openai=http://127.0.0.1:UP --deadline 600` (dummy study "
         "key in its environment), which for every call prices the model, reserves the worst "
-        "case, fsyncs the reservation journal, swaps the key, forwards, reads the usage, settles "
+        "case, journals the reservation (durable blocks fsynced ahead of need), swaps the key, forwards, reads the usage, settles "
         "in the ledger (batched, fsynced) and logs the call and its bodies. Each request differs "
         "(a counter in the text) and asks for `max_tokens: 64`. "
         f"{settings.rounds} rounds alternate the targets. Sequential: up to {settings.requests} "
