@@ -23,9 +23,19 @@ def start_live_proxy(
     name: str = "run",
 ) -> ProxyProcess:
     args = [
-        "--mode", "live", "--cap", cap, "--ledger", str(tmp_path / "ledger.jsonl"),
-        "--upstream", f"anthropic={vendor.url}", "--upstream", f"openai={vendor.url}",
-        "--deadline", str(deadline), *extra,
+        "--mode",
+        "live",
+        "--cap",
+        cap,
+        "--ledger",
+        str(tmp_path / "ledger.jsonl"),
+        "--upstream",
+        f"anthropic={vendor.url}",
+        "--upstream",
+        f"openai={vendor.url}",
+        "--deadline",
+        str(deadline),
+        *extra,
     ]
     if vendor.tls:
         args += ["--ca-bundle", str(vendor.ca_file)]
@@ -35,5 +45,8 @@ def start_live_proxy(
 def harness(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True, text=True, cwd=cwd, timeout=120,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
     )

@@ -13,7 +13,12 @@ import pytest
 
 from ledger.prices import TokenCounts, cost, load_prices
 from tests.fakevendor.server import FakeVendor
-from tests.proxy.live_helpers import STUDY_ANTHROPIC_KEY, STUDY_OPENAI_KEY, harness, start_live_proxy
+from tests.proxy.live_helpers import (
+    STUDY_ANTHROPIC_KEY,
+    STUDY_OPENAI_KEY,
+    harness,
+    start_live_proxy,
+)
 from tests.proxy.proxy_process import ProxyProcess
 
 HAIKU = "claude-haiku-4-5-20251001"
@@ -52,8 +57,10 @@ def test_plain_call_is_forwarded_with_the_study_key_and_priced_exactly(
     assert call["tokens"]["source"] == "vendor"
     assert call["tokens"]["input"] == reply.usage.input_tokens
     assert call["tokens"]["output"] == reply.usage.output_tokens
-    expected = cost(load_prices().model(HAIKU), TokenCounts(
-        input=reply.usage.input_tokens, output=reply.usage.output_tokens))
+    expected = cost(
+        load_prices().model(HAIKU),
+        TokenCounts(input=reply.usage.input_tokens, output=reply.usage.output_tokens),
+    )
     assert Decimal(call["cost_usd"]) == expected > 0
 
 
@@ -74,9 +81,13 @@ def test_openai_usage_chunk_is_requested_and_hidden_from_an_arm_that_did_not_ask
     live: ProxyProcess, vendor: FakeVendor
 ) -> None:
     vendor.reset()
-    chunks = list(live.openai().chat.completions.create(
-        model="gpt-4.1-mini", messages=USER, stream=True,  # type: ignore[arg-type]
-    ))
+    chunks = list(
+        live.openai().chat.completions.create(
+            model="gpt-4.1-mini",
+            messages=USER,
+            stream=True,  # type: ignore[arg-type]
+        )
+    )
     assert all(chunk.choices for chunk in chunks)  # no usage-only chunk reached the arm
     assert all(chunk.usage is None for chunk in chunks)
     (received,) = vendor.requests
@@ -87,14 +98,19 @@ def test_openai_usage_chunk_is_requested_and_hidden_from_an_arm_that_did_not_ask
     assert call["tokens"]["output"] == served.output_tokens
     assert call["tokens"]["source"] == "vendor"
     assert {"field": "stream_options.include_usage", "before": None, "after": True} in call[
-        "rewrites"]
+        "rewrites"
+    ]
 
 
 def test_arm_that_asks_for_usage_still_gets_it(live: ProxyProcess, vendor: FakeVendor) -> None:
-    chunks = list(live.openai().chat.completions.create(
-        model="gpt-4.1-mini", messages=USER, stream=True,  # type: ignore[arg-type]
-        stream_options={"include_usage": True},
-    ))
+    chunks = list(
+        live.openai().chat.completions.create(
+            model="gpt-4.1-mini",
+            messages=USER,
+            stream=True,  # type: ignore[arg-type]
+            stream_options={"include_usage": True},
+        )
+    )
     assert chunks[-1].choices == [] and chunks[-1].usage is not None
 
 
@@ -112,12 +128,18 @@ def test_vendor_errors_reach_the_sdk_typed_and_cost_nothing(
 ) -> None:
     client = live.anthropic()
     with pytest.raises(anthropic.OverloadedError):
-        client.messages.create(model=HAIKU, max_tokens=50, messages=USER,
-                               extra_headers={"x-fake-behaviour": "status=529"})
+        client.messages.create(
+            model=HAIKU,
+            max_tokens=50,
+            messages=USER,
+            extra_headers={"x-fake-behaviour": "status=529"},
+        )
     with pytest.raises(openai.RateLimitError) as err:
         live.openai().chat.completions.create(
-            model="gpt-4.1", messages=USER,  # type: ignore[arg-type]
-            extra_headers={"x-fake-behaviour": "status=429;retry_after=2"})
+            model="gpt-4.1",
+            messages=USER,  # type: ignore[arg-type]
+            extra_headers={"x-fake-behaviour": "status=429;retry_after=2"},
+        )
     assert err.value.response.headers.get("retry-after") == "2"
     call = live.calls(at_least=2)[-1]
     assert call["outcome"] == "vendor_error" and call["status"] == 429
@@ -145,5 +167,6 @@ def test_ledger_books_the_run_on_exit(vendor: FakeVendor, tmp_path: Path) -> Non
     assert kinds[0] == "stage_opened" and "run_reserved" in kinds and kinds[-1] == "run_settled"
     settled = [c for e in entries if e["kind"] == "calls_settled" for c in e["fields"]["calls"]]
     assert sum(Decimal(c["cost_usd"]) for c in settled) == sum(
-        Decimal(c["cost_usd"]) for c in calls)
+        Decimal(c["cost_usd"]) for c in calls
+    )
     assert Decimal(entries[-1]["fields"]["total_usd"]) == sum(Decimal(c["cost_usd"]) for c in calls)

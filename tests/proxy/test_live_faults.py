@@ -52,7 +52,9 @@ def test_error_event_after_200_is_relayed_and_billed_for_what_was_sent(
     before = len(live.calls())
     with pytest.raises(anthropic.APIStatusError):  # noqa: SIM117
         with live.anthropic().messages.stream(
-            model=HAIKU, max_tokens=400, messages=USER,
+            model=HAIKU,
+            max_tokens=400,
+            messages=USER,
             extra_headers={"x-fake-behaviour": "error_after=4"},
         ) as stream:
             for _ in stream:
@@ -72,14 +74,18 @@ def test_stream_cut_before_terminal_event_breaks_the_arms_stream(
     with pytest.raises(BROKEN):
         if route == "anthropic":
             with live.anthropic().messages.stream(
-                model=HAIKU, max_tokens=400, messages=USER,
+                model=HAIKU,
+                max_tokens=400,
+                messages=USER,
                 extra_headers={"x-fake-behaviour": "cut_after=5"},
             ) as stream:
                 for _ in stream:
                     pass
         else:
             for _ in live.openai().chat.completions.create(
-                model="gpt-4.1-mini", messages=USER, stream=True,  # type: ignore[arg-type]
+                model="gpt-4.1-mini",
+                messages=USER,
+                stream=True,  # type: ignore[arg-type]
                 extra_headers={"x-fake-behaviour": "cut_after=5"},
             ):
                 pass
@@ -91,13 +97,19 @@ def test_stream_cut_before_terminal_event_breaks_the_arms_stream(
     assert Decimal(call["cost_usd"]) > 0
 
 
-def test_stream_without_usage_is_counted_by_the_proxy(live: ProxyProcess, vendor: FakeVendor) -> None:
+def test_stream_without_usage_is_counted_by_the_proxy(
+    live: ProxyProcess, vendor: FakeVendor
+) -> None:
     vendor.reset()
     before = len(live.calls())
-    chunks = list(live.openai().chat.completions.create(
-        model="gpt-4.1-mini", messages=USER, stream=True,  # type: ignore[arg-type]
-        extra_headers={"x-fake-behaviour": "no_usage"},
-    ))
+    chunks = list(
+        live.openai().chat.completions.create(
+            model="gpt-4.1-mini",
+            messages=USER,
+            stream=True,  # type: ignore[arg-type]
+            extra_headers={"x-fake-behaviour": "no_usage"},
+        )
+    )
     assert chunks
     call = _call_for(live, before)
     assert call["tokens"]["source"] in ("proxy_count", "partial")
@@ -111,7 +123,9 @@ def test_usage_on_a_chunk_with_choices_is_read(live: ProxyProcess, vendor: FakeV
     text = "".join(
         c.choices[0].delta.content or ""
         for c in live.openai().chat.completions.create(
-            model="gpt-4.1-mini", messages=USER, stream=True,  # type: ignore[arg-type]
+            model="gpt-4.1-mini",
+            messages=USER,
+            stream=True,  # type: ignore[arg-type]
             extra_headers={"x-fake-behaviour": "usage_in_choice_chunk"},
         )
         if c.choices
@@ -131,7 +145,9 @@ def test_upstream_deadline_closes_the_upstream_and_breaks_the_arm(
     start = time.monotonic()
     with pytest.raises(BROKEN):
         live.openai(timeout=30).chat.completions.create(
-            model="gpt-4.1-mini", messages=USER, stream=True,  # type: ignore[arg-type]
+            model="gpt-4.1-mini",
+            messages=USER,
+            stream=True,  # type: ignore[arg-type]
             extra_headers={"x-fake-behaviour": behaviour},
         ).__iter__().__next__()
         # A trickle may deliver headers: keep reading until the proxy cuts it.
@@ -152,7 +168,8 @@ def test_client_disconnect_mid_stream_closes_upstream_and_is_billed(
     vendor.reset()
     before = len(live.calls())
     with httpx.stream(
-        "POST", f"{live.openai_base}/chat/completions",
+        "POST",
+        f"{live.openai_base}/chat/completions",
         json={"model": "gpt-4.1-mini", "messages": USER, "stream": True},
         headers={"x-fake-behaviour": "chunk_delay=0.2", "authorization": "Bearer placeholder"},
         timeout=30,
