@@ -26,6 +26,7 @@ from mitmproxy.addons import (
     tlsconfig,
 )
 
+from harness.backends.relay import start_relay
 from harness.logging import configure_logging
 from proxy.addon import HarnessAddon
 from proxy.control import HarnessControl
@@ -42,7 +43,10 @@ class _Ready:
 
 async def serve(config: dict[str, Any]) -> None:
     ports: dict[str, int] = config["arm_ports"]
-    modes = [f"reverse:{_NOWHERE}@{port}" for port in ports.values()]
+    # The docker backend binds each arm's listener to the proxy's address on that arm's network
+    # only, so one arm cannot reach (and be attributed as) another arm's listener.
+    hosts: dict[str, str] = config.get("arm_hosts", {})
+    modes = [f"reverse:{_NOWHERE}@{hosts.get(arm, '127.0.0.1')}:{p}" for arm, p in ports.items()]
     opts = options.Options(mode=modes, listen_host="127.0.0.1")
     proxy_master = master.Master(opts, with_termlog=False)
     # The same minimal addon set as proxy/server.py: only what a reverse proxy needs.
@@ -66,10 +70,16 @@ async def serve(config: dict[str, Any]) -> None:
     if config.get("ca_bundle"):
         updates["ssl_verify_upstream_trusted_ca"] = config["ca_bundle"]
     proxy_master.options.update(**updates)
+    relay = config.get("control_relay")  # docker: the host reaches the control port this way
+    relays = (
+        [await start_relay(relay["host"], relay["port"], config["control_port"])] if relay else []
+    )
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, proxy_master.shutdown)
     await proxy_master.run()
+    for server in relays:
+        server.close()
 
 
 def main() -> None:

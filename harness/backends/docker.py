@@ -1,0 +1,422 @@
+"""The docker backend: every arm in its own container on its own internal network.
+
+Layout of one run (every name starts `harness-<run id>`, everything labelled `harness.run=<id>`
+and `harness.owner=<pid>:<start>` so `harness cleanup` finds what a crashed run left):
+
+    <prefix>-ctl      a normal bridge network with the proxy alone on it: the host reaches the
+                      proxy's control endpoint there (relayed to its loopback-only listener) and,
+                      in live mode, the proxy reaches the vendors through it.
+    <prefix>-<arm>    one `--internal` network per arm: the arm's container and the proxy.
+    <prefix>-proxy    the proxy container: proxy_main with one listener per arm, each bound to
+                      the proxy's address on that arm's network only (calls attributed by port).
+    <prefix>-<arm>    the arm's container, on its own network only, SDK base URLs pointing at
+                      its listener, placeholder keys, SEAM_HOST=0.0.0.0.
+
+How the orchestrator reaches a seam with no port published (internal networks cannot publish):
+the host has an address on every bridge, so it connects to the arm's address directly; that is
+host-originated traffic (OUTPUT), which Docker's isolation does not block, and the arm's replies
+belong to a connection the host opened. The reverse direction is closed by docker_net's iptables
+rules: any NEW connection from an arm subnet to the host (INPUT) or to anything but the proxy
+(DOCKER-USER) is logged to the kernel log with a prefix naming the run and arm, and refused. So
+"arms reach nothing but the proxy" holds with no relay and no extra network per arm.
+
+Refused attempts reach egress.jsonl two ways, merged without duplicates: the socket guard inside
+Python arms (it refuses before a packet leaves, names included) writes to a per-arm bind-mounted
+file, and the kernel log catches everything else (non-Python code, raw sockets).
+
+The containers run the harness sources of this checkout (bind-mounted read-only on PYTHONPATH),
+as the local backend does, so a code change never needs an image rebuild to take effect; the
+images provide Python, the SDKs and libfaketime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from arms.client import SeamClient
+from harness.backends import docker_net
+from harness.backends.base import (
+    ArmHandle,
+    ClockPinning,
+    InfraError,
+    IsolationBackend,
+    ProxyInfo,
+    ProxySettings,
+)
+from harness.backends.docker_net import DockerError, docker
+from harness.backends.proxy_main import READY
+from harness.proxy_cmd import exports
+from harness.study import ArmSpec
+
+log = structlog.get_logger("harness.docker")
+
+GUARD_DIR = Path(__file__).parent / "guard"
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("harness", "proxy", "stubs", "ledger", "arms")
+ARM_IMAGE = "harness-arm"
+PROXY_IMAGE = "harness-proxy"
+SEAM_PORT = 8700
+CONTROL_PORT = 8090  # proxy_main's control endpoint, on the proxy container's loopback
+RELAY_PORT = 8091  # the relay to it, on the proxy's control-network address
+FIRST_ARM_PORT = 8100
+STARTUP_TIMEOUT_S = 60.0
+# Secrets the proxy alone holds (live mode): passed by name, so values never hit a command line.
+SECRET_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN")
+
+
+def compose_images(compose: Path | None) -> dict[str, str]:
+    """service -> image from compose.yaml (the subset honoured: services' image)."""
+    if compose is None:
+        return {}
+    from ruamel.yaml import YAML
+
+    data = YAML(typ="safe").load(compose.read_text(encoding="utf-8")) or {}
+    services = data.get("services") or {}
+    return {name: str(s["image"]) for name, s in services.items() if (s or {}).get("image")}
+
+
+class DockerBackend(IsolationBackend):
+    isolation = "docker"
+    clock_pinning: ClockPinning = "libfaketime"
+
+    def __init__(
+        self, run_dir: Path, work_dir: Path | None = None, compose: Path | None = None
+    ) -> None:
+        self.run_dir = run_dir.resolve()
+        # The study's folder: mounted read-only into arms as their working directory, so an arm
+        # that lives next to its study runs as it does locally.
+        self.work_dir = (work_dir or Path.cwd()).resolve()
+        self.images = compose_images(compose)
+        (self.run_dir / "logs").mkdir(parents=True, exist_ok=True)
+        self.egress_log = self.run_dir / "egress.jsonl"
+        self.egress_log.touch()
+        self.run_id = ""
+        self.prefix = ""
+        self.labels: list[str] = []
+        self.arm_ips: dict[str, str] = {}  # the proxy's address on each arm's network
+        self.arm_ports: dict[str, int] = {}
+        self.log_prefixes: dict[str, str] = {}  # kernel log prefix -> arm
+        self.specs: dict[str, ArmSpec] = {}
+        self.started: list[str] = []  # containers, to remove on stop
+        self.networks: list[str] = []
+        self.proxy_info: ProxyInfo | None = None
+
+    # --- proxy -----------------------------------------------------------------------------
+
+    async def start_proxy(self, settings: ProxySettings) -> ProxyInfo:
+        self.run_id = settings.run_id
+        self.prefix = f"harness-{settings.run_id}"
+        self.labels = [
+            "--label", f"{docker_net.RUN_LABEL}={self.run_id}",
+            "--label", f"{docker_net.OWNER_LABEL}={docker_net.owner()}",
+        ]  # fmt: skip
+        try:
+            return await asyncio.to_thread(self._start_proxy, settings)
+        except DockerError as e:
+            raise InfraError(f"docker: {e}") from e
+
+    def _start_proxy(self, settings: ProxySettings) -> ProxyInfo:
+        ctl = self._network("ctl", internal=False)
+        for arm in settings.arms:
+            self._network(arm, internal=True)
+        proxy = f"{self.prefix}-proxy"
+        config_path = self.run_dir / "proxy.json"
+        log_path = self.run_dir / "logs" / "proxy.log"
+        # The proxy waits for its config: its listeners bind to addresses Docker assigns only
+        # once the container is attached to every arm network.
+        script = (
+            f"while [ ! -e {config_path} ]; do sleep 0.1; done; "
+            f"exec python -m harness.backends.proxy_main {config_path} >>{log_path} 2>&1"
+        )
+        secrets = [k for k in os.environ if k.endswith(SECRET_SUFFIXES)]
+        docker([
+            "run", "-d", "--name", proxy, "--network", ctl, *self.labels,
+            *self._source_mounts(), *self._identity_mounts(settings),
+            "-e", "PYTHONPATH=/harness/src", "-e", "PYTHONUNBUFFERED=1",
+            *[a for k in secrets for a in ("-e", k)],
+            "--entrypoint", "sh", self.images.get("proxy", PROXY_IMAGE), "-c", script,
+        ])  # fmt: skip
+        self.started.append(proxy)
+        for arm in settings.arms:
+            docker(["network", "connect", f"{self.prefix}-{arm}", proxy])
+        addresses = self._addresses(proxy)
+        self.arm_ips = {arm: addresses[f"{self.prefix}-{arm}"] for arm in settings.arms}
+        self.arm_ports = {arm: FIRST_ARM_PORT + i for i, arm in enumerate(settings.arms)}
+        for index, arm in enumerate(settings.arms):
+            subnet = self._subnet(f"{self.prefix}-{arm}")
+            prefix = docker_net.log_prefix(self.run_id, arm, index)
+            self.log_prefixes[prefix] = arm
+            docker_net.add_rules(
+                docker_net.ArmRules(self.run_id, subnet, self.arm_ips[arm], prefix)
+            )
+        control_ip = addresses[ctl]
+        config = {
+            "arm_ports": self.arm_ports,
+            "arm_hosts": self.arm_ips,
+            "control_port": CONTROL_PORT,
+            "control_relay": {"host": control_ip, "port": RELAY_PORT},
+            "options": _proxy_options(settings),
+        }
+        tmp = config_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(config, indent=2))
+        os.replace(tmp, config_path)
+        self._wait(proxy, lambda: READY in _read(log_path), "the proxy", log_path)
+        self.proxy_info = ProxyInfo(
+            arm_bases={a: f"http://{self.arm_ips[a]}:{p}" for a, p in self.arm_ports.items()},
+            control_url=f"http://{control_ip}:{RELAY_PORT}",
+        )
+        return self.proxy_info
+
+    # --- arms ------------------------------------------------------------------------------
+
+    async def start_arm(self, name: str, spec: ArmSpec, proxy: ProxyInfo) -> ArmHandle:
+        self.specs[name] = spec
+        try:
+            url = await asyncio.to_thread(self._start_arm, name, spec)
+        except DockerError as e:
+            raise InfraError(f"docker: arm {name!r}: {e}") from e
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        async with SeamClient(url, timeout=5) as client:
+            while True:
+                try:
+                    await client.health()
+                    break
+                except Exception as e:  # not up yet: any error until the deadline
+                    if not self.arm_alive(name) or time.monotonic() > deadline:
+                        raise InfraError(
+                            f"arm {name!r} did not answer on its seam ({e}); its log: "
+                            f"{self._arm_log(name)}:\n{_read(self._arm_log(name))[-2000:]}"
+                        ) from e
+                    await asyncio.sleep(0.2)
+        return ArmHandle(name=name, seam_url=url)
+
+    def _start_arm(self, name: str, spec: ArmSpec) -> str:
+        container = f"{self.prefix}-{name}"
+        docker(["rm", "-f", container], check=False)  # a restart replaces the dead one
+        image = self.images.get(name, ARM_IMAGE)
+        clock_dir, egress_dir = self._arm_dir("clock", name), self._arm_dir("egress", name)
+        if not (clock_dir / "faketime").exists():
+            _write_atomic(clock_dir / "faketime", "+0\n")
+        proxy_ip, proxy_port = self.arm_ips[name], self.arm_ports[name]
+        env = {"TZ": "UTC", "PYTHONUNBUFFERED": "1", **spec.env}
+        # Set after the spec's env so a compose file's own URLs cannot point elsewhere.
+        for line in exports(proxy_ip, proxy_port).splitlines():
+            key, _, value = line.removeprefix("export ").partition("=")
+            env[key] = value
+        env |= {
+            "SEAM_HOST": "0.0.0.0",
+            "SEAM_PORT": str(SEAM_PORT),
+            "HARNESS_ARM": name,
+            "HARNESS_RUN": self.run_id,
+            "HARNESS_GUARD_ARM": name,
+            "HARNESS_GUARD_ALLOW": f"{proxy_ip}:{proxy_port}",
+            "HARNESS_EGRESS_LOG": "/harness/egress/egress.jsonl",
+            "PYTHONPATH": "/harness/guard:/harness/src",
+            "LD_PRELOAD": self._faketime_preload(image),
+            "FAKETIME_TIMESTAMP_FILE": "/harness/clock/faketime",
+            "FAKETIME_NO_CACHE": "1",  # re-read: the clock moves per item
+            "DONT_FAKE_MONOTONIC": "1",  # deadlines and latencies stay real
+            "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        }
+        log_path = self._arm_log(name)
+        # sh appends the arm's output to the run's logs, as the local backend's arms do.
+        script = f'exec "$@" >>/harness/logs/{log_path.name} 2>&1'
+        docker([
+            "run", "-d", "--name", container, "--network", f"{self.prefix}-{name}",
+            "--hostname", name, *self.labels, *self._source_mounts(),
+            "-v", f"{GUARD_DIR}:/harness/guard:ro",
+            "-v", f"{clock_dir}:/harness/clock:ro",
+            "-v", f"{egress_dir}:/harness/egress",
+            "-v", f"{log_path.parent}:/harness/logs",
+            "-v", f"{self.work_dir}:{self.work_dir}:ro", "-w", str(self.work_dir),
+            *[a for k, v in env.items() for a in ("-e", f"{k}={v}")],
+            "--entrypoint", "sh", image, "-c", script, "sh", *spec.command,
+        ])  # fmt: skip
+        if container not in self.started:
+            self.started.append(container)
+        ip = self._addresses(container)[f"{self.prefix}-{name}"]
+        return f"http://{ip}:{SEAM_PORT}"
+
+    def arm_alive(self, name: str) -> bool:
+        out = docker(["inspect", "-f", "{{.State.Running}}", f"{self.prefix}-{name}"], check=False)
+        return out.strip() == "true"
+
+    async def restart_arm(self, name: str) -> ArmHandle:
+        if self.proxy_info is None:
+            raise InfraError("the proxy is not running")
+        return await self.start_arm(name, self.specs[name], self.proxy_info)
+
+    def pin_clock(self, name: str, clock: datetime) -> None:
+        # A relative offset ("+N" seconds, rounded up) as the local backend writes: the arm sees
+        # the item's date, then time passing normally. Atomic replace in a bind-mounted folder
+        # (not a mounted file, whose inode a rename would detach from the container).
+        pinned = clock if clock.tzinfo else clock.replace(tzinfo=UTC)
+        offset = math.ceil(pinned.timestamp() - time.time())
+        _write_atomic(self._arm_dir("clock", name) / "faketime", f"{offset:+d}\n")
+
+    def image_digests(self) -> dict[str, str]:
+        """Image id per service (proxy and each arm), for the run manifest."""
+        services = {"proxy": self.images.get("proxy", PROXY_IMAGE)}
+        services |= {arm: self.images.get(arm, ARM_IMAGE) for arm in self.arm_ports}
+        found: dict[str, str] = {}
+        for service, image in services.items():
+            with contextlib.suppress(DockerError):
+                found[service] = docker(["image", "inspect", "-f", "{{.Id}}", image]).strip()
+        return found
+
+    # --- stopping and egress ---------------------------------------------------------------
+
+    async def stop(self) -> None:
+        await asyncio.to_thread(self._stop)
+
+    def _stop(self) -> None:
+        arms = [c for c in self.started if not c.endswith("-proxy")]
+        if arms:
+            docker(["stop", "-t", "5", *arms], timeout=60, check=False)
+        proxy = f"{self.prefix}-proxy"
+        if proxy in self.started:
+            # SIGINT: mitmproxy shuts down, and the addon flushes the call log, settles calls.
+            docker(["kill", "--signal", "INT", proxy], check=False)
+            docker(["wait", proxy], timeout=30, check=False)
+        if self.started:
+            docker(["rm", "-f", *self.started], timeout=60, check=False)
+        self.started.clear()
+        # The kernel log outlives the rules: read what they caught before forgetting them.
+        self.egress_attempts()
+        if self.run_id:
+            docker_net.remove_rules(self.run_id)
+        for network in reversed(self.networks):
+            docker(["network", "rm", network], check=False)
+        self.networks.clear()
+
+    def egress_attempts(self) -> list[dict[str, object]]:
+        """Guard entries (per arm) and kernel-log entries, merged into egress.jsonl, deduped."""
+        entries: list[dict[str, object]] = []
+        for arm_dir in sorted((self.run_dir / "egress").glob("*")):
+            guard_log = arm_dir / "egress.jsonl"
+            for line in _read(guard_log).splitlines():
+                if line.strip():
+                    entries.append({**json.loads(line), "source": "guard"})
+        entries += docker_net.kernel_attempts(self.log_prefixes)
+        unique: dict[tuple[object, ...], dict[str, object]] = {}
+        for entry in entries:
+            key = (entry["arm"], entry["destination"], entry["time"], entry["source"])
+            unique.setdefault(key, entry)
+        merged = sorted(unique.values(), key=lambda e: str(e["time"]))
+        text = "".join(json.dumps(e) + "\n" for e in merged)
+        _write_atomic(self.egress_log, text)
+        return merged
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _network(self, suffix: str, internal: bool) -> str:
+        name = f"{self.prefix}-{suffix}"
+        docker(["network", "create", *(["--internal"] if internal else []), *self.labels, name])
+        self.networks.append(name)
+        return name
+
+    def _addresses(self, container: str) -> dict[str, str]:
+        out = docker(["inspect", "-f", "{{json .NetworkSettings.Networks}}", container])
+        return {net: str(info["IPAddress"]) for net, info in json.loads(out).items()}
+
+    def _subnet(self, network: str) -> str:
+        out = docker(["network", "inspect", "-f", "{{json .IPAM.Config}}", network])
+        return str(json.loads(out)[0]["Subnet"])
+
+    def _faketime_preload(self, image: str) -> str:
+        out = docker(["image", "inspect", "-f", "{{json .Config.Env}}", image])
+        env = dict(item.split("=", 1) for item in json.loads(out) or [])
+        # An arm image without the harness's preload (not built FROM harness-arm) has no
+        # libfaketime: its clock then reaches it on the seam only.
+        return env.get("HARNESS_FAKETIME_PRELOAD", "")
+
+    def _source_mounts(self) -> list[str]:
+        return [
+            a
+            for pkg in PACKAGES
+            if (SOURCE_ROOT / pkg).is_dir()
+            for a in ("-v", f"{SOURCE_ROOT / pkg}:/harness/src/{pkg}:ro")
+        ]
+
+    def _identity_mounts(self, settings: ProxySettings) -> list[str]:
+        """The proxy reads and writes host paths named in its options (run dir, stubs, pins,
+        prices, ledger): mounted at the same paths, so the config needs no translation."""
+        paths = [settings.stubs, settings.pins_file, settings.prices]
+        dirs = {str(Path(p).resolve().parent) for p in paths if p}
+        dirs.add(str(settings.run_dir.resolve()))
+        replay_from = getattr(settings, "replay_from", None)
+        if replay_from:
+            dirs.add(str(Path(replay_from).resolve()))
+        if settings.ledger:
+            settings.ledger.resolve().parent.mkdir(parents=True, exist_ok=True)
+            dirs.add(str(settings.ledger.resolve().parent))
+        return [a for d in sorted(dirs) for a in ("-v", f"{d}:{d}")]
+
+    def _arm_dir(self, kind: str, arm: str) -> Path:
+        path = self.run_dir / kind / arm
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _arm_log(self, arm: str) -> Path:
+        return self.run_dir / "logs" / f"arm-{arm}.log"
+
+    def _wait(self, container: str, ready: Any, what: str, log_path: Path) -> None:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while not ready():
+            running = docker(["inspect", "-f", "{{.State.Running}}", container], check=False)
+            if running.strip() != "true" or time.monotonic() > deadline:
+                raise InfraError(
+                    f"{what} was not ready ({container}); {log_path}:\n{_read(log_path)[-2000:]}"
+                )
+            time.sleep(0.1)
+
+
+def _proxy_options(settings: ProxySettings) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "harness_mode": settings.mode,
+        "harness_run_id": settings.run_id,
+        "harness_run_dir": str(settings.run_dir.resolve()),
+        "harness_stubs": str(settings.stubs.resolve()) if settings.stubs else "",
+        "harness_pins": str(settings.pins_file.resolve()) if settings.pins_file else "",
+        "harness_upstreams": settings.upstreams,
+        "harness_deadline": settings.deadline_s,
+    }
+    # Fields other backends' work added to ProxySettings; read softly so either version works.
+    masks = getattr(settings, "masks", None)
+    if masks:
+        options["harness_masks"] = masks
+    replay_from = getattr(settings, "replay_from", None)
+    if settings.mode == "replay":
+        options["harness_replay_from"] = str(Path(replay_from).resolve()) if replay_from else ""
+    if settings.mode == "live":
+        options |= {
+            "harness_cap": settings.cap,
+            "harness_prices": str(settings.prices.resolve()) if settings.prices else "",
+            "harness_ledger": str(settings.ledger.resolve()) if settings.ledger else "",
+            "harness_stage": settings.stage,
+            "harness_stage_cap": settings.stage_cap,
+        }
+    return options
+
+
+def _read(path: Path) -> str:
+    with contextlib.suppress(OSError):
+        return path.read_text(encoding="utf-8", errors="replace")
+    return ""
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
