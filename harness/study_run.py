@@ -67,13 +67,20 @@ def select_items(study: Study, limit: int | None) -> list[Item]:
     return study.items[:limit] if limit else list(study.items)
 
 
-def make_backend(isolation: Isolation, run_dir: Path) -> IsolationBackend:
+def make_backend(
+    isolation: Isolation, run_dir: Path, study: Study | None = None
+) -> IsolationBackend:
+    # auto stays local for now (see the docker backend report).
     if isolation == "docker":
-        raise HarnessError(
-            "the docker isolation backend is not available yet",
-            hint="use --isolation local (or auto) for now",
+        from harness.backends import docker_net
+        from harness.backends.docker import DockerBackend
+
+        docker_net.require_engine()
+        return DockerBackend(
+            run_dir,
+            work_dir=study.path.parent if study else None,
+            compose=study.compose_path if study else None,
         )
-    # auto: docker once it exists and an engine answers; until then local.
     from harness.backends.local import LocalBackend
 
     return LocalBackend(run_dir)
@@ -122,7 +129,7 @@ def run_study(request: RunRequest) -> RunResult:
         run_dir.mkdir(parents=True)
     except OSError as e:
         raise HarnessError(f"cannot create run directory {run_dir}: {e.strerror}") from e
-    backend = make_backend(request.isolation, run_dir)
+    backend = make_backend(request.isolation, run_dir, study)
     prices = study.prices_path or PACKAGED_PRICES
     header = RunHeader(
         run_id=run_id,
