@@ -101,8 +101,14 @@ def cleanup(
     run_dir: Path = RUN_DIR,
     force: bool = typer.Option(False, help="Also stop runs whose harness still runs."),
 ) -> None:
-    """Stop the processes a crashed run left behind (from each run's pids.json)."""
+    """Stop what a crashed run left behind: processes (pids.json), containers, networks,
+    iptables rules (by their harness.run label)."""
     from harness.backends.pids import cleanup as clean
 
-    for line in clean(run_dir, force=force) or ["nothing to clean up"]:
+    done = clean(run_dir, force=force)
+    # Docker runs leave containers, networks and iptables rules, found by label/comment.
+    from harness.backends import docker_net
+
+    done += docker_net.cleanup(force=force)
+    for line in done or ["nothing to clean up"]:
         typer.echo(line)
