@@ -1,0 +1,248 @@
+"""The docker isolation backend with real containers: arms reach nothing but the proxy, every
+stray attempt is named in egress.jsonl, the quickstart runs in containers, and nothing is left
+behind (containers, networks, iptables rules), also after a crash.
+
+Every address aimed at belongs to this test: a server it binds on the host (0.0.0.0, reached
+through the arm network's gateway), the run's other arm, and a server container on a network
+the test creates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import pytest
+
+from harness.images import ARM
+
+pytestmark = pytest.mark.timeout(600)
+
+REPO = Path(__file__).resolve().parents[2]
+HARNESS = [sys.executable, "-m", "harness.cli"]
+TEST_LABEL = {"harness.test": "tests/docker/test_docker_backend.py"}
+
+
+@pytest.fixture(scope="module")
+def images(docker_engine: docker.DockerClient) -> None:
+    from harness.images import BuildOptions, build_images
+
+    build_images(BuildOptions(offline=True), lambda line: None)
+
+
+def leftovers(client: docker.DockerClient, run_id: str) -> list[str]:
+    """Containers, networks and iptables rules of `run_id` still present."""
+    label = f"harness.run={run_id}"
+    found = [c.name for c in client.containers.list(all=True, filters={"label": label})]
+    found += [n.name for n in client.networks.list(filters={"label": label})]
+    for chain in ("INPUT", "DOCKER-USER"):
+        rules = subprocess.run(["iptables", "-S", chain], capture_output=True, text=True).stdout
+        found += [line for line in rules.splitlines() if run_id in line]
+    return found
+
+
+def run_harness(*args: str, **kwargs: object) -> subprocess.Popen[str]:
+    env = {**os.environ, "HARNESS_NO_PROGRESS": "1"}
+    return subprocess.Popen(
+        [*HARNESS, *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        **kwargs,  # type: ignore[call-overload]
+    )
+
+
+def run_id_of(run_root: Path) -> str:
+    (run_dir,) = [p for p in run_root.iterdir() if p.is_dir()]
+    return run_dir.name
+
+
+def test_quickstart_runs_in_containers(
+    docker_engine: docker.DockerClient, images: None, tmp_path: Path
+) -> None:
+    study = REPO / "examples" / "quickstart" / "study.toml"
+    process = run_harness(
+        "record", str(study), "--isolation", "docker", "--limit", "1", "--run-dir", str(tmp_path)
+    )
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 0, output
+    run_dir = tmp_path / run_id_of(tmp_path)
+    header = json.loads((run_dir / "run.json").read_text())
+    assert header["study"]["isolation"] == "docker"
+    assert header["study"]["clock_pinning"] == "libfaketime"
+    assert header["study"]["passed"] is True
+    calls = [json.loads(line) for line in (run_dir / "calls.jsonl").read_text().splitlines()]
+    assert {c["arm"] for c in calls} == {"bare", "retrieval"}
+    assert all(c["item"] and c["turn"] is not None for c in calls)
+    assert (run_dir / "egress.jsonl").read_text() == ""
+    assert leftovers(docker_engine, run_dir.name) == []
+
+
+@pytest.fixture
+def host_server() -> Iterator[int]:
+    """A TCP server of this test on every host address: an arm must not reach it."""
+    server = socket.create_server(("0.0.0.0", 0))
+    accepted: list[object] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, peer = server.accept()
+            except OSError:
+                return
+            accepted.append(peer)
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield int(server.getsockname()[1])
+    server.close()
+    assert accepted == [], "an arm reached the test's host server"
+
+
+@pytest.fixture
+def server_container(docker_engine: docker.DockerClient, images: None) -> Iterator[tuple[str, str]]:
+    """A web server container on a network of the test's own (no arm is on it)."""
+    tag = uuid.uuid4().hex[:8]
+    network = docker_engine.networks.create(f"harness-test-srv-{tag}", labels=TEST_LABEL)
+    container = docker_engine.containers.run(
+        ARM.tag,
+        ["python3", "-m", "http.server", "8000"],
+        name=f"harness-test-server-{tag}",
+        network=network.name,
+        labels=TEST_LABEL,
+        detach=True,
+    )
+    container.reload()
+    address = container.attrs["NetworkSettings"]["Networks"][network.name]["IPAddress"]
+    yield container.name, address
+    container.remove(force=True)
+    network.remove()
+
+
+def write_egress_study(folder: Path) -> Path:
+    shutil.copy(Path(__file__).parent / "egress_arm.py", folder / "egress_arm.py")
+    (folder / "items.jsonl").write_text(
+        json.dumps({"id": "probe", "clock": "2024-05-01T10:00:00Z", "turns": [{"user": "go"}]})
+        + "\n"
+    )
+    study = folder / "study.toml"
+    study.write_text(
+        'name = "egress"\nitems = "items.jsonl"\ndeadline_ms = 90000\nledger = "ledger.jsonl"\n'
+        '[arms.prober]\ncommand = "python egress_arm.py"\n'
+        '[arms.other]\ncommand = "python egress_arm.py"\n'
+    )
+    return study
+
+
+def wait_for_arms(
+    client: docker.DockerClient, names: list[str]
+) -> dict[str, docker.models.containers.Container]:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        found = {c.name: c for c in client.containers.list(filters={"label": "harness.run"})}
+        wanted = {n: c for n, c in found.items() if any(n.endswith(f"-{x}") for x in names)}
+        if len(wanted) == len(names):
+            return wanted
+        time.sleep(0.3)
+    raise AssertionError(f"the run's arm containers never appeared: {names}")
+
+
+def test_arm_reaches_nothing_but_the_proxy(
+    docker_engine: docker.DockerClient,
+    host_server: int,
+    server_container: tuple[str, str],
+    tmp_path: Path,
+) -> None:
+    study_dir = tmp_path / "study"
+    study_dir.mkdir()
+    study = write_egress_study(study_dir)
+    runs = tmp_path / "runs"
+    process = run_harness("record", str(study), "--isolation", "docker", "--run-dir", str(runs))
+    try:
+        arms = wait_for_arms(docker_engine, ["prober", "other"])
+        prober = next(c for n, c in arms.items() if n.endswith("-prober"))
+        other = next(c for n, c in arms.items() if n.endswith("-other"))
+        prober_net = next(iter(prober.attrs["NetworkSettings"]["Networks"]))
+        gateway = docker_engine.networks.get(prober_net).attrs["IPAM"]["Config"][0]["Gateway"]
+        other_ip = next(iter(other.attrs["NetworkSettings"]["Networks"].values()))["IPAddress"]
+        server_name, server_ip = server_container
+        targets = [
+            (gateway, host_server),  # (a) the host, by address (its bridge gateway)
+            (socket.gethostname(), host_server),  # (a) the host, by name
+            (other_ip, 8700),  # (b) the other arm's seam, by address
+            (other.name, 8700),  # (b) ... by name
+            (server_ip, 8000),  # (c) a server on a network the arm is not on
+            (server_name, 8000),
+        ]
+        (study_dir / "targets.json").write_text(json.dumps(targets))
+        output, _ = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 1, output  # the run is marked failed
+    run_dir = runs / run_id_of(runs)
+    header = json.loads((run_dir / "run.json").read_text())
+    assert header["study"]["passed"] is False
+    assert header["study"]["stray_connections"] > 0
+    (turn,) = [
+        json.loads(line)
+        for line in (run_dir / "turns.jsonl").read_text().splitlines()
+        if json.loads(line)["arm"] == "prober"
+    ]
+    results = json.loads(turn["text"])
+    assert results and all(r.startswith("failed") for r in results.values()), results
+    egress = [json.loads(line) for line in (run_dir / "egress.jsonl").read_text().splitlines()]
+    assert {e["arm"] for e in egress} == {"prober"}
+    named = {(e["destination"], e["source"]) for e in egress}
+    for host, port in targets:
+        assert (f"{host}:{port}", "guard") in named, (host, port, egress)
+    # The raw socket bypasses the guard: the host's rules refused it and the kernel log named it.
+    assert (f"{gateway}:{host_server}", "kernel") in named, egress
+    assert len(named) == len(egress), "duplicate egress entries"
+    assert leftovers(docker_engine, run_dir.name) == []
+
+
+CRASH = """
+import asyncio, os, sys
+from pathlib import Path
+from harness.backends.base import ProxySettings
+from harness.backends.docker import DockerBackend
+
+run_dir = Path(sys.argv[1])
+backend = DockerBackend(run_dir)
+settings = ProxySettings(run_dir=run_dir, run_id=run_dir.name, mode="record", arms=["a", "b"])
+asyncio.run(backend.start_proxy(settings))
+os._exit(9)  # a crash: nothing stopped
+"""
+
+
+def test_cleanup_removes_what_a_crashed_run_left(
+    docker_engine: docker.DockerClient, images: None, tmp_path: Path
+) -> None:
+    run_id = f"crash-{uuid.uuid4().hex[:6]}"
+    run_dir = tmp_path / run_id
+    crashed = subprocess.run(
+        [sys.executable, "-c", CRASH, str(run_dir)], cwd=REPO, capture_output=True, text=True
+    )
+    assert crashed.returncode == 9, crashed.stderr
+    left = leftovers(docker_engine, run_id)
+    assert len([x for x in left if x.startswith("-A")]) == 8  # LOG + REJECT, 2 chains, 2 arms
+    assert f"harness-{run_id}-proxy" in left
+    cleanup = subprocess.run(
+        [*HARNESS, "cleanup", "--run-dir", str(tmp_path)], cwd=REPO, capture_output=True, text=True
+    )
+    assert cleanup.returncode == 0, cleanup.stderr
+    assert "removed" in cleanup.stdout
+    assert leftovers(docker_engine, run_id) == []
