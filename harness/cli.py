@@ -11,6 +11,7 @@ from harness.images_cmd import images_app
 from harness.ledger_cmd import ledger_app, prices_app
 from harness.logging import configure_logging
 from harness.proxy_cmd import proxy_app
+from harness.replay_cmd import replay
 from harness.study_cmd import cleanup, live, record
 
 app = typer.Typer(
@@ -23,7 +24,7 @@ app.add_typer(proxy_app, name="proxy")
 app.add_typer(ledger_app, name="ledger")
 app.add_typer(prices_app, name="prices")
 app.add_typer(images_app, name="images")
-for command in (record, live, cleanup):
+for command in (record, live, replay, cleanup):
     app.command()(command)
 
 

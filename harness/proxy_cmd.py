@@ -38,7 +38,8 @@ def serve_command(
     mode: str = typer.Option(
         "record",
         help="record: answer every call from stubs, free. live: forward to the vendors with the "
-        "study's key (from this process's ANTHROPIC_API_KEY / OPENAI_API_KEY), metered and capped.",
+        "study's key (from this process's ANTHROPIC_API_KEY / OPENAI_API_KEY), metered and capped. "
+        "replay: answer from --replay-from's recorded calls, no key, no network.",
     ),
     port: int = typer.Option(8080, help="Port to listen on (0 picks a free one)."),
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
@@ -68,14 +69,21 @@ def serve_command(
     ca_bundle: Path | None = typer.Option(None, help="Live: CA bundle to trust for upstream TLS."),
     deadline: float = typer.Option(60.0, help="Live: upstream deadline per call, in seconds."),
     pins: Path | None = typer.Option(None, help="Live: TOML file of pinned sampling values."),
+    replay_from: Path | None = typer.Option(
+        None, help="Replay: the run directory whose recorded calls are served."
+    ),
 ) -> None:
     """Serve until interrupted, printing the shell exports that point SDKs at the proxy.
 
     Logs go to stderr; stdout carries only the exports, so `eval "$(harness proxy serve ...)"` is
     not the use: run it in one shell and paste the exports into another.
     """
-    if mode not in ("record", "live"):
-        raise HarnessError(f"proxy mode {mode!r} is not available", hint="use record or live")
+    if mode not in ("record", "live", "replay"):
+        raise HarnessError(
+            f"proxy mode {mode!r} is not available", hint="use record, live or replay"
+        )
+    if mode == "replay" and replay_from is None:
+        raise HarnessError("replay mode needs a run to replay", hint="pass --replay-from RUN_DIR")
     if mode == "live" and not cap:
         raise HarnessError("live mode needs a cap", hint="pass --cap USD, e.g. --cap 10")
     for name, path in (("--prices", prices), ("--ca-bundle", ca_bundle), ("--pins", pins)):
@@ -92,7 +100,7 @@ def serve_command(
     run_dir = run_dir or Path("runs") / run_id
     header = RunHeader(
         run_id=run_id,
-        mode="live" if mode == "live" else "record",
+        mode="live" if mode == "live" else "replay" if mode == "replay" else "record",
         kind="proxy",
         started=now_iso(),
         stubs_sha256=sha256_file(stubs) if stubs else None,
@@ -121,6 +129,7 @@ def serve_command(
         ca_bundle=ca_bundle,
         deadline=deadline,
         pins=pins,
+        replay_from=replay_from,
     )
 
     def on_ready(listen_host: str, listen_port: int) -> None:

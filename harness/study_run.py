@@ -31,12 +31,13 @@ PACKAGED_PRICES = Path(__file__).resolve().parents[1] / "ledger" / "prices.toml"
 @dataclass
 class RunRequest:
     study: Study
-    mode: Literal["record", "live"]
+    mode: Literal["record", "live", "replay"]
     run_root: Path
     arms: list[str] = field(default_factory=list)
     limit: int | None = None
     isolation: Isolation = "auto"
     cap: str = ""
+    replay_from: Path | None = None  # replay: the recorded run that answers every call
 
 
 @dataclass
@@ -170,6 +171,7 @@ def run_study(request: RunRequest) -> RunResult:
         stage_cap=study.file.stage_cap or "",
         upstreams=study.upstreams(),
         deadline_s=study.deadline_ms / 1000,
+        replay_from=request.replay_from,
     )
     total = sum(len(item.turns) for item in items) * len(arms)
     with _progress(total) as advance:

@@ -2,6 +2,7 @@
 
 Options are prefixed `harness_` and validated in `configure`, as mitmproxy's own addons do.
 record: answer from `stubs/` (proxy.record). live: forward metered and capped (proxy.live).
+replay: answer from an earlier run's call log, fail closed on a miss (proxy.replay).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from proxy.control import TurnRef, current
 from proxy.intake import intake
 from proxy.masking import DEFAULT_BODY_MASKS
 from proxy.record import RecordMode
+from proxy.replay import ReplayMode, ReplaySourceError
 from proxy.stream_server import StreamServer
 from proxy.vendors import DEFAULT_UPSTREAMS, VENDORS, split_vendor
 from stubs.context import StubContext
@@ -46,6 +48,7 @@ class HarnessAddon:
         self.record = RecordMode(StubContext(), self.stream_server)
         self.live: Any = None  # proxy.live.LiveMode in live mode
         self.live_setup: Any = None  # proxy.live_setup.LiveSetup (ledger, writer, journal)
+        self.replay: ReplayMode | None = None
         self.calls: CallLog | None = None
         self.bodies: BodyStore | None = None
         self.masks: tuple[str, ...] = DEFAULT_BODY_MASKS
@@ -58,7 +61,7 @@ class HarnessAddon:
 
     def load(self, loader: Any) -> None:
         add = loader.add_option
-        add("harness_mode", str, "record", "record | live")
+        add("harness_mode", str, "record", "record | live | replay")
         add("harness_run_dir", str, "", "Run directory for calls.jsonl and bodies/.")
         add("harness_run_id", str, "", "Run id written in every call record.")
         add("harness_stubs", str, "", "A stubs TOML file layered on the defaults (record mode).")
@@ -76,12 +79,14 @@ class HarnessAddon:
         add("harness_stage_cap", str, "", "Live: the stage's cap in USD, if it is new.")
         add("harness_deadline", float, 60.0, "Live: upstream deadline per call, seconds.")
         add("harness_pins", str, "", "Live: TOML file of pinned sampling values.")
+        add("harness_replay_from", str, "", "Replay: the run directory whose calls are served.")
+        add("harness_replay_timing", bool, False, "Replay: wait the recorded reply timings.")
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
-        if "harness_mode" in updated and opts.harness_mode not in ("record", "live"):
+        if "harness_mode" in updated and opts.harness_mode not in ("record", "live", "replay"):
             raise exceptions.OptionsError(
-                f"harness_mode {opts.harness_mode!r} is not available; use record or live"
+                f"harness_mode {opts.harness_mode!r} is not available; use record, live or replay"
             )
         if "harness_stubs" in updated:
             try:
@@ -120,6 +125,8 @@ class HarnessAddon:
                     f"cannot write to run directory {run_dir}: {e.strerror}"
                 ) from e
 
+        if opts.harness_mode == "replay" and self.replay is None:
+            self.replay = self._start_replay()
         if opts.harness_mode == "live" and self.live is None and opts.harness_run_dir:
             from proxy.live_setup import LiveSetupError, start_live
 
@@ -127,6 +134,19 @@ class HarnessAddon:
                 self.live_setup, self.live = start_live(opts, self.upstreams(), live_keys())
             except LiveSetupError as e:
                 raise exceptions.OptionsError(str(e)) from e
+
+    def _start_replay(self) -> ReplayMode:
+        opts = ctx.options
+        if not opts.harness_replay_from:
+            raise exceptions.OptionsError("replay mode needs harness_replay_from (a run directory)")
+        source = Path(opts.harness_replay_from)
+        if opts.harness_run_dir and Path(opts.harness_run_dir).resolve() == source.resolve():
+            # The replay's own calls would be appended to the log it is serving from.
+            raise exceptions.OptionsError("a replay must write to another run directory")
+        try:
+            return ReplayMode.load(source, self.stream_server, opts.harness_replay_timing)
+        except (ReplaySourceError, OSError) as e:
+            raise exceptions.OptionsError(str(e)) from e
 
     def upstreams(self) -> dict[str, str]:
         result: dict[str, str] = {str(k): v for k, v in DEFAULT_UPSTREAMS.items()}
@@ -158,6 +178,8 @@ class HarnessAddon:
             self._sync()
         if self.live_setup is not None:
             self.live_setup.close(self.live)
+        if self.replay is not None:
+            self.replay.close()
         if self.calls:
             self.calls.close()
         if self.bodies:
@@ -223,9 +245,11 @@ class HarnessAddon:
                 reply = self._refusal(state)
             if reply is None:
                 return  # forwarded
+        if reply is None and self.replay is not None:
+            reply = self.replay.answer(state)
         if reply is None:
             reply = self.record.answer(state)
-        self.record.send(flow, state, reply)
+        (self.replay or self.record).send(flow, state, reply)
 
     def _refusal(self, state: CallState) -> StubReply | None:
         if not self.failed:
@@ -299,7 +323,7 @@ class HarnessAddon:
         if response_body is not None and self.bodies is not None:
             response_hash = self.bodies.put(response_body)
         tokens = state.tokens or Tokens()
-        if reply is not None and reply.status == 200:
+        if reply is not None and reply.status == 200 and state.tokens is None:
             usage = reply.usage
             tokens = Tokens(
                 input=usage.input_tokens,
@@ -317,7 +341,7 @@ class HarnessAddon:
         return CallRecord(
             run_id=ctx.options.harness_run_id,
             seq=state.seq,
-            mode="live" if state.live is not None else "record",
+            mode="live" if state.live else "replay" if self.replay else "record",
             arm=state.arm,
             item=ref.item if ref else None,
             turn=ref.turn if ref else None,

@@ -29,6 +29,7 @@ Outcome = Literal[
     "error_event",
     "proxy_error",
     "shutdown",
+    "replay_miss",  # replay: no recorded response matched the request (proxy.replay)
 ]
 
 

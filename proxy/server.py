@@ -48,6 +48,8 @@ class ProxyConfig:
     ca_bundle: Path | None = None
     deadline: float = 60.0
     pins: Path | None = None
+    # Replay mode: the run directory whose recorded calls answer every request.
+    replay_from: Path | None = None
 
 
 class _Ready:
@@ -101,6 +103,7 @@ async def serve(config: ProxyConfig, on_ready: Callable[[str, int], None]) -> No
         "harness_stage_cap": config.stage_cap,
         "harness_deadline": config.deadline,
         "harness_pins": str(config.pins) if config.pins else "",
+        "harness_replay_from": str(config.replay_from) if config.replay_from else "",
     }
     if config.ca_bundle:
         # Trust this CA for upstream TLS (a local fake vendor in tests, a corporate CA).

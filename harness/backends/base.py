@@ -27,7 +27,7 @@ class ProxySettings:
 
     run_dir: Path
     run_id: str
-    mode: Literal["record", "live"]
+    mode: Literal["record", "live", "replay"]
     arms: list[str]
     stubs: Path | None = None
     pins_file: Path | None = None  # a TOML file with a [pins] table (the study file itself)
@@ -38,6 +38,7 @@ class ProxySettings:
     stage_cap: str = ""
     upstreams: list[str] = field(default_factory=list)
     deadline_s: float = 60.0
+    replay_from: Path | None = None  # replay: the run directory whose recorded calls are served
 
 
 @dataclass

@@ -114,6 +114,8 @@ class LocalBackend(IsolationBackend):
             "harness_upstreams": settings.upstreams,
             "harness_deadline": settings.deadline_s,
         }
+        if settings.mode == "replay":
+            options["harness_replay_from"] = str(settings.replay_from or "")
         if settings.mode == "live":
             options |= {
                 "harness_cap": settings.cap,

@@ -1,0 +1,242 @@
+"""`replay.json`: does a replay reproduce the run it replayed? Same requests, same turn texts.
+
+Requests are compared per arm, item, turn and call index on the proxy's request hash (the masked
+request, proxy.masking), so a divergence names the very call that changed. Calls an arm makes
+concurrently within one turn (an embedding beside a completion) can reach the proxy in either
+order; a turn whose requests are the same multiset in another order is noted as reordered, not
+counted as a divergence, because the replay served each of them its own recorded answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.turnlog import read_turns
+from proxy.calllog import CallRecord, read_calls
+
+REPLAY_SCHEMA: Literal[1] = 1
+
+# (arm, item, turn): calls outside any turn (an arm's start-up) have no item or turn.
+TurnKey = tuple[str, str | None, int | None]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CallRef(_Model):
+    request_hash: str
+    route: str
+    seq: int
+
+
+class RequestDivergence(_Model):
+    arm: str
+    item: str | None
+    turn: int | None
+    index: int  # the call's position among its turn's calls, from 0
+    recorded: CallRef | None  # None: the replay sent a call the recording does not have
+    replayed: CallRef | None  # None: the replay did not send a call the recording has
+
+
+class TurnDivergence(_Model):
+    arm: str
+    item: str
+    turn: int
+    recorded_text: str | None
+    replayed_text: str | None
+    recorded_outcome: str | None
+    replayed_outcome: str | None
+
+
+class Miss(_Model):
+    arm: str
+    item: str | None
+    turn: int | None
+    seq: int
+    route: str
+    request_hash: str
+
+
+class TurnRef(_Model):
+    arm: str
+    item: str | None
+    turn: int | None
+
+
+class ReplayComparison(_Model):
+    schema_: Literal[1] = Field(REPLAY_SCHEMA, alias="schema")
+    source_run: str
+    replay_run: str
+    clean: bool
+    calls_recorded: int
+    calls_replayed: int
+    turns_compared: int
+    requests: list[RequestDivergence] = Field(default_factory=list)
+    turns: list[TurnDivergence] = Field(default_factory=list)
+    misses: list[Miss] = Field(default_factory=list)
+    reordered: list[TurnRef] = Field(default_factory=list)
+
+
+def _by_turn(calls: list[CallRecord]) -> dict[TurnKey, list[CallRecord]]:
+    groups: dict[TurnKey, list[CallRecord]] = defaultdict(list)
+    for call in sorted(calls, key=lambda c: c.seq):  # seq: the order calls arrived in
+        groups[(call.arm, call.item, call.turn)].append(call)
+    return groups
+
+
+def _sort_key(key: TurnKey) -> tuple[str, str, int]:
+    arm, item, turn = key
+    return (arm, item or "", -1 if turn is None else turn)
+
+
+def _ref(call: CallRecord | None) -> CallRef | None:
+    if call is None:
+        return None
+    return CallRef(request_hash=call.request_hash, route=call.route, seq=call.seq)
+
+
+def compare_requests(
+    recorded: list[CallRecord], replayed: list[CallRecord]
+) -> tuple[list[RequestDivergence], list[TurnRef]]:
+    before, after = _by_turn(recorded), _by_turn(replayed)
+    divergences: list[RequestDivergence] = []
+    reordered: list[TurnRef] = []
+    for key in sorted(before.keys() | after.keys(), key=_sort_key):
+        old, new = before.get(key, []), after.get(key, [])
+        old_hashes = [c.request_hash for c in old]
+        new_hashes = [c.request_hash for c in new]
+        if old_hashes == new_hashes:
+            continue
+        arm, item, turn = key
+        if sorted(old_hashes) == sorted(new_hashes):
+            reordered.append(TurnRef(arm=arm, item=item, turn=turn))
+            continue
+        for index in range(max(len(old), len(new))):
+            a = old[index] if index < len(old) else None
+            b = new[index] if index < len(new) else None
+            if a is None or b is None or a.request_hash != b.request_hash:
+                divergences.append(
+                    RequestDivergence(
+                        arm=arm,
+                        item=item,
+                        turn=turn,
+                        index=index,
+                        recorded=_ref(a),
+                        replayed=_ref(b),
+                    )
+                )
+    return divergences, reordered
+
+
+def compare_turns(source: Path, replay: Path) -> tuple[int, list[TurnDivergence]]:
+    before = {(t.arm, t.item, t.turn): t for t in read_turns(source / "turns.jsonl")}
+    after = {(t.arm, t.item, t.turn): t for t in read_turns(replay / "turns.jsonl")}
+    divergences = []
+    for key in sorted(before.keys() | after.keys()):
+        a, b = before.get(key), after.get(key)
+        if a is not None and b is not None and (a.text, a.outcome) == (b.text, b.outcome):
+            continue
+        arm, item, turn = key
+        divergences.append(
+            TurnDivergence(
+                arm=arm,
+                item=item,
+                turn=turn,
+                recorded_text=a.text if a else None,
+                replayed_text=b.text if b else None,
+                recorded_outcome=a.outcome if a else None,
+                replayed_outcome=b.outcome if b else None,
+            )
+        )
+    return len(before.keys() | after.keys()), divergences
+
+
+def compare_runs(source: Path, replay: Path) -> ReplayComparison:
+    recorded = _calls(source)
+    replayed = _calls(replay)
+    requests, reordered = compare_requests(recorded, replayed)
+    turns_compared, turns = compare_turns(source, replay)
+    misses = [
+        Miss(
+            arm=c.arm,
+            item=c.item,
+            turn=c.turn,
+            seq=c.seq,
+            route=c.route,
+            request_hash=c.request_hash,
+        )
+        for c in sorted(replayed, key=lambda c: c.seq)
+        if c.outcome == "replay_miss"
+    ]
+    return ReplayComparison(
+        source_run=str(source),
+        replay_run=str(replay),
+        clean=not (requests or turns or misses),
+        calls_recorded=len(recorded),
+        calls_replayed=len(replayed),
+        turns_compared=turns_compared,
+        requests=requests,
+        turns=turns,
+        misses=misses,
+        reordered=reordered,
+    )
+
+
+def _calls(run_dir: Path) -> list[CallRecord]:
+    path = run_dir / "calls.jsonl"
+    return read_calls(path) if path.exists() else []
+
+
+def write_comparison(path: Path, comparison: ReplayComparison) -> None:
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(comparison.model_dump(by_alias=True, mode="json"), f, indent=2)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def verdict_lines(comparison: ReplayComparison, limit: int = 10) -> list[str]:
+    """A short human verdict: the counts, then the first few divergences, each locatable."""
+    c = comparison
+    if c.clean:
+        head = (
+            f"replay CLEAN: {c.calls_replayed} request(s) and {c.turns_compared} turn text(s) "
+            "reproduced, no miss"
+        )
+        return [head + (f" ({len(c.reordered)} turn(s) reordered)" if c.reordered else "")]
+    lines = [
+        f"replay DIVERGED: {len(c.requests)} request divergence(s), {len(c.turns)} turn text "
+        f"divergence(s), {len(c.misses)} miss(es)"
+    ]
+    for d in c.requests[:limit]:
+        where = f"arm {d.arm} item {d.item} turn {d.turn} call {d.index}"
+        either = d.replayed or d.recorded
+        route = either.route if either else "?"
+        old = d.recorded.request_hash[:16] if d.recorded else "(none)"
+        new = d.replayed.request_hash[:16] if d.replayed else "(none)"
+        lines.append(f"  request {where} ({route}): recorded {old} replayed {new}")
+    for m in c.misses[:limit]:
+        lines.append(
+            f"  miss: arm {m.arm} item {m.item} turn {m.turn} ({m.route}) {m.request_hash}"
+        )
+    for t in c.turns[:limit]:
+        lines.append(
+            f"  turn arm {t.arm} item {t.item} turn {t.turn}: recorded {t.recorded_outcome} "
+            f"{_short(t.recorded_text)} replayed {t.replayed_outcome} {_short(t.replayed_text)}"
+        )
+    return lines
+
+
+def _short(text: str | None, width: int = 60) -> str:
+    if text is None:
+        return "(none)"
+    return json.dumps(text if len(text) <= width else text[: width - 1] + "…")

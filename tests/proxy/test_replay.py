@@ -1,0 +1,136 @@
+"""Replay mode through a real proxy process and the official SDKs: recorded replies come back
+byte for byte (plain and streamed, chunk for chunk), repeats are served in order until the
+recording runs out, and a request the recording does not have is a typed SDK error and a
+`replay_miss` record, never a call to anywhere else."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+
+from tests.proxy.proxy_process import ProxyProcess
+
+HAIKU = "claude-haiku-4-5-20251001"
+MINI = "gpt-4.1-mini"
+USER = [{"role": "user", "content": "Remember that my sister lives in Lisbon."}]
+OTHER = [{"role": "user", "content": "A question the recording never saw."}]
+
+
+def _exchange(proxy: ProxyProcess) -> dict[str, bytes]:
+    """One of each reply kind, as raw bytes the SDK received."""
+    ant = proxy.anthropic()
+    oai = proxy.openai()
+    out: dict[str, bytes] = {}
+    raw = ant.messages.with_raw_response.create(model=HAIKU, max_tokens=200, messages=USER)
+    out["anthropic plain"] = raw.http_response.content
+    with ant.messages.with_streaming_response.create(
+        model=HAIKU, max_tokens=200, messages=USER, stream=True
+    ) as streamed:
+        out["anthropic stream"] = b"".join(streamed.iter_bytes())
+    chat: Any = USER
+    raw_chat = oai.chat.completions.with_raw_response.create(model=MINI, messages=chat)
+    out["openai plain"] = raw_chat.http_response.content
+    with oai.chat.completions.with_streaming_response.create(
+        model=MINI, messages=chat, stream=True, stream_options={"include_usage": True}
+    ) as streamed_chat:
+        out["openai stream"] = b"".join(streamed_chat.iter_bytes())
+    raw_embed = oai.embeddings.with_raw_response.create(model="text-embedding-3-small", input="x")
+    out["openai embedding"] = raw_embed.http_response.content
+    # The same request again: the recording holds it twice, so the replay can serve it twice.
+    out["anthropic plain again"] = ant.messages.with_raw_response.create(
+        model=HAIKU, max_tokens=200, messages=USER
+    ).http_response.content
+    return out
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes]]:
+    run = tmp_path_factory.mktemp("recorded") / "run"
+    proxy = ProxyProcess(run)
+    try:
+        replies = _exchange(proxy)
+        proxy.calls(at_least=len(replies))
+    finally:
+        assert proxy.stop() == 0
+    return run, replies
+
+
+def _lines(run: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (run / "calls.jsonl").read_text().splitlines()]
+
+
+def test_every_reply_is_served_again_byte_for_byte(
+    recorded: tuple[Path, dict[str, bytes]], tmp_path: Path
+) -> None:
+    source, before = recorded
+    # No vendor key anywhere and no upstream: replay needs neither.
+    env = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
+    proxy = ProxyProcess(
+        tmp_path / "replay", "--mode", "replay", "--replay-from", str(source), env=env
+    )
+    try:
+        after = _exchange(proxy)
+        calls = proxy.calls(at_least=len(after))
+    finally:
+        assert proxy.stop() == 0
+    assert after == before
+    recorded_calls = sorted(_lines(source), key=lambda c: c["seq"])
+    replayed = sorted(calls, key=lambda c: c["seq"])
+    assert [c["mode"] for c in replayed] == ["replay"] * len(before)
+    assert {c["outcome"] for c in replayed} == {"ok"}
+    for old, new in zip(recorded_calls, replayed, strict=True):
+        assert new["request_hash"] == old["request_hash"]
+        assert new["response_hash"] == old["response_hash"]
+        # Streams are played in the recorded chunks, not as one body.
+        assert new["response_chunks"] == old["response_chunks"]
+        assert new["flags"] == [f"replay_of={old['seq']}"]
+        assert new["cost_usd"] == "0"
+    assert any(c["stream"] and len(c["response_chunks"]) > 2 for c in replayed)
+
+
+def test_a_miss_is_a_typed_error_and_a_logged_replay_miss(
+    recorded: tuple[Path, dict[str, bytes]], tmp_path: Path
+) -> None:
+    source, _ = recorded
+    proxy = ProxyProcess(tmp_path / "replay", "--mode", "replay", "--replay-from", str(source))
+    try:
+        # Retries allowed: the miss tells the SDK not to retry, so it is sent (and logged) once.
+        ant = anthropic.Anthropic(base_url=proxy.anthropic_base, api_key="x", max_retries=2)
+        with pytest.raises(anthropic.ConflictError) as ant_miss:
+            ant.messages.create(model=HAIKU, max_tokens=200, messages=OTHER)  # type: ignore[arg-type]
+        assert "no recorded response" in ant_miss.value.message
+        oai = openai.OpenAI(base_url=proxy.openai_base, api_key="x", max_retries=2)
+        chat: Any = OTHER
+        with pytest.raises(openai.ConflictError) as oai_miss:
+            oai.chat.completions.create(model=MINI, messages=chat, stream=True)
+        assert "no recorded response" in oai_miss.value.message
+        # Recorded twice, asked three times: the third is a miss, not the last reply again.
+        for _ in range(2):
+            ant.messages.create(model=HAIKU, max_tokens=200, messages=USER)  # type: ignore[arg-type]
+        with pytest.raises(anthropic.ConflictError):
+            ant.messages.create(model=HAIKU, max_tokens=200, messages=USER)  # type: ignore[arg-type]
+        calls = sorted(proxy.calls(at_least=5), key=lambda c: c["seq"])
+        ant.close()
+        oai.close()
+    finally:
+        assert proxy.stop() == 0
+    assert [c["outcome"] for c in calls] == [
+        "replay_miss",
+        "replay_miss",
+        "ok",
+        "ok",
+        "replay_miss",
+    ]
+    misses = [c for c in calls if c["outcome"] == "replay_miss"]
+    assert {c["status"] for c in misses} == {409}
+    assert ant_miss.value.message.count(misses[0]["request_hash"]) == 1
+
+
+def test_replay_refuses_a_directory_without_a_call_log(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match=r"no calls\.jsonl"):
+        ProxyProcess(tmp_path / "replay", "--mode", "replay", "--replay-from", str(tmp_path))
