@@ -41,8 +41,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from arms.client import SeamClient
 from harness.backends import docker_net
 from harness.backends.base import (
@@ -53,12 +51,11 @@ from harness.backends.base import (
     ProxyInfo,
     ProxySettings,
 )
+from harness.backends.docker_config import compose_images, proxy_options, read_text, write_atomic
 from harness.backends.docker_net import DockerError, docker
 from harness.backends.proxy_main import READY
 from harness.proxy_cmd import exports
 from harness.study import ArmSpec
-
-log = structlog.get_logger("harness.docker")
 
 GUARD_DIR = Path(__file__).parent / "guard"
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
@@ -72,17 +69,6 @@ FIRST_ARM_PORT = 8100
 STARTUP_TIMEOUT_S = 60.0
 # Secrets the proxy alone holds (live mode): passed by name, so values never hit a command line.
 SECRET_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN")
-
-
-def compose_images(compose: Path | None) -> dict[str, str]:
-    """service -> image from compose.yaml (the subset honoured: services' image)."""
-    if compose is None:
-        return {}
-    from ruamel.yaml import YAML
-
-    data = YAML(typ="safe").load(compose.read_text(encoding="utf-8")) or {}
-    services = data.get("services") or {}
-    return {name: str(s["image"]) for name, s in services.items() if (s or {}).get("image")}
 
 
 class DockerBackend(IsolationBackend):
@@ -110,6 +96,9 @@ class DockerBackend(IsolationBackend):
         self.started: list[str] = []  # containers, to remove on stop
         self.networks: list[str] = []
         self.proxy_info: ProxyInfo | None = None
+        # (real time written, offset) per arm: the guard inside an arm stamps its entries with the
+        # arm's pinned clock, which these turn back into real time.
+        self.clock_history: dict[str, list[tuple[float, int]]] = {}
 
     # --- proxy -----------------------------------------------------------------------------
 
@@ -165,12 +154,12 @@ class DockerBackend(IsolationBackend):
             "arm_hosts": self.arm_ips,
             "control_port": CONTROL_PORT,
             "control_relay": {"host": control_ip, "port": RELAY_PORT},
-            "options": _proxy_options(settings),
+            "options": proxy_options(settings),
         }
         tmp = config_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(config, indent=2))
         os.replace(tmp, config_path)
-        self._wait(proxy, lambda: READY in _read(log_path), "the proxy", log_path)
+        self._wait(proxy, lambda: READY in read_text(log_path), "the proxy", log_path)
         self.proxy_info = ProxyInfo(
             arm_bases={a: f"http://{self.arm_ips[a]}:{p}" for a, p in self.arm_ports.items()},
             control_url=f"http://{control_ip}:{RELAY_PORT}",
@@ -195,7 +184,7 @@ class DockerBackend(IsolationBackend):
                     if not self.arm_alive(name) or time.monotonic() > deadline:
                         raise InfraError(
                             f"arm {name!r} did not answer on its seam ({e}); its log: "
-                            f"{self._arm_log(name)}:\n{_read(self._arm_log(name))[-2000:]}"
+                            f"{self._arm_log(name)}:\n{read_text(self._arm_log(name))[-2000:]}"
                         ) from e
                     await asyncio.sleep(0.2)
         return ArmHandle(name=name, seam_url=url)
@@ -206,7 +195,7 @@ class DockerBackend(IsolationBackend):
         image = self.images.get(name, ARM_IMAGE)
         clock_dir, egress_dir = self._arm_dir("clock", name), self._arm_dir("egress", name)
         if not (clock_dir / "faketime").exists():
-            _write_atomic(clock_dir / "faketime", "+0\n")
+            write_atomic(clock_dir / "faketime", "+0\n")
         proxy_ip, proxy_port = self.arm_ips[name], self.arm_ports[name]
         env = {"TZ": "UTC", "PYTHONUNBUFFERED": "1", **spec.env}
         # Set after the spec's env so a compose file's own URLs cannot point elsewhere.
@@ -261,8 +250,10 @@ class DockerBackend(IsolationBackend):
         # the item's date, then time passing normally. Atomic replace in a bind-mounted folder
         # (not a mounted file, whose inode a rename would detach from the container).
         pinned = clock if clock.tzinfo else clock.replace(tzinfo=UTC)
-        offset = math.ceil(pinned.timestamp() - time.time())
-        _write_atomic(self._arm_dir("clock", name) / "faketime", f"{offset:+d}\n")
+        now = time.time()
+        offset = math.ceil(pinned.timestamp() - now)
+        self.clock_history.setdefault(name, []).append((now, offset))
+        write_atomic(self._arm_dir("clock", name) / "faketime", f"{offset:+d}\n")
 
     def image_digests(self) -> dict[str, str]:
         """Image id per service (proxy and each arm), for the run manifest."""
@@ -304,9 +295,9 @@ class DockerBackend(IsolationBackend):
         entries: list[dict[str, object]] = []
         for arm_dir in sorted((self.run_dir / "egress").glob("*")):
             guard_log = arm_dir / "egress.jsonl"
-            for line in _read(guard_log).splitlines():
+            for line in read_text(guard_log).splitlines():
                 if line.strip():
-                    entries.append({**json.loads(line), "source": "guard"})
+                    entries.append(self._real_time({**json.loads(line), "source": "guard"}))
         entries += docker_net.kernel_attempts(self.log_prefixes)
         unique: dict[tuple[object, ...], dict[str, object]] = {}
         for entry in entries:
@@ -314,8 +305,23 @@ class DockerBackend(IsolationBackend):
             unique.setdefault(key, entry)
         merged = sorted(unique.values(), key=lambda e: str(e["time"]))
         text = "".join(json.dumps(e) + "\n" for e in merged)
-        _write_atomic(self.egress_log, text)
+        write_atomic(self.egress_log, text)
         return merged
+
+    def _real_time(self, entry: dict[str, object]) -> dict[str, object]:
+        """Turn a guard entry's arm-clock time into real time (kept as `arm_time`): the offset
+        in force is the latest one written before the real time it implies."""
+        try:
+            arm_time = datetime.fromisoformat(str(entry["time"])).timestamp()
+        except ValueError:
+            return entry
+        offset = 0
+        for written, candidate in reversed(self.clock_history.get(str(entry["arm"]), [])):
+            if arm_time - candidate >= written - 1:  # the offset is rounded up: 1 s of slack
+                offset = candidate
+                break
+        real = datetime.fromtimestamp(arm_time - offset, UTC).isoformat(timespec="milliseconds")
+        return {**entry, "time": real, "arm_time": entry["time"]}
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -375,48 +381,6 @@ class DockerBackend(IsolationBackend):
         while not ready():
             running = docker(["inspect", "-f", "{{.State.Running}}", container], check=False)
             if running.strip() != "true" or time.monotonic() > deadline:
-                raise InfraError(
-                    f"{what} was not ready ({container}); {log_path}:\n{_read(log_path)[-2000:]}"
-                )
+                tail = read_text(log_path)[-2000:]
+                raise InfraError(f"{what} was not ready ({container}); {log_path}:\n{tail}")
             time.sleep(0.1)
-
-
-def _proxy_options(settings: ProxySettings) -> dict[str, Any]:
-    options: dict[str, Any] = {
-        "harness_mode": settings.mode,
-        "harness_run_id": settings.run_id,
-        "harness_run_dir": str(settings.run_dir.resolve()),
-        "harness_stubs": str(settings.stubs.resolve()) if settings.stubs else "",
-        "harness_pins": str(settings.pins_file.resolve()) if settings.pins_file else "",
-        "harness_upstreams": settings.upstreams,
-        "harness_deadline": settings.deadline_s,
-    }
-    # Fields other backends' work added to ProxySettings; read softly so either version works.
-    masks = getattr(settings, "masks", None)
-    if masks:
-        options["harness_masks"] = masks
-    replay_from = getattr(settings, "replay_from", None)
-    if settings.mode == "replay":
-        options["harness_replay_from"] = str(Path(replay_from).resolve()) if replay_from else ""
-    if settings.mode == "live":
-        options |= {
-            "harness_cap": settings.cap,
-            "harness_prices": str(settings.prices.resolve()) if settings.prices else "",
-            "harness_ledger": str(settings.ledger.resolve()) if settings.ledger else "",
-            "harness_stage": settings.stage,
-            "harness_stage_cap": settings.stage_cap,
-        }
-    return options
-
-
-def _read(path: Path) -> str:
-    with contextlib.suppress(OSError):
-        return path.read_text(encoding="utf-8", errors="replace")
-    return ""
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)

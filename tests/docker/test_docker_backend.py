@@ -211,6 +211,10 @@ def test_arm_reaches_nothing_but_the_proxy(
     # The raw socket bypasses the guard: the host's rules refused it and the kernel log named it.
     assert (f"{gateway}:{host_server}", "kernel") in named, egress
     assert len(named) == len(egress), "duplicate egress entries"
+    # Real times, though the arm's own clock said 2024-05-01 (the guard's stamp, kept apart).
+    this_year = time.strftime("%Y")
+    assert all(str(e["time"]).startswith(this_year) for e in egress), egress
+    assert all(e["arm_time"].startswith("2024-05-01") for e in egress if e["source"] == "guard")
     assert leftovers(docker_engine, run_dir.name) == []
 
 
