@@ -69,6 +69,33 @@ def run_id_of(run_root: Path) -> str:
     return run_dir.name
 
 
+def test_compose_file_names_the_proxy_and_arms_on_internal_networks(tmp_path: Path) -> None:
+    from ruamel.yaml import YAML
+
+    from harness.backends.docker_config import compose_images
+    from harness.study import load_study
+
+    compose = REPO / "compose.yaml"
+    data = YAML(typ="safe").load(compose.read_text())
+    assert set(data["services"]["proxy"]["networks"]) >= {"bare", "retrieval"}
+    for arm in ("bare", "retrieval"):
+        assert data["services"][arm]["networks"] == [arm]
+        assert data["networks"][arm]["internal"] is True
+    # A study next to it names its services as arms; the backend takes their images.
+    shutil.copy(compose, tmp_path / "compose.yaml")
+    shutil.copy(REPO / "examples" / "quickstart" / "items.jsonl", tmp_path / "items.jsonl")
+    (tmp_path / "study.toml").write_text(
+        'name = "c"\nitems = "items.jsonl"\narms = ["bare", "retrieval"]\n'
+    )
+    study = load_study(tmp_path / "study.toml")
+    assert study.arms["bare"].command == ["python", "-m", "arms.bare"]
+    assert compose_images(study.compose_path) == {
+        "proxy": "harness-proxy",
+        "bare": "harness-arm",
+        "retrieval": "harness-arm",
+    }
+
+
 def test_quickstart_runs_in_containers(
     docker_engine: docker.DockerClient, images: None, tmp_path: Path
 ) -> None:
