@@ -55,7 +55,9 @@ class SettlementWriter:
             self._queue.append(settlement)
             self._submitted += 1
             error = self._error
-            if len(self._queue) >= self.max_items:
+            # The writer sleeps without a timeout while the queue is empty: the first item of a
+            # batch must wake it (to start the max_delay clock), a full batch wakes it at once.
+            if len(self._queue) == 1 or len(self._queue) >= self.max_items:
                 self._cond.notify_all()
         if error is not None:
             # Queued anyway (nothing is dropped), but the caller must learn the ledger is down.
