@@ -20,6 +20,8 @@ from typing import Any
 import anthropic
 import openai
 import pytest
+from anthropic.types import MessageParam
+from openai.types.chat import ChatCompletionMessageParam
 
 from ledger.prices import load_prices, worst_case
 from proxy.live import input_bound, max_output
@@ -33,7 +35,9 @@ HAIKU = "claude-haiku-4-5-20251001"
 MINI = "gpt-4.1-mini"
 ANTHROPIC_MAX_TOKENS = 1000
 OPENAI_MAX_TOKENS = 3000
-USER = [{"role": "user", "content": "Name one lighthouse, please."}]
+PROMPT = "Name one lighthouse, please."
+USER: list[MessageParam] = [{"role": "user", "content": PROMPT}]
+CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": PROMPT}]
 HOLD = {"x-fake-behaviour": f"first_byte_delay={HOLD_S}"}
 
 
@@ -46,7 +50,7 @@ def _worst(model: str, route: str, body: dict[str, Any]) -> Decimal:
 
 
 ANTHROPIC_BODY = {"model": HAIKU, "max_tokens": ANTHROPIC_MAX_TOKENS, "messages": USER}
-OPENAI_BODY = {"model": MINI, "max_tokens": OPENAI_MAX_TOKENS, "messages": USER}
+OPENAI_BODY = {"model": MINI, "max_tokens": OPENAI_MAX_TOKENS, "messages": CHAT}
 WORST = max(
     _worst(HAIKU, "anthropic.messages", ANTHROPIC_BODY), _worst(MINI, "openai.chat", OPENAI_BODY)
 )
@@ -70,11 +74,11 @@ async def _burst(proxy: ProxyProcess) -> list[object]:
         async def one(i: int) -> object:
             if i % 2 == 0:
                 return await ant.messages.create(
-                    model=HAIKU, max_tokens=ANTHROPIC_MAX_TOKENS, messages=USER,  # type: ignore[arg-type]
+                    model=HAIKU, max_tokens=ANTHROPIC_MAX_TOKENS, messages=USER,
                     extra_headers=HOLD,
                 )
             return await oai.chat.completions.create(
-                model=MINI, max_tokens=OPENAI_MAX_TOKENS, messages=USER,  # type: ignore[arg-type]
+                model=MINI, max_tokens=OPENAI_MAX_TOKENS, messages=CHAT,
                 extra_headers=HOLD,
             )
 

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from anthropic.types import MessageParam
+from openai.types.chat import ChatCompletionMessageParam
 
 from harness import cli
 from harness.errors import HarnessError
@@ -46,7 +48,9 @@ KILL_WINDOW = (0.0, 0.8)
 SEED = int(os.environ.get("HARNESS_CRASH_SEED", "0")) or random.randrange(1 << 30)
 HAIKU = "claude-haiku-4-5-20251001"
 MINI = "gpt-4.1-mini"
-USER = [{"role": "user", "content": "Tell me a story about a lighthouse keeper and the sea."}]
+PROMPT = "Tell me a story about a lighthouse keeper and the sea."
+USER: list[MessageParam] = [{"role": "user", "content": PROMPT}]
+CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": PROMPT}]
 
 
 @dataclass
@@ -70,14 +74,14 @@ def _stream(proxy: ProxyProcess, trial: Trial, i: int) -> None:
     try:
         if i % 2 == 0:
             with proxy.anthropic(timeout=20).messages.stream(
-                model=HAIKU, max_tokens=400, messages=USER,  # type: ignore[arg-type]
+                model=HAIKU, max_tokens=400, messages=USER,
                 extra_headers=headers,
             ) as stream:
                 for _ in stream:
                     pass
         else:
             for _ in proxy.openai(timeout=20).chat.completions.create(
-                model=MINI, max_tokens=400, messages=USER, stream=True,  # type: ignore[arg-type]
+                model=MINI, max_tokens=400, messages=CHAT, stream=True,
                 extra_headers=headers,
             ):
                 pass
@@ -285,9 +289,9 @@ def test_run_spend_is_never_less_than_what_the_vendor_served(
         tag = requests[served.request_id].headers["x-crash-trial"]
         served_by_trial[tag] = served_by_trial.get(tag, Decimal(0)) + _served_cost(served)
     for trial in trials:
-        served = served_by_trial.get(trial.tag, Decimal(0))
-        assert runs[trial.tag] >= served, (
-            f"seed {SEED} {trial.tag}: settled {runs[trial.tag]} < served {served}"
+        served_usd = served_by_trial.get(trial.tag, Decimal(0))
+        assert runs[trial.tag] >= served_usd, (
+            f"seed {SEED} {trial.tag}: settled {runs[trial.tag]} < served {served_usd}"
         )
 
 
