@@ -13,12 +13,14 @@ import anthropic
 import openai
 import pytest
 
+from tests.fakevendor.server import FakeVendor
+from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
 
 HAIKU = "claude-haiku-4-5-20251001"
 MINI = "gpt-4.1-mini"
-USER = [{"role": "user", "content": "Remember that my sister lives in Lisbon."}]
-OTHER = [{"role": "user", "content": "A question the recording never saw."}]
+USER: Any = [{"role": "user", "content": "Remember that my sister lives in Lisbon."}]
+OTHER: Any = [{"role": "user", "content": "A question the recording never saw."}]
 
 
 def _exchange(proxy: ProxyProcess) -> dict[str, bytes]:
@@ -32,7 +34,7 @@ def _exchange(proxy: ProxyProcess) -> dict[str, bytes]:
         model=HAIKU, max_tokens=200, messages=USER, stream=True
     ) as streamed:
         out["anthropic stream"] = b"".join(streamed.iter_bytes())
-    chat: Any = USER
+    chat = USER
     raw_chat = oai.chat.completions.with_raw_response.create(model=MINI, messages=chat)
     out["openai plain"] = raw_chat.http_response.content
     with oai.chat.completions.with_streaming_response.create(
@@ -41,6 +43,15 @@ def _exchange(proxy: ProxyProcess) -> dict[str, bytes]:
         out["openai stream"] = b"".join(streamed_chat.iter_bytes())
     raw_embed = oai.embeddings.with_raw_response.create(model="text-embedding-3-small", input="x")
     out["openai embedding"] = raw_embed.http_response.content
+    # Parsed by the SDKs too (the same requests again: served from their second recording).
+    with ant.messages.stream(model=HAIKU, max_tokens=200, messages=USER) as parsed:
+        out["anthropic stream parsed"] = parsed.get_final_text().encode()
+    parts = oai.chat.completions.create(
+        model=MINI, messages=chat, stream=True, stream_options={"include_usage": True}
+    )
+    out["openai stream parsed"] = "".join(
+        c.choices[0].delta.content or "" for c in parts if c.choices
+    ).encode()
     # The same request again: the recording holds it twice, so the replay can serve it twice.
     out["anthropic plain again"] = ant.messages.with_raw_response.create(
         model=HAIKU, max_tokens=200, messages=USER
@@ -102,7 +113,7 @@ def test_a_miss_is_a_typed_error_and_a_logged_replay_miss(
         # Retries allowed: the miss tells the SDK not to retry, so it is sent (and logged) once.
         ant = anthropic.Anthropic(base_url=proxy.anthropic_base, api_key="x", max_retries=2)
         with pytest.raises(anthropic.ConflictError) as ant_miss:
-            ant.messages.create(model=HAIKU, max_tokens=200, messages=OTHER)  # type: ignore[arg-type]
+            ant.messages.create(model=HAIKU, max_tokens=200, messages=OTHER)
         assert "no recorded response" in ant_miss.value.message
         oai = openai.OpenAI(base_url=proxy.openai_base, api_key="x", max_retries=2)
         chat: Any = OTHER
@@ -111,9 +122,9 @@ def test_a_miss_is_a_typed_error_and_a_logged_replay_miss(
         assert "no recorded response" in oai_miss.value.message
         # Recorded twice, asked three times: the third is a miss, not the last reply again.
         for _ in range(2):
-            ant.messages.create(model=HAIKU, max_tokens=200, messages=USER)  # type: ignore[arg-type]
+            ant.messages.create(model=HAIKU, max_tokens=200, messages=USER)
         with pytest.raises(anthropic.ConflictError):
-            ant.messages.create(model=HAIKU, max_tokens=200, messages=USER)  # type: ignore[arg-type]
+            ant.messages.create(model=HAIKU, max_tokens=200, messages=USER)
         calls = sorted(proxy.calls(at_least=5), key=lambda c: c["seq"])
         ant.close()
         oai.close()
@@ -134,3 +145,30 @@ def test_a_miss_is_a_typed_error_and_a_logged_replay_miss(
 def test_replay_refuses_a_directory_without_a_call_log(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match=r"no calls\.jsonl"):
         ProxyProcess(tmp_path / "replay", "--mode", "replay", "--replay-from", str(tmp_path))
+
+
+def test_a_live_run_replays_with_no_key_and_the_vendor_gone(tmp_path: Path) -> None:
+    """Live records keep what the arm was sent (metered streams as relayed), not the stubs'
+    content types: the replay must still hand every SDK the same bytes."""
+    with FakeVendor() as vendor:
+        live = start_live_proxy(tmp_path, vendor)
+        try:
+            before = _exchange(live)
+            live.calls(at_least=len(before))
+        finally:
+            assert live.stop() == 0
+        assert len(vendor.requests) == len(before)
+    # The vendor is stopped: a call that escaped the replay would fail, not succeed quietly.
+    env = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
+    source = tmp_path / "run"
+    proxy = ProxyProcess(
+        tmp_path / "replay", "--mode", "replay", "--replay-from", str(source), env=env
+    )
+    try:
+        after = _exchange(proxy)
+        calls = proxy.calls(at_least=len(after))
+    finally:
+        assert proxy.stop() == 0
+    assert after == before
+    assert {c["outcome"] for c in calls} == {"ok"} and {c["cost_usd"] for c in calls} == {"0"}
+    assert [c["mode"] for c in _lines(source)] == ["live"] * len(before)
