@@ -76,16 +76,18 @@ class ReplayMode:
         # Lines are written when calls finish; seq is their arrival order, which is the order
         # an identical request must be answered in again.
         for record in sorted(records, key=lambda r: r.seq):
-            if record.response_hash is None:
+            if record.response_hash is None or record.status < 100:
                 continue  # the call got no reply (cut before one came): nothing to serve
             mode.queues.setdefault((record.arm, record.request_hash), deque()).append(record)
+        log.info(
+            "replaying from a recorded run",
+            source=str(source),
+            calls=sum(len(queue) for queue in mode.queues.values()),
+        )
         # Only ever read (`get`): BodyStore writes to a pack solely to cut a torn tail, which a
         # run that closed cleanly does not have.
         mode.bodies = BodyStore(source / "bodies")
         return mode
-
-    def recorded(self) -> int:
-        return sum(len(queue) for queue in self.queues.values())
 
     def answer(self, state: CallState) -> StubReply:
         """The recorded reply for a request that passed intake, or a loud miss."""
