@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from harness.check_cmd import audit, gate
 from harness.errors import HarnessError
 from harness.images_cmd import images_app
 from harness.ledger_cmd import ledger_app, prices_app
@@ -26,6 +27,8 @@ app.add_typer(prices_app, name="prices")
 app.add_typer(images_app, name="images")
 for command in (record, live, replay, cleanup):
     app.command()(command)
+app.command()(gate)
+app.command()(audit)
 
 
 @app.callback()

@@ -149,5 +149,15 @@ def serve_command(
         ) from e
     finally:
         header.ended = now_iso()
-        write_header(run_dir, header)
+        from harness.manifest import write_manifest
+
+        # The proxy has stopped: list the run's files and the price table and ledger it used.
+        live = mode == "live"
+        packaged = Path(__file__).resolve().parents[1] / "ledger" / "prices.toml"
+        write_manifest(
+            run_dir,
+            header,
+            prices=(prices or packaged) if live else None,
+            ledger=(ledger or Path("ledger.jsonl")) if live else None,
+        )
         print(f"# harness proxy stopped; calls in {run_dir / 'calls.jsonl'}", file=sys.stderr)

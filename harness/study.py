@@ -14,6 +14,7 @@
     ledger = "ledger.jsonl"
     stage = "default"
     stage_cap = "10"
+    mask = ["messages.0.content"]         # extra volatile body paths (harness/masks.py)
     [vendors]                             # base URL overrides for live mode
     openai = "https://api.openai.com"
     [pins]                                # pinned sampling (proxy/sampling.py Pins)
@@ -113,6 +114,9 @@ class StudyFile(BaseModel):
     ledger: str = "ledger.jsonl"
     vendors: dict[str, str] = Field(default_factory=dict)
     stubs: str | None = None
+    # Dotted body paths masked from the request hash on top of the defaults (harness/masks.py),
+    # for fields an arm fills with a time or a random id: the gate compares masked requests.
+    mask: list[str] = Field(default_factory=list)
 
     @field_validator("schema_")
     @classmethod

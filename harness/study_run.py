@@ -17,6 +17,9 @@ from pydantic import ValidationError
 
 from harness.backends.base import InfraError, IsolationBackend, ProxySettings
 from harness.errors import HarnessError
+from harness.gate_record import passing_gate
+from harness.manifest import write_manifest
+from harness.masks import proxy_masks
 from harness.orchestrator import Orchestrator, RunTally
 from harness.rundir import RunHeader, StudyRun, new_run_id, now_iso, versions, write_header
 from harness.study import Item, Study, sha256
@@ -124,6 +127,13 @@ def run_study(request: RunRequest) -> RunResult:
                 "live mode starts only after a record run of the same study and compose file "
                 "passed with no stray connection",
             )
+        if passing_gate(study, request.run_root) is None:
+            raise HarnessError(
+                f"no passing determinism gate of this study under {request.run_root}",
+                hint=f"run `harness gate {study.path} --run-dir {request.run_root}` first; live "
+                "mode starts only after two record runs of the same study and compose file sent "
+                "the same requests",
+            )
     run_id = new_run_id(study.name)
     run_dir = request.run_root / run_id
     try:
@@ -171,6 +181,7 @@ def run_study(request: RunRequest) -> RunResult:
         stage_cap=study.file.stage_cap or "",
         upstreams=study.upstreams(),
         deadline_s=study.deadline_ms / 1000,
+        masks=proxy_masks(study),
         replay_from=request.replay_from,
     )
     total = sum(len(item.turns) for item in items) * len(arms)
@@ -203,7 +214,13 @@ def run_study(request: RunRequest) -> RunResult:
         and not stray
         and not header.study.outcomes.get("infra_failed")
     )
-    write_header(run_dir, header)
+    write_manifest(
+        run_dir,
+        header,
+        prices=prices if prices.is_file() else None,
+        ledger=study.ledger_path if request.mode == "live" else None,
+        images=backend.image_digests(),
+    )  # rewrites run.json with the file list
     if fatal:
         raise HarnessError(f"the run stopped: {fatal}", hint=f"see the logs in {run_dir}/logs")
     return RunResult(run_dir, header)

@@ -39,6 +39,7 @@ class ProxySettings:
     upstreams: list[str] = field(default_factory=list)
     deadline_s: float = 60.0
     replay_from: Path | None = None  # replay: the run directory whose recorded calls are served
+    masks: list[str] = field(default_factory=list)  # on top of the proxy's DEFAULT_BODY_MASKS
 
 
 @dataclass
@@ -86,6 +87,11 @@ class IsolationBackend(ABC):
     @abstractmethod
     async def stop(self) -> None:
         """Stop every arm, then the proxy (which flushes its call log and settles live calls)."""
+
+    def image_digests(self) -> dict[str, str]:
+        """Image id per service, for the run manifest and the gate record (the docker backend
+        overrides this; local processes run no image)."""
+        return {}
 
     @abstractmethod
     def egress_attempts(self) -> list[dict[str, object]]:

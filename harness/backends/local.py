@@ -113,6 +113,7 @@ class LocalBackend(IsolationBackend):
             "harness_pins": str(settings.pins_file or ""),
             "harness_upstreams": settings.upstreams,
             "harness_deadline": settings.deadline_s,
+            "harness_masks": settings.masks,
         }
         if settings.mode == "replay":
             options["harness_replay_from"] = str(settings.replay_from or "")

@@ -1,0 +1,384 @@
+"""`harness audit RUN_DIR`: recompute a run's money and hashes from its files, with no key.
+
+Checks, each reported as a discrepancy naming where it is:
+- prices: the table given (or the one the run names) is the table the run was priced with;
+- cost: every call re-priced from its recorded tokens equals the cost it logged;
+- body: every request and response body hash is in the pack and its content hashes to it;
+- file: every file in run.json's manifest is there with its size and SHA-256, and none was added;
+- ledger_chain: the ledger's hash chain holds, and still reaches the head the run ended at;
+- ledger_sum: the run's settlements in the ledger equal the call log, seq by seq and in total.
+Nothing in the run directory or the ledger is changed; audit.json is written next to run.json.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from decimal import Decimal
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.errors import HarnessError
+from harness.manifest import NOT_LISTED, file_sha256, tool_version
+from harness.packread import PackReader
+from harness.rundir import RunHeader, now_iso
+from ledger.errors import PriceTableError, UnknownModelError
+from ledger.ledger import verify
+from ledger.prices import PriceTable, TokenCounts, cost, load_prices
+from proxy.calllog import CallRecord
+
+AUDIT_SCHEMA: Literal[1] = 1
+AUDIT_FILE = "audit.json"
+ZERO = Decimal(0)
+
+Check = Literal["run", "call_log", "prices", "cost", "body", "file", "ledger_chain", "ledger_sum"]
+
+
+class Discrepancy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    check: Check
+    where: str  # e.g. "calls.jsonl:3 (seq 3)", "bodies/pack.bin", "ledger.jsonl:7"
+    detail: str
+
+
+class AuditCounts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int = 0
+    calls_repriced: int = 0
+    bodies_checked: int = 0
+    files_checked: int = 0
+    settlements: int = 0
+
+
+class AuditTotals(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    call_log_usd: Decimal = ZERO
+    repriced_usd: Decimal = ZERO
+    ledger_usd: Decimal | None = None
+
+
+class AuditRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_: Literal[1] = Field(AUDIT_SCHEMA, alias="schema")
+    run_id: str
+    run_dir: str
+    mode: str
+    audited: str
+    tool_version: str
+    passed: bool
+    prices_path: str
+    prices_sha256: str
+    run_prices_sha256: str | None
+    ledger_path: str | None = None
+    ledger_entries: int | None = None
+    ledger_head: str | None = None
+    counts: AuditCounts = Field(default_factory=AuditCounts)
+    totals: AuditTotals = Field(default_factory=AuditTotals)
+    discrepancies: list[Discrepancy] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+def audit_run(run_dir: Path, prices: Path | None = None, ledger: Path | None = None) -> AuditRecord:
+    """Audit `run_dir`; writes audit.json there and returns the record."""
+    header = _header(run_dir)
+    manifest = header.manifest
+    named = manifest.prices_path if manifest else None
+    prices_path = prices or (Path(named) if named else None)
+    try:
+        table = load_prices(prices_path)
+    except PriceTableError as e:
+        raise HarnessError(
+            str(e), hint="pass --prices with the table the run was priced with"
+        ) from None
+    run_prices = manifest.prices_sha256 if manifest else None
+    if run_prices is None and header.study is not None:
+        run_prices = header.study.prices_sha256
+    named = manifest.ledger_path if manifest else None
+    ledger_path = ledger or (Path(named) if named else None)
+    record = AuditRecord(
+        run_id=header.run_id,
+        run_dir=str(run_dir),
+        mode=header.mode,
+        audited=now_iso(),
+        tool_version=tool_version(),
+        passed=False,
+        prices_path=table.source,
+        prices_sha256=table.sha256,
+        run_prices_sha256=run_prices,
+        ledger_path=str(ledger_path) if ledger_path else None,
+    )
+    audit = _Audit(run_dir, header, record)
+    audit.prices(table)
+    calls = audit.call_log()
+    audit.reprice(calls, table)
+    audit.bodies(calls)
+    audit.files()
+    if ledger_path is not None or header.mode == "live":
+        audit.ledger(ledger_path, calls)
+    record.passed = not record.discrepancies
+    tmp = run_dir / f"{AUDIT_FILE}.tmp"
+    tmp.write_text(record.model_dump_json(by_alias=True, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(run_dir / AUDIT_FILE)
+    return record
+
+
+def _header(run_dir: Path) -> RunHeader:
+    path = run_dir / "run.json"
+    if not path.is_file():
+        raise HarnessError(f"{run_dir} has no run.json", hint="give a run directory, runs/<id>")
+    try:
+        return RunHeader.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, ValidationError) as e:
+        raise HarnessError(f"{path} is not a run header this harness reads: {e}") from None
+
+
+def token_counts(call: CallRecord) -> TokenCounts:
+    """The call log's split back into the price table's (cache_write holds both lifetimes)."""
+    t = call.tokens
+    return TokenCounts(
+        input=t.input,
+        output=t.output,
+        cache_read=t.cache_read,
+        cache_write_5m=t.cache_write - t.cache_write_1h,
+        cache_write_1h=t.cache_write_1h,
+        reasoning=t.reasoning,
+    )
+
+
+def expected_cost(call: CallRecord, table: PriceTable) -> Decimal:
+    """What the proxy should have charged (proxy/live.py's settle rule). Raises
+    UnknownModelError for a model the table does not price."""
+    if call.mode != "live" or call.reserved_usd == ZERO:
+        return ZERO  # record/replay calls, free routes, calls refused before a reservation
+    if call.tokens.source == "reservation":
+        return call.reserved_usd  # no usage could be established: billed at the worst case
+    if call.model_requested is None:
+        raise UnknownModelError("(none)", table.source)
+    return cost(table.model(call.model_requested), token_counts(call))
+
+
+class _Audit:
+    def __init__(self, run_dir: Path, header: RunHeader, record: AuditRecord) -> None:
+        self.run_dir = run_dir
+        self.header = header
+        self.record = record
+
+    def flag(self, check: Check, where: str, detail: str) -> None:
+        self.record.discrepancies.append(Discrepancy(check=check, where=where, detail=detail))
+
+    def prices(self, table: PriceTable) -> None:
+        run_sha = self.record.run_prices_sha256
+        if run_sha is None:
+            if self.header.mode == "live":
+                self.flag("prices", "run.json", "the run does not say which price table it used")
+            return
+        if run_sha != table.sha256:
+            self.flag(
+                "prices",
+                table.source,
+                f"the run was priced with the table of SHA-256 {run_sha}; this table's is "
+                f"{table.sha256}: pass --prices with the table the run used",
+            )
+
+    def call_log(self) -> list[tuple[int, CallRecord]]:
+        path = self.run_dir / "calls.jsonl"
+        if not path.exists():
+            return []
+        calls: list[tuple[int, CallRecord]] = []
+        seen: set[int] = set()
+        with open(path, encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    call = CallRecord.model_validate_json(line)
+                except ValidationError as e:
+                    self.flag("call_log", f"calls.jsonl:{lineno}", f"not a call record: {e}")
+                    continue
+                if call.run_id != self.header.run_id:
+                    self.flag("call_log", f"calls.jsonl:{lineno}", f"run_id {call.run_id!r}")
+                if call.seq in seen:
+                    self.flag("call_log", f"calls.jsonl:{lineno}", f"seq {call.seq} twice")
+                seen.add(call.seq)
+                calls.append((lineno, call))
+        self.record.counts.calls = len(calls)
+        return calls
+
+    def reprice(self, calls: list[tuple[int, CallRecord]], table: PriceTable) -> None:
+        totals = self.record.totals
+        for lineno, call in calls:
+            where = f"calls.jsonl:{lineno} (seq {call.seq})"
+            totals.call_log_usd += call.cost_usd
+            try:
+                expected = expected_cost(call, table)
+            except UnknownModelError:
+                self.flag("cost", where, f"model {call.model_requested!r} is not in the table")
+                continue
+            totals.repriced_usd += expected
+            self.record.counts.calls_repriced += 1
+            if expected != call.cost_usd:
+                self.flag(
+                    "cost",
+                    where,
+                    f"logged cost_usd {call.cost_usd} but its tokens re-price to {expected}",
+                )
+
+    def bodies(self, calls: list[tuple[int, CallRecord]]) -> None:
+        pack = PackReader.open(self.run_dir)
+        if pack.damage is not None:
+            at, why = pack.damage
+            self.flag("body", "bodies/pack.bin", f"unreadable from byte {at}: {why}")
+        for lineno, call in calls:
+            for field, digest in (
+                ("request_body", call.request_body),
+                ("response_hash", call.response_hash),
+            ):
+                if digest is None:
+                    continue
+                where = f"calls.jsonl:{lineno} (seq {call.seq}) {field}"
+                self.record.counts.bodies_checked += 1
+                if digest not in pack:
+                    self.flag("body", where, f"body {digest} is not in bodies/pack.bin")
+                    continue
+                try:
+                    pack.get(digest)
+                except ValueError as e:
+                    self.flag("body", where, f"body {digest} was altered: {e}")
+
+    def files(self) -> None:
+        manifest = self.header.manifest
+        if manifest is None:
+            self.flag("file", "run.json", "no manifest: the run did not finish, or predates it")
+            return
+        listed = set()
+        for entry in manifest.files:
+            listed.add(entry.path)
+            path = self.run_dir / entry.path
+            self.record.counts.files_checked += 1
+            if not path.is_file():
+                self.flag("file", entry.path, "listed in the manifest but missing")
+            elif path.stat().st_size != entry.size or file_sha256(path) != entry.sha256:
+                self.flag(
+                    "file",
+                    entry.path,
+                    f"changed since the run: manifest says {entry.size} bytes, SHA-256 "
+                    f"{entry.sha256}; now {path.stat().st_size} bytes, {file_sha256(path)}",
+                )
+        for path in sorted(p for p in self.run_dir.rglob("*") if p.is_file()):
+            relative = path.relative_to(self.run_dir).as_posix()
+            if relative in listed or relative in NOT_LISTED or relative.endswith(".tmp"):
+                continue
+            self.flag("file", relative, "not in the manifest: added after the run")
+
+    def ledger(self, path: Path | None, calls: list[tuple[int, CallRecord]]) -> None:
+        if path is None or not path.is_file():
+            self.flag(
+                "ledger_chain",
+                str(path or "(none)"),
+                "the ledger is missing: pass --ledger with the ledger the run was charged to",
+            )
+            return
+        report = verify(path)
+        self.record.ledger_entries, self.record.ledger_head = report.entries, report.head
+        for lineno, problem in report.problems:
+            self.flag("ledger_chain", f"{path.name}:{lineno}", problem)
+        if report.torn_tail:
+            self.record.notes.append(f"{path.name}: {report.torn_tail}")
+        lines = _ledger_lines(path)
+        self._ledger_head(path, lines)
+        self._settlements(path, lines, calls)
+
+    def _ledger_head(self, path: Path, lines: list[dict[str, object]]) -> None:
+        manifest = self.header.manifest
+        if manifest is None or manifest.ledger_entries is None or not manifest.ledger_entries:
+            return
+        seq = manifest.ledger_entries
+        entry = next((e for e in lines if e.get("seq") == seq), None)
+        if entry is None:
+            self.flag(
+                "ledger_chain",
+                path.name,
+                f"the run ended at entry {seq} but the ledger has no entry {seq}: lines were "
+                "removed from its end",
+            )
+        elif entry.get("hash") != manifest.ledger_head:
+            self.flag(
+                "ledger_chain",
+                f"{path.name} entry {seq}",
+                f"its hash is not the head the run ended at ({manifest.ledger_head})",
+            )
+
+    def _settlements(
+        self, path: Path, lines: list[dict[str, object]], calls: list[tuple[int, CallRecord]]
+    ) -> None:
+        run_id = self.header.run_id
+        booked: dict[int, list[Decimal]] = defaultdict(list)
+        run_total: Decimal | None = None
+        for entry in lines:
+            fields = entry.get("fields")
+            if not isinstance(fields, dict):
+                continue
+            if entry.get("kind") == "calls_settled":
+                for settled in fields.get("calls") or []:
+                    if isinstance(settled, dict) and settled.get("run_id") == run_id:
+                        booked[int(settled["seq"])].append(Decimal(str(settled["cost_usd"])))
+            elif (
+                entry.get("kind") == "run_settled"
+                and fields.get("run_id") == run_id
+                and fields.get("basis") == "settlements"
+            ):
+                run_total = Decimal(str(fields["total_usd"]))
+        self.record.counts.settlements = sum(len(v) for v in booked.values())
+        ledger_usd = sum((sum(v, ZERO) for v in booked.values()), ZERO)
+        self.record.totals.ledger_usd = ledger_usd
+        logged = {call.seq: (lineno, call) for lineno, call in calls}
+        for seq, (lineno, call) in sorted(logged.items()):
+            settled = booked.get(seq, [])
+            where = f"calls.jsonl:{lineno} (seq {seq})"
+            if not settled:
+                if call.cost_usd != ZERO or call.reserved_usd != ZERO:
+                    self.flag(
+                        "ledger_sum", where, f"cost {call.cost_usd}: no settlement in {path.name}"
+                    )
+            elif len(settled) > 1:
+                self.flag("ledger_sum", where, f"settled {len(settled)} times in {path.name}")
+            elif settled[0] != call.cost_usd:
+                self.flag(
+                    "ledger_sum",
+                    where,
+                    f"call log says {call.cost_usd}, {path.name} settled {settled[0]}",
+                )
+        for seq in sorted(set(booked) - set(logged)):
+            self.flag("ledger_sum", f"{path.name} seq {seq}", "settled but not in the call log")
+        call_total = self.record.totals.call_log_usd
+        if ledger_usd != call_total:
+            self.flag(
+                "ledger_sum",
+                path.name,
+                f"run total: call log {call_total}, ledger settlements {ledger_usd}",
+            )
+        if run_total is not None and run_total != call_total:
+            self.flag(
+                "ledger_sum",
+                f"{path.name} run_settled",
+                f"run total {run_total}, call log {call_total}",
+            )
+
+
+def _ledger_lines(path: Path) -> list[dict[str, object]]:
+    """Every line that parses, chain or not: the sums are checked even on a broken chain."""
+    out = []
+    for raw in path.read_bytes().splitlines():
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out

@@ -1,0 +1,78 @@
+"""`harness gate STUDY` and `harness audit RUN_DIR`: the checks that make a run's numbers
+believable (harness/gate.py, harness/audit.py). Exit 0 when the check passes, 1 when it finds a
+difference, 2 on a usage error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from harness.study_cmd import ISOLATION, RUN_DIR, _isolation
+
+SHOWN = 10  # divergences or discrepancies printed; the JSON record has them all
+
+
+def gate(
+    study: Path = typer.Argument(..., help="The study file (study.toml)."),
+    run_dir: Path = RUN_DIR,
+    isolation: str = ISOLATION,
+) -> int:
+    """Run the study twice in record mode and check both runs sent the same requests."""
+    # Imported here: loading a study and the orchestrator costs seconds other commands skip.
+    from harness.gate import run_gate
+    from harness.study import load_study
+
+    record, path = run_gate(load_study(study), run_dir, _isolation(isolation))
+    counts = record.counts
+    typer.echo(f"gate {record.gate_id}: {'PASSED' if record.passed else 'FAILED'}")
+    typer.echo(
+        f"  runs: {', '.join(run.run_id for run in record.runs)}; turns {counts.turns}, calls "
+        f"compared {counts.calls_compared}, matching {counts.calls_matching}, reordered turns "
+        f"{counts.reordered_turns}"
+    )
+    typer.echo(f"  masked: {', '.join(record.masks)} (headers are never compared)")
+    for why in record.why:
+        typer.echo(f"  {why}")
+    for d in record.divergences[:SHOWN]:
+        typer.echo(f"  {d.arm} item {d.item} turn {d.turn} call {d.index}: {d.kind}")
+        for line in d.diff.splitlines()[:5]:
+            typer.echo(f"    {line}")
+    if record.divergences:
+        typer.echo(
+            "  hint: a path that legitimately varies (a time, a random id) goes in the study's "
+            'mask list, e.g. mask = ["' + (record.divergences[0].paths or ["path"])[0] + '"]'
+        )
+    typer.echo(f"  {path}")
+    return 0 if record.passed else 1
+
+
+def audit(
+    run: Path = typer.Argument(..., help="The run directory (runs/<run-id>)."),
+    prices: Path | None = typer.Option(
+        None, help="The price table to re-price with (default: the one the run names)."
+    ),
+    ledger: Path | None = typer.Option(
+        None, help="The ledger the run was charged to (default: the one the run names)."
+    ),
+) -> int:
+    """Recompute every cost and hash of a run and check them against its ledger."""
+    from harness.audit import AUDIT_FILE, audit_run
+
+    record = audit_run(run, prices, ledger)
+    counts, totals = record.counts, record.totals
+    typer.echo(f"audit {record.run_id}: {'PASSED' if record.passed else 'FAILED'}")
+    typer.echo(
+        f"  {counts.calls} calls re-priced to ${totals.repriced_usd} (logged "
+        f"${totals.call_log_usd}, ledger "
+        f"{'-' if totals.ledger_usd is None else '$' + str(totals.ledger_usd)}); "
+        f"{counts.bodies_checked} bodies, {counts.files_checked} files checked"
+    )
+    for d in record.discrepancies[:SHOWN]:
+        typer.echo(f"  {d.check}: {d.where}: {d.detail}")
+    if len(record.discrepancies) > SHOWN:
+        typer.echo(f"  ... and {len(record.discrepancies) - SHOWN} more")
+    for note in record.notes:
+        typer.echo(f"  note: {note}")
+    typer.echo(f"  {run / AUDIT_FILE}")
+    return 0 if record.passed else 1
