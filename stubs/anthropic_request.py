@@ -171,8 +171,10 @@ def _check_thinking(body: dict[str, Any], max_tokens: int) -> tuple[bool, int | 
         )
     display = thinking.get("display")
     if display not in (None, "summarized", "omitted"):
-        raise _fail(f"thinking.{thinking['type']}.display: Input should be 'summarized' or "
-                    "'omitted'", "thinking")
+        raise _fail(
+            f"thinking.{thinking['type']}.display: Input should be 'summarized' or 'omitted'",
+            "thinking",
+        )
     budget: int | None = None
     if thinking["type"] == "enabled":
         budget = thinking.get("budget_tokens")
@@ -245,6 +247,7 @@ def _segments(body: dict[str, Any]) -> list[tuple[int, Any]]:
     The pieces mirror `estimate_input_tokens`'s arithmetic (texts plus 3 per list item), so
     their sum is the request's input estimate and a cached prefix never exceeds it.
     """
+
     def tokens(value: Any) -> int:
         return sum(estimate_tokens(t) for t in texts_of(value))
 

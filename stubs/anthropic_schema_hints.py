@@ -14,8 +14,17 @@ import re
 from typing import Any
 
 _NUMERIC = (
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-    "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
 )
 _KNOWN = (*_NUMERIC, "pattern", "uniqueItems")
 # Keywords whose values are data, not schemas: a "description" inside them is no hint.

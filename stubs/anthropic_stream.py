@@ -42,8 +42,7 @@ def _block_events(index: int, block: dict[str, Any], words: int) -> list[bytes]:
     elif kind == "thinking":
         start = {"type": "thinking", "thinking": "", "signature": ""}
         deltas = [
-            {"type": "thinking_delta", "thinking": p}
-            for p in word_pieces(block["thinking"], words)
+            {"type": "thinking_delta", "thinking": p} for p in word_pieces(block["thinking"], words)
         ]
         # The signature arrives last, just before the block closes.
         deltas.append({"type": "signature_delta", "signature": block["signature"]})
@@ -53,9 +52,16 @@ def _block_events(index: int, block: dict[str, Any], words: int) -> list[bytes]:
         deltas = [{"type": "input_json_delta", "partial_json": p} for p in _json_pieces(raw)]
     else:  # pragma: no cover - the builder makes only the three kinds above
         raise ValueError(f"cannot stream a {kind!r} block")
-    out = [_event("content_block_start", {
-        "type": "content_block_start", "index": index, "content_block": start,
-    })]
+    out = [
+        _event(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": start,
+            },
+        )
+    ]
     out.extend(
         _event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
         for d in deltas
@@ -97,10 +103,18 @@ def message_events(message: dict[str, Any], words_per_piece: int) -> list[bytes]
         )
         if k in usage
     }
-    events.append(_event("message_delta", {
-        "type": "message_delta",
-        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"]},
-        "usage": delta_usage,
-    }))
+    events.append(
+        _event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {
+                    "stop_reason": message["stop_reason"],
+                    "stop_sequence": message["stop_sequence"],
+                },
+                "usage": delta_usage,
+            },
+        )
+    )
     events.append(_event("message_stop", {"type": "message_stop"}))
     return events

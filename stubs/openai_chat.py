@@ -119,8 +119,10 @@ def _parse(body: dict[str, Any]) -> _Params:
     check_sampling(body, model)
     if is_reasoning_model(model) and body.get("max_tokens") is not None:
         raise StubRequestError(
-            400, "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
-            "'max_completion_tokens' instead.", "max_tokens",
+            400,
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+            "'max_completion_tokens' instead.",
+            "max_tokens",
         )
     params = _Params(model=model, stream=stream_flag(body), effort=body.get("reasoning_effort"))
     n = body.get("n", 1)
@@ -133,7 +135,8 @@ def _parse(body: dict[str, Any]) -> _Params:
     if options is not None:
         if not params.stream:
             raise StubRequestError(
-                400, "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+                400,
+                "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
                 "stream_options",
             )
         if not isinstance(options, dict):
@@ -160,8 +163,10 @@ def _check_messages(messages: Any) -> None:
         )
     if not messages:
         raise StubRequestError(
-            400, "Invalid 'messages': empty array. Expected an array with minimum length 1, but "
-            "got an empty array instead.", "messages",
+            400,
+            "Invalid 'messages': empty array. Expected an array with minimum length 1, but "
+            "got an empty array instead.",
+            "messages",
         )
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
@@ -175,8 +180,10 @@ def _check_messages(messages: Any) -> None:
             )
         if role not in _ROLES:
             raise StubRequestError(
-                400, f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', "
-                "'user', 'function', 'tool', and 'developer'.", f"messages[{i}].role",
+                400,
+                f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', "
+                "'user', 'function', 'tool', and 'developer'.",
+                f"messages[{i}].role",
             )
 
 
@@ -187,7 +194,8 @@ def _parse_tools(body: dict[str, Any], params: _Params) -> None:
     for i, tool in enumerate(tools or []):
         if not isinstance(tool, dict) or tool.get("type") not in ("function", "custom"):
             raise StubRequestError(
-                400, f"Invalid value for 'tools[{i}].type': expected 'function' or 'custom'.",
+                400,
+                f"Invalid value for 'tools[{i}].type': expected 'function' or 'custom'.",
                 f"tools[{i}].type",
             )
         if tool["type"] != "function":
@@ -195,13 +203,15 @@ def _parse_tools(body: dict[str, Any], params: _Params) -> None:
         function = tool.get("function")
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise StubRequestError(
-                400, f"Missing required parameter: 'tools[{i}].function.name'.",
+                400,
+                f"Missing required parameter: 'tools[{i}].function.name'.",
                 f"tools[{i}].function.name",
             )
         parameters = function.get("parameters")
         if parameters is not None and not isinstance(parameters, dict):
             raise StubRequestError(
-                400, f"Invalid type for 'tools[{i}].function.parameters': expected an object.",
+                400,
+                f"Invalid type for 'tools[{i}].function.parameters': expected an object.",
                 f"tools[{i}].function.parameters",
             )
         params.functions.append(FunctionSpec(function["name"], parameters or _EMPTY_OBJECT_SCHEMA))
@@ -215,7 +225,8 @@ def _parse_tools(body: dict[str, Any], params: _Params) -> None:
         function = choice.get("function")
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise StubRequestError(
-                400, "Missing required parameter: 'tool_choice.function.name'.",
+                400,
+                "Missing required parameter: 'tool_choice.function.name'.",
                 "tool_choice.function.name",
             )
         params.named_function = function["name"]
@@ -223,7 +234,8 @@ def _parse_tools(body: dict[str, Any], params: _Params) -> None:
         allowed = choice.get("allowed_tools")
         if not isinstance(allowed, dict) or not isinstance(allowed.get("tools"), list):
             raise StubRequestError(
-                400, "Missing required parameter: 'tool_choice.allowed_tools.tools'.",
+                400,
+                "Missing required parameter: 'tool_choice.allowed_tools.tools'.",
                 "tool_choice.allowed_tools.tools",
             )
         names = {
@@ -245,26 +257,32 @@ def _parse_response_format(body: dict[str, Any], params: _Params) -> None:
         return
     if not isinstance(fmt, dict) or fmt.get("type") not in ("text", "json_object", "json_schema"):
         raise StubRequestError(
-            400, "Invalid value for 'response_format.type': supported values are 'text', "
-            "'json_object' and 'json_schema'.", "response_format.type",
+            400,
+            "Invalid value for 'response_format.type': supported values are 'text', "
+            "'json_object' and 'json_schema'.",
+            "response_format.type",
         )
     params.format_type = fmt["type"]
     if fmt["type"] == "json_object" and not mentions_json(body.get("messages")):
         raise StubRequestError(
-            400, "'messages' must contain the word 'json' in some form, to use 'response_format' "
-            "of type 'json_object'.", "messages",
+            400,
+            "'messages' must contain the word 'json' in some form, to use 'response_format' "
+            "of type 'json_object'.",
+            "messages",
         )
     if fmt["type"] == "json_schema":
         spec = fmt.get("json_schema")
         if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
             raise StubRequestError(
-                400, "Missing required parameter: 'response_format.json_schema.name'.",
+                400,
+                "Missing required parameter: 'response_format.json_schema.name'.",
                 "response_format.json_schema.name",
             )
         schema = spec.get("schema", _EMPTY_OBJECT_SCHEMA)
         if not isinstance(schema, dict):
             raise StubRequestError(
-                400, "Invalid type for 'response_format.json_schema.schema': expected an object.",
+                400,
+                "Invalid type for 'response_format.json_schema.schema': expected an object.",
                 "response_format.json_schema.schema",
             )
         params.schema = schema
@@ -273,8 +291,9 @@ def _parse_response_format(body: dict[str, Any], params: _Params) -> None:
 def _choice(req: StubRequest, ctx: StubContext, params: _Params, index: int) -> _Choice:
     vreq = variant(req, index)
     thinking = reasoning_tokens(vreq, params.model, params.effort)
-    forced = forced_function(vreq, "chat", params.functions, params.tool_choice,
-                             params.named_function)
+    forced = forced_function(
+        vreq, "chat", params.functions, params.tool_choice, params.named_function
+    )
     if forced is not None:
         arguments = schema_json(forced.parameters, seed(vreq, "arguments:" + forced.name))
         call = {
@@ -324,21 +343,30 @@ def _choice_deltas(choice: _Choice, params: _Params) -> list[dict[str, Any]]:
     def entry(
         delta: dict[str, Any], logprobs: Any = None, finish: str | None = None
     ) -> dict[str, Any]:
-        return {"index": choice.index, "delta": delta, "logprobs": logprobs,
-                "finish_reason": finish}
+        return {
+            "index": choice.index,
+            "delta": delta,
+            "logprobs": logprobs,
+            "finish_reason": finish,
+        }
 
     out: list[dict[str, Any]] = []
     if choice.tool_calls:
         call = choice.tool_calls[0]
         head = {**call, "index": 0, "function": {"name": call["function"]["name"], "arguments": ""}}
-        out.append(entry({"role": "assistant", "content": None, "tool_calls": [head],
-                          "refusal": None}))
+        out.append(
+            entry({"role": "assistant", "content": None, "tool_calls": [head], "refusal": None})
+        )
         for piece in pieces(call["function"]["arguments"], _ARGUMENT_PIECE):
             out.append(entry({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}))
     else:
         wants_logprobs = params.logprobs and choice.logprobs is not None
-        out.append(entry({"role": "assistant", "content": "", "refusal": None},
-                         {"content": [], "refusal": None} if wants_logprobs else None))
+        out.append(
+            entry(
+                {"role": "assistant", "content": "", "refusal": None},
+                {"content": [], "refusal": None} if wants_logprobs else None,
+            )
+        )
         position = 0
         for tokens in group(choice.tokens, _TOKENS_PER_DELTA):
             logprobs = None

@@ -25,13 +25,39 @@ _NON_REASONING_MARKERS = ("-chat",)
 
 # Reasoning spend scales with effort; "none" (gpt-5.1 and later) thinks not at all.
 _EFFORT_SCALE = {
-    "none": 0, "minimal": 1, "low": 2, "medium": 4, "high": 8, "xhigh": 16, "max": 32,
+    "none": 0,
+    "minimal": 1,
+    "low": 2,
+    "medium": 4,
+    "high": 8,
+    "xhigh": 16,
+    "max": 32,
 }
 
 # Alternatives offered in top_logprobs; rotated per token so neighbouring tokens differ.
 _ALTERNATIVES = (
-    " the", " a", " I", " and", " to", " of", " it", " that", " is", ".", ",", " in",
-    " you", " for", " on", " with", " this", " be", " as", " at", " not", " but",
+    " the",
+    " a",
+    " I",
+    " and",
+    " to",
+    " of",
+    " it",
+    " that",
+    " is",
+    ".",
+    ",",
+    " in",
+    " you",
+    " for",
+    " on",
+    " with",
+    " this",
+    " be",
+    " as",
+    " at",
+    " not",
+    " but",
 )
 # A reranker that asks for a yes/no reply reads the other answer's logprob too.
 _OPPOSITES = {"yes": "no", "no": "yes", "true": "false", "false": "true"}
@@ -76,7 +102,8 @@ def stream_flag(body: dict[str, Any]) -> bool:
         return False
     if not isinstance(value, bool):
         raise StubRequestError(
-            400, "Invalid type for 'stream': expected a boolean, but got another type instead.",
+            400,
+            "Invalid type for 'stream': expected a boolean, but got another type instead.",
             "stream",
         )
     return value
@@ -200,8 +227,10 @@ def check_top_logprobs(body: dict[str, Any], enabled: bool) -> int:
         )
     if value and not enabled:
         raise StubRequestError(
-            400, "Invalid value for 'top_logprobs': 'logprobs' must be set to true to use "
-            "'top_logprobs'.", "top_logprobs",
+            400,
+            "Invalid value for 'top_logprobs': 'logprobs' must be set to true to use "
+            "'top_logprobs'.",
+            "top_logprobs",
         )
     return value
 
@@ -224,7 +253,8 @@ def forced_function(
             if spec.name == named:
                 return spec
         raise StubRequestError(
-            400, f"Invalid value for 'tool_choice': function '{named}' not found in 'tools'.",
+            400,
+            f"Invalid value for 'tool_choice': function '{named}' not found in 'tools'.",
             "tool_choice",
         )
     if tool_choice == "required" and functions:
@@ -235,13 +265,17 @@ def forced_function(
 def check_tool_choice_has_tools(tool_choice: Any, tools: Any) -> None:
     if tool_choice is not None and not tools:
         raise StubRequestError(
-            400, "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are "
-            "specified.", "tool_choice",
+            400,
+            "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are "
+            "specified.",
+            "tool_choice",
         )
     if isinstance(tool_choice, str) and tool_choice not in ("none", "auto", "required"):
         raise StubRequestError(
-            400, f"Invalid value: '{tool_choice}'. Supported values are: 'none', 'auto', and "
-            "'required'.", "tool_choice",
+            400,
+            f"Invalid value: '{tool_choice}'. Supported values are: 'none', 'auto', and "
+            "'required'.",
+            "tool_choice",
         )
 
 

@@ -57,34 +57,40 @@ def responses(req: StubRequest, ctx: StubContext) -> StubReply:
     output: list[dict[str, Any]] = []
     if thinking:
         output.append({"id": "rs_" + req.token_id("reasoning"), "type": "reasoning", "summary": []})
-    forced = forced_function(req, "responses", params.functions, params.tool_choice,
-                             params.named_function)
+    forced = forced_function(
+        req, "responses", params.functions, params.tool_choice, params.named_function
+    )
     tokens: list[str] = []
     logprobs: list[dict[str, Any]] = []
     if forced is not None:
         arguments = schema_json(forced.parameters, seed(req, "arguments:" + forced.name))
-        output.append({
-            "id": "fc_" + req.token_id("function_call"),
-            "type": "function_call",
-            "status": "completed",
-            "arguments": arguments,
-            "call_id": "call_" + req.token_id("call"),
-            "name": forced.name,
-        })
+        output.append(
+            {
+                "id": "fc_" + req.token_id("function_call"),
+                "type": "function_call",
+                "status": "completed",
+                "arguments": arguments,
+                "call_id": "call_" + req.token_id("call"),
+                "name": forced.name,
+            }
+        )
         written = estimate_tokens(forced.name + arguments)
     else:
         text = _reply_text(req, ctx, params)
         tokens = split_tokens(text)
         if params.top_logprobs is not None:
             logprobs = token_logprobs(req, "output_text", tokens, params.top_logprobs)
-        output.append({
-            "id": "msg_" + req.token_id("message"),
-            "type": "message",
-            "status": "completed",
-            "content": [{"type": "output_text", "annotations": [], "logprobs": logprobs,
-                         "text": text}],
-            "role": "assistant",
-        })
+        output.append(
+            {
+                "id": "msg_" + req.token_id("message"),
+                "type": "message",
+                "status": "completed",
+                "content": [
+                    {"type": "output_text", "annotations": [], "logprobs": logprobs, "text": text}
+                ],
+                "role": "assistant",
+            }
+        )
         written = estimate_tokens(text)
     input_tokens = estimate_input_tokens(req.body, ("input", "instructions", "tools", "text"))
     output_tokens = written + thinking
@@ -96,8 +102,9 @@ def responses(req: StubRequest, ctx: StubContext) -> StubReply:
         "total_tokens": input_tokens + output_tokens,
     }
     # output_tokens already includes the reasoning ones: the harness's Usage must not add them.
-    harness_usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens,
-                          reasoning_tokens=thinking)
+    harness_usage = Usage(
+        input_tokens=input_tokens, output_tokens=output_tokens, reasoning_tokens=thinking
+    )
     final = _response_object(req, params, "completed", output, usage)
     if not params.stream:
         return StubReply(status=200, chunks=[dumps(final)], model=params.model, usage=harness_usage)
@@ -168,8 +175,10 @@ def _check_input(value: Any) -> None:
             )
         if role is not None and role not in _INPUT_ROLES:
             raise StubRequestError(
-                400, f"Invalid value: '{role}'. Supported values are: 'user', 'assistant', "
-                "'system', and 'developer'.", f"input[{i}].role",
+                400,
+                f"Invalid value: '{role}'. Supported values are: 'user', 'assistant', "
+                "'system', and 'developer'.",
+                f"input[{i}].role",
             )
 
 
@@ -191,7 +200,8 @@ def _parse_tools(body: dict[str, Any], params: _Params) -> None:
         parameters = tool.get("parameters")
         if parameters is not None and not isinstance(parameters, dict):
             raise StubRequestError(
-                400, f"Invalid type for 'tools[{i}].parameters': expected an object.",
+                400,
+                f"Invalid type for 'tools[{i}].parameters': expected an object.",
                 f"tools[{i}].parameters",
             )
         params.functions.append(FunctionSpec(tool["name"], parameters or _EMPTY_OBJECT_SCHEMA))
@@ -228,8 +238,10 @@ def _parse_text(body: dict[str, Any], params: _Params) -> None:
         return
     if not isinstance(fmt, dict) or fmt.get("type") not in ("text", "json_object", "json_schema"):
         raise StubRequestError(
-            400, "Invalid value for 'text.format.type': supported values are 'text', "
-            "'json_object' and 'json_schema'.", "text.format.type",
+            400,
+            "Invalid value for 'text.format.type': supported values are 'text', "
+            "'json_object' and 'json_schema'.",
+            "text.format.type",
         )
     if fmt["type"] == "json_schema":
         if not isinstance(fmt.get("name"), str):
@@ -238,20 +250,27 @@ def _parse_text(body: dict[str, Any], params: _Params) -> None:
             )
         if not isinstance(fmt.get("schema", {}), dict):
             raise StubRequestError(
-                400, "Invalid type for 'text.format.schema': expected an object.",
+                400,
+                "Invalid type for 'text.format.schema': expected an object.",
                 "text.format.schema",
             )
-    if fmt["type"] == "json_object" and not mentions_json([body.get("input"),
-                                                          body.get("instructions")]):
+    if fmt["type"] == "json_object" and not mentions_json(
+        [body.get("input"), body.get("instructions")]
+    ):
         raise StubRequestError(
-            400, "Response input messages must contain the word 'json' in some form to use "
-            "'text.format' of type 'json_object'.", "input",
+            400,
+            "Response input messages must contain the word 'json' in some form to use "
+            "'text.format' of type 'json_object'.",
+            "input",
         )
     params.text_format = fmt
 
 
 def _response_object(
-    req: StubRequest, params: _Params, status: str, output: list[dict[str, Any]],
+    req: StubRequest,
+    params: _Params,
+    status: str,
+    output: list[dict[str, Any]],
     usage: dict[str, Any] | None,
 ) -> dict[str, Any]:
     body = req.body
@@ -281,8 +300,11 @@ def _response_object(
         "service_tier": "default",
         "store": body.get("store", True),
         "temperature": body.get("temperature", 1.0),
-        "text": {**text_config, "format": params.text_format,
-                 "verbosity": text_config.get("verbosity") or "medium"},
+        "text": {
+            **text_config,
+            "format": params.text_format,
+            "verbosity": text_config.get("verbosity") or "medium",
+        },
         "tool_choice": body.get("tool_choice") or "auto",
         "tools": body.get("tools") or [],
         "top_logprobs": body.get("top_logprobs") or 0,
@@ -295,7 +317,10 @@ def _response_object(
 
 
 def _stream_events(
-    req: StubRequest, params: _Params, final: dict[str, Any], tokens: list[str],
+    req: StubRequest,
+    params: _Params,
+    final: dict[str, Any],
+    tokens: list[str],
     logprobs: list[dict[str, Any]],
 ) -> list[bytes]:
     events: list[bytes] = []
@@ -311,26 +336,49 @@ def _stream_events(
         place = {"item_id": item["id"], "output_index": index}
         if item["type"] == "message":
             part = item["content"][0]
-            emit("response.output_item.added", output_index=index,
-                 item={**item, "status": "in_progress", "content": []})
-            emit("response.content_part.added", **place, content_index=0,
-                 part={**part, "logprobs": [], "text": ""})
+            emit(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "content": []},
+            )
+            emit(
+                "response.content_part.added",
+                **place,
+                content_index=0,
+                part={**part, "logprobs": [], "text": ""},
+            )
             position = 0
             for chunk in group(tokens, _TOKENS_PER_DELTA):
-                emit("response.output_text.delta", **place, content_index=0,
-                     delta="".join(chunk),
-                     logprobs=_delta_logprobs(logprobs[position : position + len(chunk)]))
+                emit(
+                    "response.output_text.delta",
+                    **place,
+                    content_index=0,
+                    delta="".join(chunk),
+                    logprobs=_delta_logprobs(logprobs[position : position + len(chunk)]),
+                )
                 position += len(chunk)
-            emit("response.output_text.done", **place, content_index=0, text=part["text"],
-                 logprobs=_delta_logprobs(logprobs))
+            emit(
+                "response.output_text.done",
+                **place,
+                content_index=0,
+                text=part["text"],
+                logprobs=_delta_logprobs(logprobs),
+            )
             emit("response.content_part.done", **place, content_index=0, part=part)
         elif item["type"] == "function_call":
-            emit("response.output_item.added", output_index=index,
-                 item={**item, "status": "in_progress", "arguments": ""})
+            emit(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "arguments": ""},
+            )
             for piece in pieces(item["arguments"], _ARGUMENT_PIECE):
                 emit("response.function_call_arguments.delta", **place, delta=piece)
-            emit("response.function_call_arguments.done", **place, name=item["name"],
-                 arguments=item["arguments"])
+            emit(
+                "response.function_call_arguments.done",
+                **place,
+                name=item["name"],
+                arguments=item["arguments"],
+            )
         else:
             emit("response.output_item.added", output_index=index, item=item)
         emit("response.output_item.done", output_index=index, item=item)
@@ -344,8 +392,9 @@ def _delta_logprobs(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         {
             "token": e["token"],
             "logprob": e["logprob"],
-            "top_logprobs": [{"token": t["token"], "logprob": t["logprob"]}
-                             for t in e["top_logprobs"]],
+            "top_logprobs": [
+                {"token": t["token"], "logprob": t["logprob"]} for t in e["top_logprobs"]
+            ],
         }
         for e in entries
     ]

@@ -46,6 +46,7 @@ def regex_example(pattern: str, digest: bytes, min_len: int = 0, max_len: int = 
         compiled = re.compile(pattern)
     except re.error as exc:
         raise Unsupported(f"invalid pattern: {exc}") from exc
+
     def fits(text: str) -> bool:
         return min_len <= len(text) <= max_len and compiled.search(text) is not None
 

@@ -35,8 +35,24 @@ from stubs.regex_example import Unsupported, regex_example
 from stubs.schema_formats import FORMATS
 
 _WORDS = (
-    "alpha", "amber", "river", "stone", "cedar", "harbor", "meadow", "signal", "summit",
-    "lantern", "orbit", "willow", "copper", "delta", "ember", "falcon", "garnet", "juniper",
+    "alpha",
+    "amber",
+    "river",
+    "stone",
+    "cedar",
+    "harbor",
+    "meadow",
+    "signal",
+    "summit",
+    "lantern",
+    "orbit",
+    "willow",
+    "copper",
+    "delta",
+    "ember",
+    "falcon",
+    "garnet",
+    "juniper",
 )
 _MAX_DEPTH = 8  # below this depth only what the schema requires is built, so recursion ends
 # Optional properties and extra array items stop after this many containers, which keeps

@@ -66,9 +66,13 @@ class Behaviour:
     def interruption(self) -> tuple[str, int] | None:
         """How and after how many events the stream is interrupted by the fake, if it is:
         ("cut" | "reset" | "stall", n); the earliest wins, cut before reset before stall."""
-        options = [(n, rank, kind) for rank, (kind, n) in enumerate(
-            (("cut", self.cut_after), ("reset", self.reset_after), ("stall", self.stall_after))
-        ) if n is not None]
+        options = [
+            (n, rank, kind)
+            for rank, (kind, n) in enumerate(
+                (("cut", self.cut_after), ("reset", self.reset_after), ("stall", self.stall_after))
+            )
+            if n is not None
+        ]
         if not options:
             return None
         n, _, kind = min(options)

@@ -124,30 +124,44 @@ class Connection:
         except ValueError:
             body = None
         request_id, behaviour = self.observer.admit(headers.get("x-fake-behaviour"))
-        self.observer.record_request(ReceivedRequest(
-            id=request_id, method=method, path=path, query=query, headers=headers,
-            raw_headers=raw_headers, body=body, raw_body=raw,
-            behaviour=behaviour.source if isinstance(behaviour, Behaviour) else str(behaviour),
-            time=time.time(), monotonic=time.monotonic(),
-        ))
+        self.observer.record_request(
+            ReceivedRequest(
+                id=request_id,
+                method=method,
+                path=path,
+                query=query,
+                headers=headers,
+                raw_headers=raw_headers,
+                body=body,
+                raw_body=raw,
+                behaviour=behaviour.source if isinstance(behaviour, Behaviour) else str(behaviour),
+                time=time.time(),
+                monotonic=time.monotonic(),
+            )
+        )
         vendor = vendor_of(path, headers)
         if isinstance(behaviour, BehaviourError):
             planned = _error(vendor, 400, f"fake vendor: {behaviour}", None)
             behaviour = Behaviour()
-        elif (expected := self.observer.api_keys.get(vendor)) is not None and \
-                key_of(headers) != expected:
+        elif (expected := self.observer.api_keys.get(vendor)) is not None and key_of(
+            headers
+        ) != expected:
             planned = _error(vendor, 401, "fake vendor: invalid x-api-key / bearer token", None)
         else:
             if method == "GET":
                 body = {}
             planned = plan_reply(method, path, headers, body, behaviour, self.observer.ctx)
         served = Served(
-            request_id=request_id, route=planned.route, model=planned.model,
-            status=planned.status, stream=planned.stream,
+            request_id=request_id,
+            route=planned.route,
+            model=planned.model,
+            status=planned.status,
+            stream=planned.stream,
             input_tokens=planned.input_tokens if planned.status == 200 else 0,
             cache_read_tokens=planned.cache_read_tokens if planned.status == 200 else 0,
             cache_write_tokens=planned.cache_write_tokens if planned.status == 200 else 0,
-            full_output_tokens=planned.full_output_tokens, events_total=len(planned.events),
+            full_output_tokens=planned.full_output_tokens,
+            events_total=len(planned.events),
             started=time.monotonic(),
         )
         self.observer.open_served(served)
@@ -249,5 +263,3 @@ class Connection:
         if tail:
             await self._write(tail)
         return "complete"
-
-

@@ -97,7 +97,11 @@ def status_reply(vendor: Vendor, behaviour: Behaviour, route: str | None) -> Pla
 
 
 def plan_reply(
-    method: str, path: str, headers: dict[str, str], body: Any, behaviour: Behaviour,
+    method: str,
+    path: str,
+    headers: dict[str, str],
+    body: Any,
+    behaviour: Behaviour,
     ctx: StubContext,
 ) -> PlannedReply:
     vendor = vendor_of(path, headers)
@@ -112,8 +116,9 @@ def plan_reply(
         reply = _run(route, body, ctx)
     except StubRequestError as e:
         err = error_reply(vendor, e.status, e.message, e.param, e.code)
-        return PlannedReply(vendor, route.name, e.status, "application/json", False,
-                            [Event(err.body)])
+        return PlannedReply(
+            vendor, route.name, e.status, "application/json", False, [Event(err.body)]
+        )
     if reply.status == 200 and route.name == "openai.chat" and behaviour.usage_in_choice_chunk:
         # Ask the stub for the usage chunk even if the client did not, then move it.
         reply = _run(route, {**body, "stream_options": {"include_usage": True}}, ctx)
@@ -160,8 +165,9 @@ def _annotate_stream(planned: PlannedReply) -> None:
         if planned.route == "anthropic.messages":
             if kind == "content_block_delta":
                 delta = data["delta"]
-                event.text = delta.get("text") or delta.get("thinking") or \
-                    delta.get("partial_json") or ""
+                event.text = (
+                    delta.get("text") or delta.get("thinking") or delta.get("partial_json") or ""
+                )
             elif kind == "message_delta" and isinstance(data.get("usage"), dict):
                 event.final_output_tokens = data["usage"].get("output_tokens")
             elif kind == "message_stop":
@@ -204,20 +210,29 @@ def _apply_stream_behaviour(planned: PlannedReply, behaviour: Behaviour) -> None
             if planned.route == "openai.chat" and data.get("usage") and not data.get("choices"):
                 usage = data["usage"]
                 continue  # the choice-less usage chunk goes (or moves, below)
-            if behaviour.no_usage and planned.route == "anthropic.messages" \
-                    and data.get("type") == "message_delta":
+            if (
+                behaviour.no_usage
+                and planned.route == "anthropic.messages"
+                and data.get("type") == "message_delta"
+            ):
                 data.pop("usage", None)
                 _rewrite(event, data, _event_prefix(event.data))
                 event.final_output_tokens = None
-            if behaviour.no_usage and planned.route == "openai.responses" \
-                    and data.get("type") == "response.completed":
+            if (
+                behaviour.no_usage
+                and planned.route == "openai.responses"
+                and data.get("type") == "response.completed"
+            ):
                 data["response"]["usage"] = None
                 _rewrite(event, data, _event_prefix(event.data))
                 event.final_output_tokens = None
             kept.append(event)
         if behaviour.usage_in_choice_chunk and usage is not None and not behaviour.no_usage:
-            last = max(i for i, e in enumerate(kept)
-                       if isinstance(d := _sse_json(e.data), dict) and d.get("choices"))
+            last = max(
+                i
+                for i, e in enumerate(kept)
+                if isinstance(d := _sse_json(e.data), dict) and d.get("choices")
+            )
             data = _sse_json(kept[last].data)
             data["usage"] = usage
             _rewrite(kept[last], data)
@@ -235,12 +250,21 @@ def _error_event(planned: PlannedReply, behaviour: Behaviour, sequence: int) -> 
         data = _sse("error", {"type": "error", "error": {"type": kind, "message": message}})
     elif planned.route == "openai.responses":
         kind = behaviour.error_type or "server_error"
-        data = _sse("error", {"type": "error", "code": kind, "message": message, "param": None,
-                              "sequence_number": sequence})
+        data = _sse(
+            "error",
+            {
+                "type": "error",
+                "code": kind,
+                "message": message,
+                "param": None,
+                "sequence_number": sequence,
+            },
+        )
     else:
         kind = behaviour.error_type or "server_error"
-        data = _sse(None, {"error": {"message": message, "type": kind, "param": None,
-                                     "code": None}})
+        data = _sse(
+            None, {"error": {"message": message, "type": kind, "param": None, "code": None}}
+        )
     # The vendor ends the stream cleanly after the error: it is the last event.
     return Event(data, terminal=True)
 
@@ -249,8 +273,12 @@ def _apply_plain_behaviour(planned: PlannedReply, behaviour: Behaviour) -> None:
     (event,) = planned.events
     data = json.loads(event.data)
     usage = data.get("usage") if isinstance(data, dict) else None
-    if behaviour.no_usage and planned.vendor == "openai" and isinstance(data, dict) \
-            and planned.route in ("openai.chat", "openai.responses"):
+    if (
+        behaviour.no_usage
+        and planned.vendor == "openai"
+        and isinstance(data, dict)
+        and planned.route in ("openai.chat", "openai.responses")
+    ):
         # Both SDK types allow a missing usage; Anthropic's Message requires one, so it keeps it.
         if planned.route == "openai.chat":
             data.pop("usage", None)

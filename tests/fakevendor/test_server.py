@@ -59,13 +59,23 @@ def _http_client(fv: FakeVendor, timeout: float) -> httpx2.Client:
 
 
 def ant(fv: FakeVendor, timeout: float = 30.0, retries: int = 0) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=fv.url, api_key="sk-ant-test", max_retries=retries,
-                               timeout=timeout, http_client=_http_client(fv, timeout))
+    return anthropic.Anthropic(
+        base_url=fv.url,
+        api_key="sk-ant-test",
+        max_retries=retries,
+        timeout=timeout,
+        http_client=_http_client(fv, timeout),
+    )
 
 
 def oai(fv: FakeVendor, timeout: float = 30.0, retries: int = 0) -> openai.OpenAI:
-    return openai.OpenAI(base_url=fv.url + "/v1", api_key="sk-test", max_retries=retries,
-                         timeout=timeout, http_client=_http_client(fv, timeout))
+    return openai.OpenAI(
+        base_url=fv.url + "/v1",
+        api_key="sk-test",
+        max_retries=retries,
+        timeout=timeout,
+        http_client=_http_client(fv, timeout),
+    )
 
 
 def fake(behaviour: str) -> dict[str, str]:
@@ -99,8 +109,11 @@ def test_openai_chat_usage_chunk_only_when_asked(fv: FakeVendor) -> None:
     client = oai(fv)
     plain = client.chat.completions.create(model="gpt-4.1", messages=CHAT)
     bare = list(client.chat.completions.create(model="gpt-4.1", messages=CHAT, stream=True))
-    asked = list(client.chat.completions.create(
-        model="gpt-4.1", messages=CHAT, stream=True, stream_options={"include_usage": True}))
+    asked = list(
+        client.chat.completions.create(
+            model="gpt-4.1", messages=CHAT, stream=True, stream_options={"include_usage": True}
+        )
+    )
     assert plain.usage is not None
     assert all(c.choices and c.usage is None for c in bare)
     assert all(c.choices for c in asked[:-1]) and asked[-1].choices == []
@@ -126,21 +139,32 @@ def test_openai_responses_embeddings_models_and_count_tokens(fv: FakeVendor) -> 
     counted = ant(fv).messages.count_tokens(model=HAIKU, messages=STORY)
     assert counted.input_tokens > 0
     assert [s.route for s in fv.wait_idle()] == [
-        "openai.responses", "openai.responses", "openai.embeddings", "openai.models",
-        "anthropic.models", "anthropic.count_tokens",
+        "openai.responses",
+        "openai.responses",
+        "openai.embeddings",
+        "openai.models",
+        "anthropic.models",
+        "anthropic.count_tokens",
     ]
 
 
 async def test_async_clients(fv: FakeVendor) -> None:
     verify = fv.ssl_context() if fv.tls else True
-    a = anthropic.AsyncAnthropic(base_url=fv.url, api_key="k", max_retries=0,
-                                 http_client=httpx2.AsyncClient(verify=verify))
-    o = openai.AsyncOpenAI(base_url=fv.url + "/v1", api_key="k", max_retries=0,
-                           http_client=httpx2.AsyncClient(verify=verify))
+    a = anthropic.AsyncAnthropic(
+        base_url=fv.url, api_key="k", max_retries=0, http_client=httpx2.AsyncClient(verify=verify)
+    )
+    o = openai.AsyncOpenAI(
+        base_url=fv.url + "/v1",
+        api_key="k",
+        max_retries=0,
+        http_client=httpx2.AsyncClient(verify=verify),
+    )
     async with a.messages.stream(model=HAIKU, max_tokens=300, messages=STORY) as stream:
         text = "".join([t async for t in stream.text_stream])
-    chunks = [c async for c in await o.chat.completions.create(
-        model="gpt-4.1", messages=CHAT, stream=True)]
+    chunks = [
+        c
+        async for c in await o.chat.completions.create(model="gpt-4.1", messages=CHAT, stream=True)
+    ]
     assert text and len(chunks) > 2
     assert [s.outcome for s in await asyncio.to_thread(fv.wait_idle)] == ["complete"] * 2
     await a.close()
@@ -148,30 +172,41 @@ async def test_async_clients(fv: FakeVendor) -> None:
 
 
 def test_tls_needs_the_fake_ca(tls_vendor: FakeVendor) -> None:
-    client = anthropic.Anthropic(base_url=tls_vendor.url, api_key="k", max_retries=0,
-                                 http_client=httpx2.Client(verify=True))
+    client = anthropic.Anthropic(
+        base_url=tls_vendor.url, api_key="k", max_retries=0, http_client=httpx2.Client(verify=True)
+    )
     with pytest.raises(anthropic.APIConnectionError):
         client.messages.create(model=HAIKU, max_tokens=10, messages=STORY)
     assert tls_vendor.ca_file.read_text().startswith("-----BEGIN CERTIFICATE-----")
-    local = httpx2.get(tls_vendor.url.replace("127.0.0.1", "localhost") + "/v1/models",
-                       verify=tls_vendor.ssl_context())
+    local = httpx2.get(
+        tls_vendor.url.replace("127.0.0.1", "localhost") + "/v1/models",
+        verify=tls_vendor.ssl_context(),
+    )
     assert local.status_code == 200
 
 
 # -- statuses --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("status", "anthropic_error", "anthropic_type"), [
-    (529, anthropic.OverloadedError, "overloaded_error"),
-    (500, anthropic.InternalServerError, "api_error"),
-    (503, anthropic.InternalServerError, "api_error"),
-])
+@pytest.mark.parametrize(
+    ("status", "anthropic_error", "anthropic_type"),
+    [
+        (529, anthropic.OverloadedError, "overloaded_error"),
+        (500, anthropic.InternalServerError, "api_error"),
+        (503, anthropic.InternalServerError, "api_error"),
+    ],
+)
 def test_status_errors_anthropic(
     fv: FakeVendor, status: int, anthropic_error: type[Exception], anthropic_type: str
 ) -> None:
     with pytest.raises(anthropic_error) as caught:
-        ant(fv).messages.create(model=HAIKU, max_tokens=10, messages=STORY, stream=True,
-                                extra_headers=fake(f"status={status}"))
+        ant(fv).messages.create(
+            model=HAIKU,
+            max_tokens=10,
+            messages=STORY,
+            stream=True,
+            extra_headers=fake(f"status={status}"),
+        )
     assert isinstance(caught.value, anthropic.APIStatusError)
     assert caught.value.status_code == status
     assert caught.value.body["error"]["type"] == anthropic_type  # type: ignore[index]
@@ -182,8 +217,9 @@ def test_status_errors_anthropic(
 @pytest.mark.parametrize("status", [500, 502, 503])
 def test_status_errors_openai(plain: FakeVendor, status: int) -> None:
     with pytest.raises(openai.InternalServerError) as caught:
-        oai(plain).chat.completions.create(model="gpt-4.1", messages=CHAT,
-                                           extra_headers=fake(f"status={status}"))
+        oai(plain).chat.completions.create(
+            model="gpt-4.1", messages=CHAT, extra_headers=fake(f"status={status}")
+        )
     assert caught.value.status_code == status
     body: Any = caught.value.body
     assert body["type"] == "server_error"
@@ -191,11 +227,16 @@ def test_status_errors_openai(plain: FakeVendor, status: int) -> None:
 
 def test_429_with_retry_after(plain: FakeVendor) -> None:
     with pytest.raises(anthropic.RateLimitError) as a_err:
-        ant(plain).messages.create(model=HAIKU, max_tokens=10, messages=STORY,
-                                   extra_headers=fake("status=429;retry_after=2"))
+        ant(plain).messages.create(
+            model=HAIKU,
+            max_tokens=10,
+            messages=STORY,
+            extra_headers=fake("status=429;retry_after=2"),
+        )
     with pytest.raises(openai.RateLimitError) as o_err:
-        oai(plain).chat.completions.create(model="gpt-4.1", messages=CHAT,
-                                           extra_headers=fake("status=429;retry_after=2"))
+        oai(plain).chat.completions.create(
+            model="gpt-4.1", messages=CHAT, extra_headers=fake("status=429;retry_after=2")
+        )
     assert a_err.value.response.headers["retry-after"] == "2"
     assert o_err.value.response.headers["retry-after"] == "2"
 
@@ -222,8 +263,9 @@ def test_unknown_behaviour_is_refused(plain: FakeVendor) -> None:
     with pytest.raises(BehaviourError):
         plain.script(["cut_afterr=3"])
     with pytest.raises(anthropic.BadRequestError, match="unknown fake behaviour"):
-        ant(plain).messages.create(model=HAIKU, max_tokens=10, messages=STORY,
-                                   extra_headers=fake("explode"))
+        ant(plain).messages.create(
+            model=HAIKU, max_tokens=10, messages=STORY, extra_headers=fake("explode")
+        )
     assert parse_behaviour("trickle").trickle == 0.2
     assert parse_behaviour("cut_after=3;stall_after=1").interruption == ("stall", 1)
 
@@ -245,8 +287,13 @@ def test_api_keys_are_checked_when_configured() -> None:
 def test_error_after_anthropic(fv: FakeVendor) -> None:
     seen: list[str] = []
     with pytest.raises(anthropic.APIStatusError) as caught:
-        for event in ant(fv).messages.create(model=HAIKU, max_tokens=300, messages=STORY,
-                                             stream=True, extra_headers=fake("error_after=5")):
+        for event in ant(fv).messages.create(
+            model=HAIKU,
+            max_tokens=300,
+            messages=STORY,
+            stream=True,
+            extra_headers=fake("error_after=5"),
+        ):
             seen.append(event.type)
     assert caught.value.status_code == 200
     assert caught.value.body["error"]["type"] == "overloaded_error"  # type: ignore[index]
@@ -259,21 +306,33 @@ def test_error_after_anthropic(fv: FakeVendor) -> None:
 def test_error_after_openai(plain: FakeVendor) -> None:
     client = oai(plain)
     with pytest.raises(openai.APIError, match="error after HTTP 200"):
-        list(client.chat.completions.create(model="gpt-4.1", messages=CHAT, stream=True,
-                                            extra_headers=fake("error_after=3")))
-    events = list(client.responses.create(model="gpt-4.1", input="story", stream=True,
-                                          extra_headers=fake("error_after=3")))
+        list(
+            client.chat.completions.create(
+                model="gpt-4.1", messages=CHAT, stream=True, extra_headers=fake("error_after=3")
+            )
+        )
+    events = list(
+        client.responses.create(
+            model="gpt-4.1", input="story", stream=True, extra_headers=fake("error_after=3")
+        )
+    )
     assert events[-1].type == "error" and len(events) == 4
 
 
 def test_cut_after_breaks_the_stream(fv: FakeVendor) -> None:
     with pytest.raises((anthropic.APIConnectionError, httpx2.RemoteProtocolError)):
-        for _ in ant(fv).messages.create(model=HAIKU, max_tokens=300, messages=STORY,
-                                         stream=True, extra_headers=fake("cut_after=5")):
+        for _ in ant(fv).messages.create(
+            model=HAIKU,
+            max_tokens=300,
+            messages=STORY,
+            stream=True,
+            extra_headers=fake("cut_after=5"),
+        ):
             pass
     with pytest.raises(openai.APIConnectionError):
-        for _ in oai(fv).chat.completions.create(model="gpt-4.1", messages=CHAT, stream=True,
-                                                 extra_headers=fake("cut_after=4")):
+        for _ in oai(fv).chat.completions.create(
+            model="gpt-4.1", messages=CHAT, stream=True, extra_headers=fake("cut_after=4")
+        ):
             pass
     a, o = fv.wait_idle()
     assert (a.outcome, a.events_sent, o.outcome, o.events_sent) == ("cut", 5, "cut", 4)
@@ -284,19 +343,26 @@ def test_cut_after_breaks_the_stream(fv: FakeVendor) -> None:
 
 def test_cut_after_never_sends_the_terminal_event(plain: FakeVendor) -> None:
     with pytest.raises(openai.APIConnectionError):
-        list(oai(plain).chat.completions.create(model="gpt-4.1", messages=CHAT, stream=True,
-                                                extra_headers=fake("cut_after=999")))
+        list(
+            oai(plain).chat.completions.create(
+                model="gpt-4.1", messages=CHAT, stream=True, extra_headers=fake("cut_after=999")
+            )
+        )
     served = plain.wait_idle()[0]
     assert served.events_sent == served.events_total - 1 and served.outcome == "cut"
 
 
 def test_reset_after(plain: FakeVendor) -> None:
     with pytest.raises(openai.APIConnectionError):
-        list(oai(plain).responses.create(model="gpt-4.1", input="story", stream=True,
-                                         extra_headers=fake("reset_after=5")))
+        list(
+            oai(plain).responses.create(
+                model="gpt-4.1", input="story", stream=True, extra_headers=fake("reset_after=5")
+            )
+        )
     with pytest.raises(anthropic.APIConnectionError):
-        ant(plain).messages.create(model=HAIKU, max_tokens=10, messages=STORY,
-                                   extra_headers=fake("reset"))
+        ant(plain).messages.create(
+            model=HAIKU, max_tokens=10, messages=STORY, extra_headers=fake("reset")
+        )
     assert [s.outcome for s in plain.wait_idle()] == ["reset", "reset"]
 
 
@@ -304,16 +370,26 @@ def test_reset_after(plain: FakeVendor) -> None:
 
 
 def test_no_usage(plain: FakeVendor) -> None:
-    chunks = list(oai(plain).chat.completions.create(
-        model="gpt-4.1", messages=CHAT, stream=True, stream_options={"include_usage": True},
-        extra_headers=fake("no_usage")))
+    chunks = list(
+        oai(plain).chat.completions.create(
+            model="gpt-4.1",
+            messages=CHAT,
+            stream=True,
+            stream_options={"include_usage": True},
+            extra_headers=fake("no_usage"),
+        )
+    )
     assert all(c.choices and c.usage is None for c in chunks)
-    raw = ant(plain).messages.create(model=HAIKU, max_tokens=300, messages=STORY, stream=True,
-                                     extra_headers=fake("no_usage"))
+    raw = ant(plain).messages.create(
+        model=HAIKU, max_tokens=300, messages=STORY, stream=True, extra_headers=fake("no_usage")
+    )
     deltas = [e for e in raw if e.type == "message_delta"]
     assert len(deltas) == 1 and "usage" not in deltas[0].model_fields_set
-    events = list(oai(plain).responses.create(model="gpt-4.1", input="story", stream=True,
-                                              extra_headers=fake("no_usage")))
+    events = list(
+        oai(plain).responses.create(
+            model="gpt-4.1", input="story", stream=True, extra_headers=fake("no_usage")
+        )
+    )
     assert events[-1].type == "response.completed" and events[-1].response.usage is None
     for served in plain.wait_idle():
         assert served.outcome == "complete" and not served.usage_sent
@@ -324,9 +400,15 @@ def test_no_usage(plain: FakeVendor) -> None:
 def test_usage_in_choice_chunk(plain: FakeVendor) -> None:
     for options in ({"include_usage": True}, None):
         extra: dict[str, Any] = {"stream_options": options} if options else {}
-        chunks = list(oai(plain).chat.completions.create(
-            model="gpt-4.1", messages=CHAT, stream=True,
-            extra_headers=fake("usage_in_choice_chunk"), **extra))
+        chunks = list(
+            oai(plain).chat.completions.create(
+                model="gpt-4.1",
+                messages=CHAT,
+                stream=True,
+                extra_headers=fake("usage_in_choice_chunk"),
+                **extra,
+            )
+        )
         assert all(c.choices for c in chunks)
         assert chunks[-1].usage is not None and chunks[-1].choices[0].finish_reason == "stop"
         assert all(c.usage is None for c in chunks[:-1])
@@ -339,8 +421,9 @@ def test_usage_in_choice_chunk(plain: FakeVendor) -> None:
 def test_first_byte_delay_times_out_and_the_client_leaving_is_seen(fv: FakeVendor) -> None:
     started = time.monotonic()
     with pytest.raises(anthropic.APITimeoutError):
-        ant(fv, timeout=SHORT).messages.create(model=HAIKU, max_tokens=10, messages=STORY,
-                                               extra_headers=fake("first_byte_delay=5"))
+        ant(fv, timeout=SHORT).messages.create(
+            model=HAIKU, max_tokens=10, messages=STORY, extra_headers=fake("first_byte_delay=5")
+        )
     gone = fv.wait_for_disconnect(5)
     assert gone.request_id == fv.requests[0].id and gone.events_sent == 0
     assert gone.monotonic - started < 3
@@ -350,17 +433,21 @@ def test_first_byte_delay_times_out_and_the_client_leaving_is_seen(fv: FakeVendo
 
 def test_hang_and_stall_after(plain: FakeVendor) -> None:
     with pytest.raises(openai.APITimeoutError):
-        oai(plain, timeout=SHORT).embeddings.create(model="text-embedding-3-small", input="x",
-                                                    extra_headers=fake("hang"))
+        oai(plain, timeout=SHORT).embeddings.create(
+            model="text-embedding-3-small", input="x", extra_headers=fake("hang")
+        )
     seen: list[Any] = []
     with pytest.raises(openai.APITimeoutError):
         for chunk in oai(plain, timeout=SHORT).chat.completions.create(
-                model="gpt-4.1", messages=CHAT, stream=True, extra_headers=fake("stall_after=2")):
+            model="gpt-4.1", messages=CHAT, stream=True, extra_headers=fake("stall_after=2")
+        ):
             seen.append(chunk)
     assert len(seen) == 2
     served = plain.wait_idle()
-    assert [(s.outcome, s.events_sent) for s in served] == [("disconnected", 0),
-                                                            ("disconnected", 2)]
+    assert [(s.outcome, s.events_sent) for s in served] == [
+        ("disconnected", 0),
+        ("disconnected", 2),
+    ]
     assert len(plain.disconnects) == 2
 
 
@@ -368,9 +455,12 @@ def test_trickle_defeats_read_timeouts_but_not_a_deadline(fv: FakeVendor) -> Non
     verify = fv.ssl_context() if fv.tls else True
     body = {"model": "gpt-4.1", "messages": STORY, "stream": True}
     received = b""
-    with httpx2.Client(verify=verify, timeout=SHORT) as client, client.stream(
-        "POST", fv.url + "/v1/chat/completions", json=body, headers=fake("trickle=0.05")
-    ) as response:
+    with (
+        httpx2.Client(verify=verify, timeout=SHORT) as client,
+        client.stream(
+            "POST", fv.url + "/v1/chat/completions", json=body, headers=fake("trickle=0.05")
+        ) as response,
+    ):
         assert response.status_code == 200
         deadline = time.monotonic() + 1.5  # three times the read timeout: still no error
         for part in response.iter_raw():
@@ -382,14 +472,20 @@ def test_trickle_defeats_read_timeouts_but_not_a_deadline(fv: FakeVendor) -> Non
     assert fv.served_for(gone.request_id).outcome == "disconnected"
     # A per-byte interval longer than the read timeout does time the SDK out.
     with pytest.raises(anthropic.APITimeoutError):
-        ant(fv, timeout=SHORT).messages.create(model=HAIKU, max_tokens=10, messages=STORY,
-                                               extra_headers=fake("trickle=2"))
+        ant(fv, timeout=SHORT).messages.create(
+            model=HAIKU, max_tokens=10, messages=STORY, extra_headers=fake("trickle=2")
+        )
 
 
 def test_trickle_pads_forever_after_the_reply(plain: FakeVendor) -> None:
-    with httpx2.Client(timeout=SHORT) as client, client.stream(
-        "GET", plain.url + "/v1/models", headers={"authorization": "Bearer k", **fake("trickle=0")}
-    ) as response:
+    with (
+        httpx2.Client(timeout=SHORT) as client,
+        client.stream(
+            "GET",
+            plain.url + "/v1/models",
+            headers={"authorization": "Bearer k", **fake("trickle=0")},
+        ) as response,
+    ):
         received = b""
         for part in response.iter_raw():
             received += part
@@ -402,8 +498,9 @@ def test_trickle_pads_forever_after_the_reply(plain: FakeVendor) -> None:
 def test_client_disconnect_mid_stream(fv: FakeVendor) -> None:
     client = ant(fv)
     texts: list[str] = []
-    with client.messages.stream(model=HAIKU, max_tokens=300, messages=STORY,
-                                extra_headers=fake("chunk_delay=0.2")) as stream:
+    with client.messages.stream(
+        model=HAIKU, max_tokens=300, messages=STORY, extra_headers=fake("chunk_delay=0.2")
+    ) as stream:
         for text in stream.text_stream:
             texts.append(text)
             if len(texts) == 2:
@@ -419,7 +516,8 @@ def test_client_disconnect_mid_stream(fv: FakeVendor) -> None:
 async def test_async_client_disconnect(plain: FakeVendor) -> None:
     client = openai.AsyncOpenAI(base_url=plain.url + "/v1", api_key="k", max_retries=0)
     stream = await client.chat.completions.create(
-        model="gpt-4.1", messages=CHAT, stream=True, extra_headers=fake("chunk_delay=0.2"))
+        model="gpt-4.1", messages=CHAT, stream=True, extra_headers=fake("chunk_delay=0.2")
+    )
     async for _ in stream:
         break
     await stream.close()
@@ -435,8 +533,14 @@ def test_concurrent_clients(plain: FakeVendor) -> None:
 
     def call() -> None:
         try:
-            list(client.chat.completions.create(model="gpt-4.1", messages=CHAT, stream=True,
-                                                extra_headers=fake("chunk_delay=0.01")))
+            list(
+                client.chat.completions.create(
+                    model="gpt-4.1",
+                    messages=CHAT,
+                    stream=True,
+                    extra_headers=fake("chunk_delay=0.01"),
+                )
+            )
         except BaseException as e:  # reported below
             errors.append(e)
 

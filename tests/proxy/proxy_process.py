@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from typing import Any
 import anthropic
 import openai
 
-STARTUP_TIMEOUT = 60.0
+STARTUP_TIMEOUT = 120.0
 
 
 class ProxyProcess:
@@ -50,6 +51,18 @@ class ProxyProcess:
         exports: dict[str, str] = {}
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while "VOYAGE_API_KEY" not in exports:
+            # Wait with a limit: a proxy that hangs before printing must fail the test, not
+            # block it forever.
+            ready, _, _ = select.select([self.proc.stdout], [], [], 1.0)
+            if not ready:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(
+                        f"proxy exited before it was ready:\n{self.stderr_path.read_text()}"
+                    )
+                if time.monotonic() > deadline:
+                    self.proc.kill()
+                    raise TimeoutError("proxy did not print its exports in time")
+                continue
             line = self.proc.stdout.readline().decode()
             if not line:
                 raise RuntimeError(

@@ -74,11 +74,15 @@ async def _burst(proxy: ProxyProcess) -> list[object]:
         async def one(i: int) -> object:
             if i % 2 == 0:
                 return await ant.messages.create(
-                    model=HAIKU, max_tokens=ANTHROPIC_MAX_TOKENS, messages=USER,
+                    model=HAIKU,
+                    max_tokens=ANTHROPIC_MAX_TOKENS,
+                    messages=USER,
                     extra_headers=HOLD,
                 )
             return await oai.chat.completions.create(
-                model=MINI, max_tokens=OPENAI_MAX_TOKENS, messages=CHAT,
+                model=MINI,
+                max_tokens=OPENAI_MAX_TOKENS,
+                messages=CHAT,
                 extra_headers=HOLD,
             )
 

@@ -78,14 +78,19 @@ def _stream(proxy: ProxyProcess, trial: Trial, i: int) -> None:
     try:
         if i % 2 == 0:
             with proxy.anthropic(timeout=20).messages.stream(
-                model=HAIKU, max_tokens=400, messages=USER,
+                model=HAIKU,
+                max_tokens=400,
+                messages=USER,
                 extra_headers=headers,
             ) as stream:
                 for _ in stream:
                     pass
         else:
             for _ in proxy.openai(timeout=20).chat.completions.create(
-                model=MINI, max_tokens=400, messages=CHAT, stream=True,
+                model=MINI,
+                max_tokens=400,
+                messages=CHAT,
+                stream=True,
                 extra_headers=headers,
             ):
                 pass
@@ -108,9 +113,22 @@ class _TrackedProxy(ProxyProcess):
 def _start(tmp: Path, vendor: FakeVendor, trial: Trial) -> None:
     trial.proxy = _TrackedProxy(
         tmp / trial.tag,
-        "--mode", "live", "--cap", "1", "--ledger", str(tmp / "ledger.jsonl"),
-        "--stage", "crash", "--stage-cap", "1000", "--deadline", "20",
-        "--upstream", f"anthropic={vendor.url}", "--upstream", f"openai={vendor.url}",
+        "--mode",
+        "live",
+        "--cap",
+        "1",
+        "--ledger",
+        str(tmp / "ledger.jsonl"),
+        "--stage",
+        "crash",
+        "--stage-cap",
+        "1000",
+        "--deadline",
+        "20",
+        "--upstream",
+        f"anthropic={vendor.url}",
+        "--upstream",
+        f"openai={vendor.url}",
         env=STUDY_KEYS,
     )
 

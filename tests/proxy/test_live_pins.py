@@ -72,7 +72,9 @@ def test_main_call_reaches_the_vendor_pinned_and_each_rewrite_is_logged(
 ) -> None:
     vendor.reset()
     live.anthropic().messages.create(
-        model=HAIKU, max_tokens=100, messages=USER,
+        model=HAIKU,
+        max_tokens=100,
+        messages=USER,
         extra_body={"temperature": 0.9},
         extra_headers={"X-Harness-Purpose": "main"},
     )
@@ -87,7 +89,10 @@ def test_main_call_reaches_the_vendor_pinned_and_each_rewrite_is_logged(
 def test_openai_main_call_gets_every_pin_it_accepts(live: ProxyProcess, vendor: FakeVendor) -> None:
     vendor.reset()
     live.openai().chat.completions.create(
-        model="gpt-4.1-mini", messages=CHAT, temperature=1.3, max_tokens=50,
+        model="gpt-4.1-mini",
+        messages=CHAT,
+        temperature=1.3,
+        max_tokens=50,
     )
     received, record = _one_call(live, vendor)
     body = received.body
@@ -105,7 +110,9 @@ def test_openai_main_call_gets_every_pin_it_accepts(live: ProxyProcess, vendor: 
 def test_a_utility_call_is_never_rewritten(live: ProxyProcess, vendor: FakeVendor) -> None:
     vendor.reset()
     live.anthropic().messages.create(
-        model=HAIKU, max_tokens=100, messages=USER,
+        model=HAIKU,
+        max_tokens=100,
+        messages=USER,
         extra_body={"temperature": 0.9},
         extra_headers={"X-Harness-Purpose": "utility"},
     )
@@ -119,7 +126,9 @@ def test_anthropic_thinking_call_gets_no_temperature(
 ) -> None:
     vendor.reset()
     reply = live.anthropic().messages.create(
-        model=HAIKU, max_tokens=3000, messages=USER,
+        model=HAIKU,
+        max_tokens=3000,
+        messages=USER,
         thinking={"type": "enabled", "budget_tokens": 1024},
         extra_body={"temperature": 0.5},
     )
@@ -136,7 +145,10 @@ def test_openai_reasoning_model_gets_no_temperature_or_top_p(
 ) -> None:
     vendor.reset()
     live.openai().chat.completions.create(
-        model="gpt-5", messages=CHAT, temperature=0.7, top_p=0.9,
+        model="gpt-5",
+        messages=CHAT,
+        temperature=0.7,
+        top_p=0.9,
         max_tokens=300,
     )
     received, record = _one_call(live, vendor)
@@ -155,7 +167,9 @@ def test_a_pins_conflict_is_refused_in_the_vendors_shape_before_any_spend(
     vendor.reset()
     with pytest.raises(anthropic.BadRequestError) as err:
         live.anthropic().messages.create(
-            model=HAIKU, max_tokens=9000, messages=USER,
+            model=HAIKU,
+            max_tokens=9000,
+            messages=USER,
             thinking={"type": "enabled", "budget_tokens": 8000},
         )
     assert err.value.status_code == 400

@@ -95,13 +95,28 @@ GPT41_STREAM_USD = Decimal("0.0084")
 def _sse_chat_stream() -> bytes:
     base = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4.1"}
     chunks = [
-        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Short."},
-                              "finish_reason": None}]},
+        {
+            **base,
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"role": "assistant", "content": "Short."},
+                    "finish_reason": None,
+                }
+            ],
+        },
         {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-        {**base, "choices": [], "usage": {
-            "prompt_tokens": 10000, "completion_tokens": 50, "total_tokens": 10050,
-            "prompt_tokens_details": {"cached_tokens": 8000},
-            "completion_tokens_details": {"reasoning_tokens": 0}}},
+        {
+            **base,
+            "choices": [],
+            "usage": {
+                "prompt_tokens": 10000,
+                "completion_tokens": 50,
+                "total_tokens": 10050,
+                "prompt_tokens_details": {"cached_tokens": 8000},
+                "completion_tokens_details": {"reasoning_tokens": 0},
+            },
+        },
     ]
     return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + (
         b"data: [DONE]\n\n"
@@ -165,8 +180,16 @@ def canned_proxy(
 ) -> Iterator[ProxyProcess]:
     tmp = tmp_path_factory.mktemp("prices_canned")
     args = [
-        "--mode", "live", "--cap", "10", "--ledger", str(tmp / "ledger.jsonl"),
-        "--upstream", f"anthropic={canned_url}", "--upstream", f"openai={canned_url}",
+        "--mode",
+        "live",
+        "--cap",
+        "10",
+        "--ledger",
+        str(tmp / "ledger.jsonl"),
+        "--upstream",
+        f"anthropic={canned_url}",
+        "--upstream",
+        f"openai={canned_url}",
     ]
     proxy = ProxyProcess(tmp / "run", *args, env=STUDY_KEYS)
     yield proxy
@@ -215,7 +238,9 @@ def test_cache_writes_of_both_lifetimes_at_their_own_rates(
     vendor.reset()
     before = len(fake_proxy.calls())
     reply = fake_proxy.anthropic().messages.create(
-        model="claude-haiku-4-5-20251001", max_tokens=200, messages=USER,
+        model="claude-haiku-4-5-20251001",
+        max_tokens=200,
+        messages=USER,
         system=[
             {"type": "text", "text": DOC_1H, "cache_control": {"type": "ephemeral", "ttl": "1h"}},
             {"type": "text", "text": DOC_5M, "cache_control": {"type": "ephemeral", "ttl": "5m"}},
@@ -247,7 +272,9 @@ def test_streamed_thinking_with_a_cache_write(fake_proxy: ProxyProcess, vendor: 
     vendor.reset()
     before = len(fake_proxy.calls())
     with fake_proxy.anthropic().messages.stream(
-        model="claude-haiku-4-5-20251001", max_tokens=3000, messages=USER,
+        model="claude-haiku-4-5-20251001",
+        max_tokens=3000,
+        messages=USER,
         thinking={"type": "enabled", "budget_tokens": 1024},
         system=[{"type": "text", "text": DOC_5M, "cache_control": {"type": "ephemeral"}}],
     ) as stream:
@@ -272,14 +299,21 @@ def test_reasoning_tokens_are_output_priced_once(
     before = len(fake_proxy.calls())
     client = fake_proxy.openai()
     if stream:
-        chunks = list(client.chat.completions.create(
-            model="gpt-5", messages=CHAT, reasoning_effort="high", stream=True,
-            stream_options={"include_usage": True},
-        ))
+        chunks = list(
+            client.chat.completions.create(
+                model="gpt-5",
+                messages=CHAT,
+                reasoning_effort="high",
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+        )
         usage = chunks[-1].usage
     else:
         usage = client.chat.completions.create(
-            model="gpt-5", messages=CHAT, reasoning_effort="high",
+            model="gpt-5",
+            messages=CHAT,
+            reasoning_effort="high",
         ).usage
     assert usage is not None and usage.completion_tokens_details is not None
     reasoning = usage.completion_tokens_details.reasoning_tokens or 0
@@ -305,7 +339,8 @@ def test_long_context_tier_prices_every_token_at_the_tier_rates(
     cached = "Lighthouse logbook entry: calm seas, lamp lit at dusk. " * 8000  # ~440k chars
     rest = "Storm logbook entry: high seas, lamp kept burning all night. " * 7500  # ~460k chars
     reply = fake_proxy.anthropic(timeout=60).messages.create(
-        model="claude-sonnet-4-6", max_tokens=200,
+        model="claude-sonnet-4-6",
+        max_tokens=200,
         system=[{"type": "text", "text": cached, "cache_control": {"type": "ephemeral"}}],
         messages=[{"role": "user", "content": rest}],
     )
@@ -329,14 +364,14 @@ def test_anthropic_cache_reads_and_writes_each_at_their_own_rate(
 ) -> None:
     before = len(canned_proxy.calls())
     reply = canned_proxy.anthropic().messages.create(
-        model="claude-opus-4-6", max_tokens=500, messages=USER,
+        model="claude-opus-4-6",
+        max_tokens=500,
+        messages=USER,
     )
     assert reply.usage.cache_read_input_tokens == 50000
     # claude-opus-4-6, prompt under its 200k tier: input $5, 5-minute write $6.25, 1-hour write
     # $10, cache read $0.50, output $25 per million.
-    by_hand = usd(
-        (1234, "5.00"), (1500, "6.25"), (500, "10.00"), (50000, "0.50"), (321, "25.00")
-    )
+    by_hand = usd((1234, "5.00"), (1500, "6.25"), (500, "10.00"), (50000, "0.50"), (321, "25.00"))
     assert by_hand == OPUS_CANNED_USD
     record = _booked(canned_proxy, before)
     assert record["tokens"]["cache_read"] == 50000 and record["tokens"]["input"] == 1234
@@ -346,7 +381,8 @@ def test_anthropic_cache_reads_and_writes_each_at_their_own_rate(
 def test_openai_cached_prompt_tokens_are_not_counted_twice(canned_proxy: ProxyProcess) -> None:
     before = len(canned_proxy.calls())
     reply = canned_proxy.openai().chat.completions.create(
-        model="gpt-5", messages=CHAT,
+        model="gpt-5",
+        messages=CHAT,
     )
     assert reply.usage is not None and reply.usage.prompt_tokens == 60000
     # gpt-5: 20000 uncached prompt tokens at $1.25, 40000 cached at $0.125, 900 output (700
@@ -361,9 +397,13 @@ def test_openai_cached_prompt_tokens_are_not_counted_twice(canned_proxy: ProxyPr
 
 def test_openai_stream_usage_with_cached_tokens(canned_proxy: ProxyProcess) -> None:
     before = len(canned_proxy.calls())
-    chunks = list(canned_proxy.openai().chat.completions.create(
-        model="gpt-4.1", messages=CHAT, stream=True,
-    ))
+    chunks = list(
+        canned_proxy.openai().chat.completions.create(
+            model="gpt-4.1",
+            messages=CHAT,
+            stream=True,
+        )
+    )
     assert all(chunk.choices for chunk in chunks)  # the usage chunk stayed with the proxy
     # gpt-4.1: 2000 uncached at $2, 8000 cached at $0.50, 50 output at $8.
     by_hand = usd((2000, "2.00"), (8000, "0.50"), (50, "8.00"))

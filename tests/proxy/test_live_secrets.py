@@ -111,14 +111,21 @@ def _exercise(proxy: ProxyProcess, seen: Seen) -> None:
             for event in stream:
                 seen.add("sdk anthropic stream", event.model_dump_json())
         for chunk in oai.chat.completions.create(
-            model=MINI, max_tokens=50, messages=CHAT, stream=True,
+            model=MINI,
+            max_tokens=50,
+            messages=CHAT,
+            stream=True,
         ):
             seen.add("sdk openai stream", chunk.model_dump_json())
         for label, call in [
-            ("sdk anthropic error", lambda: ant.messages.create(
-                model=HAIKU, max_tokens=20000, messages=USER)),
-            ("sdk openai error", lambda: oai.chat.completions.create(
-                model=MINI, max_tokens=32768, messages=CHAT)),
+            (
+                "sdk anthropic error",
+                lambda: ant.messages.create(model=HAIKU, max_tokens=20000, messages=USER),
+            ),
+            (
+                "sdk openai error",
+                lambda: oai.chat.completions.create(model=MINI, max_tokens=32768, messages=CHAT),
+            ),
         ]:
             try:
                 call()
@@ -230,9 +237,9 @@ def test_study_keys_appear_in_no_file_log_or_output(
     # The places a user would look: each must exist and hold something.
     assert {"calls.jsonl", "run.json", "reservations.jsonl", "ledger.jsonl"} <= names
     # The bodies were really read: the prompt is in one of them once decompressed.
-    assert any(
-        "decompressed" in label and b"lighthouses" in data for label, data in traces
-    ), "no stored body was found and decompressed"
+    assert any("decompressed" in label and b"lighthouses" in data for label, data in traces), (
+        "no stored body was found and decompressed"
+    )
     assert run.proxy.stderr_path.stat().st_size > 0
     assert _leaks(traces) == []
 
@@ -250,8 +257,10 @@ def test_the_arm_saw_each_kind_of_call(ok_run: Run) -> None:
     """The grep above covered successes, streams and refusals, not only errors."""
     labels = dict(ok_run.seen.received)
     assert labels["anthropic plain"].startswith(b"200")
-    assert labels["anthropic stream"].startswith(b"200") and b"message_stop" in labels[
-        "anthropic stream"]
+    assert (
+        labels["anthropic stream"].startswith(b"200")
+        and b"message_stop" in labels["anthropic stream"]
+    )
     assert labels["openai stream"].startswith(b"200") and b"[DONE]" in labels["openai stream"]
     assert labels["anthropic refused"].startswith(b"402")
     assert labels["openai refused"].startswith(b"429")

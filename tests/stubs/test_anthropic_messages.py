@@ -244,7 +244,10 @@ def test_any_tool_choice_picks_a_tool_and_streams_its_input(
 def test_auto_or_no_tool_choice_gives_text(client: anthropic.Anthropic):
     for choice in ({"type": "auto"}, {"type": "none"}):
         msg = client.messages.create(
-            model=MODEL, max_tokens=100, messages=USER, tools=[WEATHER],  # type: ignore[list-item]
+            model=MODEL,
+            max_tokens=100,
+            messages=USER,
+            tools=[WEATHER],  # type: ignore[list-item]
             tool_choice=choice,  # type: ignore[arg-type]
         )
         assert [b.type for b in msg.content] == ["text"] and msg.stop_reason == "end_turn"
@@ -260,7 +263,10 @@ def test_thinking_block_comes_first_and_is_billed(
     client: anthropic.Anthropic, transport: StubTransport, thinking: dict[str, Any]
 ):
     kwargs: dict[str, Any] = {
-        "model": MODEL, "max_tokens": 2048, "messages": USER, "thinking": thinking
+        "model": MODEL,
+        "max_tokens": 2048,
+        "messages": USER,
+        "thinking": thinking,
     }
     msg = client.messages.create(**kwargs)
     assert [b.type for b in msg.content] == ["thinking", "text"]
@@ -286,7 +292,9 @@ def test_thinking_block_comes_first_and_is_billed(
 
 def test_omitted_thinking_is_still_billed(client: anthropic.Anthropic):
     msg = client.messages.create(
-        model=MODEL, max_tokens=2048, messages=USER,
+        model=MODEL,
+        max_tokens=2048,
+        messages=USER,
         thinking={"type": "adaptive", "display": "omitted"},
     )
     think = msg.content[0]
@@ -298,13 +306,21 @@ def test_omitted_thinking_is_still_billed(client: anthropic.Anthropic):
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
-        ({"thinking": {"type": "enabled", "budget_tokens": 1024}, "temperature": 0.2},
-         "temperature"),
+        (
+            {"thinking": {"type": "enabled", "budget_tokens": 1024}, "temperature": 0.2},
+            "temperature",
+        ),
         ({"thinking": {"type": "adaptive"}, "temperature": 0.0}, "temperature"),
         ({"thinking": {"type": "enabled", "budget_tokens": 512}}, "budget_tokens"),
         ({"thinking": {"type": "enabled", "budget_tokens": 4096}}, "max_tokens"),
-        ({"thinking": {"type": "adaptive"}, "tools": [WEATHER],
-          "tool_choice": {"type": "tool", "name": "get_weather"}}, "tool_choice"),
+        (
+            {
+                "thinking": {"type": "adaptive"},
+                "tools": [WEATHER],
+                "tool_choice": {"type": "tool", "name": "get_weather"},
+            },
+            "tool_choice",
+        ),
     ],
 )
 def test_thinking_refusals_match_the_vendor(
@@ -365,16 +381,21 @@ def test_parse_honours_constraints_the_sdk_moved_to_descriptions(
     # transform_schema drops `le=5` etc. from the schema it sends; the real model follows the
     # hint left in the description, and the SDK's pydantic validation insists on it.
     parsed = client.messages.parse(
-        model=MODEL, max_tokens=1000, messages=[{"role": "user", "content": text}],
+        model=MODEL,
+        max_tokens=1000,
+        messages=[{"role": "user", "content": text}],
         output_format=Rating,
     )
     assert isinstance(parsed.parsed_output, Rating)
 
 
 async def test_async_stream_with_output_format(transport: StubTransport):
-    async with _async_client(transport) as client, client.messages.stream(
-        model=MODEL, max_tokens=1000, messages=USER, output_format=Memory
-    ) as stream:
+    async with (
+        _async_client(transport) as client,
+        client.messages.stream(
+            model=MODEL, max_tokens=1000, messages=USER, output_format=Memory
+        ) as stream,
+    ):
         final = await stream.get_final_message()
     assert isinstance(final.parsed_output, Memory)
 
@@ -398,8 +419,11 @@ def test_a_scripted_reply_that_fits_the_schema_is_kept(transport: StubTransport)
 def _cached_request() -> dict[str, Any]:
     return {
         "system": [
-            {"type": "text", "text": "You are a careful memory assistant. " * 20,
-             "cache_control": {"type": "ephemeral"}},
+            {
+                "type": "text",
+                "text": "You are a careful memory assistant. " * 20,
+                "cache_control": {"type": "ephemeral"},
+            },
         ],
         "tools": [{**WEATHER, "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
         "messages": USER,
@@ -424,8 +448,12 @@ def test_cache_marks_report_cache_writes(client: anthropic.Anthropic):
 
 
 def test_top_level_cache_control_caches_the_whole_prompt():
-    body = {"model": MODEL, "max_tokens": 50, "messages": USER,
-            "cache_control": {"type": "ephemeral"}}
+    body = {
+        "model": MODEL,
+        "max_tokens": 50,
+        "messages": USER,
+        "cache_control": {"type": "ephemeral"},
+    }
     message, _, usage = build_message(_request(body), StubContext())
     total = estimate_input_tokens(body, ("system", "messages", "tools"))
     assert message["usage"]["cache_creation_input_tokens"] == total
@@ -438,14 +466,19 @@ def test_more_than_four_cache_marks_is_refused(client: anthropic.Anthropic):
     blocks = [{"type": "text", "text": f"part {i}", "cache_control": mark} for i in range(5)]
     with pytest.raises(anthropic.BadRequestError, match="maximum of 4"):
         client.messages.create(
-            model=MODEL, max_tokens=50, messages=[{"role": "user", "content": blocks}]  # type: ignore[list-item]
+            model=MODEL,
+            max_tokens=50,
+            messages=[{"role": "user", "content": blocks}],  # type: ignore[list-item]
         )
 
 
 def test_count_tokens_counts_system_messages_and_tools(client: anthropic.Anthropic):
     small = client.messages.count_tokens(model=MODEL, messages=USER)
     big = client.messages.count_tokens(
-        model=MODEL, messages=USER, system="Be brief.", tools=[WEATHER]  # type: ignore[list-item]
+        model=MODEL,
+        messages=USER,
+        system="Be brief.",
+        tools=[WEATHER],  # type: ignore[list-item]
     )
     assert small.input_tokens == estimate_input_tokens({"messages": USER}, ("messages",))
     assert big.input_tokens > small.input_tokens
@@ -466,19 +499,42 @@ def test_count_tokens_counts_system_messages_and_tools(client: anthropic.Anthrop
         ({"model": MODEL, "max_tokens": "10", "messages": USER}, "max_tokens"),
         ({"model": MODEL, "max_tokens": 10, "messages": []}, "messages"),
         ({"model": MODEL, "max_tokens": 10, "messages": ["hi"]}, "messages.0"),
-        ({"model": MODEL, "max_tokens": 10, "messages": [{"role": "system", "content": "x"}]},
-         "system"),
+        (
+            {"model": MODEL, "max_tokens": 10, "messages": [{"role": "system", "content": "x"}]},
+            "system",
+        ),
         ({"model": MODEL, "max_tokens": 10, "messages": [{"role": "user"}]}, "content"),
-        ({"model": MODEL, "max_tokens": 10, "messages": [{"role": "user", "content": 3}]},
-         "content"),
-        ({"model": MODEL, "max_tokens": 10, "messages": USER, "tools": [{"name": "t"}]},
-         "input_schema"),
-        ({"model": MODEL, "max_tokens": 10, "messages": USER, "tools": [WEATHER],
-          "tool_choice": {"type": "tool", "name": "nope"}}, "nope"),
-        ({"model": MODEL, "max_tokens": 10, "messages": USER, "tool_choice": {"type": "any"}},
-         "tool_choice"),
-        ({"model": MODEL, "max_tokens": 10, "messages": USER,
-          "output_config": {"format": {"type": "json_schema"}}}, "schema"),
+        (
+            {"model": MODEL, "max_tokens": 10, "messages": [{"role": "user", "content": 3}]},
+            "content",
+        ),
+        (
+            {"model": MODEL, "max_tokens": 10, "messages": USER, "tools": [{"name": "t"}]},
+            "input_schema",
+        ),
+        (
+            {
+                "model": MODEL,
+                "max_tokens": 10,
+                "messages": USER,
+                "tools": [WEATHER],
+                "tool_choice": {"type": "tool", "name": "nope"},
+            },
+            "nope",
+        ),
+        (
+            {"model": MODEL, "max_tokens": 10, "messages": USER, "tool_choice": {"type": "any"}},
+            "tool_choice",
+        ),
+        (
+            {
+                "model": MODEL,
+                "max_tokens": 10,
+                "messages": USER,
+                "output_config": {"format": {"type": "json_schema"}},
+            },
+            "schema",
+        ),
     ],
 )
 def test_bad_requests_raise_bad_request_error(
@@ -495,9 +551,11 @@ def test_bad_requests_raise_bad_request_error(
 
 def test_same_request_gives_identical_bytes(client: anthropic.Anthropic, transport: StubTransport):
     kwargs: dict[str, Any] = {
-        "model": MODEL, "max_tokens": 2048, "messages": USER,
-        "thinking": {"type": "adaptive"}, "output_config": {"format": {
-            "type": "json_schema", "schema": Memory.model_json_schema()}},
+        "model": MODEL,
+        "max_tokens": 2048,
+        "messages": USER,
+        "thinking": {"type": "adaptive"},
+        "output_config": {"format": {"type": "json_schema", "schema": Memory.model_json_schema()}},
     }
     for _ in range(2):
         client.messages.create(**kwargs)

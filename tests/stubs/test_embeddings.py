@@ -81,8 +81,12 @@ def test_deterministic_in_another_process() -> None:
     )
     outs = {
         subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True,
-            cwd=Path(__file__).resolve().parents[2], env={"PYTHONHASHSEED": seed},
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parents[2],
+            env={"PYTHONHASHSEED": seed},
         ).stdout.strip()
         for seed in ("1", "2")
     }

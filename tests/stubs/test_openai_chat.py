@@ -79,16 +79,18 @@ def transport() -> StubTransport:
 @pytest.fixture
 def client(transport: StubTransport) -> Iterator[openai.OpenAI]:
     http = httpx2.Client(transport=transport)
-    with openai.OpenAI(api_key="x", base_url="http://stub/v1", http_client=http,
-                       max_retries=0) as c:
+    with openai.OpenAI(
+        api_key="x", base_url="http://stub/v1", http_client=http, max_retries=0
+    ) as c:
         yield c
 
 
 @pytest.fixture
 async def aclient(transport: StubTransport) -> AsyncIterator[openai.AsyncOpenAI]:
     http = httpx2.AsyncClient(transport=transport)
-    async with openai.AsyncOpenAI(api_key="x", base_url="http://stub/v1", http_client=http,
-                                  max_retries=0) as c:
+    async with openai.AsyncOpenAI(
+        api_key="x", base_url="http://stub/v1", http_client=http, max_retries=0
+    ) as c:
         yield c
 
 
@@ -137,9 +139,7 @@ def test_stream_without_include_usage_has_no_usage_and_same_text(
     client: openai.OpenAI, transport: StubTransport
 ) -> None:
     plain = client.chat.completions.create(model="gpt-4o", messages=USER)
-    chunks = list(client.chat.completions.create(
-        model="gpt-4o", messages=USER, stream=True
-    ))
+    chunks = list(client.chat.completions.create(model="gpt-4o", messages=USER, stream=True))
     reply = transport.replies[-1]
     assert reply.stream and reply.content_type == "text/event-stream"
     payloads = sse_payloads(reply.chunks)
@@ -160,10 +160,14 @@ def test_stream_with_include_usage_adds_one_choiceless_usage_chunk(
     client: openai.OpenAI,
 ) -> None:
     plain = client.chat.completions.create(model="o4-mini", messages=USER)
-    chunks = list(client.chat.completions.create(
-        model="o4-mini", messages=USER, stream=True,
-        stream_options={"include_usage": True},
-    ))
+    chunks = list(
+        client.chat.completions.create(
+            model="o4-mini",
+            messages=USER,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
     *content_chunks, last = chunks
     assert last.choices == []
     assert last.usage == plain.usage
@@ -184,9 +188,7 @@ def test_stream_helper_final_completion_matches_plain(client: openai.OpenAI) -> 
 
 async def test_async_plain_and_stream(aclient: openai.AsyncOpenAI) -> None:
     plain = await aclient.chat.completions.create(model="gpt-4o", messages=USER)
-    stream = await aclient.chat.completions.create(
-        model="gpt-4o", messages=USER, stream=True
-    )
+    stream = await aclient.chat.completions.create(model="gpt-4o", messages=USER, stream=True)
     text = "".join([c.choices[0].delta.content or "" async for c in stream])
     assert plain.choices[0].message.content and text == plain.choices[0].message.content
 
@@ -218,7 +220,8 @@ def test_json_object_uses_book_json_or_wraps_plain_text(client: openai.OpenAI) -
         {"role": "user", "content": 'I live in "Lyon" now'},
     ]
     completion = client.chat.completions.create(
-        model="gpt-4o-mini", messages=mem0_like,
+        model="gpt-4o-mini",
+        messages=mem0_like,
         response_format={"type": "json_object"},
     )
     assert json.loads(completion.choices[0].message.content or "") == {
@@ -228,7 +231,8 @@ def test_json_object_uses_book_json_or_wraps_plain_text(client: openai.OpenAI) -
         {"role": "user", "content": "Answer in json: where do I live?"}
     ]
     completion = client.chat.completions.create(
-        model="gpt-4o-mini", messages=plain,
+        model="gpt-4o-mini",
+        messages=plain,
         response_format={"type": "json_object"},
     )
     wrapped = json.loads(completion.choices[0].message.content or "")
@@ -238,7 +242,8 @@ def test_json_object_uses_book_json_or_wraps_plain_text(client: openai.OpenAI) -
 def test_json_object_without_the_word_json_is_refused(client: openai.OpenAI) -> None:
     with pytest.raises(openai.BadRequestError) as e:
         client.chat.completions.create(
-            model="gpt-4o-mini", messages=USER,
+            model="gpt-4o-mini",
+            messages=USER,
             response_format={"type": "json_object"},
         )
     assert e.value.param == "messages"
@@ -267,15 +272,21 @@ def test_forced_tool_call_arguments_validate(client: openai.OpenAI, tool_choice:
 
 def test_forced_tool_call_streams_arguments_in_pieces(client: openai.OpenAI) -> None:
     choice: ChatCompletionNamedToolChoiceParam = {
-        "type": "function", "function": {"name": "get_weather"}
+        "type": "function",
+        "function": {"name": "get_weather"},
     }
     plain = client.chat.completions.create(
         model="gpt-4o", messages=USER, tools=TOOLS, tool_choice=choice
     )
-    chunks = list(client.chat.completions.create(
-        model="gpt-4o", messages=USER, tools=TOOLS, tool_choice=choice,
-        stream=True,
-    ))
+    chunks = list(
+        client.chat.completions.create(
+            model="gpt-4o",
+            messages=USER,
+            tools=TOOLS,
+            tool_choice=choice,
+            stream=True,
+        )
+    )
     argument_deltas = [
         tc.function.arguments
         for c in chunks
@@ -306,7 +317,9 @@ def test_auto_tool_choice_answers_in_text(client: openai.OpenAI) -> None:
 def test_unknown_named_tool_is_refused(client: openai.OpenAI) -> None:
     with pytest.raises(openai.BadRequestError) as e:
         client.chat.completions.create(
-            model="gpt-4o", messages=USER, tools=TOOLS,
+            model="gpt-4o",
+            messages=USER,
+            tools=TOOLS,
             tool_choice={"type": "function", "function": {"name": "missing"}},
         )
     assert e.value.param == "tool_choice"
@@ -321,13 +334,13 @@ def test_n_choices_plain_and_interleaved_stream(client: openai.OpenAI) -> None:
         assert [ch.index for ch in plain.choices] == [0, 1, 2]
         texts = [ch.message.content for ch in plain.choices]
         assert len(set(texts)) > 1  # choices are drawn independently
-        chunks = list(c.chat.completions.create(
-            model="gpt-4o", messages=USER, n=3, stream=True
-        ))
+        chunks = list(c.chat.completions.create(model="gpt-4o", messages=USER, n=3, stream=True))
     order = [c.choices[0].index for c in chunks]
     assert order[:3] == [0, 1, 2]  # interleaved, not one choice after another
-    streamed = ["".join(c.choices[0].delta.content or "" for c in chunks
-                        if c.choices[0].index == i) for i in range(3)]
+    streamed = [
+        "".join(c.choices[0].delta.content or "" for c in chunks if c.choices[0].index == i)
+        for i in range(3)
+    ]
     assert streamed == texts
 
 
@@ -378,9 +391,7 @@ def test_top_logprobs_without_logprobs_is_refused() -> None:
         ([{"role": "robot", "content": "hi"}], "messages[0].role"),
     ],
 )
-def test_bad_messages_raise_bad_request(
-    client: openai.OpenAI, messages: Any, param: str
-) -> None:
+def test_bad_messages_raise_bad_request(client: openai.OpenAI, messages: Any, param: str) -> None:
     with pytest.raises(openai.BadRequestError) as e:
         client.chat.completions.create(model="gpt-4o", messages=messages)
     assert e.value.param == param
@@ -417,8 +428,9 @@ def create_with_sampling(
     return client.chat.completions.create(model=model, messages=USER, top_p=value)
 
 
-@pytest.mark.parametrize(("model", "field"), [("o3", "temperature"), ("gpt-5", "top_p"),
-                                              ("o1-mini", "temperature")])
+@pytest.mark.parametrize(
+    ("model", "field"), [("o3", "temperature"), ("gpt-5", "top_p"), ("o1-mini", "temperature")]
+)
 def test_reasoning_model_refuses_non_default_sampling(
     client: openai.OpenAI, model: str, field: str
 ) -> None:
@@ -438,8 +450,12 @@ def test_reasoning_model_refuses_non_default_sampling(
         {"stream": True, "stream_options": {"include_usage": True}},
         {"n": 2, "logprobs": True, "top_logprobs": 3},
         {"tools": TOOLS, "tool_choice": "required", "stream": True},
-        {"response_format": {"type": "json_schema",
-                             "json_schema": {"name": "p", "schema": Person.model_json_schema()}}},
+        {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "p", "schema": Person.model_json_schema()},
+            }
+        },
     ],
 )
 def test_same_request_gives_identical_bytes(extra: dict[str, Any]) -> None:

@@ -55,8 +55,8 @@ def sse_events(chunks: list[bytes]) -> list[dict[str, Any]]:
     for chunk in chunks:
         head, data, tail = chunk.decode().split("\n", 2)
         assert head.startswith("event: ") and data.startswith("data: ") and tail == "\n"
-        event = json.loads(data[len("data: "):])
-        assert event["type"] == head[len("event: "):]
+        event = json.loads(data[len("data: ") :])
+        assert event["type"] == head[len("event: ") :]
         out.append(event)
     return out
 
@@ -69,16 +69,18 @@ def transport() -> StubTransport:
 @pytest.fixture
 def client(transport: StubTransport) -> Iterator[openai.OpenAI]:
     http = httpx2.Client(transport=transport)
-    with openai.OpenAI(api_key="x", base_url="http://stub/v1", http_client=http,
-                       max_retries=0) as c:
+    with openai.OpenAI(
+        api_key="x", base_url="http://stub/v1", http_client=http, max_retries=0
+    ) as c:
         yield c
 
 
 @pytest.fixture
 async def aclient(transport: StubTransport) -> AsyncIterator[openai.AsyncOpenAI]:
     http = httpx2.AsyncClient(transport=transport)
-    async with openai.AsyncOpenAI(api_key="x", base_url="http://stub/v1", http_client=http,
-                                  max_retries=0) as c:
+    async with openai.AsyncOpenAI(
+        api_key="x", base_url="http://stub/v1", http_client=http, max_retries=0
+    ) as c:
         yield c
 
 
@@ -102,8 +104,10 @@ def test_plain_reply_is_a_completed_response(
     assert usage.input_tokens_details.cached_tokens == 0
     assert usage.output_tokens_details.reasoning_tokens == 0
     harness = transport.replies[-1].usage
-    assert (harness.input_tokens, harness.output_tokens) == (usage.input_tokens,
-                                                              usage.output_tokens)
+    assert (harness.input_tokens, harness.output_tokens) == (
+        usage.input_tokens,
+        usage.output_tokens,
+    )
 
 
 def test_instructions_are_the_system_prompt(client: openai.OpenAI) -> None:
@@ -112,7 +116,8 @@ def test_instructions_are_the_system_prompt(client: openai.OpenAI) -> None:
     http = httpx2.Client(transport=StubTransport("openai", StubContext(book=book)))
     with openai.OpenAI(api_key="x", base_url="http://stub/v1", http_client=http) as pirate:
         response = pirate.responses.create(
-            model="gpt-4.1", input=[{"role": "user", "content": "hello there"}],
+            model="gpt-4.1",
+            input=[{"role": "user", "content": "hello there"}],
             instructions="You are a pirate.",
         )
     assert response.output_text == "Arr, hello there"
@@ -149,9 +154,14 @@ def test_stream_events_in_order_with_increasing_sequence(
     deltas = kinds.count("response.output_text.delta")
     assert deltas > 2
     assert kinds == [
-        "response.created", "response.in_progress", "response.output_item.added",
-        "response.content_part.added", *["response.output_text.delta"] * deltas,
-        "response.output_text.done", "response.content_part.done", "response.output_item.done",
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.content_part.added",
+        *["response.output_text.delta"] * deltas,
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
         "response.completed",
     ]
     text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
@@ -200,8 +210,9 @@ def test_json_object_format_gives_an_object(client: openai.OpenAI) -> None:
     )
     assert isinstance(json.loads(response.output_text), dict)
     with pytest.raises(openai.BadRequestError):
-        client.responses.create(model="gpt-4.1", input=PROMPT,
-                                text={"format": {"type": "json_object"}})
+        client.responses.create(
+            model="gpt-4.1", input=PROMPT, text={"format": {"type": "json_object"}}
+        )
 
 
 @pytest.mark.parametrize("tool_choice", ["required", {"type": "function", "name": "get_weather"}])
@@ -221,10 +232,10 @@ def test_forced_function_call_arguments_validate(client: openai.OpenAI, tool_cho
 
 def test_forced_function_call_streams_arguments(client: openai.OpenAI) -> None:
     choice: Any = {"type": "function", "name": "get_weather"}
-    plain = client.responses.create(model="gpt-4.1", input=PROMPT, tools=TOOLS,
-                                    tool_choice=choice)
-    with client.responses.stream(model="gpt-4.1", input=PROMPT, tools=TOOLS,
-                                 tool_choice=choice) as stream:
+    plain = client.responses.create(model="gpt-4.1", input=PROMPT, tools=TOOLS, tool_choice=choice)
+    with client.responses.stream(
+        model="gpt-4.1", input=PROMPT, tools=TOOLS, tool_choice=choice
+    ) as stream:
         deltas = [e.delta for e in stream if e.type == "response.function_call_arguments.delta"]
         final = stream.get_final_response()
     [expected] = plain.output
@@ -241,8 +252,12 @@ def test_auto_tool_choice_answers_in_text(client: openai.OpenAI) -> None:
 
 
 def test_output_text_logprobs_when_included() -> None:
-    body = {"model": "gpt-4.1", "input": PROMPT, "top_logprobs": 4,
-            "include": ["message.output_text.logprobs"]}
+    body = {
+        "model": "gpt-4.1",
+        "input": PROMPT,
+        "top_logprobs": 4,
+        "include": ["message.output_text.logprobs"],
+    }
     part = json.loads(call(body).body)["output"][0]["content"][0]
     entries = part["logprobs"]
     assert "".join(e["token"] for e in entries) == part["text"]
@@ -283,8 +298,12 @@ def test_reasoning_model_refuses_non_default_sampling(
         {"model": "gpt-4.1", "input": PROMPT, "tool_choice": "required"},
         {"model": "gpt-4.1", "input": PROMPT, "tools": [{"type": "function"}]},
         {"model": "gpt-4.1", "input": PROMPT, "text": {"format": {"type": "json_schema"}}},
-        {"model": "gpt-4.1", "input": PROMPT, "tools": TOOLS,
-         "tool_choice": {"type": "function", "name": "missing"}},
+        {
+            "model": "gpt-4.1",
+            "input": PROMPT,
+            "tools": TOOLS,
+            "tool_choice": {"type": "function", "name": "missing"},
+        },
     ],
 )
 def test_invalid_bodies_are_refused_not_crashed(body: dict[str, Any]) -> None:
@@ -300,8 +319,16 @@ def test_invalid_bodies_are_refused_not_crashed(body: dict[str, Any]) -> None:
         {"stream": True},
         {"model": "o3", "stream": True},
         {"tools": TOOLS, "tool_choice": "required", "stream": True},
-        {"text": {"format": {"type": "json_schema", "name": "note", "strict": True,
-                             "schema": Note.model_json_schema()}}},
+        {
+            "text": {
+                "format": {
+                    "type": "json_schema",
+                    "name": "note",
+                    "strict": True,
+                    "schema": Note.model_json_schema(),
+                }
+            }
+        },
     ],
 )
 def test_same_request_gives_identical_bytes(extra: dict[str, Any]) -> None:

@@ -26,16 +26,18 @@ RELEVANT = 2
 
 
 def cohere(body: dict[str, Any]) -> dict[str, Any]:
-    reply = cohere_rerank(StubRequest("cohere", "cohere.rerank", body, body_digest(body)),
-                          StubContext())
+    reply = cohere_rerank(
+        StubRequest("cohere", "cohere.rerank", body, body_digest(body)), StubContext()
+    )
     assert reply.status == 200 and reply.content_type == "application/json"
     parsed: dict[str, Any] = json.loads(reply.body)
     return parsed
 
 
 def voyage(body: dict[str, Any]) -> dict[str, Any]:
-    reply = voyage_rerank(StubRequest("voyage", "voyage.rerank", body, body_digest(body)),
-                          StubContext())
+    reply = voyage_rerank(
+        StubRequest("voyage", "voyage.rerank", body, body_digest(body)), StubContext()
+    )
     assert reply.status == 200
     parsed: dict[str, Any] = json.loads(reply.body)
     return parsed

@@ -94,7 +94,7 @@ def numeric_schemas(draw: st.DrawFn) -> dict[str, Any]:
     step = draw(st.sampled_from([None, 2, 5, *fractions]))
     if step is not None:
         schema["multipleOf"] = step
-    low = draw(st.one_of(st.none(), st.integers(-10**6, 10**6)))
+    low = draw(st.one_of(st.none(), st.integers(-(10**6), 10**6)))
     # Wide enough that a multiple fits strictly inside even with both bounds exclusive.
     width = draw(st.one_of(st.none(), st.integers(12, 10**4)))
     if low is not None:
@@ -138,8 +138,10 @@ def extend(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dic
     def arrays(draw: st.DrawFn) -> dict[str, Any]:
         unique = draw(st.booleans())
         # Unique items need a roomy item type; strings and wide integers always have room.
-        items = draw(st.sampled_from([{"type": "string"}, {"type": "integer"}])) if unique else (
-            draw(children)
+        items = (
+            draw(st.sampled_from([{"type": "string"}, {"type": "integer"}]))
+            if unique
+            else (draw(children))
         )
         low = draw(st.integers(0, 3))
         schema: dict[str, Any] = {"type": "array", "items": items, "minItems": low}
@@ -240,22 +242,44 @@ def test_same_instance_in_other_processes() -> None:
 
 KEYWORD_SCHEMAS = [
     {"oneOf": [{"type": "string", "maxLength": 3}, {"type": "integer", "multipleOf": 7}]},
-    {"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
-               {"properties": {"b": {"const": "x"}}, "required": ["b"]}]},
-    {"type": "array", "prefixItems": [{"const": 1}, {"type": "string", "format": "uuid"}],
-     "items": False, "minItems": 2},
+    {
+        "allOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"properties": {"b": {"const": "x"}}, "required": ["b"]},
+        ]
+    },
+    {
+        "type": "array",
+        "prefixItems": [{"const": 1}, {"type": "string", "format": "uuid"}],
+        "items": False,
+        "minItems": 2,
+    },
     {"type": "array", "items": {"enum": ["a", "b", "c"]}, "minItems": 3, "uniqueItems": True},
     {"type": "number", "exclusiveMinimum": 0.1, "exclusiveMaximum": 0.2},
     {"type": "number", "multipleOf": 0.1, "minimum": 0.25, "maximum": 0.95},
     {"type": "integer", "multipleOf": 3, "exclusiveMinimum": 9, "exclusiveMaximum": 13},
     {"type": "string", "pattern": "^[a-z]{2}$", "minLength": 2, "maxLength": 2},
     {"type": "string", "pattern": r"^(?=.*\d)[a-z0-9]{6,10}$"},  # lookahead: checked, retried
-    {"$defs": {"N": {"type": "object", "additionalProperties": False, "required": ["v", "kids"],
-                     "properties": {"v": {"type": "integer"},
-                                    "kids": {"type": "array", "items": {"$ref": "#/$defs/N"}}}}},
-     "$ref": "#/$defs/N"},
-    {"type": "object", "properties": {"t": {"type": ["string", "null"], "format": "date-time"}},
-     "required": ["t"], "additionalProperties": False},
+    {
+        "$defs": {
+            "N": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["v", "kids"],
+                "properties": {
+                    "v": {"type": "integer"},
+                    "kids": {"type": "array", "items": {"$ref": "#/$defs/N"}},
+                },
+            }
+        },
+        "$ref": "#/$defs/N",
+    },
+    {
+        "type": "object",
+        "properties": {"t": {"type": ["string", "null"], "format": "date-time"}},
+        "required": ["t"],
+        "additionalProperties": False,
+    },
 ]
 
 
