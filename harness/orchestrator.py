@@ -11,6 +11,7 @@ arm, up to MAX_RETRIES times, and counted apart from the arm's own failures (cut
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import signal
 import time
@@ -33,6 +34,7 @@ MAX_RETRIES = 3
 BACKOFF_S = 0.5  # doubled after each retry: 0.5, 1, 2 s
 # A stream that breaks as the arm's process dies can be seen before the process is reaped.
 DEATH_GRACE_S = 1.0
+WATCH_S = 1.0  # how often a running turn checks that its arm is still alive
 
 
 def arm_order(seed: int, item_id: str, arms: Sequence[str]) -> list[str]:
@@ -159,7 +161,7 @@ class Orchestrator:
                 clock=item.clock,
             )
             try:
-                result = await client.collect(session_id, turn, self.deadline_s)
+                result = await self._collect_watched(arm, client, session_id, turn)
             except (SeamError, httpx.HTTPError) as e:
                 if await self._infra(arm, e):
                     raise InfraError(f"turn {number}: {e}") from e
@@ -172,6 +174,26 @@ class Orchestrator:
             await client.close_session(session_id)
         except (SeamError, httpx.HTTPError) as e:
             log.debug("closing the session failed", error=str(e))
+
+    async def _collect_watched(
+        self, arm: str, client: SeamClient, session_id: str, turn: Turn
+    ) -> TurnResult:
+        """The turn, checking every WATCH_S that the arm still runs: a container killed
+        mid-turn leaves the seam connection open with nobody behind it (a vanished network
+        interface sends no reset), so the stream alone would end only at the deadline."""
+        task = asyncio.create_task(client.collect(session_id, turn, self.deadline_s))
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=WATCH_S)
+                if done:
+                    return task.result()
+                if not await asyncio.to_thread(self.backend.arm_alive, arm):
+                    raise InfraError(f"turn {turn.turn}: the arm died mid-turn")
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
 
     async def _infra(self, arm: str, error: Exception | None) -> bool:
         """Whether a failure is the machinery's: the process is gone or the seam refused."""

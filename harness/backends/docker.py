@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from arms.client import SeamClient
+from arms.server import parse_ready_line
 from harness.backends import docker_net
 from harness.backends.base import (
     ArmHandle,
@@ -170,21 +171,28 @@ class DockerBackend(IsolationBackend):
 
     async def start_arm(self, name: str, spec: ArmSpec, proxy: ProxyInfo) -> ArmHandle:
         self.specs[name] = spec
+        log_path = self._arm_log(name)
+        offset = log_path.stat().st_size if log_path.exists() else 0  # restarts append
         try:
             url = await asyncio.to_thread(self._start_arm, name, spec)
         except DockerError as e:
             raise InfraError(f"docker: arm {name!r}: {e}") from e
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        async with SeamClient(url, timeout=5) as client:
+        # The ready line first, then the seam: a connection tried before the arm listens can
+        # sit unanswered for seconds (SYN retransmits) instead of being refused at once.
+        while not any(parse_ready_line(x.strip()) for x in _lines_from(log_path, offset)):
+            if time.monotonic() > deadline or not await asyncio.to_thread(self.arm_alive, name):
+                raise InfraError(f"arm {name!r} never said it was ready; {self._tail(name)}")
+            await asyncio.sleep(0.1)
+        async with SeamClient(url, timeout=2) as client:
             while True:
                 try:
                     await client.health()
                     break
                 except Exception as e:  # not up yet: any error until the deadline
-                    if not self.arm_alive(name) or time.monotonic() > deadline:
+                    if time.monotonic() > deadline or not self.arm_alive(name):
                         raise InfraError(
-                            f"arm {name!r} did not answer on its seam ({e}); its log: "
-                            f"{self._arm_log(name)}:\n{read_text(self._arm_log(name))[-2000:]}"
+                            f"arm {name!r} did not answer on its seam ({e}); {self._tail(name)}"
                         ) from e
                     await asyncio.sleep(0.2)
         return ArmHandle(name=name, seam_url=url)
@@ -373,6 +381,9 @@ class DockerBackend(IsolationBackend):
         path.mkdir(parents=True, exist_ok=True)
         return path
 
+    def _tail(self, arm: str) -> str:
+        return f"its log {self._arm_log(arm)}:\n{read_text(self._arm_log(arm))[-2000:]}"
+
     def _arm_log(self, arm: str) -> Path:
         return self.run_dir / "logs" / f"arm-{arm}.log"
 
@@ -384,3 +395,10 @@ class DockerBackend(IsolationBackend):
                 tail = read_text(log_path)[-2000:]
                 raise InfraError(f"{what} was not ready ({container}); {log_path}:\n{tail}")
             time.sleep(0.1)
+
+
+def _lines_from(path: Path, offset: int) -> list[str]:
+    with contextlib.suppress(OSError), open(path, "rb") as f:
+        f.seek(offset)
+        return f.read().decode(errors="replace").splitlines()
+    return []

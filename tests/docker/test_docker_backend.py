@@ -277,3 +277,41 @@ def test_cleanup_removes_what_a_crashed_run_left(
     assert cleanup.returncode == 0, cleanup.stderr
     assert "removed" in cleanup.stdout
     assert leftovers(docker_engine, run_id) == []
+
+
+def test_killed_arm_container_is_an_infra_failure_retried(
+    docker_engine: docker.DockerClient, images: None, tmp_path: Path
+) -> None:
+    study_dir = tmp_path / "study"
+    study_dir.mkdir()
+    shutil.copy(REPO / "tests" / "harness" / "study_arm.py", study_dir / "study_arm.py")
+    item = {"id": "slow", "clock": "2024-05-01T10:00:00Z", "turns": [{"user": "sleep 6"}]}
+    (study_dir / "items.jsonl").write_text(json.dumps(item) + "\n")
+    (study_dir / "study.toml").write_text(
+        'name = "kill"\nitems = "items.jsonl"\nledger = "ledger.jsonl"\n'
+        '[arms.sleeper]\ncommand = "python study_arm.py"\n'
+    )
+    runs = tmp_path / "runs"
+    process = run_harness(
+        "record", str(study_dir / "study.toml"), "--isolation", "docker", "--run-dir", str(runs)
+    )
+    try:
+        (container,) = wait_for_arms(docker_engine, ["sleeper"]).values()
+        arm_log = runs / run_id_of(runs) / "logs" / "arm-sleeper.log"
+        deadline = time.monotonic() + 60
+        while "seam ready" not in (arm_log.read_text() if arm_log.exists() else ""):
+            assert time.monotonic() < deadline, "the arm never became ready"
+            time.sleep(0.1)
+        time.sleep(2)  # inside the 6-second turn: the orchestrator went on at once
+        container.kill()
+        output, _ = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, output
+    run_dir = runs / run_id_of(runs)
+    header = json.loads((run_dir / "run.json").read_text())
+    assert header["study"]["infra_failures"] == 1
+    (turn,) = [json.loads(line) for line in (run_dir / "turns.jsonl").read_text().splitlines()]
+    assert (turn["outcome"], turn["attempts"]) == ("done", 2)
+    assert leftovers(docker_engine, run_dir.name) == []

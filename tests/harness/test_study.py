@@ -102,10 +102,19 @@ def test_live_refuses_without_a_passing_record_run(tmp_path: Path) -> None:
     assert "harness record" in done.stderr
 
 
-def test_docker_isolation_is_not_available_yet(tmp_path: Path) -> None:
+def test_docker_isolation_without_an_engine_says_what_to_do(tmp_path: Path) -> None:
     path = write_study(tmp_path / "s", {"a": toy_arm()}, [ITEM])
-    done = harness("record", str(path), "--isolation", "docker", "--run-dir", str(tmp_path))
-    assert done.returncode == 2 and "not available yet" in done.stderr
+    done = harness(
+        "record",
+        str(path),
+        "--isolation",
+        "docker",
+        "--run-dir",
+        str(tmp_path),
+        env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"},
+    )
+    assert done.returncode == 2 and "no Docker engine answers" in done.stderr
+    assert "ensure-docker" in done.stderr
 
 
 def test_unknown_arm_selection_is_named(tmp_path: Path) -> None:
