@@ -136,3 +136,20 @@ def _double(line: str) -> str:
     if sep and key.strip() in ("input", "output"):
         return f"{key}{sep}{float(value) * 2}"
     return line
+
+
+def test_the_live_run_replays_with_no_key_and_no_vendor(live_run: Path, tmp_path: Path) -> None:
+    """Issue 5: a live run against the fake vendor, replayed with no key (the fake vendor is
+    already stopped, so nothing could answer upstream), reproduces every request and turn text."""
+    env = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
+    done = harness("replay", str(live_run), "--run-dir", str(tmp_path), env=env)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    (replayed,) = [p for p in tmp_path.iterdir() if (p / "replay.json").exists()]
+    comparison = json.loads((replayed / "replay.json").read_text())
+    assert comparison["clean"] is True
+    source_calls = read_jsonl(live_run / "calls.jsonl")
+    replay_calls = read_jsonl(replayed / "calls.jsonl")
+    assert sorted(c["request_hash"] for c in replay_calls) == sorted(
+        c["request_hash"] for c in source_calls
+    )
+    assert all(c["mode"] == "replay" and c["outcome"] == "ok" for c in replay_calls)
