@@ -21,9 +21,10 @@ from mitmproxy import ctx, http
 from ledger.budget import Reservation, RunBudget
 from ledger.entries import CallSettlement
 from ledger.errors import BudgetExceeded, UnknownModelError
-from ledger.prices import ModelPrice, PriceTable, TokenCounts, cost, worst_case
+from ledger.prices import ModelPrice, PriceTable, cost, worst_case
 from ledger.settlements import SettlementWriter
-from proxy.calllog import Rewrite, Tokens, TokenSource
+from proxy.billing import billable, budget_refusal, input_bound, max_output
+from proxy.calllog import Rewrite, Tokens
 from proxy.callstate import CallState
 from proxy.journal import ReservationJournal
 from proxy.sampling import PinConflict, Pins, rewrite_sampling
@@ -31,11 +32,9 @@ from proxy.usage import (
     STREAM_ROUTES,
     MeteredUsage,
     StreamMeter,
-    count_request_input,
     usage_from_body,
 )
 from stubs.errors import error_reply
-from stubs.openai_common import is_reasoning_model
 from stubs.request import StubReply, Vendor
 
 log = structlog.get_logger("harness.proxy")
@@ -56,10 +55,6 @@ KEY_ENV = {
     "cohere": "CO_API_KEY",
     "voyage": "VOYAGE_API_KEY",
 }
-# Vendors add hidden prompt tokens around tools (Anthropic documents a few hundred); the input
-# bound allows for them so the reservation stays a true worst case.
-TOOL_OVERHEAD_TOKENS = 1200
-BASE_OVERHEAD_TOKENS = 64
 
 
 @dataclass
@@ -88,31 +83,6 @@ class LiveCall:
     settled: bool = False
     relayed: bytearray = field(default_factory=bytearray)
     chunks: list[int] = field(default_factory=list)
-
-
-def input_bound(route: str, body: dict[str, Any], raw_len: int) -> int:
-    """An upper bound on the prompt tokens: every token carries at least one byte of the JSON body,
-    plus the vendor's hidden overhead."""
-    bound = raw_len + BASE_OVERHEAD_TOKENS
-    if body.get("tools"):
-        bound += TOOL_OVERHEAD_TOKENS
-    return bound
-
-
-def max_output(route: str, body: dict[str, Any], price: ModelPrice) -> int:
-    """The most output tokens the call may bill: the request's limit, else the model's."""
-    if route.endswith(".embeddings") or route.endswith(".rerank"):
-        return 0
-    keys = {
-        "anthropic.messages": ("max_tokens",),
-        "openai.chat": ("max_completion_tokens", "max_tokens"),
-        "openai.responses": ("max_output_tokens",),
-    }.get(route, ())
-    limit = next((body[k] for k in keys if isinstance(body.get(k), int)), None)
-    per_choice = price.max_output_tokens if limit is None else min(limit, price.max_output_tokens)
-    n = body.get("n")
-    choices = n if isinstance(n, int) and n > 1 else 1
-    return int(per_choice * choices)
 
 
 class LiveMode:
@@ -201,7 +171,7 @@ class LiveMode:
         except BudgetExceeded as e:
             state.outcome = "refused"
             state.flags.append("over_cap")
-            return _budget_refusal(state.vendor, e)
+            return budget_refusal(state.vendor, e)
         return None
 
     def _point_upstream(
@@ -335,7 +305,10 @@ class LiveMode:
             return  # a free route: nothing reserved, nothing to book
         assert live.price is not None
         flags = state.flags
-        tokens, source = self._billable(state, status, usage)
+        assert state.route is not None and state.body is not None
+        tokens, source = billable(
+            state.vendor, state.route.name, live.model, state.body, status, usage, live.cut
+        )
         if tokens is None:
             actual = live.reservation.amount
             flags.append("billed_at_reservation")
@@ -373,29 +346,6 @@ class LiveMode:
                 )
             )
 
-    def _billable(
-        self, state: CallState, status: int, usage: MeteredUsage | None
-    ) -> tuple[TokenCounts | None, TokenSource]:
-        """What the vendor bills, by the cut-call rule; None means "charge the reservation"."""
-        live: LiveCall = state.live
-        assert state.route is not None and state.body is not None
-        if usage is None:
-            if status >= 400 and live.cut is None:
-                return TokenCounts(), "vendor"  # vendors do not bill refused calls
-            return None, "reservation"
-        if usage.source == "vendor":  # the final usage arrived, whatever happened after
-            return _token_counts(usage, usage.input or 0), "vendor"
-        if state.vendor == "openai" and is_reasoning_model(live.model):
-            # Reasoning tokens are billed but never streamed as text: a count of what was seen
-            # would under-count, so the worst case is charged.
-            return None, "reservation"
-        # Cut: input is billed once sent; output as far as it was counted.
-        input_tokens = usage.input
-        if input_tokens is None:
-            input_tokens = count_request_input(state.route.name, live.model, state.body)
-        source: TokenSource = "partial" if usage.input is not None else "proxy_count"
-        return _token_counts(usage, input_tokens), source
-
     # --- connections -------------------------------------------------------------------------
 
     def _handler(self, flow: http.HTTPFlow) -> Any:
@@ -418,29 +368,6 @@ class LiveMode:
             handler.close_connection(flow.server_conn)
 
 
-def _token_counts(usage: MeteredUsage, input_tokens: int) -> TokenCounts:
-    return TokenCounts(
-        input=input_tokens,
-        output=max(usage.output, usage.reasoning),
-        cache_read=usage.cache_read,
-        cache_write_5m=usage.cache_write_5m,
-        cache_write_1h=usage.cache_write_1h,
-        reasoning=usage.reasoning,
-    )
-
-
 def _client_gone(flow: http.HTTPFlow) -> bool:
     message = str(flow.error or "").lower()
     return "client" in message and ("disconnect" in message or "closed" in message)
-
-
-def _budget_refusal(vendor: Vendor, e: BudgetExceeded) -> StubReply:
-    """Out of budget, as each vendor says "out of credit": Anthropic 402 billing_error (the SDK's
-    PaymentRequiredError), OpenAI 429 insufficient_quota (its RateLimitError)."""
-    if vendor == "anthropic":
-        body: dict[str, Any] = {
-            "type": "error",
-            "error": {"type": "billing_error", "message": str(e)},
-        }
-        return StubReply(status=402, chunks=[json.dumps(body).encode()])
-    return error_reply(vendor, 429, str(e), None, "insufficient_quota")

@@ -1,0 +1,96 @@
+"""How a live call is priced: its worst case before it goes out, and what the vendor bills
+after, by the cut-call rule (wire-formats notes, "Traps" 3-5)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ledger.errors import BudgetExceeded
+from ledger.prices import ModelPrice, TokenCounts
+from proxy.calllog import TokenSource
+from proxy.usage import MeteredUsage, count_request_input
+from stubs.errors import error_reply
+from stubs.openai_common import is_reasoning_model
+from stubs.request import StubReply, Vendor
+
+# Vendors add hidden prompt tokens around tools (Anthropic documents a few hundred); the input
+# bound allows for them so the reservation stays a true worst case.
+TOOL_OVERHEAD_TOKENS = 1200
+BASE_OVERHEAD_TOKENS = 64
+
+
+def input_bound(route: str, body: dict[str, Any], raw_len: int) -> int:
+    """An upper bound on the prompt tokens: every token carries at least one byte of the JSON body,
+    plus the vendor's hidden overhead."""
+    bound = raw_len + BASE_OVERHEAD_TOKENS
+    if body.get("tools"):
+        bound += TOOL_OVERHEAD_TOKENS
+    return bound
+
+
+def max_output(route: str, body: dict[str, Any], price: ModelPrice) -> int:
+    """The most output tokens the call may bill: the request's limit, else the model's."""
+    if route.endswith(".embeddings") or route.endswith(".rerank"):
+        return 0
+    keys = {
+        "anthropic.messages": ("max_tokens",),
+        "openai.chat": ("max_completion_tokens", "max_tokens"),
+        "openai.responses": ("max_output_tokens",),
+    }.get(route, ())
+    limit = next((body[k] for k in keys if isinstance(body.get(k), int)), None)
+    per_choice = price.max_output_tokens if limit is None else min(limit, price.max_output_tokens)
+    n = body.get("n")
+    choices = n if isinstance(n, int) and n > 1 else 1
+    return int(per_choice * choices)
+
+
+def billable(
+    vendor: Vendor,
+    route: str,
+    model: str,
+    body: dict[str, Any],
+    status: int,
+    usage: MeteredUsage | None,
+    cut: str | None,
+) -> tuple[TokenCounts | None, TokenSource]:
+    """What the vendor bills; None means "charge the reservation" (it cannot be counted)."""
+    if usage is None:
+        if status >= 400 and cut is None:
+            return TokenCounts(), "vendor"  # vendors do not bill refused calls
+        return None, "reservation"
+    if usage.source == "vendor":  # the final usage arrived, whatever happened after
+        return _token_counts(usage, usage.input or 0), "vendor"
+    if vendor == "openai" and is_reasoning_model(model):
+        # Reasoning tokens are billed but never streamed as text: a count of what was seen
+        # would under-count, so the worst case is charged.
+        return None, "reservation"
+    # Cut: input is billed once sent; output as far as it was counted.
+    input_tokens = usage.input
+    if input_tokens is None:
+        input_tokens = count_request_input(route, model, body)
+    source: TokenSource = "partial" if usage.input is not None else "proxy_count"
+    return _token_counts(usage, input_tokens), source
+
+
+def _token_counts(usage: MeteredUsage, input_tokens: int) -> TokenCounts:
+    return TokenCounts(
+        input=input_tokens,
+        output=max(usage.output, usage.reasoning),
+        cache_read=usage.cache_read,
+        cache_write_5m=usage.cache_write_5m,
+        cache_write_1h=usage.cache_write_1h,
+        reasoning=usage.reasoning,
+    )
+
+
+def budget_refusal(vendor: Vendor, e: BudgetExceeded) -> StubReply:
+    """Out of budget, as each vendor says "out of credit": Anthropic 402 billing_error (the SDK's
+    PaymentRequiredError), OpenAI 429 insufficient_quota (its RateLimitError)."""
+    if vendor == "anthropic":
+        body: dict[str, Any] = {
+            "type": "error",
+            "error": {"type": "billing_error", "message": str(e)},
+        }
+        return StubReply(status=402, chunks=[json.dumps(body).encode()])
+    return error_reply(vendor, 429, str(e), None, "insufficient_quota")
