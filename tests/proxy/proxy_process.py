@@ -47,32 +47,33 @@ class ProxyProcess:
         self.openai_base = self.exports["OPENAI_BASE_URL"]
 
     def _read_exports(self) -> dict[str, str]:
+        """Read the exports from the proxy's stdout with a time limit: a proxy that hangs before
+        printing must fail the test, not block it. Reads the raw fd (a buffered readline would
+        hide lines already read from `select`)."""
         assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
         exports: dict[str, str] = {}
+        pending = b""
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while "VOYAGE_API_KEY" not in exports:
-            # Wait with a limit: a proxy that hangs before printing must fail the test, not
-            # block it forever.
-            ready, _, _ = select.select([self.proc.stdout], [], [], 1.0)
-            if not ready:
-                if self.proc.poll() is not None:
+            if b"\n" in pending:
+                line, _, pending = pending.partition(b"\n")
+                text = line.decode()
+                if text.startswith("export "):
+                    key, _, value = text.removeprefix("export ").strip().partition("=")
+                    exports[key] = value
+                continue
+            if time.monotonic() > deadline:
+                self.proc.kill()
+                raise TimeoutError("proxy did not print its exports in time")
+            ready, _, _ = select.select([fd], [], [], 1.0)
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
                     raise RuntimeError(
                         f"proxy exited before it was ready:\n{self.stderr_path.read_text()}"
                     )
-                if time.monotonic() > deadline:
-                    self.proc.kill()
-                    raise TimeoutError("proxy did not print its exports in time")
-                continue
-            line = self.proc.stdout.readline().decode()
-            if not line:
-                raise RuntimeError(
-                    f"proxy exited before it was ready:\n{self.stderr_path.read_text()}"
-                )
-            if line.startswith("export "):
-                key, _, value = line.removeprefix("export ").strip().partition("=")
-                exports[key] = value
-            if time.monotonic() > deadline:
-                raise TimeoutError("proxy did not print its exports in time")
+                pending += chunk
         return exports
 
     def anthropic(self, **kwargs: Any) -> anthropic.Anthropic:
