@@ -116,6 +116,9 @@ class DockerBackend(IsolationBackend):
             raise InfraError(f"docker: {e}") from e
 
     def _start_proxy(self, settings: ProxySettings) -> ProxyInfo:
+        clash = {"ctl", "proxy"} & set(settings.arms)
+        if clash:  # their container and network names would collide with the proxy's
+            raise InfraError(f"docker: rename arm(s) {', '.join(sorted(clash))} (reserved names)")
         ctl = self._network("ctl", internal=False)
         for arm in settings.arms:
             self._network(arm, internal=True)
