@@ -205,6 +205,10 @@ def test_arm_reaches_nothing_but_the_proxy(
         gateway = docker_engine.networks.get(prober_net).attrs["IPAM"]["Config"][0]["Gateway"]
         other_ip = next(iter(other.attrs["NetworkSettings"]["Networks"].values()))["IPAddress"]
         server_name, server_ip = server_container
+        proxy = docker_engine.containers.get(prober.name.removesuffix("-prober") + "-proxy")
+        other_net = next(iter(other.attrs["NetworkSettings"]["Networks"]))
+        proxy_for_other = proxy.attrs["NetworkSettings"]["Networks"][other_net]["IPAddress"]
+        other_listener = json.loads((runs / run_id_of(runs) / "proxy.json").read_text())
         targets = [
             (gateway, host_server),  # (a) the host, by address (its bridge gateway)
             (socket.gethostname(), host_server),  # (a) the host, by name
@@ -212,6 +216,8 @@ def test_arm_reaches_nothing_but_the_proxy(
             (other.name, 8700),  # (b) ... by name
             (server_ip, 8000),  # (c) a server on a network the arm is not on
             (server_name, 8000),
+            # the proxy's listener for the other arm (calls there would be misattributed)
+            (proxy_for_other, other_listener["arm_ports"]["other"]),
         ]
         (study_dir / "targets.json").write_text(json.dumps(targets))
         output, _ = process.communicate(timeout=300)
