@@ -4,7 +4,8 @@ Arm "prober": its turn waits for targets.json in its working directory (the test
 the run's containers exist and their addresses are known), then tries each target twice: through
 the socket module (which the harness's socket guard sees, names included) and, for literal
 addresses, through the raw _socket module (which bypasses the guard, so only the network and the
-host's iptables rules stop it). Any other arm just answers "idle".
+host's iptables rules stop it). Any other arm reports its clock (time.time(), datetime.now()),
+which the harness pins to the item's date.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import socket
 import time
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 
 from arms.seam import OpenSession, Turn
@@ -54,7 +56,7 @@ class EgressArm(Arm):
 
     async def turn(self, session_id: str, turn: Turn) -> AsyncIterator[str]:
         if os.environ.get("HARNESS_ARM") != "prober":
-            yield "idle"
+            yield json.dumps({"time": time.time(), "now": datetime.now().isoformat()})
             return
         targets_file = Path("targets.json")
         deadline = time.monotonic() + 60

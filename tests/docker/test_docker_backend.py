@@ -9,6 +9,7 @@ the test creates.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import shutil
@@ -229,12 +230,16 @@ def test_arm_reaches_nothing_but_the_proxy(
     header = json.loads((run_dir / "run.json").read_text())
     assert header["study"]["passed"] is False
     assert header["study"]["stray_connections"] > 0
-    (turn,) = [
-        json.loads(line)
-        for line in (run_dir / "turns.jsonl").read_text().splitlines()
-        if json.loads(line)["arm"] == "prober"
-    ]
-    results = json.loads(turn["text"])
+    turns = {
+        record["arm"]: record
+        for record in map(json.loads, (run_dir / "turns.jsonl").read_text().splitlines())
+    }
+    # The other arm's wall clock was pinned to the item's date (libfaketime in its container).
+    clock = json.loads(turns["other"]["text"])
+    assert clock["now"].startswith("2024-05-01T10:00")
+    pinned = datetime.datetime(2024, 5, 1, 10, tzinfo=datetime.UTC).timestamp()
+    assert pinned <= clock["time"] < pinned + 60
+    results = json.loads(turns["prober"]["text"])
     assert results and all(r.startswith("failed") for r in results.values()), results
     egress = [json.loads(line) for line in (run_dir / "egress.jsonl").read_text().splitlines()]
     assert {e["arm"] for e in egress} == {"prober"}
