@@ -3,9 +3,9 @@
 Layout of one run (every name starts `harness-<run id>`, everything labelled `harness.run=<id>`
 and `harness.owner=<pid>:<start>` so `harness cleanup` finds what a crashed run left):
 
-    <prefix>-ctl      a normal bridge network with the proxy alone on it: the host reaches the
-                      proxy's control endpoint there (relayed to its loopback-only listener) and,
-                      in live mode, the proxy reaches the vendors through it.
+    <prefix>-ctl      a network with the proxy alone on it: the host reaches the proxy's control
+                      endpoint there (relayed to its loopback-only listener); internal except in
+                      live mode, where the proxy reaches the vendors through it.
     <prefix>-<arm>    one `--internal` network per arm: the arm's container and the proxy.
     <prefix>-proxy    the proxy container: proxy_main with one listener per arm, each bound to
                       the proxy's address on that arm's network only (calls attributed by port).
@@ -119,7 +119,8 @@ class DockerBackend(IsolationBackend):
         clash = {"ctl", "proxy"} & set(settings.arms)
         if clash:  # their container and network names would collide with the proxy's
             raise InfraError(f"docker: rename arm(s) {', '.join(sorted(clash))} (reserved names)")
-        ctl = self._network("ctl", internal=False)
+        # Only live mode forwards to the vendors; otherwise the proxy has no way out either.
+        ctl = self._network("ctl", internal=settings.mode != "live")
         for arm in settings.arms:
             self._network(arm, internal=True)
         proxy = f"{self.prefix}-proxy"
