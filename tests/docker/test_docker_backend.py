@@ -13,6 +13,7 @@ import datetime
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -290,9 +291,8 @@ def test_cleanup_removes_what_a_crashed_run_left(
     assert leftovers(docker_engine, run_id) == []
 
 
-def test_killed_arm_container_is_an_infra_failure_retried(
-    docker_engine: docker.DockerClient, images: None, tmp_path: Path
-) -> None:
+def write_sleeper_study(tmp_path: Path) -> Path:
+    """One arm, one item, one 6-second turn (tests/harness/study_arm.py)."""
     study_dir = tmp_path / "study"
     study_dir.mkdir()
     shutil.copy(REPO / "tests" / "harness" / "study_arm.py", study_dir / "study_arm.py")
@@ -302,17 +302,27 @@ def test_killed_arm_container_is_an_infra_failure_retried(
         'name = "kill"\nitems = "items.jsonl"\nledger = "ledger.jsonl"\n'
         '[arms.sleeper]\ncommand = "python study_arm.py"\n'
     )
+    return study_dir
+
+
+def wait_until_ready(arm_log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while "seam ready" not in (arm_log.read_text() if arm_log.exists() else ""):
+        assert time.monotonic() < deadline, "the arm never became ready"
+        time.sleep(0.1)
+
+
+def test_killed_arm_container_is_an_infra_failure_retried(
+    docker_engine: docker.DockerClient, images: None, tmp_path: Path
+) -> None:
+    study_dir = write_sleeper_study(tmp_path)
     runs = tmp_path / "runs"
     process = run_harness(
         "record", str(study_dir / "study.toml"), "--isolation", "docker", "--run-dir", str(runs)
     )
     try:
         (container,) = wait_for_arms(docker_engine, ["sleeper"]).values()
-        arm_log = runs / run_id_of(runs) / "logs" / "arm-sleeper.log"
-        deadline = time.monotonic() + 60
-        while "seam ready" not in (arm_log.read_text() if arm_log.exists() else ""):
-            assert time.monotonic() < deadline, "the arm never became ready"
-            time.sleep(0.1)
+        wait_until_ready(runs / run_id_of(runs) / "logs" / "arm-sleeper.log")
         time.sleep(2)  # inside the 6-second turn: the orchestrator went on at once
         container.kill()
         output, _ = process.communicate(timeout=120)
@@ -325,4 +335,29 @@ def test_killed_arm_container_is_an_infra_failure_retried(
     assert header["study"]["infra_failures"] == 1
     (turn,) = [json.loads(line) for line in (run_dir / "turns.jsonl").read_text().splitlines()]
     assert (turn["outcome"], turn["attempts"]) == ("done", 2)
+    assert leftovers(docker_engine, run_dir.name) == []
+
+
+def test_ctrl_c_settles_the_turn_and_removes_everything(
+    docker_engine: docker.DockerClient, images: None, tmp_path: Path
+) -> None:
+    study_dir = write_sleeper_study(tmp_path)
+    runs = tmp_path / "runs"
+    process = run_harness(
+        "record", str(study_dir / "study.toml"), "--isolation", "docker", "--run-dir", str(runs)
+    )
+    try:
+        wait_for_arms(docker_engine, ["sleeper"])
+        wait_until_ready(runs / run_id_of(runs) / "logs" / "arm-sleeper.log")
+        time.sleep(1.5)
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, output
+    run_dir = runs / run_id_of(runs)
+    assert json.loads((run_dir / "run.json").read_text())["study"]["interrupted"] is True
+    (turn,) = [json.loads(line) for line in (run_dir / "turns.jsonl").read_text().splitlines()]
+    assert turn["outcome"] == "done"  # the turn in flight settled
     assert leftovers(docker_engine, run_dir.name) == []
