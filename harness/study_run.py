@@ -74,7 +74,8 @@ def select_items(study: Study, limit: int | None) -> list[Item]:
 def make_backend(
     isolation: Isolation, run_dir: Path, study: Study | None = None
 ) -> IsolationBackend:
-    # auto stays local for now (see the docker backend report).
+    # auto stays local for now: docker needs root (iptables) and sees only the study folder, so
+    # studies whose arms run host paths elsewhere (the test suite's toy arms) would break.
     if isolation == "docker":
         from harness.backends import docker_net
         from harness.backends.docker import DockerBackend
