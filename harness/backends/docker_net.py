@@ -220,14 +220,3 @@ def require_engine() -> None:
             "--isolation docker: no Docker engine answers",
             hint="run scripts/ensure-docker (as root), or use --isolation local",
         )
-
-
-def usable() -> bool:
-    """Whether `--isolation auto` may pick docker: an engine answers and iptables runs."""
-    if os.environ.get("HARNESS_AUTO_DOCKER") == "0":
-        return False
-    try:
-        iptables(["-S", "DOCKER-USER"])
-    except DockerError:
-        return False
-    return engine_answers()
