@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -22,6 +21,8 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+from bench.markdown import replace_section
 
 REPO = Path(__file__).resolve().parents[1]
 QUICKSTART = REPO / "examples" / "quickstart" / "study.toml"
@@ -96,13 +97,7 @@ def render(figures: dict[str, object]) -> str:
 
 def write_section(path: Path, section: str) -> None:
     """Replace this bench's section of `path`, or append it; other sections stay."""
-    text = path.read_text()
-    pattern = re.compile(rf"^## {re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n", text, count=1).rstrip("\n") + "\n"
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
+    replace_section(path, SECTION, section)
 
 
 def main() -> None:

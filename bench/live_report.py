@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.report import FILE_HEADER
+from bench.markdown import replace_section
 
 SECTION = "Live-mode proxy (issue 3)"
 TARGET_NAMES = {
@@ -193,11 +192,5 @@ def render(
 
 
 def write_section(path: Path, section: str) -> None:
-    """Replace this bench's section of `path` (Markdown), or append it; other sections stay."""
-    text = path.read_text() if path.exists() else FILE_HEADER
-    pattern = re.compile(rf"^## {re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n", text, count=1).rstrip("\n") + "\n"
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
+    """Replace this bench's section of `path`, or append it; other sections stay."""
+    replace_section(path, SECTION, section)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.markdown import replace_section
+
 SECTION = "Record-mode proxy (issue 2)"
-FILE_HEADER = (
-    "# Benchmarks\n\nFigures written by the scripts in `bench/`; `bench/run` runs them all.\n"
-)
 TARGET_NAMES = {
     "direct": "direct (no proxy)",
     "bare": "bare `mitmdump --mode reverse`",
@@ -156,11 +154,5 @@ def render(
 
 
 def write_section(path: Path, section: str) -> None:
-    """Replace this bench's section of `path` (Markdown), or append it; other sections stay."""
-    text = path.read_text() if path.exists() else FILE_HEADER
-    pattern = re.compile(rf"^## {re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n", text, count=1).rstrip("\n") + "\n"
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
+    """Replace this bench's section of `path`, or append it; other sections stay."""
+    replace_section(path, SECTION, section)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import shutil
 import socket
 import statistics
@@ -27,6 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+
+from bench.markdown import replace_section
 
 REPO = Path(__file__).resolve().parents[1]
 SECTION = "Studies: quickstart wall time and arm start-up (issue 4)"
@@ -155,13 +156,7 @@ def render(local: list[float], docker: list[float] | None, arms: dict[str, list[
 
 def write_section(path: Path, section: str) -> None:
     """Replace this bench's section of `path`, or append it; other sections stay."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^## {re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n", text, count=1).rstrip("\n") + "\n"
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
+    replace_section(path, SECTION, section)
 
 
 def main() -> None:
