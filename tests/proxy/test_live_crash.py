@@ -49,6 +49,7 @@ AT_ONCE = 3  # proxies alive at the same time (more only starve each other's sta
 STREAMS = 3  # streamed calls per trial
 CHUNK_DELAY = 0.05  # a reply streams in about 0.6 s
 KILL_WINDOW = (0.0, 0.8)
+LATE_KILL_WINDOW = (1.2, 2.0)  # a reply streams in about 0.6 s, settlements flush within 20 ms
 SEED = int(os.environ.get("HARNESS_CRASH_SEED", "0")) or random.randrange(1 << 30)
 HAIKU = "claude-haiku-4-5-20251001"
 MINI = "gpt-4.1-mini"
@@ -263,7 +264,14 @@ def crashed(
 ) -> Iterator[tuple[Path, FakeVendor, list[Trial]]]:
     tmp = tmp_path_factory.mktemp("crash")
     rng = random.Random(SEED)
-    trials = [Trial(n, rng.uniform(*KILL_WINDOW), rng.random() < 0.2) for n in range(TRIALS)]
+    # Every fourth trial is killed after its streams have ended, so some kills surely come after
+    # bookings reached the ledger; the rest at random, mostly mid-stream.
+    trials = [
+        Trial(n, rng.uniform(*LATE_KILL_WINDOW), False)
+        if n % 4 == 3
+        else Trial(n, rng.uniform(*KILL_WINDOW), rng.random() < 0.2)
+        for n in range(TRIALS)
+    ]
     ledger = tmp / "ledger.jsonl"
     with FakeVendor() as vendor:
         try:
