@@ -24,7 +24,7 @@ from proxy.addon import HarnessAddon
 
 # Record mode never contacts this address: every call is answered by the addon or replayed by
 # its local stream server. Reverse mode still needs a target; this one refuses connections.
-_NOWHERE = "http://127.0.0.1:9"
+NOWHERE = "http://127.0.0.1:9"
 
 
 @dataclass
@@ -66,12 +66,19 @@ class _Ready:
         self.on_ready(host, port)
 
 
-async def serve(config: ProxyConfig, on_ready: Callable[[str, int], None]) -> None:
-    """Serve until SIGINT/SIGTERM, then flush the call log."""
-    opts = options.Options(mode=[f"reverse:{_NOWHERE}@{config.port}"], listen_host=config.host)
-    proxy_master = master.Master(opts, with_termlog=False)
-    # Only the addons a reverse proxy needs. mitmdump's ~35 default addons each see every hook of
-    # every flow; dropping the unused ones saves about a millisecond of CPU per call.
+# Options every harness proxy sets once its addons have loaded: answer from the addon without
+# first dialling the (unused) reverse target, and keep the arm's Host header (it names the vendor
+# for engines behind HTTPS_PROXY).
+BASE_OPTIONS: dict[str, Any] = {"connection_strategy": "lazy", "keep_host_header": True}
+
+
+def reverse_master(modes: list[str], listen_host: str) -> master.Master:
+    """A mitmproxy Master with only the addons a reverse proxy needs. mitmdump's ~35 default
+    addons each see every hook of every flow; dropping the unused ones saves about a millisecond
+    of CPU per call."""
+    proxy_master = master.Master(
+        options.Options(mode=modes, listen_host=listen_host), with_termlog=False
+    )
     proxy_master.addons.add(
         core.Core(),
         proxyserver.Proxyserver(),
@@ -81,13 +88,16 @@ async def serve(config: ProxyConfig, on_ready: Callable[[str, int], None]) -> No
         disable_h2c.DisableH2C(),
         errorcheck.ErrorCheck(),
     )
+    return proxy_master
+
+
+async def serve(config: ProxyConfig, on_ready: Callable[[str, int], None]) -> None:
+    """Serve until SIGINT/SIGTERM, then flush the call log."""
+    proxy_master = reverse_master([f"reverse:{NOWHERE}@{config.port}"], config.host)
     addon = HarnessAddon()
     proxy_master.addons.add(addon, _Ready(on_ready))
     updates: dict[str, Any] = {
-        # Answer from the addon without first dialling the (unused) reverse target.
-        "connection_strategy": "lazy",
-        # Keep the arm's Host header: it names the vendor for engines behind HTTPS_PROXY.
-        "keep_host_header": True,
+        **BASE_OPTIONS,
         "harness_mode": config.mode,
         "harness_run_id": config.run_id,
         "harness_run_dir": str(config.run_dir),

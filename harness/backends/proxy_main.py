@@ -15,25 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mitmproxy import master, options
-from mitmproxy.addons import (
-    core,
-    disable_h2c,
-    dns_resolver,
-    errorcheck,
-    next_layer,
-    proxyserver,
-    tlsconfig,
-)
-
 from harness.backends.relay import start_relay
 from harness.logging import configure_logging
 from proxy.addon import HarnessAddon
 from proxy.control import HarnessControl
+from proxy.server import BASE_OPTIONS, NOWHERE, reverse_master
 
 READY = "harness proxy ready"
-# Record mode never dials the reverse target; live mode forwards by vendor, not by this.
-_NOWHERE = "http://127.0.0.1:9"
 
 
 class _Ready:
@@ -46,23 +34,11 @@ async def serve(config: dict[str, Any]) -> None:
     # The docker backend binds each arm's listener to the proxy's address on that arm's network
     # only, so one arm cannot reach (and be attributed as) another arm's listener.
     hosts: dict[str, str] = config.get("arm_hosts", {})
-    modes = [f"reverse:{_NOWHERE}@{hosts.get(arm, '127.0.0.1')}:{p}" for arm, p in ports.items()]
-    opts = options.Options(mode=modes, listen_host="127.0.0.1")
-    proxy_master = master.Master(opts, with_termlog=False)
-    # The same minimal addon set as proxy/server.py: only what a reverse proxy needs.
-    proxy_master.addons.add(
-        core.Core(),
-        proxyserver.Proxyserver(),
-        next_layer.NextLayer(),
-        tlsconfig.TlsConfig(),
-        dns_resolver.DnsResolver(),
-        disable_h2c.DisableH2C(),
-        errorcheck.ErrorCheck(),
-    )
+    modes = [f"reverse:{NOWHERE}@{hosts.get(arm, '127.0.0.1')}:{p}" for arm, p in ports.items()]
+    proxy_master = reverse_master(modes, "127.0.0.1")
     proxy_master.addons.add(HarnessControl(), HarnessAddon(), _Ready())
     updates: dict[str, Any] = {
-        "connection_strategy": "lazy",
-        "keep_host_header": True,
+        **BASE_OPTIONS,
         "harness_control_port": config["control_port"],
         "harness_arm_ports": [f"{port}={arm}" for arm, port in ports.items()],
         **config["options"],
