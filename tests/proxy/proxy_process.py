@@ -113,6 +113,20 @@ class ProxyProcess:
                 return [json.loads(line) for line in lines]
             time.sleep(0.02)
 
+    def call_where(self, timeout: float = 10.0, **fields: Any) -> dict[str, Any]:
+        """The first logged call whose fields equal `fields`, waiting for it to be logged.
+
+        Counting lines before a call is racy: the previous test's streamed call can be logged
+        just after its client finished reading, and would be taken for this test's call."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for call in self.calls():
+                if all(call.get(key) == value for key, value in fields.items()):
+                    return call
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no call with {fields} in {self.run_dir / 'calls.jsonl'}")
+            time.sleep(0.02)
+
     def stop(self) -> int:
         for client in self._clients:
             client.close()
