@@ -10,45 +10,24 @@ re-hashing of one of the gate's runs. Every gate must pass and every audit must 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import platform
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
-from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.markdown import replace_section
+from bench import walltime
+from bench.walltime import QUICKSTART, TARGET_S, Figures, harness
 
-REPO = Path(__file__).resolve().parents[1]
-QUICKSTART = REPO / "examples" / "quickstart" / "study.toml"
 SECTION = "Gate and audit of the quickstart (issue 5)"
-TARGET_S = 60.0
 
 
-def _harness(*args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "--log-json", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env={**os.environ, "HARNESS_NO_PROGRESS": "1"},
-        timeout=600,
-    )
-    return time.monotonic() - started, done
-
-
-def measure(rounds: int) -> dict[str, object]:
+def measure(rounds: int) -> Figures:
     load_before = os.getloadavg()[0]
     gates, audits, calls = [], [], 0
     for _ in range(rounds):
         with tempfile.TemporaryDirectory(prefix="gate-bench-") as tmp:
-            elapsed, done = _harness(
+            elapsed, done = harness(
                 "gate", str(QUICKSTART), "--run-dir", tmp, "--isolation", "local"
             )
             if done.returncode != 0:
@@ -57,7 +36,7 @@ def measure(rounds: int) -> dict[str, object]:
             gate = json.loads(next(Path(tmp).glob("*/gate.json")).read_text())
             calls = gate["counts"]["calls_compared"]
             for run in gate["runs"]:
-                elapsed, done = _harness("audit", run["run_dir"])
+                elapsed, done = harness("audit", run["run_dir"])
                 if done.returncode != 0:
                     raise SystemExit(f"audit failed:\n{done.stdout}\n{done.stderr[-3000:]}")
                 audits.append(elapsed)
@@ -70,17 +49,11 @@ def measure(rounds: int) -> dict[str, object]:
     }
 
 
-def render(figures: dict[str, object]) -> str:
+def render(figures: Figures) -> str:
     gates: list[float] = figures["gate_s"]  # type: ignore[assignment]
     audits: list[float] = figures["audit_s"]  # type: ignore[assignment]
-    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     verdict = "met" if max(gates) < TARGET_S and max(audits) < TARGET_S else "NOT met"
-    return (
-        f"## {SECTION}\n\n"
-        f"Measured {stamp} on {os.cpu_count()} cores, Python {platform.python_version()}; load "
-        f"average {figures['load_before']:.2f} before, {figures['load_after']:.2f} after (other "
-        "work shares this machine). Repeat from the repository root with:\n\n"
-        "```sh\n.venv/bin/python -m bench.gate_audit_bench --write BENCHMARKS.md\n```\n\n"
+    return walltime.measured(SECTION, "bench.gate_audit_bench", figures) + (
         "`harness gate examples/quickstart/study.toml --isolation local` runs the quickstart "
         "(2 arms, 3 items, 3 turns each) twice in record mode from fresh processes and compares "
         f"its {figures['calls']} requests; `harness audit RUN_DIR` then re-prices every call and "
@@ -95,20 +68,8 @@ def render(figures: dict[str, object]) -> str:
     )
 
 
-def write_section(path: Path, section: str) -> None:
-    """Replace this bench's section of `path`, or append it; other sections stay."""
-    replace_section(path, SECTION, section)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--write", type=Path, help="Update this Markdown file's section.")
-    args = parser.parse_args()
-    section = render(measure(args.rounds))
-    print(section)
-    if args.write:
-        write_section(args.write, section)
+    walltime.main(__doc__ or "", SECTION, 2, measure, render)
 
 
 if __name__ == "__main__":

@@ -23,18 +23,15 @@ import contextlib
 import itertools
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from statistics import median
 
 from bench import ledger_bench
-from bench.httpclient import Connection, RequestFactory, concurrent, percentile, sequential
+from bench.httpclient import Connection, RequestFactory, percentile
 from bench.live_report import (
     LedgerFigures,
     MeteredCheck,
@@ -43,19 +40,15 @@ from bench.live_report import (
     render,
     write_section,
 )
-from bench.stub_bench import (
+from bench.proxybench import (
     BIN,
     HOST,
     RESULTS,
-    STARTUP_TIMEOUT,
+    BenchRun,
     Server,
-    _cpu_model,
-    _cpu_seconds,
-    _free_port,
-    _mitmproxy_version,
-    _read_line,
-    _stop,
-    _wait_listening,
+    add_load_options,
+    launched,
+    measure_load,
 )
 
 MODEL = "gpt-4.1-mini"  # in the packaged price table
@@ -98,93 +91,33 @@ def _port(target: str) -> str:
 @contextlib.contextmanager
 def servers(workdir: Path, args: argparse.Namespace) -> Iterator[dict[str, Server]]:
     """Start the fake vendor, two bare mitmdumps and the live proxy; stop them all on exit."""
-    started: dict[str, Server] = {}
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    logs = workdir / "logs"
-    logs.mkdir()
-
-    def popen(name: str, cmd: list[str], env: dict[str, str] | None = None) -> Server:
-        stderr = open(logs / f"{name}.stderr", "wb")  # noqa: SIM115 - the child owns it
-        try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, env=env)
-        finally:
-            stderr.close()
-        started[name] = Server(name, 0, proc)
-        return started[name]
-
-    try:
+    with launched(workdir) as launch:
         pace = ["--chunks", str(args.chunks), "--chunk-ms", str(args.chunk_ms)]
-        upstream = popen("direct", [sys.executable, "-m", "bench.vendor_upstream", *pace])
-        upstream.port = int(_read_line(upstream.proc, "PORT ", deadline))
+        upstream = launch.upstream("direct", [sys.executable, "-m", "bench.vendor_upstream", *pace])
+        launch.bare_mitmdumps(upstream)
         up_url = f"http://{HOST}:{upstream.port}"
-        for name, extra in (("bare", []), ("bare_streaming", ["--set", "stream_large_bodies=1"])):
-            port = _free_port()
-            cmd = [str(BIN / "mitmdump"), "-q", "--mode", f"reverse:{up_url}@{port}"]
-            cmd += ["--listen-host", HOST, "--set", f"confdir={workdir / 'mitmproxy'}", *extra]
-            popen(name, cmd).port = port
-        cmd = [str(BIN / "harness"), "proxy", "serve", "--mode", "live", "--port", "0"]
-        cmd += ["--run-dir", str(workdir / "run"), "--cap", "1000"]
-        cmd += ["--ledger", str(workdir / "ledger.jsonl"), "--deadline", "600"]
-        cmd += ["--upstream", f"openai={up_url}", "--upstream", f"anthropic={up_url}"]
+        options = ["--mode", "live", "--port", "0", "--run-dir", str(workdir / "run")]
+        options += ["--cap", "1000", "--ledger", str(workdir / "ledger.jsonl"), "--deadline", "600"]
+        options += ["--upstream", f"openai={up_url}", "--upstream", f"anthropic={up_url}"]
         env = {**os.environ, "OPENAI_API_KEY": DUMMY_KEY, "ANTHROPIC_API_KEY": DUMMY_KEY}
-        metered = popen("metered", cmd, env)
-        base = _read_line(metered.proc, "export OPENAI_BASE_URL=", deadline)
-        metered.port = int(base.split(":")[2].split("/")[0])
-        for server in started.values():
-            _wait_listening(server.port, server.proc, deadline)
-        yield started
-    finally:
-        for server in started.values():
-            _stop(server.proc)
+        launch.harness_proxy("metered", options, env)
+        yield launch.wait_listening()
 
 
 # --- measurements ----------------------------------------------------------------------------
 
 
 async def measure_plain(running: dict[str, Server], args: argparse.Namespace) -> list[PlainFigures]:
-    """Rounds that rotate the targets, so a burst of load from elsewhere falls on all of them."""
-    makes = {t: chat_request(_path(t)) for t in PLAIN_TARGETS}
-    latencies: dict[str, list[float]] = {t: [] for t in PLAIN_TARGETS}
-    rates: dict[str, list[float]] = {t: [] for t in PLAIN_TARGETS}
-    cpu: dict[str, list[float]] = {t: [] for t in PLAIN_TARGETS}
-    errors = dict.fromkeys(PLAIN_TARGETS, 0)
-    per_round = max(1, args.requests // args.rounds)
-    for round_ in range(args.rounds):
-        shift = round_ % len(PLAIN_TARGETS)
-        for target in PLAIN_TARGETS[shift:] + PLAIN_TARGETS[:shift]:
-            server = running[target]
-            warmup = args.warmup if round_ == 0 else args.warmup // 10
-            latencies[target] += await sequential(
-                HOST, server.port, makes[target], per_round, warmup, args.seq_seconds
-            )
-            before = _cpu_seconds(server.proc.pid)
-            tput = await concurrent(
-                HOST, server.port, makes[target], args.clients, args.conc_warmup, args.duration
-            )
-            cpu[target].append((_cpu_seconds(server.proc.pid) - before) / max(1, tput.total_calls))
-            rates[target].append(tput.per_second)
-            errors[target] += tput.errors
-        print(
-            f"  plain   round {round_ + 1}/{args.rounds}: "
-            + ", ".join(
-                f"{t} p50 {percentile(latencies[t], 50) * 1000:.2f} ms {rates[t][-1]:.0f}/s"
-                for t in PLAIN_TARGETS
-            ),
-            flush=True,
-        )
-    return [
-        PlainFigures(
-            target=t,
-            p50_ms=percentile(latencies[t], 50) * 1000,
-            p99_ms=percentile(latencies[t], 99) * 1000,
-            samples=len(latencies[t]),
-            calls_per_s=median(rates[t]),
-            rate_range=(min(rates[t]), max(rates[t])),
-            cpu_ms_per_call=median(cpu[t]) * 1000,
-            errors=errors[t],
-        )
-        for t in PLAIN_TARGETS
-    ]
+    loads = await measure_load(
+        running,
+        {t: chat_request(_path(t)) for t in PLAIN_TARGETS},
+        args,
+        label="plain  ",
+        show=lambda t, load: (
+            f"{t} p50 {percentile(load.latencies, 50) * 1000:.2f} ms {load.rates[-1]:.0f}/s"
+        ),
+    )
+    return [PlainFigures(target=t, **loads[t].summary()) for t in PLAIN_TARGETS]
 
 
 async def measure_streams(
@@ -284,15 +217,7 @@ async def measure(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    parser.add_argument("--requests", type=int, default=1500, help="sequential requests measured")
-    parser.add_argument("--warmup", type=int, default=100, help="sequential warm-up requests")
-    parser.add_argument(
-        "--seq-seconds", type=float, default=4.0, help="cap on one round's sequential requests"
-    )
-    parser.add_argument("--rounds", type=int, default=3, help="rounds alternating the targets")
-    parser.add_argument("--clients", type=int, default=32, help="concurrent keep-alive clients")
-    parser.add_argument("--duration", type=float, default=3.0, help="seconds counted per round")
-    parser.add_argument("--conc-warmup", type=float, default=0.5, help="seconds before counting")
+    add_load_options(parser, requests=1500)
     parser.add_argument("--chunks", type=int, default=10, help="SSE writes per streamed reply")
     parser.add_argument("--chunk-ms", type=float, default=20.0, help="pause between SSE writes")
     parser.add_argument("--stream-repeats", type=int, default=4, help="streams per target/round")
@@ -305,15 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--requests, --rounds, --clients and --stream-repeats must be positive")
     if args.duration <= 0 or args.chunks < 2:
         parser.error("--duration must be positive and --chunks at least 2")
-    machine = {
-        "nproc": str(len(os.sched_getaffinity(0))),
-        "cpu": _cpu_model(),
-        "python": platform.python_version(),
-        "mitmproxy": _mitmproxy_version(),
-    }
-    print(f"live bench on {machine}", flush=True)
-    started = time.monotonic()
-    load_before = os.getloadavg()[0]
+    run = BenchRun("bench.live_bench", argv)
+    print(f"live bench on {run.machine}", flush=True)
     # Run directory and ledgers on the repository's disk, where real runs keep them.
     RESULTS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="live-bench-", dir=RESULTS) as tmp:
@@ -322,29 +240,11 @@ def main(argv: list[str] | None = None) -> int:
             plain, streams = asyncio.run(measure(running, args))
         check = check_metered(workdir)
         ledger = measure_ledger(workdir, args)
-    elapsed = time.monotonic() - started
-    machine["load"] = f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after"
-    command = "bench/run" if os.environ.get("BENCH_VIA_RUN") else _command(argv)
-    section = render(
-        plain,
-        streams,
-        ledger,
-        check,
-        machine=machine,
-        date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        command=command,
-        settings=args,
-        elapsed=elapsed,
-    )
+    section = render(plain, streams, ledger, check, settings=args, **run.facts())
     if args.write:
         write_section(args.write, section)
     print(section)
     return 0
-
-
-def _command(argv: list[str] | None) -> str:
-    args = sys.argv[1:] if argv is None else argv
-    return " ".join([".venv/bin/python -m bench.live_bench", *args])
 
 
 if __name__ == "__main__":

@@ -22,27 +22,24 @@ import asyncio
 import contextlib
 import itertools
 import json
-import os
-import platform
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from statistics import median
 
-from bench.httpclient import Connection, RequestFactory, concurrent, percentile, sequential
+from bench.httpclient import Connection, RequestFactory
+from bench.proxybench import (
+    HOST,
+    RESULTS,
+    BenchRun,
+    Server,
+    add_load_options,
+    launched,
+    measure_load,
+)
 from bench.report import Figures, StreamFigures, render, write_section
 
-HOST = "127.0.0.1"
-BIN = Path(sys.executable).parent
-RESULTS = Path(__file__).resolve().parent / "results"  # git-ignored
-STARTUP_TIMEOUT = 60.0
 PACED_PURPOSE = "bench-paced"
 STREAM_PROMPT = "Tell me a long story about a lighthouse keeper and the sea"
 
@@ -75,98 +72,19 @@ def embedding_request(prefix: str) -> RequestFactory:
 # --- processes -------------------------------------------------------------------------------
 
 
-@dataclass
-class Server:
-    name: str
-    port: int
-    proc: subprocess.Popen[bytes]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
-
-
-def _read_line(proc: subprocess.Popen[bytes], prefix: str, deadline: float) -> str:
-    assert proc.stdout is not None
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline().decode()
-        if not line:
-            raise RuntimeError(f"{proc.args!r} exited before it was ready")
-        if line.startswith(prefix):
-            return line.removeprefix(prefix).strip()
-    raise TimeoutError(f"{proc.args!r} did not print {prefix!r} in time")
-
-
-def _wait_listening(port: int, proc: subprocess.Popen[bytes], deadline: float) -> None:
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args!r} exited with {proc.returncode}")
-        with contextlib.suppress(OSError), socket.create_connection((HOST, port), timeout=1):
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"{proc.args!r} did not listen on {port} in time")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    if proc.stdout:
-        proc.stdout.close()
-
-
 @contextlib.contextmanager
 def servers(workdir: Path) -> Iterator[dict[str, Server]]:
     """Start the upstream, two bare mitmdumps and the harness proxy; stop them all on exit."""
-    started: dict[str, Server] = {}
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    logs = workdir / "logs"
-    logs.mkdir()
-
-    def popen(name: str, cmd: list[str]) -> subprocess.Popen[bytes]:
-        stderr = open(logs / f"{name}.stderr", "wb")  # noqa: SIM115 - the child owns it
-        try:
-            return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr)
-        finally:
-            stderr.close()
-
-    try:
-        proc = popen("upstream", [sys.executable, "-m", "bench.upstream"])
-        started["direct"] = Server("direct", int(_read_line(proc, "PORT ", deadline)), proc)
-        upstream = started["direct"].port
-        for name, extra in (("bare", []), ("bare_streaming", ["--set", "stream_large_bodies=1"])):
-            port = _free_port()
-            cmd = [
-                str(BIN / "mitmdump"),
-                "-q",
-                "--mode",
-                f"reverse:http://{HOST}:{upstream}@{port}",
-                "--listen-host",
-                HOST,
-                "--set",
-                f"confdir={workdir / 'mitmproxy'}",
-                *extra,
-            ]
-            started[name] = Server(name, port, popen(name, cmd))
+    with launched(workdir) as launch:
+        upstream = launch.upstream("direct", [sys.executable, "-m", "bench.upstream"])
+        launch.bare_mitmdumps(upstream)
         stubs = workdir / "stubs.toml"
         stubs.write_text(f'schema = 1\n[[delays]]\npurpose = "{PACED_PURPOSE}"\nchunk_ms = 20\n')
-        cmd = [str(BIN / "harness"), "proxy", "serve", "--port", "0"]
-        cmd += ["--run-dir", str(workdir / "run"), "--stubs", str(stubs)]
-        proc = popen("stub", cmd)
-        base = _read_line(proc, "export OPENAI_BASE_URL=", deadline)
-        started["stub"] = Server("stub", int(base.split(":")[2].split("/")[0]), proc)
-        for server in started.values():
-            _wait_listening(server.port, server.proc, deadline)
-        yield started
-    finally:
-        for server in started.values():
-            _stop(server.proc)
+        launch.harness_proxy(
+            "stub",
+            ["--port", "0", "--run-dir", str(workdir / "run"), "--stubs", str(stubs)],
+        )
+        yield launch.wait_listening()
 
 
 # --- measurements ----------------------------------------------------------------------------
@@ -177,60 +95,20 @@ def _prefix(target: str) -> str:
     return "/openai/v1" if target == "stub" else "/v1"
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process, all its threads included."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 async def measure(
     servers: dict[str, Server], args: argparse.Namespace
 ) -> tuple[list[Figures], list[StreamFigures]]:
-    """Each route is measured in rounds that alternate the targets, so a burst of load from
-    elsewhere on the machine falls on all of them rather than on one."""
     figures = []
     targets = ["direct", "bare", "stub"]
-    per_round = max(1, args.requests // args.rounds)
     for route, factory in (("chat", chat_request), ("embeddings", embedding_request)):
-        makes = {t: factory(_prefix(t)) for t in targets}
-        latencies: dict[str, list[float]] = {t: [] for t in targets}
-        rates: dict[str, list[float]] = {t: [] for t in targets}
-        cpu: dict[str, list[float]] = {t: [] for t in targets}
-        errors = dict.fromkeys(targets, 0)
-        for round_ in range(args.rounds):
-            order = targets[round_ % 3 :] + targets[: round_ % 3]
-            for target in order:
-                server = servers[target]
-                warmup = args.warmup if round_ == 0 else args.warmup // 10
-                latencies[target] += await sequential(
-                    HOST, server.port, makes[target], per_round, warmup, args.seq_seconds
-                )
-                before = _cpu_seconds(server.proc.pid)
-                tput = await concurrent(
-                    HOST, server.port, makes[target], args.clients, args.conc_warmup, args.duration
-                )
-                cpu[target].append((_cpu_seconds(server.proc.pid) - before) / tput.total_calls)
-                rates[target].append(tput.per_second)
-                errors[target] += tput.errors
-            print(
-                f"  {route:<10} round {round_ + 1}/{args.rounds}: "
-                + ", ".join(f"{t} {rates[t][-1]:.0f}/s" for t in targets),
-                flush=True,
-            )
-        for target in targets:
-            figures.append(
-                Figures(
-                    target=target,
-                    route=route,
-                    p50_ms=percentile(latencies[target], 50) * 1000,
-                    p99_ms=percentile(latencies[target], 99) * 1000,
-                    samples=len(latencies[target]),
-                    calls_per_s=median(rates[target]),
-                    rate_range=(min(rates[target]), max(rates[target])),
-                    cpu_ms_per_call=median(cpu[target]) * 1000,
-                    errors=errors[target],
-                )
-            )
+        loads = await measure_load(
+            servers,
+            {t: factory(_prefix(t)) for t in targets},
+            args,
+            label=f"{route:<10}",
+            show=lambda t, load: f"{t} {load.rates[-1]:.0f}/s",
+        )
+        figures += [Figures(target=t, route=route, **loads[t].summary()) for t in targets]
     ports = {name: server.port for name, server in servers.items()}
     return figures, await measure_streams(ports, args)
 
@@ -287,37 +165,16 @@ async def measure_streams(ports: dict[str, int], args: argparse.Namespace) -> li
     return results
 
 
-def _mitmproxy_version() -> str:
-    from mitmproxy.version import VERSION
-
-    return VERSION
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    parser.add_argument("--requests", type=int, default=1200, help="sequential requests measured")
-    parser.add_argument("--warmup", type=int, default=100, help="sequential warm-up requests")
-    parser.add_argument(
-        "--seq-seconds", type=float, default=4.0, help="cap on one round's sequential requests"
-    )
-    parser.add_argument("--rounds", type=int, default=3, help="rounds alternating the targets")
-    parser.add_argument("--clients", type=int, default=32, help="concurrent keep-alive clients")
-    parser.add_argument("--duration", type=float, default=3.0, help="seconds counted per round")
-    parser.add_argument("--conc-warmup", type=float, default=0.5, help="seconds before counting")
+    add_load_options(parser, requests=1200)
     parser.add_argument("--stream-repeats", type=int, default=5)
     parser.add_argument("--write", type=Path, help="update this Markdown file's section")
     args = parser.parse_args(argv)
     if min(args.requests, args.rounds, args.clients) < 1 or args.duration <= 0:
         parser.error("--requests, --rounds, --clients and --duration must be positive")
-    machine = {
-        "nproc": str(len(os.sched_getaffinity(0))),
-        "cpu": _cpu_model(),
-        "python": platform.python_version(),
-        "mitmproxy": _mitmproxy_version(),
-    }
-    print(f"stub bench on {machine}")
-    started = time.monotonic()
-    load_before = os.getloadavg()[0]
+    run = BenchRun("bench.stub_bench", argv)
+    print(f"stub bench on {run.machine}")
     # The run directory lives where real runs do (on the repository's disk): file creation, which
     # the stub proxy does for every body, costs several times more on some machines' /tmp.
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -326,35 +183,11 @@ def main(argv: list[str] | None = None) -> int:
         servers(Path(tmp)) as running,
     ):
         figures, streams = asyncio.run(measure(running, args))
-    elapsed = time.monotonic() - started
-    machine["load"] = f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after"
-    command = "bench/run" if os.environ.get("BENCH_VIA_RUN") else _command(argv)
-    section = render(
-        figures,
-        streams,
-        machine=machine,
-        date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        command=command,
-        settings=args,
-        elapsed=elapsed,
-    )
+    section = render(figures, streams, settings=args, **run.facts())
     if args.write:
         write_section(args.write, section)
     print(section)
     return 0
-
-
-def _command(argv: list[str] | None) -> str:
-    args = sys.argv[1:] if argv is None else argv
-    return " ".join([".venv/bin/python -m bench.stub_bench", *args])
-
-
-def _cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    return platform.processor() or "unknown"
 
 
 if __name__ == "__main__":
