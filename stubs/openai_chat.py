@@ -10,10 +10,10 @@ from stubs.context import StubContext
 from stubs.errors import StubRequestError
 from stubs.openai_common import (
     CREATED,
+    EMPTY_OBJECT_SCHEMA,
     SYSTEM_FINGERPRINT,
     FunctionSpec,
-    check_sampling,
-    check_tool_choice_has_tools,
+    check_request,
     check_top_logprobs,
     dumps,
     forced_function,
@@ -21,9 +21,9 @@ from stubs.openai_common import (
     is_reasoning_model,
     json_object_text,
     mentions_json,
+    parse_function_tools,
     pieces,
     reasoning_tokens,
-    require_model,
     schema_json,
     seed,
     split_tokens,
@@ -38,7 +38,6 @@ from stubs.tokens import estimate_input_tokens, estimate_tokens
 _ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 _TOKENS_PER_DELTA = 3  # "a few words" per content chunk, as the vendor streams
 _ARGUMENT_PIECE = 16  # characters of tool arguments per delta
-_EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 @dataclass
@@ -114,9 +113,7 @@ def chat_completions(req: StubRequest, ctx: StubContext) -> StubReply:
 
 
 def _parse(body: dict[str, Any]) -> _Params:
-    model = require_model(body)
-    _check_messages(body.get("messages"))
-    check_sampling(body, model)
+    model = check_request(body, lambda b: _check_messages(b.get("messages")))
     if is_reasoning_model(model) and body.get("max_tokens") is not None:
         raise StubRequestError(
             400,
@@ -188,35 +185,7 @@ def _check_messages(messages: Any) -> None:
 
 
 def _parse_tools(body: dict[str, Any], params: _Params) -> None:
-    tools = body.get("tools")
-    if tools is not None and not isinstance(tools, list):
-        raise StubRequestError(400, "Invalid type for 'tools': expected an array.", "tools")
-    for i, tool in enumerate(tools or []):
-        if not isinstance(tool, dict) or tool.get("type") not in ("function", "custom"):
-            raise StubRequestError(
-                400,
-                f"Invalid value for 'tools[{i}].type': expected 'function' or 'custom'.",
-                f"tools[{i}].type",
-            )
-        if tool["type"] != "function":
-            continue  # custom (free-text) tools are offered but never forced by this stub
-        function = tool.get("function")
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise StubRequestError(
-                400,
-                f"Missing required parameter: 'tools[{i}].function.name'.",
-                f"tools[{i}].function.name",
-            )
-        parameters = function.get("parameters")
-        if parameters is not None and not isinstance(parameters, dict):
-            raise StubRequestError(
-                400,
-                f"Invalid type for 'tools[{i}].function.parameters': expected an object.",
-                f"tools[{i}].function.parameters",
-            )
-        params.functions.append(FunctionSpec(function["name"], parameters or _EMPTY_OBJECT_SCHEMA))
-    choice = body.get("tool_choice")
-    check_tool_choice_has_tools(choice, tools)
+    params.functions, choice = parse_function_tools(body, _function_of)
     params.tool_choice = choice
     if not isinstance(choice, dict):
         return
@@ -251,6 +220,25 @@ def _parse_tools(body: dict[str, Any], params: _Params) -> None:
         )
 
 
+def _function_of(i: int, tool: Any) -> tuple[dict[str, Any], str] | None:
+    if not isinstance(tool, dict) or tool.get("type") not in ("function", "custom"):
+        raise StubRequestError(
+            400,
+            f"Invalid value for 'tools[{i}].type': expected 'function' or 'custom'.",
+            f"tools[{i}].type",
+        )
+    if tool["type"] != "function":
+        return None  # custom (free-text) tools are offered but never forced by this stub
+    function = tool.get("function")
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        raise StubRequestError(
+            400,
+            f"Missing required parameter: 'tools[{i}].function.name'.",
+            f"tools[{i}].function.name",
+        )
+    return function, f"tools[{i}].function"
+
+
 def _parse_response_format(body: dict[str, Any], params: _Params) -> None:
     fmt = body.get("response_format")
     if fmt is None:
@@ -278,7 +266,7 @@ def _parse_response_format(body: dict[str, Any], params: _Params) -> None:
                 "Missing required parameter: 'response_format.json_schema.name'.",
                 "response_format.json_schema.name",
             )
-        schema = spec.get("schema", _EMPTY_OBJECT_SCHEMA)
+        schema = spec.get("schema", EMPTY_OBJECT_SCHEMA)
         if not isinstance(schema, dict):
             raise StubRequestError(
                 400,

@@ -1,5 +1,6 @@
-"""Pieces the two OpenAI text routes share: sampling checks, tokenizing, logprobs, forced tools
-and structured output. Chat completions and Responses wrap them in their own wire shapes."""
+"""Pieces the two OpenAI text routes share: request checks, sampling checks, tokenizing, logprobs,
+forced tools and structured output. Chat completions and Responses wrap them in their own wire
+shapes."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -60,6 +62,7 @@ _ALTERNATIVES = (
     " but",
 )
 # A reranker that asks for a yes/no reply reads the other answer's logprob too.
+EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 _OPPOSITES = {"yes": "no", "no": "yes", "true": "false", "false": "true"}
 
 _TOKEN_RE = re.compile(r"\s*\w+|\s*[^\w\s]+|\s+")
@@ -93,6 +96,16 @@ def require_model(body: dict[str, Any]) -> str:
         raise StubRequestError(400, "Missing required parameter: 'model'.", "model")
     if not isinstance(model, str) or not model:
         raise StubRequestError(400, "Invalid type for 'model': expected a string.", "model")
+    return model
+
+
+def check_request(body: dict[str, Any], check_prompt: Callable[[dict[str, Any]], None]) -> str:
+    """The checks both routes open with, in the vendor's order (the first failing one is the error
+    the caller sees): the model, then the route's own prompt fields, then sampling. Returns the
+    model."""
+    model = require_model(body)
+    check_prompt(body)
+    check_sampling(body, model)
     return model
 
 
@@ -260,6 +273,38 @@ def forced_function(
     if tool_choice == "required" and functions:
         return functions[req.pick(f"tool:{salt}", len(functions))]
     return None
+
+
+# Checks one `tools[i]` in the route's own shape; returns the function object (the one holding
+# `name` and `parameters`) and its path for messages, or None for a tool never forced.
+FunctionOf = Callable[[int, Any], tuple[dict[str, Any], str] | None]
+
+
+def parse_function_tools(
+    body: dict[str, Any], function_of: FunctionOf
+) -> tuple[list[FunctionSpec], Any]:
+    """The `tools` array's functions and the `tool_choice` (checked against the tools), checked
+    as both routes check them, tool by tool; `function_of` checks the parts whose shape differs."""
+    tools = body.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        raise StubRequestError(400, "Invalid type for 'tools': expected an array.", "tools")
+    functions = []
+    for i, tool in enumerate(tools or []):
+        found = function_of(i, tool)
+        if found is None:
+            continue
+        function, where = found
+        parameters = function.get("parameters")
+        if parameters is not None and not isinstance(parameters, dict):
+            raise StubRequestError(
+                400,
+                f"Invalid type for '{where}.parameters': expected an object.",
+                f"{where}.parameters",
+            )
+        functions.append(FunctionSpec(function["name"], parameters or EMPTY_OBJECT_SCHEMA))
+    choice = body.get("tool_choice")
+    check_tool_choice_has_tools(choice, tools)
+    return functions, choice
 
 
 def check_tool_choice_has_tools(tool_choice: Any, tools: Any) -> None:

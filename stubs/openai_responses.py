@@ -10,9 +10,9 @@ from stubs.context import StubContext
 from stubs.errors import StubRequestError
 from stubs.openai_common import (
     CREATED,
+    EMPTY_OBJECT_SCHEMA,
     FunctionSpec,
-    check_sampling,
-    check_tool_choice_has_tools,
+    check_request,
     check_top_logprobs,
     dumps,
     forced_function,
@@ -20,9 +20,9 @@ from stubs.openai_common import (
     is_reasoning_model,
     json_object_text,
     mentions_json,
+    parse_function_tools,
     pieces,
     reasoning_tokens,
-    require_model,
     schema_json,
     seed,
     split_tokens,
@@ -35,7 +35,6 @@ from stubs.tokens import estimate_input_tokens, estimate_tokens
 _INPUT_ROLES = ("user", "assistant", "system", "developer")
 _TOKENS_PER_DELTA = 3
 _ARGUMENT_PIECE = 16
-_EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 _LOGPROBS_INCLUDE = "message.output_text.logprobs"
 
 
@@ -121,7 +120,7 @@ def responses(req: StubRequest, ctx: StubContext) -> StubReply:
 def _reply_text(req: StubRequest, ctx: StubContext, params: _Params) -> str:
     kind = params.text_format.get("type")
     if kind == "json_schema":
-        schema = params.text_format.get("schema", _EMPTY_OBJECT_SCHEMA)
+        schema = params.text_format.get("schema", EMPTY_OBJECT_SCHEMA)
         return schema_json(schema, seed(req, "text.format"))
     if kind == "json_object":
         return json_object_text(ctx.book.choose(req))
@@ -129,14 +128,7 @@ def _reply_text(req: StubRequest, ctx: StubContext, params: _Params) -> str:
 
 
 def _parse(body: dict[str, Any]) -> _Params:
-    model = require_model(body)
-    _check_input(body.get("input"))
-    instructions = body.get("instructions")
-    if instructions is not None and not isinstance(instructions, str):
-        raise StubRequestError(
-            400, "Invalid type for 'instructions': expected a string.", "instructions"
-        )
-    check_sampling(body, model)
+    model = check_request(body, _check_prompt)
     reasoning = body.get("reasoning")
     if reasoning is not None and not isinstance(reasoning, dict):
         raise StubRequestError(
@@ -152,6 +144,15 @@ def _parse(body: dict[str, Any]) -> _Params:
     _parse_tools(body, params)
     _parse_text(body, params)
     return params
+
+
+def _check_prompt(body: dict[str, Any]) -> None:
+    _check_input(body.get("input"))
+    instructions = body.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise StubRequestError(
+            400, "Invalid type for 'instructions': expected a string.", "instructions"
+        )
 
 
 def _check_input(value: Any) -> None:
@@ -183,30 +184,7 @@ def _check_input(value: Any) -> None:
 
 
 def _parse_tools(body: dict[str, Any], params: _Params) -> None:
-    tools = body.get("tools")
-    if tools is not None and not isinstance(tools, list):
-        raise StubRequestError(400, "Invalid type for 'tools': expected an array.", "tools")
-    for i, tool in enumerate(tools or []):
-        if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
-            raise StubRequestError(
-                400, f"Missing required parameter: 'tools[{i}].type'.", f"tools[{i}].type"
-            )
-        if tool["type"] != "function":
-            continue  # built-in and custom tools are offered but never forced by this stub
-        if not isinstance(tool.get("name"), str):
-            raise StubRequestError(
-                400, f"Missing required parameter: 'tools[{i}].name'.", f"tools[{i}].name"
-            )
-        parameters = tool.get("parameters")
-        if parameters is not None and not isinstance(parameters, dict):
-            raise StubRequestError(
-                400,
-                f"Invalid type for 'tools[{i}].parameters': expected an object.",
-                f"tools[{i}].parameters",
-            )
-        params.functions.append(FunctionSpec(tool["name"], parameters or _EMPTY_OBJECT_SCHEMA))
-    choice = body.get("tool_choice")
-    check_tool_choice_has_tools(choice, tools)
+    params.functions, choice = parse_function_tools(body, _function_of)
     params.tool_choice = choice
     if not isinstance(choice, dict):
         return
@@ -225,6 +203,20 @@ def _parse_tools(body: dict[str, Any], params: _Params) -> None:
         names = {t.get("name") for t in allowed if isinstance(t, dict)}
         params.functions = [f for f in params.functions if f.name in names]
         params.tool_choice = choice.get("mode", "auto")
+
+
+def _function_of(i: int, tool: Any) -> tuple[dict[str, Any], str] | None:
+    if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
+        raise StubRequestError(
+            400, f"Missing required parameter: 'tools[{i}].type'.", f"tools[{i}].type"
+        )
+    if tool["type"] != "function":
+        return None  # built-in and custom tools are offered but never forced by this stub
+    if not isinstance(tool.get("name"), str):
+        raise StubRequestError(
+            400, f"Missing required parameter: 'tools[{i}].name'.", f"tools[{i}].name"
+        )
+    return tool, f"tools[{i}]"
 
 
 def _parse_text(body: dict[str, Any], params: _Params) -> None:
