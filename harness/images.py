@@ -20,7 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from filelock import FileLock, Timeout
+
 from harness.errors import HarnessError
+from harness.proxy_ca import ensure_ca, fingerprint
 from harness.wheelhouse import (
     Log,
     build_harness_wheel,
@@ -281,6 +284,13 @@ def _build_one(
     return built
 
 
+def stage_ca_cert(cache: Path) -> Path:
+    """The harness CA's public certificate, as `harness-ca.pem` for the arm image's context."""
+    staged = cache / "harness-ca.pem"
+    staged.write_bytes(ensure_ca().read_bytes())
+    return staged
+
+
 def build_images(
     options: BuildOptions, log: Log, docker: DockerCLI | None = None, root: Path | None = None
 ) -> list[ImageInfo]:
@@ -292,6 +302,23 @@ def build_images(
     if not (cache / ".gitignore").exists():
         (cache / ".gitignore").write_text("*\n")
     log(f"docker engine {docker.server_version()}")
+    # One build at a time per checkout: two (a test fixture and a user's command) would clear
+    # each other's staging folders and contexts under .cache.
+    lock = FileLock(str(cache / "images.lock"))
+    try:
+        lock.acquire(timeout=1)
+    except Timeout:
+        log("another `harness images build` runs in this checkout; waiting for it")
+        lock.acquire(timeout=3600)
+    try:
+        return _build_all(docker, root, cache, options, log)
+    finally:
+        lock.release()
+
+
+def _build_all(
+    docker: DockerCLI, root: Path, cache: Path, options: BuildOptions, log: Log
+) -> list[ImageInfo]:
     wheelhouse = cache / "wheelhouse"
     requirements = wheelhouse / "requirements.txt"
     requirements_text = lock_requirements(root, requirements, log)
@@ -315,20 +342,27 @@ def build_images(
     )
     built = [base, python]
     sources = source_hash(root)
+    # The harness CA goes into the arm image's trust stores (engines that hard-code vendor hosts
+    # reach the proxy through HTTPS_PROXY); a new CA is a new input, so the image follows it.
+    ca_cert = stage_ca_cert(cache)
+    ca_sha256 = fingerprint(ca_cert)
     for spec in (ARM, PROXY):
 
         def harness_files(spec: ImageSpec = spec) -> list[Path]:
             wheel, _ = build_harness_wheel(root, cache, log)
-            return [wheel, compile_sleepfix(root, cache)] if spec is ARM else [wheel]
+            return [wheel, compile_sleepfix(root, cache), ca_cert] if spec is ARM else [wheel]
 
         built.append(
             _build_one(
                 docker,
                 root,
                 spec,
-                inputs=sha256_text(_folder_text(root, spec), sources, python.id),
+                inputs=sha256_text(
+                    _folder_text(root, spec), sources, python.id, *([ca_sha256] * (spec is ARM))
+                ),
                 files=harness_files,
-                build_args={"PYTHON_IMAGE": PYTHON.tag},
+                build_args={"PYTHON_IMAGE": PYTHON.tag}
+                | ({"HARNESS_CA_SHA256": ca_sha256} if spec is ARM else {}),
                 force=options.force,
                 log=log,
             )

@@ -33,6 +33,7 @@ class StudyRun(BaseModel):
     prices_sha256: str | None = None
     pins: dict[str, object] = Field(default_factory=dict)
     isolation: str
+    isolation_reason: str | None = None  # the flag, or what `--isolation auto` found
     clock_pinning: Literal["libfaketime", "seam-only"]
     seeds: dict[str, int] = Field(default_factory=dict)
     arms: list[str] = Field(default_factory=list)

@@ -23,7 +23,9 @@ ISOLATION = typer.Option(
     "auto",
     "--isolation",
     envvar="HARNESS_ISOLATION",
-    help="auto | docker | local (auto: docker when available, else local).",
+    help="auto | docker | local. auto: docker when an engine answers, the harness runs as root "
+    "with iptables, the study's images are built and every arm runs inside the study folder; "
+    "else local, and the run says why.",
 )
 
 
@@ -64,7 +66,8 @@ def _report(result: RunResult) -> int:
     verdict = "passed" if run.passed else "interrupted" if run.interrupted else "FAILED"
     typer.echo(f"run {result.header.run_id}: {verdict}")
     typer.echo(f"  turns: {outcomes}; infrastructure failures: {run.infra_failures}")
-    typer.echo(f"  isolation: {run.isolation}; clock: {run.clock_pinning}")
+    why = f" ({run.isolation_reason})" if run.isolation_reason else ""
+    typer.echo(f"  isolation: {run.isolation}{why}; clock: {run.clock_pinning}")
     if run.stray_connections:
         typer.echo(
             f"  {run.stray_connections} stray connection(s) refused: see "

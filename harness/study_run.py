@@ -74,21 +74,30 @@ def select_items(study: Study, limit: int | None) -> list[Item]:
 def make_backend(
     isolation: Isolation, run_dir: Path, study: Study | None = None
 ) -> IsolationBackend:
-    # auto stays local for now: docker needs root (iptables) and sees only the study folder, so
-    # studies whose arms run host paths elsewhere (the test suite's toy arms) would break.
+    reason = f"--isolation {isolation}"
+    if isolation == "auto":
+        from harness.backends.choose import choose_isolation
+
+        choice = choose_isolation(study)
+        isolation, reason = choice.isolation, f"auto: {choice.reason}"
+        log.info("isolation chosen", isolation=isolation, reason=choice.reason)
+    backend: IsolationBackend
     if isolation == "docker":
         from harness.backends import docker_net
         from harness.backends.docker import DockerBackend
 
         docker_net.require_engine()
-        return DockerBackend(
+        backend = DockerBackend(
             run_dir,
             work_dir=study.path.parent if study else None,
             compose=study.compose_path if study else None,
         )
-    from harness.backends.local import LocalBackend
+    else:
+        from harness.backends.local import LocalBackend
 
-    return LocalBackend(run_dir)
+        backend = LocalBackend(run_dir)
+    backend.isolation_reason = reason
+    return backend
 
 
 def passing_record_run(study: Study, run_root: Path) -> Path | None:
@@ -159,6 +168,7 @@ def run_study(request: RunRequest) -> RunResult:
             prices_sha256=sha256(prices) if prices.is_file() else None,
             pins=study.pins.model_dump(exclude_none=True),
             isolation=backend.isolation,
+            isolation_reason=backend.isolation_reason,
             clock_pinning=backend.clock_pinning,
             seeds={"arm_order_seed": study.file.arm_order_seed},
             arms=arms,

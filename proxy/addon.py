@@ -207,6 +207,8 @@ class HarnessAddon:
     # --- hooks -------------------------------------------------------------------------------
 
     async def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response is not None:
+            return  # refused before it was a call (proxy.forward_guard)
         req = flow.request
         headers = {k.lower(): v for k, v in req.headers.items()}
         vendor, path = split_vendor(req.path, req.host_header or "", headers)

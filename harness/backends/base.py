@@ -1,7 +1,7 @@
 """The isolation backend contract: start the proxy and the arms, pin their clocks, stop them.
 
-`local` (subprocesses + socket guard) is implemented; `docker` (containers on internal networks)
-will implement the same base, so the orchestrator never knows which one it drives.
+`local` (subprocesses + socket guard) and `docker` (containers on internal networks) implement the
+same base, so the orchestrator never knows which one it drives.
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ class ProxyInfo:
 
     arm_bases: dict[str, str]  # arm -> http://host:port of its listener, as the arm sees it
     control_url: str
+    # arm -> http://host:port of its forward-proxy listener (HTTPS_PROXY), as the arm sees it
+    https_proxies: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -60,6 +62,8 @@ class ArmHandle:
 class IsolationBackend(ABC):
     #: Written into run.json: how arms were kept apart.
     isolation: str
+    #: Written into run.json: why this backend (the flag, or what `--isolation auto` found).
+    isolation_reason: str = ""
     #: Written into run.json: how each arm's wall clock was pinned to the item's date.
     clock_pinning: ClockPinning
 

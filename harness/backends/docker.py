@@ -55,6 +55,7 @@ from harness.backends.base import (
 from harness.backends.docker_config import compose_images, proxy_options, read_text, write_atomic
 from harness.backends.docker_net import DockerError, docker
 from harness.backends.proxy_main import READY
+from harness.proxy_ca import ca_dir, install_ca_cert, proxy_env
 from harness.proxy_cmd import exports
 from harness.study import ArmSpec
 
@@ -67,6 +68,9 @@ SEAM_PORT = 8700
 CONTROL_PORT = 8090  # proxy_main's control endpoint, on the proxy container's loopback
 RELAY_PORT = 8091  # the relay to it, on the proxy's control-network address
 FIRST_ARM_PORT = 8100
+FIRST_HTTPS_PROXY_PORT = 8200  # each arm's forward-proxy listener (HTTPS_PROXY)
+CA_STORE = "/harness/ca-store"  # the harness CA's folder, in the proxy container only
+ARM_CA_CERT = "/harness/ca/harness-ca.pem"  # its public certificate, in every arm container
 STARTUP_TIMEOUT_S = 60.0
 # Secrets the proxy alone holds (live mode): passed by name, so values never hit a command line.
 SECRET_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN")
@@ -92,6 +96,7 @@ class DockerBackend(IsolationBackend):
         self.labels: list[str] = []
         self.arm_ips: dict[str, str] = {}  # the proxy's address on each arm's network
         self.arm_ports: dict[str, int] = {}
+        self.https_ports: dict[str, int] = {}
         self.log_prefixes: dict[str, str] = {}  # kernel log prefix -> arm
         self.specs: dict[str, ArmSpec] = {}
         self.started: list[str] = []  # containers, to remove on stop
@@ -133,9 +138,11 @@ class DockerBackend(IsolationBackend):
             f"exec python -m harness.backends.proxy_main {config_path} >>{log_path} 2>&1"
         )
         secrets = [k for k in os.environ if k.endswith(SECRET_SUFFIXES)]
+        install_ca_cert(self.run_dir)  # also makes the CA on first use
         docker([
             "run", "-d", "--name", proxy, "--network", ctl, *self.labels,
             *self._source_mounts(), *self._identity_mounts(settings),
+            "-v", f"{ca_dir()}:{CA_STORE}:ro",
             "-e", "PYTHONPATH=/harness/src", "-e", "PYTHONUNBUFFERED=1",
             *[a for k in secrets for a in ("-e", k)],
             "--entrypoint", "sh", self.images.get("proxy", PROXY_IMAGE), "-c", script,
@@ -146,6 +153,7 @@ class DockerBackend(IsolationBackend):
         addresses = self._addresses(proxy)
         self.arm_ips = {arm: addresses[f"{self.prefix}-{arm}"] for arm in settings.arms}
         self.arm_ports = {arm: FIRST_ARM_PORT + i for i, arm in enumerate(settings.arms)}
+        self.https_ports = {arm: FIRST_HTTPS_PROXY_PORT + i for i, arm in enumerate(settings.arms)}
         for index, arm in enumerate(settings.arms):
             subnet = self._subnet(f"{self.prefix}-{arm}")
             prefix = docker_net.log_prefix(self.run_id, arm, index)
@@ -157,9 +165,13 @@ class DockerBackend(IsolationBackend):
         config = {
             "arm_ports": self.arm_ports,
             "arm_hosts": self.arm_ips,
+            "https_proxy_ports": self.https_ports,
+            "confdir": CA_STORE,
             "control_port": CONTROL_PORT,
             "control_relay": {"host": control_ip, "port": RELAY_PORT},
-            "options": proxy_options(settings),
+            # The proxy's refusals of non-vendor hosts, merged into egress.jsonl with the rest.
+            "options": proxy_options(settings)
+            | {"harness_egress_log": str(self._arm_dir("egress", "proxy") / "egress.jsonl")},
         }
         tmp = config_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(config, indent=2))
@@ -168,6 +180,7 @@ class DockerBackend(IsolationBackend):
         self.proxy_info = ProxyInfo(
             arm_bases={a: f"http://{self.arm_ips[a]}:{p}" for a, p in self.arm_ports.items()},
             control_url=f"http://{control_ip}:{RELAY_PORT}",
+            https_proxies={a: f"http://{self.arm_ips[a]}:{p}" for a, p in self.https_ports.items()},
         )
         return self.proxy_info
 
@@ -214,13 +227,15 @@ class DockerBackend(IsolationBackend):
         for line in exports(proxy_ip, proxy_port).splitlines():
             key, _, value = line.removeprefix("export ").partition("=")
             env[key] = value
+        https_port = self.https_ports[name]
+        env |= proxy_env(f"http://{proxy_ip}:{https_port}", ARM_CA_CERT, proxy_ip)
         env |= {
             "SEAM_HOST": "0.0.0.0",
             "SEAM_PORT": str(SEAM_PORT),
             "HARNESS_ARM": name,
             "HARNESS_RUN": self.run_id,
             "HARNESS_GUARD_ARM": name,
-            "HARNESS_GUARD_ALLOW": f"{proxy_ip}:{proxy_port}",
+            "HARNESS_GUARD_ALLOW": f"{proxy_ip}:{proxy_port},{proxy_ip}:{https_port}",
             "HARNESS_EGRESS_LOG": "/harness/egress/egress.jsonl",
             "PYTHONPATH": "/harness/guard:/harness/src",
             "LD_PRELOAD": self._faketime_preload(image),
@@ -237,6 +252,7 @@ class DockerBackend(IsolationBackend):
             "--hostname", name, *self.labels, *self._source_mounts(),
             "-v", f"{GUARD_DIR}:/harness/guard:ro",
             "-v", f"{clock_dir}:/harness/clock:ro",
+            "-v", f"{self.run_dir / 'ca'}:{Path(ARM_CA_CERT).parent}:ro",
             "-v", f"{egress_dir}:/harness/egress",
             "-v", f"{log_path.parent}:/harness/logs",
             "-v", f"{self.work_dir}:{self.work_dir}:ro", "-w", str(self.work_dir),
@@ -309,7 +325,9 @@ class DockerBackend(IsolationBackend):
             guard_log = arm_dir / "egress.jsonl"
             for line in read_text(guard_log).splitlines():
                 if line.strip():
-                    entries.append(self._real_time({**json.loads(line), "source": "guard"}))
+                    entry = {"source": "guard", **json.loads(line)}
+                    # The proxy's entries carry real time; a guard's, the arm's pinned clock.
+                    entries.append(self._real_time(entry) if entry["source"] == "guard" else entry)
         entries += docker_net.kernel_attempts(self.log_prefixes)
         unique: dict[tuple[object, ...], dict[str, object]] = {}
         for entry in entries:

@@ -36,6 +36,7 @@ from harness.backends.base import (
     ProxySettings,
 )
 from harness.backends.proxy_main import READY
+from harness.proxy_ca import ca_dir, install_ca_cert, proxy_env
 from harness.proxy_cmd import exports
 from harness.study import ArmSpec
 
@@ -95,6 +96,8 @@ class LocalBackend(IsolationBackend):
         self.proxy: subprocess.Popen[bytes] | None = None
         self.proxy_info: ProxyInfo | None = None
         self.arm_ports: dict[str, int] = {}
+        self.https_ports: dict[str, int] = {}
+        self.ca_cert = Path()
         self.arms: dict[str, subprocess.Popen[bytes]] = {}
         self.specs: dict[str, ArmSpec] = {}
         self.handles: dict[str, ArmHandle] = {}
@@ -104,7 +107,9 @@ class LocalBackend(IsolationBackend):
 
     async def start_proxy(self, settings: ProxySettings) -> ProxyInfo:
         self.arm_ports = {arm: free_port() for arm in settings.arms}
+        self.https_ports = {arm: free_port() for arm in settings.arms}
         control_port = free_port()
+        self.ca_cert = install_ca_cert(self.run_dir)
         options: dict[str, Any] = {
             "harness_mode": settings.mode,
             "harness_run_id": settings.run_id,
@@ -114,6 +119,8 @@ class LocalBackend(IsolationBackend):
             "harness_upstreams": settings.upstreams,
             "harness_deadline": settings.deadline_s,
             "harness_masks": settings.masks,
+            # The proxy's refusals of non-vendor hosts land where the arms' guards write theirs.
+            "harness_egress_log": str(self.egress_log.resolve()),
         }
         if settings.mode == "replay":
             options["harness_replay_from"] = str(settings.replay_from or "")
@@ -125,7 +132,13 @@ class LocalBackend(IsolationBackend):
                 "harness_stage": settings.stage,
                 "harness_stage_cap": settings.stage_cap,
             }
-        config = {"arm_ports": self.arm_ports, "control_port": control_port, "options": options}
+        config = {
+            "arm_ports": self.arm_ports,
+            "https_proxy_ports": self.https_ports,
+            "confdir": str(ca_dir()),
+            "control_port": control_port,
+            "options": options,
+        }
         config_path = self.run_dir / "proxy.json"
         config_path.write_text(json.dumps(config, indent=2))
         log_path = self.logs / "proxy.log"
@@ -139,6 +152,7 @@ class LocalBackend(IsolationBackend):
         self.proxy_info = ProxyInfo(
             arm_bases={arm: f"http://127.0.0.1:{port}" for arm, port in self.arm_ports.items()},
             control_url=f"http://127.0.0.1:{control_port}",
+            https_proxies={a: f"http://127.0.0.1:{p}" for a, p in self.https_ports.items()},
         )
         return self.proxy_info
 
@@ -155,12 +169,15 @@ class LocalBackend(IsolationBackend):
         for line in exports("127.0.0.1", proxy_port).splitlines():
             key, _, value = line.removeprefix("export ").partition("=")
             env[key] = value
+        https_port = self.https_ports[name]
+        env |= proxy_env(f"http://127.0.0.1:{https_port}", str(self.ca_cert), "127.0.0.1,localhost")
+        allowed = [proxy_port, https_port, seam_port]
         env |= {
             "SEAM_HOST": "127.0.0.1",
             "SEAM_PORT": str(seam_port),
             "HARNESS_ARM": name,
             "HARNESS_GUARD_ARM": name,
-            "HARNESS_GUARD_ALLOW": f"127.0.0.1:{proxy_port},127.0.0.1:{seam_port}",
+            "HARNESS_GUARD_ALLOW": ",".join(f"127.0.0.1:{port}" for port in allowed),
             "HARNESS_EGRESS_LOG": str(self.egress_log.resolve()),
             "PYTHONPATH": os.pathsep.join(filter(None, [str(GUARD_DIR), env.get("PYTHONPATH")])),
         }

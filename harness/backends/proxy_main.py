@@ -17,8 +17,10 @@ from typing import Any
 
 from harness.backends.relay import start_relay
 from harness.logging import configure_logging
+from harness.proxy_ca import VENDOR_CERT_FILE
 from proxy.addon import HarnessAddon
 from proxy.control import HarnessControl
+from proxy.forward_guard import VendorHostsOnly
 from proxy.server import BASE_OPTIONS, NOWHERE, reverse_master
 
 READY = "harness proxy ready"
@@ -35,14 +37,25 @@ async def serve(config: dict[str, Any]) -> None:
     # only, so one arm cannot reach (and be attributed as) another arm's listener.
     hosts: dict[str, str] = config.get("arm_hosts", {})
     modes = [f"reverse:{NOWHERE}@{hosts.get(arm, '127.0.0.1')}:{p}" for arm, p in ports.items()]
+    # A second listener per arm in regular (forward-proxy) mode, for engines that hard-code vendor
+    # hosts and come in through HTTPS_PROXY; mitmproxy intercepts their TLS with the harness CA
+    # in `confdir` (harness/proxy_ca.py). Attributed by port like the first.
+    https_ports: dict[str, int] = config.get("https_proxy_ports", {})
+    modes += [f"regular@{hosts.get(arm, '127.0.0.1')}:{p}" for arm, p in https_ports.items()]
+    listeners = [*ports.items(), *https_ports.items()]
     proxy_master = reverse_master(modes, "127.0.0.1")
-    proxy_master.addons.add(HarnessControl(), HarnessAddon(), _Ready())
+    proxy_master.addons.add(HarnessControl(), HarnessAddon(), VendorHostsOnly(), _Ready())
     updates: dict[str, Any] = {
         **BASE_OPTIONS,
         "harness_control_port": config["control_port"],
-        "harness_arm_ports": [f"{port}={arm}" for arm, port in ports.items()],
+        "harness_arm_ports": [f"{port}={arm}" for arm, port in listeners],
         **config["options"],
     }
+    if config.get("confdir"):
+        # The harness CA (harness/proxy_ca.py), and the vendor-host certificate it signed, served
+        # for every intercepted host: dated so that arms with a pinned clock accept it.
+        updates["confdir"] = config["confdir"]
+        updates["certs"] = [f"*={Path(config['confdir']) / VENDOR_CERT_FILE}"]
     if config.get("ca_bundle"):
         updates["ssl_verify_upstream_trusted_ca"] = config["ca_bundle"]
     proxy_master.options.update(**updates)

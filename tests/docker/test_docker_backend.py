@@ -361,3 +361,41 @@ def test_ctrl_c_settles_the_turn_and_removes_everything(
     (turn,) = [json.loads(line) for line in (run_dir / "turns.jsonl").read_text().splitlines()]
     assert turn["outcome"] == "done"  # the turn in flight settled
     assert leftovers(docker_engine, run_dir.name) == []
+
+
+def test_an_engine_that_hard_codes_vendor_hosts_reaches_the_proxy_from_its_container(
+    docker_engine: docker.DockerClient, images: None, tmp_path: Path
+) -> None:
+    """HTTPS_PROXY and the harness CA in the arm container: the official SDKs calling
+    https://api.openai.com and https://api.anthropic.com land on the stubs, under the item's
+    pinned 2024 clock; a host that is not a vendor is refused by the proxy and named."""
+    study_dir = tmp_path / "study"
+    study_dir.mkdir()
+    shutil.copy(REPO / "tests" / "harness" / "hardcoded_arm.py", study_dir / "hardcoded_arm.py")
+    turns = ["openai hello", "anthropic tell me a story", "fetch https://exfiltrate.example/x"]
+    item = {"id": "i1", "clock": "2024-05-01T10:00:00Z", "turns": [{"user": t} for t in turns]}
+    (study_dir / "items.jsonl").write_text(json.dumps(item) + "\n")
+    study = study_dir / "study.toml"
+    study.write_text(
+        'name = "hardcoded"\nitems = "items.jsonl"\n'
+        '[arms.engine]\ncommand = "python hardcoded_arm.py"\n'
+    )
+    runs = tmp_path / "runs"
+    process = run_harness("record", str(study), "--isolation", "docker", "--run-dir", str(runs))
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 1, output  # the refused host is a stray connection
+    run_dir = runs / run_id_of(runs)
+    lines = (run_dir / "turns.jsonl").read_text().splitlines()
+    texts = [json.loads(line)["text"] for line in lines]
+    assert texts[0] and texts[1] and not any(t.startswith("failed") for t in texts[:2]), texts
+    assert texts[2].startswith("failed") and "403" in texts[2], texts
+    calls = [json.loads(line) for line in (run_dir / "calls.jsonl").read_text().splitlines()]
+    assert [(c["arm"], c["vendor"], c["outcome"]) for c in calls] == [
+        ("engine", "openai", "ok"),
+        ("engine", "anthropic", "ok"),
+    ]
+    egress = [json.loads(line) for line in (run_dir / "egress.jsonl").read_text().splitlines()]
+    assert [(e["arm"], e["destination"], e["source"]) for e in egress] == [
+        ("engine", "exfiltrate.example:443", "proxy")
+    ]
+    assert leftovers(docker_engine, run_dir.name) == []

@@ -31,6 +31,7 @@ from harness.images import (
     ImageInfo,
     build_images,
 )
+from harness.proxy_ca import ensure_ca, fingerprint
 
 # A cold build (debootstrap, wheels, three images) takes minutes; the first test pays for it.
 pytestmark = pytest.mark.timeout(1800)
@@ -113,6 +114,26 @@ def test_arm_image_runs_the_harness_and_the_sdks(
     out = run_in(docker_engine, ARM.tag, ["python3", "-c", script], network_mode="none")
     facts = json.loads(out.strip().splitlines()[-1])
     assert facts["python"] == [3, 11]
+
+
+def test_arm_image_trusts_the_harness_proxy_ca_with_no_environment(
+    docker_engine: docker.DockerClient, harness_images: object
+) -> None:
+    """Engines that pass neither SSL_CERT_FILE nor a bundle still accept the proxy's TLS: the CA
+    is in the system store (OpenSSL's default paths) and in certifi's bundle."""
+    cert = ensure_ca()
+    script = (
+        "import ssl, certifi, json;"
+        "system = [dict(x[0] for x in c['subject']) for c in "
+        "ssl.create_default_context().get_ca_certs()];"
+        "print(json.dumps({'system': system, 'certifi': open(certifi.where()).read()}))"
+    )
+    out = run_in(docker_engine, ARM.tag, ["python3", "-c", script], network_mode="none")
+    facts = json.loads(out.strip().splitlines()[-1])
+    assert {"commonName": "harness proxy CA", "organizationName": "harness"} in facts["system"]
+    assert cert.read_text().strip() in facts["certifi"]
+    labels = docker_engine.images.get(ARM.tag).labels
+    assert labels["harness.ca.sha256"] == fingerprint(cert)
 
 
 def test_libfaketime_pins_wall_clock_and_leaves_monotonic(

@@ -1,0 +1,72 @@
+"""`--isolation auto`: docker when this machine can run the study in containers, else local.
+
+Docker is the isolation the study's fairness claims rest on, so auto takes it whenever it can
+work: an engine answers, the harness can set its egress rules (root, iptables), every image the
+study needs is built, and every arm's command can run inside a container (the docker backend
+mounts the study folder and the harness sources, nothing else of the host). Otherwise auto runs
+local and says which condition failed and how to meet it; the run header records the choice.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from harness.backends import docker_net
+from harness.backends.docker_config import compose_images
+from harness.study import Study
+
+ARM_IMAGE = "harness-arm"
+PROXY_IMAGE = "harness-proxy"
+
+
+@dataclass(frozen=True)
+class Choice:
+    isolation: Literal["docker", "local"]
+    reason: str
+
+
+def choose_isolation(study: Study | None) -> Choice:
+    if not docker_net.engine_answers():
+        return Choice("local", "no Docker engine answers (scripts/ensure-docker starts one)")
+    if os.geteuid() != 0 or shutil.which("iptables") is None:
+        return Choice("local", "the docker backend's egress rules need root and iptables")
+    images = compose_images(study.compose_path) if study else {}
+    needed = {images.get("proxy", PROXY_IMAGE)}
+    needed |= {images.get(arm, ARM_IMAGE) for arm in (study.arms if study else [])}
+    missing = sorted(image for image in needed if not _image_exists(image))
+    if missing:
+        return Choice(
+            "local", f"image(s) {', '.join(missing)} not built (harness images build --offline)"
+        )
+    if study is not None:
+        for name, spec in study.arms.items():
+            outside = _host_path_outside(spec.command, study.path.parent)
+            if outside:
+                return Choice(
+                    "local",
+                    f"arm {name!r} runs {outside}, outside the study folder (containers see "
+                    "only the study folder and the harness sources)",
+                )
+    return Choice("docker", "a Docker engine answers and the study's images are built")
+
+
+def _image_exists(image: str) -> bool:
+    try:
+        docker_net.docker(["image", "inspect", "-f", "{{.Id}}", image], timeout=30)
+    except docker_net.DockerError:
+        return False
+    return True
+
+
+def _host_path_outside(command: list[str], folder: Path) -> str | None:
+    """The first absolute path in `command` that lies outside `folder`, if any."""
+    for word in command:
+        if word.startswith("/"):
+            path = Path(word)
+            if not path.resolve().is_relative_to(folder.resolve()):
+                return word
+    return None

@@ -1,0 +1,57 @@
+"""`--isolation auto` on a machine with an engine and the images: docker, unless the study
+cannot run in containers, and then local with the condition named."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import docker
+import pytest
+
+from harness.backends.choose import choose_isolation
+from harness.study import load_study
+
+REPO = Path(__file__).resolve().parents[2]
+QUICKSTART = REPO / "examples" / "quickstart" / "study.toml"
+
+
+@pytest.fixture(scope="module")
+def images(docker_engine: docker.DockerClient) -> None:
+    from harness.images import BuildOptions, build_images
+
+    build_images(BuildOptions(offline=True), lambda line: None)
+
+
+def test_the_quickstart_runs_in_docker_when_it_can(images: None) -> None:
+    choice = choose_isolation(load_study(QUICKSTART))
+    assert choice.isolation == "docker", choice.reason
+
+
+def test_an_arm_outside_the_study_folder_keeps_the_study_local(
+    images: None, tmp_path: Path
+) -> None:
+    shutil.copy(REPO / "examples" / "quickstart" / "items.jsonl", tmp_path / "items.jsonl")
+    (tmp_path / "study.toml").write_text(
+        'name = "outside"\nitems = "items.jsonl"\n'
+        f'[arms.toy]\ncommand = "python {REPO / "tests" / "harness" / "study_arm.py"}"\n'
+    )
+    choice = choose_isolation(load_study(tmp_path / "study.toml"))
+    assert choice.isolation == "local"
+    assert "arm 'toy' runs" in choice.reason and "outside the study folder" in choice.reason
+
+
+def test_a_missing_image_keeps_the_study_local_and_says_how_to_build(
+    images: None, tmp_path: Path
+) -> None:
+    shutil.copy(REPO / "examples" / "quickstart" / "items.jsonl", tmp_path / "items.jsonl")
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  proxy:\n    image: harness-proxy\n"
+        "  engine:\n    image: harness-test-never-built\n    command: python -m arms.bare\n"
+    )
+    (tmp_path / "study.toml").write_text(
+        'name = "missing"\nitems = "items.jsonl"\narms = ["engine"]\n'
+    )
+    choice = choose_isolation(load_study(tmp_path / "study.toml"))
+    assert choice.isolation == "local"
+    assert "harness-test-never-built" in choice.reason and "harness images build" in choice.reason

@@ -1,0 +1,37 @@
+"""`--isolation auto` without an engine: local, and the run says why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.backends.choose import choose_isolation
+from harness.study import load_study
+from tests.harness.studies import harness, header, only_run, toy_arm, write_study
+
+ITEM = {"id": "i1", "clock": "2024-05-01T10:00:00", "turns": [{"user": "echo hi"}]}
+
+
+def test_no_engine_means_local_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A socket nobody listens on: the docker CLI finds no engine, as on a machine without one.
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'no-engine.sock'}")
+    study = load_study(write_study(tmp_path / "s", {"a": toy_arm()}, [ITEM]))
+    choice = choose_isolation(study)
+    assert choice.isolation == "local"
+    assert "no Docker engine answers" in choice.reason
+
+
+def test_the_run_header_and_summary_say_why_local_was_chosen(tmp_path: Path) -> None:
+    study = write_study(tmp_path / "s", {"a": toy_arm()}, [ITEM])
+    runs = tmp_path / "runs"
+    done = harness("record", str(study), "--run-dir", str(runs), env={"HARNESS_ISOLATION": "auto"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = header(only_run(runs))["study"]
+    # The toy arm runs a host path outside the study folder, or there is no engine/image: either
+    # way local, with the condition named.
+    assert run["isolation"] == "local"
+    assert run["isolation_reason"].startswith("auto: ")
+    assert f"isolation: local ({run['isolation_reason']})" in done.stdout
