@@ -6,7 +6,6 @@ import json
 import os
 import select
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,10 +14,14 @@ from typing import Any
 import anthropic
 import openai
 
+from tests.child_process import ChildProcess
+
 STARTUP_TIMEOUT = 120.0
 
 
-class ProxyProcess:
+class ProxyProcess(ChildProcess):
+    stop_signal = signal.SIGINT  # as a user stops it (Ctrl-C); it flushes its call log then
+
     def __init__(self, run_dir: Path, *extra: str, env: dict[str, str] | None = None) -> None:
         self.run_dir = run_dir
         cmd = [
@@ -34,12 +37,8 @@ class ProxyProcess:
             str(run_dir),
             *extra,
         ]
-        self.stderr_path = run_dir.parent / f"{run_dir.name}.stderr"
         run_dir.parent.mkdir(parents=True, exist_ok=True)
-        self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=self._stderr, env={**os.environ, **(env or {})}
-        )
+        super().__init__(cmd, run_dir.parent / f"{run_dir.name}.stderr", env)
         self._clients: list[anthropic.Anthropic | openai.OpenAI] = []
         self.exports = self._read_exports()
         self.base = self.exports["ANTHROPIC_BASE_URL"].removesuffix("/anthropic")
@@ -130,14 +129,4 @@ class ProxyProcess:
     def stop(self) -> int:
         for client in self._clients:
             client.close()
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._stderr.close()
-        if self.proc.stdout:
-            self.proc.stdout.close()
-        return self.proc.returncode
+        return super().stop()
