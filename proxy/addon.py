@@ -26,7 +26,7 @@ from proxy.control import TurnRef, current
 from proxy.intake import intake
 from proxy.masking import DEFAULT_BODY_MASKS
 from proxy.record import RecordMode
-from proxy.replay import ReplayMode, ReplaySourceError
+from proxy.replay import CUT_OUTCOMES, ReplayMode, ReplaySourceError
 from proxy.stream_server import StreamServer
 from proxy.vendors import DEFAULT_UPSTREAMS, VENDORS, split_vendor
 from stubs.context import StubContext
@@ -273,6 +273,7 @@ class HarnessAddon:
         if not isinstance(state, CallState) or flow.response is None:
             return
         if state.live is not None and self.live is not None:
+            state.response_content_type = flow.response.headers.get("content-type")
             self.live.finished(flow, state)
         first_byte = flow.response.timestamp_start
         end = flow.response.timestamp_end or time.time()
@@ -293,7 +294,12 @@ class HarnessAddon:
             self.stream_server.discard(state.played)
         state.error = str(flow.error) if flow.error else "connection lost"
         if state.live is not None and self.live is not None:
+            if flow.response is not None:
+                state.response_content_type = flow.response.headers.get("content-type")
             self.live.failed(flow, state)
+        elif state.outcome in CUT_OUTCOMES:
+            # A break the stubs or the recording asked for, served as asked: keep its outcome.
+            state.flags.append("cut")
         else:
             state.outcome = "client_disconnect"
             state.flags.append("cut")
@@ -361,7 +367,9 @@ class HarnessAddon:
             request_hash=state.request_hash,
             request_body=state.request_body,
             response_hash=response_hash,
-            response_content_type=reply.content_type if reply is not None else None,
+            response_content_type=(
+                reply.content_type if reply is not None else state.response_content_type
+            ),
             response_chunks=chunks,
             timing=Timing(start=state.start, first_byte=first_byte, end=end),
             cost_usd=state.cost,

@@ -36,6 +36,7 @@ class CallState:
     rewrites: list[Rewrite] = field(default_factory=list)
     model_served: str | None = None
     response_body: bytes | None = None
+    response_content_type: str | None = None  # live: as the vendor sent it (replay serves it)
     response_chunks: list[int] | None = None
     stream: bool = False
     outcome: Outcome = "ok"

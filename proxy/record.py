@@ -60,6 +60,9 @@ class RecordMode:
                 reply.status, reply.body, {"content-type": reply.content_type, **reply.headers}
             )
             return
+        cut = delay.cut_after_chunks
+        if cut is not None and (reply.stream or cut < len(reply.chunks)):
+            state.outcome = "upstream_cut"  # a stub of a vendor whose stream breaks
         state.played = self.stream_server.register(Playback(reply, delay))
         req = flow.request
         req.scheme, req.host, req.port = "http", "127.0.0.1", self.stream_server.port

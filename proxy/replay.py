@@ -33,6 +33,8 @@ log = structlog.get_logger("harness.proxy")
 MISS_STATUS = 409  # Conflict: the request conflicts with the recording; both SDKs type it.
 # Both official SDKs retry a 409 unless told not to; a retry of a miss can only miss again.
 NO_RETRY = {"x-should-retry": "false"}
+# Recorded outcomes of a stream that broke before its end (the vendor, the deadline, shutdown).
+CUT_OUTCOMES = frozenset({"upstream_cut", "upstream_deadline", "shutdown"})
 
 
 class ReplaySourceError(ValueError):
@@ -137,7 +139,7 @@ class ReplayMode:
     def send(self, flow: http.HTTPFlow, state: CallState, reply: StubReply) -> None:
         """Answer now, or hand a streamed reply to the stream server to play chunk by chunk."""
         state.reply = reply
-        delay = self._delay(state)
+        delay = self._delay(state, reply)
         if not reply.stream and delay.is_noop:
             flow.response = http.Response.make(
                 reply.status, reply.body, {"content-type": reply.content_type, **reply.headers}
@@ -148,8 +150,15 @@ class ReplayMode:
         req.scheme, req.host, req.port = "http", "127.0.0.1", self.stream_server.port
         req.method, req.path, req.content = "GET", state.played, b""
 
-    def _delay(self, state: CallState) -> DelayRule:
+    def _delay(self, state: CallState, reply: StubReply) -> DelayRule:
         record = self.serving.pop(id(state), None)
+        rule = self._timing(record)
+        if record is not None and record.stream and record.outcome in CUT_OUTCOMES:
+            # The arm saw this stream break: it sees it break again, after the same bytes.
+            rule = rule.model_copy(update={"cut_after_chunks": len(reply.chunks)})
+        return rule
+
+    def _timing(self, record: CallRecord | None) -> DelayRule:
         first_byte = record.timing.first_byte if record is not None else None
         if not self.timing or record is None or first_byte is None:
             return DelayRule()

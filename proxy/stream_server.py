@@ -134,12 +134,19 @@ class StreamServer:
         else:
             headers.append(("content-length", str(len(reply.body))))
         await self._send(writer, conn, h11.Response(status_code=reply.status, headers=headers))
+        cut = delay.cut_after_chunks
         for index, chunk in enumerate(reply.chunks):
+            if cut is not None and index >= cut:
+                break
             if delay.stall_after_chunks is not None and index >= delay.stall_after_chunks:
                 await _until_closed(reader)
             if index and delay.chunk_ms:
                 await asyncio.sleep(delay.chunk_ms / 1000)
             await self._send(writer, conn, h11.Data(data=chunk))
+        if cut is not None:
+            # No terminating chunk: the reader sees the body end early, as from a dead vendor.
+            writer.transport.abort()
+            return
         await self._send(writer, conn, h11.EndOfMessage())
 
 

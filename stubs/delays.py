@@ -23,6 +23,9 @@ class DelayRule(BaseModel):
     chunk_ms: float = Field(0.0, ge=0)
     hang_before_headers: bool = False
     stall_after_chunks: int | None = Field(None, ge=0)
+    # Close the connection after this many chunks with no end of body, as a vendor's broken
+    # stream does (replay uses it to serve a recorded cut stream as it was cut).
+    cut_after_chunks: int | None = Field(None, ge=0)
 
     def matches(self, arm: str | None, purpose: str, route: str) -> bool:
         return (
@@ -38,6 +41,7 @@ class DelayRule(BaseModel):
             and self.chunk_ms == 0
             and not self.hang_before_headers
             and self.stall_after_chunks is None
+            and self.cut_after_chunks is None
         )
 
 

@@ -28,6 +28,9 @@ hang_before_headers = true
 [[delays]]
 purpose = "stall"
 stall_after_chunks = 3
+[[delays]]
+purpose = "cut"
+cut_after_chunks = 3
 """
 
 MESSAGE = {
@@ -119,6 +122,23 @@ def test_stall_mid_stream_leaves_the_client_waiting(delayed_proxy: ProxyProcess)
             received.append(event.type)
     assert received[:1] == ["message_start"]
     assert "message_stop" not in received
+
+
+def test_cut_mid_stream_breaks_the_sdk_stream_and_is_logged_as_a_cut(
+    delayed_proxy: ProxyProcess,
+) -> None:
+    received: list[str] = []
+    with (
+        pytest.raises((anthropic.APIConnectionError, httpx2.TransportError)),
+        delayed_proxy.anthropic().messages.stream(
+            **MESSAGE, extra_headers={"x-harness-purpose": "cut"}
+        ) as s,
+    ):
+        for event in s:
+            received.append(event.type)
+    assert received[:1] == ["message_start"] and "message_stop" not in received
+    call = delayed_proxy.call_where(purpose="cut")
+    assert call["outcome"] == "upstream_cut" and "cut" in call["flags"]
 
 
 def test_delay_rules_can_target_an_arm(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import httpx2
 import openai
 import pytest
 
@@ -172,3 +173,41 @@ def test_a_live_run_replays_with_no_key_and_the_vendor_gone(tmp_path: Path) -> N
     assert after == before
     assert {c["outcome"] for c in calls} == {"ok"} and {c["cost_usd"] for c in calls} == {"0"}
     assert [c["mode"] for c in _lines(source)] == ["live"] * len(before)
+
+
+def _stream_until_it_breaks(proxy: ProxyProcess) -> tuple[bytes, str]:
+    """The bytes an OpenAI SDK stream delivered, and how it ended."""
+    received: list[bytes] = []
+    try:
+        with proxy.openai().chat.completions.with_streaming_response.create(
+            model=MINI, messages=USER, stream=True, stream_options={"include_usage": True}
+        ) as streamed:
+            for part in streamed.iter_bytes():
+                received.append(part)
+    except (openai.APIConnectionError, httpx2.TransportError) as e:
+        return b"".join(received), f"broken: {type(e).__name__}"
+    return b"".join(received), "complete"
+
+
+def test_a_stream_the_vendor_cut_is_replayed_cut_after_the_same_bytes(tmp_path: Path) -> None:
+    with FakeVendor() as vendor:
+        live = start_live_proxy(tmp_path, vendor)
+        try:
+            vendor.script(["cut_after=4"])
+            before = _stream_until_it_breaks(live)
+            (recorded,) = live.calls(at_least=1)
+        finally:
+            assert live.stop() == 0
+    assert recorded["outcome"] == "upstream_cut" and before[1].startswith("broken"), before
+    assert recorded["response_content_type"].startswith("text/event-stream")
+    env = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
+    proxy = ProxyProcess(
+        tmp_path / "replay", "--mode", "replay", "--replay-from", str(tmp_path / "run"), env=env
+    )
+    try:
+        after = _stream_until_it_breaks(proxy)
+        (replayed,) = proxy.calls(at_least=1)
+    finally:
+        assert proxy.stop() == 0
+    assert after == before
+    assert replayed["outcome"] == "upstream_cut" and "cut" in replayed["flags"]
