@@ -78,6 +78,7 @@ class Orchestrator:
         self.control: httpx.AsyncClient | None = None
         self.stopping = False
         self.deadline_s = study.deadline_ms / 1000
+        self.seen_strays: set[tuple[object, ...]] = set()
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -169,7 +170,9 @@ class Orchestrator:
                 continue
             if result.outcome == "broken" and await self._infra(arm, None):
                 raise InfraError(f"turn {number}: the arm's process died ({result.error})")
-            done.append(self._from_result(item, arm, number, attempt, result))
+            record = self._from_result(item, arm, number, attempt, result)
+            record.stray_connections = await self._new_strays(arm, item.id, number)
+            done.append(record)
         try:
             await client.close_session(session_id)
         except (SeamError, httpx.HTTPError) as e:
@@ -205,6 +208,26 @@ class Orchestrator:
                 return True
             await asyncio.sleep(0.05)
         return False
+
+    async def _new_strays(self, arm: str, item: str, turn: int) -> int:
+        """Refused connections that appeared since the last look, named in the log as they
+        happen (not only at the run's end); returns how many were this arm's."""
+        entries = await asyncio.to_thread(self.backend.egress_attempts)
+        mine = 0
+        for entry in entries:
+            key = tuple(entry.get(k) for k in ("arm", "destination", "time", "source", "pid"))
+            if key in self.seen_strays:
+                continue
+            self.seen_strays.add(key)
+            mine += entry.get("arm") == arm
+            log.warning(
+                "stray connection refused",
+                stray_arm=entry.get("arm"),
+                destination=entry.get("destination"),
+                source=entry.get("source"),
+                during=f"{arm} {item} turn {turn}",
+            )
+        return mine
 
     # --- records ---------------------------------------------------------------------------
 

@@ -31,6 +31,8 @@ class TurnRecord(BaseModel):
     # 1 + the number of infrastructure retries of this item on this arm before this record.
     attempts: int = 1
     error: str | None = None
+    # Connections the arm attempted during this turn that were refused (details: egress.jsonl).
+    stray_connections: int = 0
 
 
 class TurnLog:

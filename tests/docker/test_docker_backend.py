@@ -242,6 +242,9 @@ def test_arm_reaches_nothing_but_the_proxy(
     assert pinned <= clock["time"] < pinned + 60
     results = json.loads(turns["prober"]["text"])
     assert results and all(r.startswith("failed") for r in results.values()), results
+    # Charged to the turn that made them, when it ended (not only at the run's end).
+    assert turns["prober"]["stray_connections"] >= len(targets)
+    assert turns["other"]["stray_connections"] == 0
     egress = [json.loads(line) for line in (run_dir / "egress.jsonl").read_text().splitlines()]
     assert {e["arm"] for e in egress} == {"prober"}
     named = {(e["destination"], e["source"]) for e in egress}

@@ -167,8 +167,11 @@ def test_a_stray_connection_is_refused_logged_and_fails_the_run(
     assert done.returncode == 1, done.stderr[-3000:]
     assert "stray connection" in done.stdout
     run_dir = only_run(tmp_path / "runs")
-    texts = [t["text"] for t in read_jsonl(run_dir / "turns.jsonl")]
-    assert all(text.startswith("refused: ") for text in texts), texts
+    turns = read_jsonl(run_dir / "turns.jsonl")
+    assert all(t["text"].startswith("refused: ") for t in turns), turns
+    # Each turn is charged with the attempt it made, and the log named it as it happened.
+    assert [t["stray_connections"] for t in turns] == [1, 1, 1]
+    assert done.stderr.count('"event": "stray connection refused"') == 3, done.stderr[-3000:]
     egress = read_jsonl(run_dir / "egress.jsonl")
     assert [e["destination"] for e in egress] == [
         f"127.0.0.1:{port}",
