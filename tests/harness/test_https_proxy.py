@@ -9,14 +9,18 @@ harness CA) gets it there. Nothing leaves the machine: the SDK sends CONNECT to 
 
 from __future__ import annotations
 
+import json
 import ssl
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.proxy_ca import ensure_ca, fingerprint
+from tests.fakevendor.server import FakeVendor
 from tests.harness.studies import harness, header, only_run, read_jsonl, write_study
+from tests.proxy.live_helpers import STUDY_ANTHROPIC_KEY, STUDY_KEYS, STUDY_OPENAI_KEY
 
 HARDCODED_ARM = Path(__file__).with_name("hardcoded_arm.py")
 ITEMS = [
@@ -97,3 +101,39 @@ def test_the_ca_is_created_once_and_its_key_stays_private(
     assert key.stat().st_mode & 0o077 == 0
     # A usable trust anchor as it is.
     ssl.create_default_context(cafile=str(cert))
+
+
+def test_live_mode_meters_hardcoded_host_calls_with_the_study_key(tmp_path: Path) -> None:
+    """Through the forward-proxy route the call goes to the study's vendor URL (a fake that
+    answers only the study's key), metered and priced, and the key stays in the proxy."""
+    keys = {"openai": STUDY_OPENAI_KEY, "anthropic": STUDY_ANTHROPIC_KEY}
+    with FakeVendor(api_keys=keys) as vendor:
+        folder = tmp_path / "study"
+        folder.mkdir()
+        (folder / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in ITEMS))
+        study = folder / "study.toml"
+        study.write_text(
+            'name = "hardcoded-live"\nitems = "items.jsonl"\n'
+            f'[arms.engine]\ncommand = "python {HARDCODED_ARM}"\n'
+            f'[vendors]\nopenai = "{vendor.url}"\nanthropic = "{vendor.url}"\n'
+        )
+        runs = tmp_path / "runs"
+        for command in (["gate", str(study)], ["live", str(study), "--cap", "1"]):
+            done = harness(*command, "--run-dir", str(runs), "--isolation", "local", env=STUDY_KEYS)
+            assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+        served = len(vendor.requests)
+    runs_made = [p for p in runs.iterdir() if (p / "run.json").exists()]
+    (run_dir,) = [p for p in runs_made if header(p)["mode"] == "live"]
+    calls = read_jsonl(run_dir / "calls.jsonl")
+    assert [(c["arm"], c["vendor"], c["mode"], c["outcome"]) for c in calls] == [
+        ("engine", "openai", "live", "ok"),
+        ("engine", "anthropic", "live", "ok"),
+    ]
+    assert all(Decimal(c["cost_usd"]) > 0 for c in calls)
+    assert served == 2  # the gate's record runs never reached the vendor
+    turns = read_jsonl(run_dir / "turns.jsonl")
+    assert all(t["outcome"] == "done" and t["text"] for t in turns), turns
+    for path in run_dir.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert not any(key.encode() in data for key in keys.values()), path
