@@ -15,6 +15,8 @@ from typing import Literal
 from harness.study import ArmSpec
 
 ClockPinning = Literal["libfaketime", "seam-only"]
+# Environment variables holding the study's vendor keys: the proxy alone gets them, live only.
+SECRET_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN")
 
 
 class InfraError(RuntimeError):

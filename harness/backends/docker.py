@@ -45,6 +45,7 @@ from arms.client import SeamClient
 from arms.server import parse_ready_line
 from harness.backends import docker_net
 from harness.backends.base import (
+    SECRET_SUFFIXES,
     ArmHandle,
     ClockPinning,
     InfraError,
@@ -72,8 +73,6 @@ FIRST_HTTPS_PROXY_PORT = 8200  # each arm's forward-proxy listener (HTTPS_PROXY)
 CA_STORE = "/harness/ca-store"  # the harness CA's folder, in the proxy container only
 ARM_CA_CERT = "/harness/ca/harness-ca.pem"  # its public certificate, in every arm container
 STARTUP_TIMEOUT_S = 60.0
-# Secrets the proxy alone holds (live mode): passed by name, so values never hit a command line.
-SECRET_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN")
 
 
 class DockerBackend(IsolationBackend):
@@ -137,7 +136,10 @@ class DockerBackend(IsolationBackend):
             f"while [ ! -e {config_path} ]; do sleep 0.1; done; "
             f"exec python -m harness.backends.proxy_main {config_path} >>{log_path} 2>&1"
         )
+        # Passed by name, so values never hit a command line; live mode only (record and replay
+        # never forward, so they need no key).
         secrets = [k for k in os.environ if k.endswith(SECRET_SUFFIXES)]
+        secrets = secrets if settings.mode == "live" else []
         install_ca_cert(self.run_dir)  # also makes the CA on first use
         docker([
             "run", "-d", "--name", proxy, "--network", ctl, *self.labels,

@@ -28,6 +28,7 @@ from arms.client import SeamClient, SeamError
 from arms.server import parse_ready_line
 from harness.backends import pids
 from harness.backends.base import (
+    SECRET_SUFFIXES,
     ArmHandle,
     ClockPinning,
     InfraError,
@@ -72,6 +73,14 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def proxy_env_for(mode: str) -> dict[str, str]:
+    """The proxy's environment: the harness's own, with the study's vendor keys in live mode
+    only (the proxy alone holds them; record and replay never forward, so they get none)."""
+    if mode == "live":
+        return dict(os.environ)
+    return {k: v for k, v in os.environ.items() if not k.endswith(SECRET_SUFFIXES)}
 
 
 def argv(spec: ArmSpec) -> list[str]:
@@ -145,7 +154,7 @@ class LocalBackend(IsolationBackend):
         self.proxy = self._spawn(
             "proxy",
             [sys.executable, "-m", "harness.backends.proxy_main", str(config_path)],
-            dict(os.environ),  # the proxy alone holds the study's vendor keys (live mode)
+            proxy_env_for(settings.mode),
             log_path,
         )
         await self._wait_for(self.proxy, log_path, 0, lambda line: line == READY, "proxy")

@@ -253,6 +253,11 @@ def test_arm_containers_never_held_the_key(live_run: LiveRun) -> None:
             assert placeholders["OPENAI_API_KEY"] and placeholders["ANTHROPIC_API_KEY"]
     proxy = live_run.envs[f"harness-{live_run.run_dir.name}-proxy"]
     assert {f"{name}={value}" for name, value in STUDY_KEYS.items()} <= set(proxy)
+    # Record mode never forwards: the gate's proxies did not get the keys either.
+    for run in live_run.gate_runs:
+        gate_proxy = live_run.envs.get(f"harness-{run.name}-proxy")
+        assert gate_proxy is not None, f"the proxy of {run.name} was never seen running"
+        assert not [v for v in gate_proxy if any(s in v for s in secrets)], gate_proxy
 
 
 def test_nothing_is_left_behind(live_run: LiveRun, docker_engine: docker.DockerClient) -> None:
