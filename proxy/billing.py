@@ -29,6 +29,32 @@ def input_bound(route: str, body: dict[str, Any], raw_len: int) -> int:
     return bound
 
 
+# Per route, the values of billed options that the price table's standard rates cover. Any other
+# value is a premium the table has no rate for (Anthropic fast mode and regional inference,
+# OpenAI's Fast/Ultrafast tiers, formerly "priority"): refused, not guessed, because pricing it at
+# the standard rate would under-count. Cheaper options (flex) are allowed: over-counted, safe.
+# https://platform.claude.com/docs/build-with-claude/fast-mode
+# https://developers.openai.com/api/docs/guides/fast-mode
+STANDARD_OPTIONS: dict[str, dict[str, frozenset[str]]] = {
+    "anthropic.messages": {
+        "speed": frozenset({"standard"}),
+        "inference_geo": frozenset({"global"}),
+    },
+    "openai.chat": {"service_tier": frozenset({"auto", "default", "flex"})},
+    "openai.responses": {"service_tier": frozenset({"auto", "default", "flex"})},
+}
+
+
+def unpriced_option(route: str, body: dict[str, Any]) -> str | None:
+    """A premium option the request asks for that the price table cannot price, as `field=value`;
+    None when every billed option is priced at the table's rates (or less)."""
+    for field, allowed in STANDARD_OPTIONS.get(route, {}).items():
+        value = body.get(field)
+        if value is not None and value not in allowed:
+            return f"{field}={json.dumps(value)}"
+    return None
+
+
 def max_output(route: str, body: dict[str, Any], price: ModelPrice) -> int:
     """The most output tokens the call may bill: the request's limit, else the model's."""
     if route.endswith(".embeddings") or route.endswith(".rerank"):

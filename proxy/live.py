@@ -23,7 +23,7 @@ from ledger.entries import CallSettlement
 from ledger.errors import BudgetExceeded, UnknownModelError
 from ledger.prices import ModelPrice, PriceTable, cost, worst_case
 from ledger.settlements import SettlementWriter
-from proxy.billing import billable, budget_refusal, input_bound, max_output
+from proxy.billing import billable, budget_refusal, input_bound, max_output, unpriced_option
 from proxy.calllog import Rewrite, Tokens
 from proxy.callstate import CallState
 from proxy.journal import ReservationJournal
@@ -145,6 +145,18 @@ class LiveMode:
         except UnknownModelError as e:
             state.outcome = "refused"
             return error_reply(state.vendor, 400, str(e), "model")
+        premium = unpriced_option(route, body)
+        if premium is not None:
+            state.outcome = "refused"
+            state.flags.append("unpriced_option")
+            return error_reply(
+                state.vendor,
+                400,
+                f"The harness proxy cannot price {premium}: the price table has standard rates "
+                "only, and a premium tier billed at them would be under-counted. Remove it from "
+                "the request.",
+                premium.split("=", 1)[0],
+            )
         try:
             state.rewrites = rewrite_sampling(route, model, body, state.purpose, cfg.pins)
         except PinConflict as e:

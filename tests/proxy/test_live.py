@@ -123,6 +123,35 @@ def test_unknown_model_is_refused_before_the_vendor(live: ProxyProcess, vendor: 
     assert call["outcome"] == "refused" and call["cost_usd"] == "0"
 
 
+def test_premium_tiers_the_table_cannot_price_are_refused_before_the_vendor(
+    live: ProxyProcess, vendor: FakeVendor
+) -> None:
+    """Fast mode, regional inference, OpenAI's Fast tier: billed above the table's standard
+    rates, so pricing them at those rates would under-count; the proxy refuses them."""
+    vendor.reset()
+    with pytest.raises(openai.BadRequestError, match='cannot price service_tier="priority"'):
+        live.openai().chat.completions.create(
+            model="gpt-4.1-mini",
+            messages=USER,  # type: ignore[arg-type]
+            service_tier="priority",
+        )
+    with pytest.raises(anthropic.BadRequestError, match='cannot price speed="fast"'):
+        live.anthropic().messages.create(
+            model=HAIKU, max_tokens=50, messages=USER, extra_body={"speed": "fast"}
+        )
+    assert vendor.requests == []
+    refused = live.calls(at_least=2)[-2:]
+    assert [c["outcome"] for c in refused] == ["refused", "refused"]
+    assert all("unpriced_option" in c["flags"] and c["cost_usd"] == "0" for c in refused)
+    # The cheaper tier is allowed: the standard rates over-count it, which is safe.
+    live.openai().chat.completions.create(
+        model="gpt-4.1-mini",
+        messages=USER,  # type: ignore[arg-type]
+        service_tier="flex",
+    )
+    assert len(vendor.requests) == 1
+
+
 def test_vendor_errors_reach_the_sdk_typed_and_cost_nothing(
     live: ProxyProcess, vendor: FakeVendor
 ) -> None:
