@@ -15,6 +15,9 @@ from typing import Literal
 from harness.study import ArmSpec
 
 ClockPinning = Literal["libfaketime", "seam-only"]
+# The line the run's proxy (proxy_main) prints once it listens. Here, not in proxy_main, so the
+# backends that wait for it do not import mitmproxy into the orchestrator.
+PROXY_READY = "harness proxy ready"
 # Environment variables holding the study's vendor keys: the proxy alone gets them, live only.
 SECRET_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN")
 

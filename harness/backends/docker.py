@@ -45,6 +45,7 @@ from arms.client import SeamClient
 from arms.server import parse_ready_line
 from harness.backends import docker_net
 from harness.backends.base import (
+    PROXY_READY,
     SECRET_SUFFIXES,
     ArmHandle,
     ClockPinning,
@@ -55,7 +56,6 @@ from harness.backends.base import (
 )
 from harness.backends.docker_config import compose_images, proxy_options, read_text, write_atomic
 from harness.backends.docker_net import DockerError, docker
-from harness.backends.proxy_main import READY
 from harness.proxy_ca import ca_dir, install_ca_cert, proxy_env
 from harness.proxy_cmd import exports
 from harness.study import ArmSpec
@@ -178,7 +178,7 @@ class DockerBackend(IsolationBackend):
         tmp = config_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(config, indent=2))
         os.replace(tmp, config_path)
-        self._wait(proxy, lambda: READY in read_text(log_path), "the proxy", log_path)
+        self._wait(proxy, lambda: PROXY_READY in read_text(log_path), "the proxy", log_path)
         self.proxy_info = ProxyInfo(
             arm_bases={a: f"http://{self.arm_ips[a]}:{p}" for a, p in self.arm_ports.items()},
             control_url=f"http://{control_ip}:{RELAY_PORT}",

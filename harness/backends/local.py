@@ -16,7 +16,6 @@ import json
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,10 +23,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from arms.client import SeamClient, SeamError
 from arms.server import parse_ready_line
 from harness.backends import pids
 from harness.backends.base import (
+    PROXY_READY,
     SECRET_SUFFIXES,
     ArmHandle,
     ClockPinning,
@@ -36,14 +38,16 @@ from harness.backends.base import (
     ProxyInfo,
     ProxySettings,
 )
-from harness.backends.proxy_main import READY
+from harness.backends.ports import free_port, free_ports
 from harness.proxy_ca import ca_dir, install_ca_cert, proxy_env
 from harness.proxy_cmd import exports
 from harness.study import ArmSpec
 
+log = structlog.get_logger("harness.backends.local")
 GUARD_DIR = Path(__file__).parent / "guard"
 STARTUP_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 15.0
+PORT_ATTEMPTS = 3  # proxy starts when a port picked for it was taken before it bound it
 # Environment an arm inherits from the harness: enough to run, nothing secret (no vendor keys).
 PASSTHROUGH_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH")
 FAKETIME_GLOBS = (
@@ -65,14 +69,6 @@ def find_libfaketime() -> str | None:
         if found:
             return found[0]
     return None
-
-
-def free_port() -> int:
-    # The OS picks a free port; a listener per arm must be known before the proxy starts so the
-    # port -> arm map can be given to it. The tiny window before the proxy binds it is accepted.
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def proxy_env_for(mode: str) -> dict[str, str]:
@@ -115,9 +111,20 @@ class LocalBackend(IsolationBackend):
     # --- proxy -----------------------------------------------------------------------------
 
     async def start_proxy(self, settings: ProxySettings) -> ProxyInfo:
-        self.arm_ports = {arm: free_port() for arm in settings.arms}
-        self.https_ports = {arm: free_port() for arm in settings.arms}
-        control_port = free_port()
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            try:
+                return await self._start_proxy(settings)
+            except InfraError as e:
+                if "address already in use" not in str(e) or attempt == PORT_ATTEMPTS:
+                    raise
+                log.warning("a proxy port was taken before the proxy bound it; retrying")
+        raise AssertionError("unreachable")
+
+    async def _start_proxy(self, settings: ProxySettings) -> ProxyInfo:
+        ports = free_ports(2 * len(settings.arms) + 1)
+        self.arm_ports = dict(zip(settings.arms, ports, strict=False))
+        self.https_ports = dict(zip(settings.arms, ports[len(settings.arms) :], strict=False))
+        control_port = ports[-1]
         self.ca_cert = install_ca_cert(self.run_dir)
         options: dict[str, Any] = {
             "harness_mode": settings.mode,
@@ -151,13 +158,16 @@ class LocalBackend(IsolationBackend):
         config_path = self.run_dir / "proxy.json"
         config_path.write_text(json.dumps(config, indent=2))
         log_path = self.logs / "proxy.log"
+        offset = log_path.stat().st_size if log_path.exists() else 0
         self.proxy = self._spawn(
             "proxy",
             [sys.executable, "-m", "harness.backends.proxy_main", str(config_path)],
             proxy_env_for(settings.mode),
             log_path,
         )
-        await self._wait_for(self.proxy, log_path, 0, lambda line: line == READY, "proxy")
+        await self._wait_for(
+            self.proxy, log_path, offset, lambda line: line == PROXY_READY, "proxy"
+        )
         self.proxy_info = ProxyInfo(
             arm_bases={arm: f"http://127.0.0.1:{port}" for arm, port in self.arm_ports.items()},
             control_url=f"http://127.0.0.1:{control_port}",

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.backends.base import PROXY_READY
 from harness.backends.relay import start_relay
 from harness.logging import configure_logging
 from harness.proxy_ca import VENDOR_CERT_FILE
@@ -23,12 +24,10 @@ from proxy.control import HarnessControl
 from proxy.forward_guard import VendorHostsOnly
 from proxy.server import BASE_OPTIONS, NOWHERE, reverse_master
 
-READY = "harness proxy ready"
-
 
 class _Ready:
     def running(self) -> None:
-        print(READY, flush=True)
+        print(PROXY_READY, flush=True)
 
 
 async def serve(config: dict[str, Any]) -> None:
