@@ -15,6 +15,7 @@
     stage = "default"
     stage_cap = "10"
     mask = ["messages.0.content"]         # extra volatile body paths (harness/masks.py)
+    ca_bundle = "corp-ca.pem"             # live: also trust this CA for the vendors' TLS
     [vendors]                             # base URL overrides for live mode
     openai = "https://api.openai.com"
     [pins]                                # pinned sampling (proxy/sampling.py Pins)
@@ -113,6 +114,9 @@ class StudyFile(BaseModel):
     stage_cap: str | None = None
     ledger: str = "ledger.jsonl"
     vendors: dict[str, str] = Field(default_factory=dict)
+    # A PEM bundle the live proxy trusts for the vendors' TLS (a TLS-inspecting corporate proxy,
+    # a local fake vendor); the public CAs stay trusted without it.
+    ca_bundle: str | None = None
     stubs: str | None = None
     # Dotted body paths masked from the request hash on top of the defaults (harness/masks.py),
     # for fields an arm fills with a time or a random id: the gate compares masked requests.
@@ -168,6 +172,7 @@ class Study(BaseModel):
     compose_path: Path | None
     prices_path: Path | None
     stubs_path: Path | None
+    ca_bundle_path: Path | None = None
     ledger_path: Path
     study_sha256: str
     compose_sha256: str | None
@@ -232,6 +237,7 @@ def load_study(path: Path) -> Study:
         compose_path=compose_path,
         prices_path=_existing(path, "prices", file.prices) if file.prices else None,
         stubs_path=_existing(path, "stubs", file.stubs) if file.stubs else None,
+        ca_bundle_path=_existing(path, "ca_bundle", file.ca_bundle) if file.ca_bundle else None,
         ledger_path=base / file.ledger,
         study_sha256=sha256(path),
         compose_sha256=sha256(compose_path) if compose_path else None,

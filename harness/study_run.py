@@ -191,6 +191,7 @@ def run_study(request: RunRequest) -> RunResult:
         stage=study.file.stage,
         stage_cap=study.file.stage_cap or "",
         upstreams=study.upstreams(),
+        ca_bundle=study.ca_bundle_path,
         deadline_s=study.deadline_ms / 1000,
         masks=proxy_masks(study),
         replay_from=request.replay_from,

@@ -54,7 +54,7 @@ from harness.backends.base import (
     ProxyInfo,
     ProxySettings,
 )
-from harness.backends.docker_config import compose_images, proxy_options, read_text, write_atomic
+from harness.backends.docker_config import compose_images, read_text, write_atomic
 from harness.backends.docker_net import DockerError, docker
 from harness.proxy_ca import ca_dir, install_ca_cert, proxy_env
 from harness.proxy_cmd import exports
@@ -172,7 +172,8 @@ class DockerBackend(IsolationBackend):
             "control_port": CONTROL_PORT,
             "control_relay": {"host": control_ip, "port": RELAY_PORT},
             # The proxy's refusals of non-vendor hosts, merged into egress.jsonl with the rest.
-            "options": proxy_options(settings)
+            "ca_bundle": settings.upstream_ca(),
+            "options": settings.addon_options()
             | {"harness_egress_log": str(self._arm_dir("egress", "proxy") / "egress.jsonl")},
         }
         tmp = config_path.with_suffix(".tmp")
@@ -389,7 +390,7 @@ class DockerBackend(IsolationBackend):
     def _identity_mounts(self, settings: ProxySettings) -> list[str]:
         """The proxy reads and writes host paths named in its options (run dir, stubs, pins,
         prices, ledger): mounted at the same paths, so the config needs no translation."""
-        paths = [settings.stubs, settings.pins_file, settings.prices]
+        paths = [settings.stubs, settings.pins_file, settings.prices, settings.ca_bundle]
         dirs = {str(Path(p).resolve().parent) for p in paths if p}
         dirs.add(str(settings.run_dir.resolve()))
         replay_from = getattr(settings, "replay_from", None)

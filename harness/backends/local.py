@@ -126,32 +126,13 @@ class LocalBackend(IsolationBackend):
         self.https_ports = dict(zip(settings.arms, ports[len(settings.arms) :], strict=False))
         control_port = ports[-1]
         self.ca_cert = install_ca_cert(self.run_dir)
-        options: dict[str, Any] = {
-            "harness_mode": settings.mode,
-            "harness_run_id": settings.run_id,
-            "harness_run_dir": str(settings.run_dir),
-            "harness_stubs": str(settings.stubs or ""),
-            "harness_pins": str(settings.pins_file or ""),
-            "harness_upstreams": settings.upstreams,
-            "harness_deadline": settings.deadline_s,
-            "harness_masks": settings.masks,
-            # The proxy's refusals of non-vendor hosts land where the arms' guards write theirs.
-            "harness_egress_log": str(self.egress_log.resolve()),
-        }
-        if settings.mode == "replay":
-            options["harness_replay_from"] = str(settings.replay_from or "")
-        if settings.mode == "live":
-            options |= {
-                "harness_cap": settings.cap,
-                "harness_prices": str(settings.prices or ""),
-                "harness_ledger": str(settings.ledger or ""),
-                "harness_stage": settings.stage,
-                "harness_stage_cap": settings.stage_cap,
-            }
+        # The proxy's refusals of non-vendor hosts land where the arms' guards write theirs.
+        options = settings.addon_options() | {"harness_egress_log": str(self.egress_log.resolve())}
         config = {
             "arm_ports": self.arm_ports,
             "https_proxy_ports": self.https_ports,
             "confdir": str(ca_dir()),
+            "ca_bundle": settings.upstream_ca(),
             "control_port": control_port,
             "options": options,
         }

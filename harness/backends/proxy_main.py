@@ -56,6 +56,7 @@ async def serve(config: dict[str, Any]) -> None:
         updates["confdir"] = config["confdir"]
         updates["certs"] = [f"*={Path(config['confdir']) / VENDOR_CERT_FILE}"]
     if config.get("ca_bundle"):
+        # Trust this CA for the vendors' TLS too (ProxySettings.ca_bundle).
         updates["ssl_verify_upstream_trusted_ca"] = config["ca_bundle"]
     proxy_master.options.update(**updates)
     relay = config.get("control_relay")  # docker: the host reaches the control port this way

@@ -17,6 +17,7 @@ def gate_study(
     volatile: str = "",
     mask: list[str] | None = None,
     vendors: dict[str, str] | None = None,
+    ca_bundle: Path | None = None,
 ) -> Path:
     """A study with one gate toy arm; `vendors` points live mode at a fake vendor."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -24,6 +25,8 @@ def gate_study(
     lines = ['name = "gate-test"', 'items = "items.jsonl"', "deadline_ms = 20000"]
     if mask is not None:
         lines.append(f"mask = {json.dumps(mask)}")
+    if ca_bundle is not None:
+        lines.append(f"ca_bundle = {json.dumps(str(ca_bundle))}")
     lines += ["[arms.toy]", f"command = {json.dumps(f'python {GATE_ARM}')}"]
     lines.append(f"env = {{ GATE_ARM_VOLATILE = {json.dumps(volatile)} }}")
     if vendors:
