@@ -58,3 +58,14 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def header(run_dir: Path) -> dict[str, Any]:
     return dict(json.loads((run_dir / "run.json").read_text()))
+
+
+def gate_then_live(study: Path, runs: Path, env: dict[str, str], cap: str = "1") -> Path:
+    """`harness gate` then `harness live --cap` on the local backend (live needs the gate);
+    both must pass. Returns the live run's directory."""
+    for command in (["gate", str(study)], ["live", str(study), "--cap", cap]):
+        done = harness(*command, "--run-dir", str(runs), "--isolation", "local", env=env)
+        assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    made = [p for p in runs.iterdir() if (p / "run.json").exists()]
+    (live,) = [p for p in made if header(p)["mode"] == "live"]
+    return live

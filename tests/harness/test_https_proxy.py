@@ -19,7 +19,14 @@ import pytest
 
 from harness.proxy_ca import ensure_ca, fingerprint
 from tests.fakevendor.server import FakeVendor
-from tests.harness.studies import harness, header, only_run, read_jsonl, write_study
+from tests.harness.studies import (
+    gate_then_live,
+    harness,
+    header,
+    only_run,
+    read_jsonl,
+    write_study,
+)
 from tests.proxy.live_helpers import STUDY_ANTHROPIC_KEY, STUDY_KEYS, STUDY_OPENAI_KEY
 
 HARDCODED_ARM = Path(__file__).with_name("hardcoded_arm.py")
@@ -117,13 +124,8 @@ def test_live_mode_meters_hardcoded_host_calls_with_the_study_key(tmp_path: Path
             f'[arms.engine]\ncommand = "python {HARDCODED_ARM}"\n'
             f'[vendors]\nopenai = "{vendor.url}"\nanthropic = "{vendor.url}"\n'
         )
-        runs = tmp_path / "runs"
-        for command in (["gate", str(study)], ["live", str(study), "--cap", "1"]):
-            done = harness(*command, "--run-dir", str(runs), "--isolation", "local", env=STUDY_KEYS)
-            assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+        run_dir = gate_then_live(study, tmp_path / "runs", STUDY_KEYS)
         served = len(vendor.requests)
-    runs_made = [p for p in runs.iterdir() if (p / "run.json").exists()]
-    (run_dir,) = [p for p in runs_made if header(p)["mode"] == "live"]
     calls = read_jsonl(run_dir / "calls.jsonl")
     assert [(c["arm"], c["vendor"], c["mode"], c["outcome"]) for c in calls] == [
         ("engine", "openai", "live", "ok"),

@@ -14,7 +14,7 @@ from harness.errors import HarnessError
 from harness.study import load_study
 from tests.fakevendor.server import FakeVendor
 from tests.harness.checks import gate_study
-from tests.harness.studies import harness, header, read_jsonl
+from tests.harness.studies import gate_then_live, read_jsonl
 from tests.proxy.live_helpers import STUDY_KEYS
 
 
@@ -24,13 +24,8 @@ def test_live_calls_reach_a_vendor_signed_by_the_studys_ca_bundle(tmp_path: Path
         bundle.parent.mkdir(parents=True)
         bundle.write_bytes(vendor.ca_file.read_bytes())
         study = gate_study(tmp_path / "study", vendors={"openai": vendor.url}, ca_bundle=bundle)
-        runs = tmp_path / "runs"
-        for command in (["gate", str(study)], ["live", str(study), "--cap", "1"]):
-            done = harness(*command, "--run-dir", str(runs), "--isolation", "local", env=STUDY_KEYS)
-            assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+        run_dir = gate_then_live(study, tmp_path / "runs", STUDY_KEYS)
         served = len(vendor.requests)
-    made = [p for p in runs.iterdir() if (p / "run.json").exists()]
-    (run_dir,) = [p for p in made if header(p)["mode"] == "live"]
     calls = read_jsonl(run_dir / "calls.jsonl")
     assert calls and served == len(calls)
     assert all(c["outcome"] == "ok" and Decimal(c["cost_usd"]) > 0 for c in calls), calls
