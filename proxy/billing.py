@@ -4,6 +4,7 @@ after, by the cut-call rule (wire-formats notes, "Traps" 3-5)."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 from ledger.errors import BudgetExceeded
@@ -43,6 +44,14 @@ STANDARD_OPTIONS: dict[str, dict[str, frozenset[str]]] = {
     "openai.chat": {"service_tier": frozenset({"auto", "default", "flex"})},
     "openai.responses": {"service_tier": frozenset({"auto", "default", "flex"})},
 }
+
+
+# Service tiers a vendor may report having served a call at, above the table's standard rates
+# (OpenAI's project-level default can be Fast even when the request names no tier). Such a call
+# is booked at this multiple of its standard cost, the highest speed premium a vendor publishes
+# (Anthropic fast mode on Opus 4.6/4.7: 6x), and the run stops forwarding.
+PREMIUM_TIERS = frozenset({"priority", "fast", "ultrafast"})
+PREMIUM_TIER_WORST_MULTIPLE = Decimal(6)
 
 
 def unpriced_option(route: str, body: dict[str, Any]) -> str | None:

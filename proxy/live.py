@@ -23,7 +23,15 @@ from ledger.entries import CallSettlement
 from ledger.errors import BudgetExceeded, UnknownModelError
 from ledger.prices import ModelPrice, PriceTable, cost, worst_case
 from ledger.settlements import SettlementWriter
-from proxy.billing import billable, budget_refusal, input_bound, max_output, unpriced_option
+from proxy.billing import (
+    PREMIUM_TIER_WORST_MULTIPLE,
+    PREMIUM_TIERS,
+    billable,
+    budget_refusal,
+    input_bound,
+    max_output,
+    unpriced_option,
+)
 from proxy.calllog import Rewrite, Tokens
 from proxy.callstate import CallState
 from proxy.journal import ReservationJournal
@@ -89,6 +97,8 @@ class LiveMode:
     def __init__(self, config: LiveConfig) -> None:
         self.config = config
         self.inflight: dict[int, tuple[http.HTTPFlow, CallState]] = {}
+        # Set when a call was billed at a tier the table cannot price: later calls are refused.
+        self.halted: str | None = None
 
     # --- before forwarding -------------------------------------------------------------------
 
@@ -105,6 +115,9 @@ class LiveMode:
                 f"The harness proxy holds no {state.vendor} key: set {KEY_ENV[state.vendor]} in "
                 "the proxy's environment.",
             )
+        if self.halted is not None:
+            state.outcome = "refused"
+            return error_reply(state.vendor, 503, f"The harness proxy stopped: {self.halted}")
         live = LiveCall()
         state.live = live
         body = copy.deepcopy(state.body)
@@ -336,6 +349,19 @@ class LiveMode:
                 reasoning=tokens.reasoning,
                 source=source,
             )
+        tier = usage.service_tier if usage is not None else None
+        if tier in PREMIUM_TIERS:
+            # Billed above the table's rates by a rate it does not have: book the worst case,
+            # flag it, and stop forwarding until the tier is set back to standard.
+            actual *= PREMIUM_TIER_WORST_MULTIPLE
+            flags.append(f"premium_tier:{tier}")
+            self.halted = (
+                f"{state.vendor} served call {state.seq} at service tier {tier!r}, which the price "
+                "table cannot price (booked at "
+                f"{PREMIUM_TIER_WORST_MULTIPLE}x standard); set the project's default service "
+                "tier to standard"
+            )
+            log.error("premium service tier billed; refusing further calls", reason=self.halted)
         if live.cut:
             flags.append(f"cut:{live.cut}")
             state.outcome = {

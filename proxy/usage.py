@@ -17,7 +17,7 @@ usage, the output is counted with `proxy.tokencount` over the text the stream de
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from httpx_sse import ServerSentEvent
@@ -52,6 +52,8 @@ class MeteredUsage:
     terminal_seen: bool = True
     error_event: dict[str, Any] | None = None
     counted_output_text: str = ""
+    # The service tier the vendor says served (and bills) the call (OpenAI), when it says one.
+    service_tier: str | None = None
 
 
 def _int(value: Any) -> int:
@@ -159,7 +161,11 @@ def usage_from_body(route: str, body: bytes) -> MeteredUsage | None:
     usage = _dict(parsed).get("usage")
     if not isinstance(usage, dict):
         return None
-    return convert(usage)
+    return replace(convert(usage), service_tier=_tier(_dict(parsed).get("service_tier")))
+
+
+def _tier(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _replace_present(target: dict[str, Any], update: dict[str, Any]) -> None:
@@ -208,6 +214,7 @@ class StreamMeter:
         self._error: dict[str, Any] | None = None
         self._text: list[str] = []
         self._thinking: list[str] = []
+        self._tier: str | None = None
 
     def feed(self, chunk: bytes) -> bytes:
         if not chunk:
@@ -281,6 +288,7 @@ class StreamMeter:
             self._error = data  # OpenAI's in-stream error, which the SDK raises as APIError
             self._terminal = True
             return False
+        self._tier = _tier(data.get("service_tier")) or self._tier
         choices = data.get("choices")
         for choice in choices if isinstance(choices, list) else []:
             delta = _dict(_dict(choice).get("delta"))
@@ -310,6 +318,7 @@ class StreamMeter:
         elif kind in _RESPONSES_TERMINAL:
             self._terminal = True
             response = _dict(data.get("response"))
+            self._tier = _tier(response.get("service_tier")) or self._tier
             if isinstance(response.get("usage"), dict):
                 self._usage = response["usage"]
                 self._final = True
@@ -344,6 +353,7 @@ class StreamMeter:
                 terminal_seen=self._terminal,
                 error_event=self._error,
                 counted_output_text=text,
+                service_tier=self._tier,
             )
         # No final usage: bill the output the stream delivered. The vendor bills at least the
         # nominal token message_start announced, so that is a floor (a floor, not an addend).
@@ -362,4 +372,5 @@ class StreamMeter:
             terminal_seen=self._terminal,
             error_event=self._error,
             counted_output_text=text,
+            service_tier=self._tier,
         )

@@ -21,6 +21,7 @@ The syntax is `;`-separated directives, each `name` or `name=value`, e.g.
   chunk_delay=S       wait S seconds before every streamed event after the first
   trickle[=S]         send the reply one byte every S seconds (default 0.2), then pad forever
   stall_after=N       stream: N events, then send nothing more, keeping the connection open
+  service_tier=NAME   OpenAI: report this service tier (e.g. priority: billed above standard)
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ TRICKLE_INTERVAL = 0.2
 
 _INT_FIELDS = {"status", "error_after", "cut_after", "reset_after", "stall_after"}
 _FLOAT_FIELDS = {"retry_after", "first_byte_delay", "chunk_delay"}
-_STR_FIELDS = {"message", "error_type"}
+_STR_FIELDS = {"message", "error_type", "service_tier"}
 _FLAGS = {"no_usage", "usage_in_choice_chunk", "hang", "reset"}
 
 
@@ -56,6 +57,7 @@ class Behaviour:
     chunk_delay: float = 0.0
     trickle: float | None = None  # seconds per byte, when trickling
     stall_after: int | None = None
+    service_tier: str | None = None
     source: str = ""  # the text it was parsed from, for reports
 
     @property

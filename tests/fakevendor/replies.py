@@ -143,7 +143,26 @@ def plan_reply(
         _apply_stream_behaviour(planned, behaviour)
     else:
         _apply_plain_behaviour(planned, behaviour)
+    if behaviour.service_tier is not None and planned.vendor == "openai":
+        _report_service_tier(planned, behaviour.service_tier)
     return planned
+
+
+def _report_service_tier(planned: PlannedReply, tier: str) -> None:
+    """Where OpenAI reports the tier that served (and bills) the call: the completion or each
+    chat chunk, the Responses object (in the stream, on its final event)."""
+    for event in planned.events:
+        data = _sse_json(event.data) if planned.stream else json.loads(event.data)
+        if not isinstance(data, dict):
+            continue
+        target = data.get("response") if isinstance(data.get("response"), dict) else data
+        if "service_tier" not in target:
+            continue
+        target["service_tier"] = tier
+        if planned.stream:
+            _rewrite(event, data, _event_prefix(event.data))
+        else:
+            event.data = _dumps(data)
 
 
 def _run(route: Route, body: dict[str, Any], ctx: StubContext) -> StubReply:

@@ -199,3 +199,44 @@ def test_ledger_books_the_run_on_exit(vendor: FakeVendor, tmp_path: Path) -> Non
         Decimal(c["cost_usd"]) for c in calls
     )
     assert Decimal(entries[-1]["fields"]["total_usd"]) == sum(Decimal(c["cost_usd"]) for c in calls)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+def test_a_call_billed_at_a_premium_tier_is_booked_at_the_worst_case_and_stops_the_run(
+    vendor: FakeVendor, tmp_path: Path, stream: bool
+) -> None:
+    """The OpenAI project's default tier can be Fast while the request names none: the reply
+    says so. That call is booked at 6x its standard cost and flagged; later calls are refused."""
+    proxy = start_live_proxy(tmp_path, vendor)
+    try:
+        client = proxy.openai()
+        normal = client.chat.completions.create(model="gpt-4.1-mini", messages=USER)  # type: ignore[arg-type]
+        assert normal.service_tier == "default"
+        premium = {"x-fake-behaviour": "service_tier=priority"}
+        if stream:
+            chunks = list(
+                client.chat.completions.create(
+                    model="gpt-4.1-mini",
+                    messages=USER,  # type: ignore[arg-type]
+                    stream=True,
+                    extra_headers=premium,
+                )
+            )
+            assert chunks[-1].service_tier == "priority"
+        else:
+            reply = client.chat.completions.create(
+                model="gpt-4.1-mini",
+                messages=USER,  # type: ignore[arg-type]
+                extra_headers=premium,
+            )
+            assert reply.service_tier == "priority"
+        with pytest.raises(openai.InternalServerError, match="service tier 'priority'"):
+            client.chat.completions.create(model="gpt-4.1-mini", messages=USER)  # type: ignore[arg-type]
+        first, billed, refused = proxy.calls(at_least=3)
+    finally:
+        proxy.stop()
+    assert "premium_tier:priority" in billed["flags"]
+    # The same request at the standard tier cost `first`; the premium one is booked at 6x.
+    assert Decimal(billed["cost_usd"]) == 6 * Decimal(first["cost_usd"]) > 0
+    assert refused["outcome"] == "refused" and refused["cost_usd"] == "0"
+    assert len(vendor.requests) >= 2
