@@ -65,6 +65,7 @@ class Orchestrator:
         run_id: str,
         turns: TurnLog,
         on_turn: Callable[[TurnRecord], None] | None = None,
+        skip: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         self.study = study
         self.arms = arms
@@ -73,6 +74,7 @@ class Orchestrator:
         self.run_id = run_id
         self.turns = turns
         self.on_turn = on_turn or (lambda record: None)
+        self.skip = skip  # (item, arm) pairs a resumed run already finished
         self.tally = RunTally()
         self.clients: dict[str, SeamClient] = {}
         self.control: httpx.AsyncClient | None = None
@@ -95,6 +97,8 @@ class Orchestrator:
                 log.info("arm ready", arm=name, seam=handle.seam_url)
             for item in self.items:
                 for arm in arm_order(self.study.file.arm_order_seed, item.id, self.arms):
+                    if (item.id, arm) in self.skip:
+                        continue
                     if self.stopping:
                         self.tally.interrupted = True
                         return self.tally

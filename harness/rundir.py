@@ -45,6 +45,9 @@ class StudyRun(BaseModel):
     outcomes: dict[str, int] = Field(default_factory=dict)
     infra_failures: int = 0
     stray_connections: int = 0
+    # --resume: the run this one continues, and the (item, arm) pairs it skipped as finished.
+    resumed_from: str | None = None
+    skipped_pairs: int = 0
 
 
 class RunHeader(BaseModel):

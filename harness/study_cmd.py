@@ -29,6 +29,15 @@ ISOLATION = typer.Option(
 )
 
 
+RESUME = typer.Option(
+    None,
+    "--resume",
+    envvar="HARNESS_RESUME",
+    help="A stopped run's directory: run, as a new run, only the (item, arm) pairs it (and the "
+    "runs it resumed) did not finish. The study must be unchanged.",
+)
+
+
 def _isolation(value: str) -> Isolation:
     if value not in ("auto", "docker", "local"):
         raise HarnessError(f"--isolation {value!r} is not one of auto, docker, local")
@@ -43,6 +52,7 @@ def _run(
     limit: int | None,
     isolation: str,
     cap: str = "",
+    resume: Path | None = None,
 ) -> int:
     from harness.study import load_study
     from harness.study_run import RunRequest, run_study
@@ -55,6 +65,7 @@ def _run(
         limit=limit,
         isolation=_isolation(isolation),
         cap=cap,
+        resume_from=resume,
     )
     return _report(run_study(request))
 
@@ -65,6 +76,8 @@ def _report(result: RunResult) -> int:
     outcomes = ", ".join(f"{k} {v}" for k, v in sorted(run.outcomes.items())) or "no turns"
     verdict = "passed" if run.passed else "interrupted" if run.interrupted else "FAILED"
     typer.echo(f"run {result.header.run_id}: {verdict}")
+    if run.resumed_from:
+        typer.echo(f"  resumes {run.resumed_from}: {run.skipped_pairs} finished item/arm pair(s)")
     typer.echo(f"  turns: {outcomes}; infrastructure failures: {run.infra_failures}")
     why = f" ({run.isolation_reason})" if run.isolation_reason else ""
     typer.echo(f"  isolation: {run.isolation}{why}; clock: {run.clock_pinning}")
@@ -83,9 +96,10 @@ def record(
     arm: list[str] = ARM,
     limit: int | None = LIMIT,
     isolation: str = ISOLATION,
+    resume: Path | None = RESUME,
 ) -> int:
     """Run a study in record mode: every model call answered by stubs, free."""
-    return _run(study, "record", run_dir, arm, limit, isolation)
+    return _run(study, "record", run_dir, arm, limit, isolation, resume=resume)
 
 
 def live(
@@ -95,9 +109,10 @@ def live(
     arm: list[str] = ARM,
     limit: int | None = LIMIT,
     isolation: str = ISOLATION,
+    resume: Path | None = RESUME,
 ) -> int:
     """Run a study against the real vendors, metered and capped (after a clean record run)."""
-    return _run(study, "live", run_dir, arm, limit, isolation, cap)
+    return _run(study, "live", run_dir, arm, limit, isolation, cap, resume)
 
 
 def cleanup(

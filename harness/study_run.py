@@ -21,6 +21,7 @@ from harness.gate_record import passing_gate
 from harness.manifest import write_manifest
 from harness.masks import proxy_masks
 from harness.orchestrator import Orchestrator, RunTally
+from harness.resume import resumption
 from harness.rundir import RunHeader, StudyRun, new_run_id, now_iso, versions, write_header
 from harness.study import Item, Study, sha256
 from harness.turnlog import TurnLog, TurnRecord
@@ -41,6 +42,7 @@ class RunRequest:
     isolation: Isolation = "auto"
     cap: str = ""
     replay_from: Path | None = None  # replay: the recorded run that answers every call
+    resume_from: Path | None = None  # --resume: skip what this stopped run finished
 
 
 @dataclass
@@ -144,6 +146,16 @@ def run_study(request: RunRequest) -> RunResult:
                 "mode starts only after two record runs of the same study and compose file sent "
                 "the same requests",
             )
+    skip: frozenset[tuple[str, str]] = frozenset()
+    if request.resume_from is not None:
+        skip = resumption(request.resume_from, study, request.mode, items).done
+        arms = [a for a in arms if any((item.id, a) not in skip for item in items)]
+        if not arms:
+            raise HarnessError(
+                f"--resume {request.resume_from}: nothing left to run; it finished every item "
+                "on every arm asked for"
+            )
+        log.info("resuming", run=str(request.resume_from), finished_pairs=len(skip))
     run_id = new_run_id(study.name)
     run_dir = request.run_root / run_id
     try:
@@ -174,6 +186,8 @@ def run_study(request: RunRequest) -> RunResult:
             arms=arms,
             items=len(items),
             deadline_ms=study.deadline_ms,
+            resumed_from=str(request.resume_from.resolve()) if request.resume_from else None,
+            skipped_pairs=sum((item.id, arm) in skip for item in items for arm in arms),
         ),
     )
     write_header(run_dir, header)
@@ -196,11 +210,11 @@ def run_study(request: RunRequest) -> RunResult:
         masks=proxy_masks(study),
         replay_from=request.replay_from,
     )
-    total = sum(len(item.turns) for item in items) * len(arms)
+    total = sum(len(item.turns) for item in items for arm in arms if (item.id, arm) not in skip)
     with _progress(total) as advance:
         turns = TurnLog(run_dir / "turns.jsonl")
         try:
-            tally = asyncio.run(_drive(study, arms, items, backend, settings, turns, advance))
+            tally = asyncio.run(_drive(study, arms, items, backend, settings, turns, advance, skip))
             interrupted, infra, outcomes, fatal = (
                 tally.interrupted,
                 tally.infra_failures,
@@ -246,10 +260,13 @@ async def _drive(
     settings: ProxySettings,
     turns: TurnLog,
     advance: Callable[[TurnRecord], None],
+    skip: frozenset[tuple[str, str]] = frozenset(),
 ) -> RunTally:
     try:
         proxy = await backend.start_proxy(settings)
-        orchestrator = Orchestrator(study, arms, items, backend, settings.run_id, turns, advance)
+        orchestrator = Orchestrator(
+            study, arms, items, backend, settings.run_id, turns, advance, skip=skip
+        )
         return await orchestrator.run(proxy)
     finally:
         # Shielded: a second Ctrl-C cancels the run, never the stopping of what it started.
