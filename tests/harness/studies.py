@@ -35,6 +35,18 @@ def write_study(
     return study
 
 
+def spawn_harness(*args: str) -> subprocess.Popen[str]:
+    """The `harness` CLI started in the background (a test then signals or waits for it)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "--log-json", *args],
+        cwd=REPO,
+        env={**os.environ, "HARNESS_NO_PROGRESS": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def harness(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", "--log-json", *args],

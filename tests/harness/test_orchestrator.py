@@ -187,13 +187,9 @@ def test_a_stray_connection_is_refused_logged_and_fails_the_run(
 def test_ctrl_c_settles_the_turn_in_flight_and_stops_every_process(tmp_path: Path) -> None:
     import os
     import signal
-    import subprocess
-    import sys
     import time
 
-    from tests.harness.studies import REPO
-
-    CLI = [sys.executable, "-m", "harness.cli", "--log-json"]
+    from tests.harness.studies import spawn_harness
 
     items = [
         {"id": f"i{n}", "clock": "2024-05-01T10:00:00", "turns": [{"user": "sleep 2"}]}
@@ -201,14 +197,7 @@ def test_ctrl_c_settles_the_turn_in_flight_and_stops_every_process(tmp_path: Pat
     ]
     study = write_study(tmp_path, {"a": toy_arm()}, items, deadline_ms=10000)
     runs = tmp_path / "runs"
-    process = subprocess.Popen(
-        [*CLI, "record", str(study), "--run-dir", str(runs)],
-        cwd=REPO,
-        env={**os.environ, "HARNESS_NO_PROGRESS": "1"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = spawn_harness("record", str(study), "--run-dir", str(runs))
     deadline = time.monotonic() + 120
     while not list(runs.glob("*/turns.jsonl")) or not next(runs.glob("*/turns.jsonl")).read_text():
         assert time.monotonic() < deadline and process.poll() is None

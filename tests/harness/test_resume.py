@@ -3,16 +3,19 @@ a finished run or a changed study is refused before anything starts."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from tests.harness.studies import REPO, harness, header, read_jsonl, toy_arm, write_study
+from tests.harness.studies import (
+    harness,
+    header,
+    read_jsonl,
+    spawn_harness,
+    toy_arm,
+    write_study,
+)
 
-CLI = [sys.executable, "-m", "harness.cli", "--log-json"]
 ITEMS = [
     {
         "id": f"i{n}",
@@ -37,14 +40,7 @@ def _runs(root: Path) -> list[Path]:
 def test_a_run_stopped_by_ctrl_c_is_finished_by_its_resumption(tmp_path: Path) -> None:
     study = write_study(tmp_path / "study", {"a": toy_arm(), "b": toy_arm()}, ITEMS)
     runs = tmp_path / "runs"
-    process = subprocess.Popen(
-        [*CLI, "record", str(study), "--run-dir", str(runs), "--isolation", "local"],
-        cwd=REPO,
-        env={**os.environ, "HARNESS_NO_PROGRESS": "1"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = spawn_harness("record", str(study), "--run-dir", str(runs), "--isolation", "local")
     deadline = time.monotonic() + 120
     while sum(len(read_jsonl(p)) for p in runs.glob("*/turns.jsonl")) < 4:
         assert time.monotonic() < deadline and process.poll() is None
