@@ -13,6 +13,7 @@ from harness.ledger_cmd import ledger_app, prices_app
 from harness.logging import configure_logging
 from harness.proxy_cmd import proxy_app
 from harness.replay_cmd import replay
+from harness.report_cmd import report
 from harness.study_cmd import cleanup, live, record
 
 app = typer.Typer(
@@ -29,6 +30,7 @@ for command in (record, live, replay, cleanup):
     app.command()(command)
 app.command()(gate)
 app.command()(audit)
+app.command()(report)
 
 
 @app.callback()
