@@ -98,18 +98,23 @@ def test_compose_file_names_the_proxy_and_arms_on_internal_networks(tmp_path: Pa
     }
 
 
-def test_quickstart_runs_in_containers(
+def test_the_readme_first_command_runs_the_quickstart_in_containers(
     docker_engine: docker.DockerClient, images: None, tmp_path: Path
 ) -> None:
-    study = REPO / "examples" / "quickstart" / "study.toml"
-    process = run_harness(
-        "record", str(study), "--isolation", "docker", "--limit", "1", "--run-dir", str(tmp_path)
+    # No --isolation: with an engine and the images, auto must choose docker.
+    done = subprocess.run(
+        [str(REPO / "scripts" / "quickstart"), "--run-dir", str(tmp_path)],
+        cwd=REPO,
+        env={**os.environ, "HARNESS_NO_PROGRESS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
-    output, _ = process.communicate(timeout=300)
-    assert process.returncode == 0, output
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     run_dir = tmp_path / run_id_of(tmp_path)
     header = json.loads((run_dir / "run.json").read_text())
-    assert header["study"]["isolation"] == "docker"
+    assert header["study"]["isolation"] == "docker", header["study"]["isolation_reason"]
+    assert "isolation: docker (auto:" in done.stdout
     assert header["study"]["clock_pinning"] == "libfaketime"
     assert header["study"]["passed"] is True
     calls = [json.loads(line) for line in (run_dir / "calls.jsonl").read_text().splitlines()]
