@@ -16,21 +16,25 @@ PLACEHOLDER_KEY = "harness-placeholder-key"
 proxy_app = typer.Typer(help="Run the harness proxy on its own.", no_args_is_help=True)
 
 
-def exports(host: str, port: int) -> str:
-    """Shell exports that point the official SDKs at the proxy, with placeholder keys."""
+def sdk_env(host: str, port: int) -> dict[str, str]:
+    """The variables that point the official SDKs at the proxy, with placeholder keys."""
     shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
     base = f"http://{shown}:{port}"
-    lines = [
-        f"export ANTHROPIC_BASE_URL={base}/anthropic",
-        f"export ANTHROPIC_API_KEY={PLACEHOLDER_KEY}",
-        f"export OPENAI_BASE_URL={base}/openai/v1",
-        f"export OPENAI_API_KEY={PLACEHOLDER_KEY}",
-        f"export CO_API_URL={base}/cohere",
-        f"export CO_API_KEY={PLACEHOLDER_KEY}",
-        f"export VOYAGE_API_BASE={base}/voyage/v1",
-        f"export VOYAGE_API_KEY={PLACEHOLDER_KEY}",
-    ]
-    return "\n".join(lines)
+    return {
+        "ANTHROPIC_BASE_URL": f"{base}/anthropic",
+        "ANTHROPIC_API_KEY": PLACEHOLDER_KEY,
+        "OPENAI_BASE_URL": f"{base}/openai/v1",
+        "OPENAI_API_KEY": PLACEHOLDER_KEY,
+        "CO_API_URL": f"{base}/cohere",
+        "CO_API_KEY": PLACEHOLDER_KEY,
+        "VOYAGE_API_BASE": f"{base}/voyage/v1",
+        "VOYAGE_API_KEY": PLACEHOLDER_KEY,
+    }
+
+
+def exports(host: str, port: int) -> str:
+    """Shell exports of `sdk_env`, as `harness proxy serve` prints them."""
+    return "\n".join(f"export {key}={value}" for key, value in sdk_env(host, port).items())
 
 
 @proxy_app.command("serve")

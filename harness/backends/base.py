@@ -90,6 +90,21 @@ class ProxyInfo:
     # arm -> http://host:port of its forward-proxy listener (HTTPS_PROXY), as the arm sees it
     https_proxies: dict[str, str] = field(default_factory=dict)
 
+    @classmethod
+    def listening(
+        cls,
+        hosts: dict[str, str],
+        arm_ports: dict[str, int],
+        https_ports: dict[str, int],
+        control_url: str,
+    ) -> ProxyInfo:
+        """Each arm's two listeners, on the address the arm reaches the proxy at."""
+        return cls(
+            arm_bases={a: f"http://{hosts[a]}:{p}" for a, p in arm_ports.items()},
+            control_url=control_url,
+            https_proxies={a: f"http://{hosts[a]}:{p}" for a, p in https_ports.items()},
+        )
+
 
 @dataclass
 class ArmHandle:

@@ -57,7 +57,7 @@ from harness.backends.base import (
 from harness.backends.docker_config import compose_images, read_text, write_atomic
 from harness.backends.docker_net import DockerError, docker
 from harness.proxy_ca import ca_dir, install_ca_cert, proxy_env
-from harness.proxy_cmd import exports
+from harness.proxy_cmd import sdk_env
 from harness.study import ArmSpec
 
 GUARD_DIR = Path(__file__).parent / "guard"
@@ -180,10 +180,8 @@ class DockerBackend(IsolationBackend):
         tmp.write_text(json.dumps(config, indent=2))
         os.replace(tmp, config_path)
         self._wait(proxy, lambda: PROXY_READY in read_text(log_path), "the proxy", log_path)
-        self.proxy_info = ProxyInfo(
-            arm_bases={a: f"http://{self.arm_ips[a]}:{p}" for a, p in self.arm_ports.items()},
-            control_url=f"http://{control_ip}:{RELAY_PORT}",
-            https_proxies={a: f"http://{self.arm_ips[a]}:{p}" for a, p in self.https_ports.items()},
+        self.proxy_info = ProxyInfo.listening(
+            self.arm_ips, self.arm_ports, self.https_ports, f"http://{control_ip}:{RELAY_PORT}"
         )
         return self.proxy_info
 
@@ -227,9 +225,7 @@ class DockerBackend(IsolationBackend):
         proxy_ip, proxy_port = self.arm_ips[name], self.arm_ports[name]
         env = {"TZ": "UTC", "PYTHONUNBUFFERED": "1", **spec.env}
         # Set after the spec's env so a compose file's own URLs cannot point elsewhere.
-        for line in exports(proxy_ip, proxy_port).splitlines():
-            key, _, value = line.removeprefix("export ").partition("=")
-            env[key] = value
+        env |= sdk_env(proxy_ip, proxy_port)
         https_port = self.https_ports[name]
         env |= proxy_env(f"http://{proxy_ip}:{https_port}", ARM_CA_CERT, proxy_ip)
         env |= {

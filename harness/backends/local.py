@@ -40,7 +40,7 @@ from harness.backends.base import (
 )
 from harness.backends.ports import free_port, free_ports
 from harness.proxy_ca import ca_dir, install_ca_cert, proxy_env
-from harness.proxy_cmd import exports
+from harness.proxy_cmd import sdk_env
 from harness.study import ArmSpec
 
 log = structlog.get_logger("harness.backends.local")
@@ -149,10 +149,11 @@ class LocalBackend(IsolationBackend):
         await self._wait_for(
             self.proxy, log_path, offset, lambda line: line == PROXY_READY, "proxy"
         )
-        self.proxy_info = ProxyInfo(
-            arm_bases={arm: f"http://127.0.0.1:{port}" for arm, port in self.arm_ports.items()},
-            control_url=f"http://127.0.0.1:{control_port}",
-            https_proxies={a: f"http://127.0.0.1:{p}" for a, p in self.https_ports.items()},
+        self.proxy_info = ProxyInfo.listening(
+            dict.fromkeys(settings.arms, "127.0.0.1"),
+            self.arm_ports,
+            self.https_ports,
+            f"http://127.0.0.1:{control_port}",
         )
         return self.proxy_info
 
@@ -166,9 +167,7 @@ class LocalBackend(IsolationBackend):
         env |= {"TZ": "UTC", "PYTHONUNBUFFERED": "1"}
         env |= spec.env
         # Set last so a compose file's docker-network URLs cannot override them.
-        for line in exports("127.0.0.1", proxy_port).splitlines():
-            key, _, value = line.removeprefix("export ").partition("=")
-            env[key] = value
+        env |= sdk_env("127.0.0.1", proxy_port)
         https_port = self.https_ports[name]
         env |= proxy_env(f"http://127.0.0.1:{https_port}", str(self.ca_cert), "127.0.0.1,localhost")
         allowed = [proxy_port, https_port, seam_port]
