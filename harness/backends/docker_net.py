@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
 import shlex
@@ -55,6 +56,45 @@ def docker(args: Sequence[str], timeout: float = 60, check: bool = True) -> str:
         detail = proc.stderr.strip().splitlines()[-1:] or ["no output"]
         raise DockerError(f"`docker {' '.join(args[:3])} ...` failed: {detail[0]}")
     return proc.stdout
+
+
+def network_gateway(network: str) -> str:
+    """The host's IPv4 address on a Docker network (its bridge's gateway).
+
+    A freshly started docker.io 20.10 lists no `Gateway` in the default bridge's IPAM config
+    (a long-lived daemon often does), so when IPAM names none the address is read from the
+    bridge interface itself: the network's `com.docker.network.bridge.name` option (`docker0`
+    for the default bridge), else Docker's own naming for user networks (`br-` + 12 id chars)."""
+    out = docker(["network", "inspect", "-f", "{{json .}}", network])
+    info = json.loads(out)
+    for config in (info.get("IPAM") or {}).get("Config") or []:
+        gateway = str(config.get("Gateway") or "")
+        if gateway and ":" not in gateway:
+            return gateway.split("/")[0]
+    options = info.get("Options") or {}
+    bridge = options.get("com.docker.network.bridge.name") or f"br-{str(info.get('Id', ''))[:12]}"
+    address = interface_ipv4(bridge)
+    if address is None:
+        raise DockerError(
+            f"network {network} names no gateway and its bridge {bridge} has no IPv4 address"
+        )
+    return address
+
+
+def interface_ipv4(interface: str) -> str | None:
+    """The first IPv4 address on a host interface (`ip -4 -o addr show dev IF`), or None."""
+    try:
+        proc = subprocess.run(
+            ["ip", "-4", "-o", "addr", "show", "dev", interface],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r"\binet (\d+\.\d+\.\d+\.\d+)/", proc.stdout)
+    return match.group(1) if match else None
 
 
 def engine_answers() -> bool:

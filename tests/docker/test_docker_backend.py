@@ -26,6 +26,7 @@ from pathlib import Path
 import docker
 import pytest
 
+from harness.backends.docker_net import network_gateway
 from harness.images import ARM
 
 pytestmark = pytest.mark.timeout(600)
@@ -209,7 +210,7 @@ def test_arm_reaches_nothing_but_the_proxy(
         prober = next(c for n, c in arms.items() if n.endswith("-prober"))
         other = next(c for n, c in arms.items() if n.endswith("-other"))
         prober_net = next(iter(prober.attrs["NetworkSettings"]["Networks"]))
-        gateway = docker_engine.networks.get(prober_net).attrs["IPAM"]["Config"][0]["Gateway"]
+        gateway = network_gateway(prober_net)
         other_ip = next(iter(other.attrs["NetworkSettings"]["Networks"].values()))["IPAddress"]
         server_name, server_ip = server_container
         proxy = docker_engine.containers.get(prober.name.removesuffix("-prober") + "-proxy")

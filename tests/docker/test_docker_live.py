@@ -27,6 +27,7 @@ from typing import Any
 import docker
 import pytest
 
+from harness.backends.docker_net import network_gateway
 from harness.packread import PackReader
 from tests.docker.test_docker_backend import leftovers
 from tests.fakevendor.records import ReceivedRequest, Served
@@ -56,11 +57,10 @@ class LiveRun:
 
 
 def bridge_gateway(client: docker.DockerClient) -> str:
-    """The host's address on the default bridge: reachable from any container with a route out."""
-    config = client.networks.get("bridge").attrs["IPAM"]["Config"]
-    gateways = [c["Gateway"] for c in config if c.get("Gateway") and ":" not in c["Gateway"]]
-    assert gateways, f"the default bridge has no IPv4 gateway: {config}"
-    return str(gateways[0])
+    """The host's address on the default bridge: reachable from any container with a route out.
+    Read as the harness reads it (a fresh dockerd lists no gateway in the bridge's IPAM)."""
+    del client  # the engine is up: the fixture that gave it checked
+    return network_gateway("bridge")
 
 
 def write_study(folder: Path, vendor_url: str) -> Path:
