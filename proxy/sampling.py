@@ -13,6 +13,7 @@ Pure: no I/O, no clock. Deterministic and idempotent (a rewritten body rewrites 
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -20,11 +21,22 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from proxy.calllog import Rewrite
 from stubs.openai_common import is_reasoning_model
 
-try:
-    # The SDK's own list of models that deprecate manual thinking budgets in favour of adaptive.
-    from anthropic._data import MODELS_TO_WARN_WITH_THINKING_ENABLED as _SDK_ADAPTIVE_MODELS
-except ImportError:  # private module: keep working if a later SDK moves it
-    _SDK_ADAPTIVE_MODELS = ["claude-opus-4-6", "claude-mythos-preview"]
+# Models known to deprecate manual thinking budgets in favour of adaptive, for when the installed
+# SDK's own list cannot be read.
+_FALLBACK_ADAPTIVE_MODELS = ("claude-opus-4-6", "claude-mythos-preview")
+
+
+@functools.cache
+def _sdk_adaptive_models() -> tuple[str, ...]:
+    """The SDK's own list of models that deprecate manual thinking budgets. Read on first use,
+    not at import: importing the anthropic SDK costs about 2 s, and the study loader, the CLI and
+    record mode import this module without ever rewriting a thinking budget."""
+    try:
+        from anthropic._data import MODELS_TO_WARN_WITH_THINKING_ENABLED
+    except ImportError:  # private module: keep working if a later SDK moves it
+        return _FALLBACK_ADAPTIVE_MODELS
+    return tuple(MODELS_TO_WARN_WITH_THINKING_ENABLED)
+
 
 __all__ = ["PinConflict", "Pins", "PinsError", "Rewrite", "is_reasoning_model", "rewrite_sampling"]
 
@@ -198,7 +210,7 @@ def rewrite_sampling(
 
 def prefers_adaptive(model: str) -> bool:
     """Models whose SDK steers `thinking.type=enabled` to adaptive (dated snapshots included)."""
-    return any(model == m or model.startswith(m + "-") for m in _SDK_ADAPTIVE_MODELS)
+    return any(model == m or model.startswith(m + "-") for m in _sdk_adaptive_models())
 
 
 def _anthropic(model: str, edit: _Editor, pins: Pins) -> None:
