@@ -53,12 +53,16 @@ def run() -> None:
         sys.exit(2)
     except typer.Abort:
         sys.exit(130)
-    except Exception as e:  # click's usage errors
+    except Exception as e:
+        # Usage errors (an unknown option, a missing argument): click's message and exit code,
+        # no traceback. Newer typer vendors click (typer._click), whose exceptions derive from
+        # typer.TyperException rather than click.ClickException, so both are recognised.
         import click
 
-        if isinstance(e, click.ClickException):
-            e.show()
-            sys.exit(e.exit_code)
+        show = getattr(e, "show", None)
+        if isinstance(e, click.ClickException | typer.TyperException) and callable(show):
+            show()
+            sys.exit(int(getattr(e, "exit_code", 2)))
         raise
     sys.exit(code if isinstance(code, int) else 0)
 
