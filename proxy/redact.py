@@ -1,0 +1,262 @@
+"""Secrets never leave the proxy: every configured secret is cut out of what an upstream sends back.
+
+An upstream can quote the study's key back: a 401 "Incorrect API key provided: sk-...", a reply
+text, a header, an SSE stream with the key split across network chunks. `SecretRedactor` replaces
+each occurrence, in bytes, with a fixed marker such as `[redacted:OPENAI_API_KEY]` before anything
+is relayed to an arm or stored in the run. The marker is printable ASCII without quotes,
+backslashes or line breaks, so a JSON string stays a JSON string and an SSE line stays one line
+(keys are ASCII too, so a match never cuts a multi-byte UTF-8 character in half). Header names
+get `redacted-OPENAI_API_KEY`, which is a valid header token.
+
+Besides the literal key, each character may appear as a JSON `\\uXXXX` escape (`\\/` for a slash)
+or as URL percent-encoding, mixed freely: a vendor serialising the key differently still matches.
+
+`StreamRedactor` is the same for a body that arrives in pieces: it holds back only the tail that
+could still be the start of a secret (at most the longest match less one byte; nothing when the
+chunk ends in, say, "\\n\\n"), so an SSE stream is not delayed, and `finish()` releases the tail
+redacted. A stream that is cut simply never releases its held tail.
+
+Pure: no mitmproxy import, so the unit tests exercise it directly.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import structlog
+
+#: A configured value shorter than this is not a vendor key (they are 40 to 200 characters) and
+#: redacting it everywhere would mangle ordinary text; it is skipped, with a warning.
+MIN_SECRET_LENGTH = 8
+FLAG = "secret_redacted"
+
+_NAME_OK = re.compile(r"[^A-Za-z0-9_.-]")
+# The start of an escape whose end has not arrived yet: held back, it may begin a secret.
+_PARTIAL_ESCAPE = rb"(?:\\(?:u[0-9a-fA-F]{0,3})?|%[0-9a-fA-F]?)?"
+
+
+def _hex(value: int, width: int) -> bytes:
+    """A case-insensitive regex for `value` in hex (vendors write \\u00e9 and \\u00E9 alike)."""
+    out = b""
+    for digit in f"{value:0{width}x}":
+        out += f"[{digit}{digit.upper()}]".encode() if digit.isalpha() else digit.encode()
+    return out
+
+
+def _char_forms(char: str) -> bytes:
+    """Every way one character of a secret may be written: literal, JSON \\u escape, %XX."""
+    code = ord(char)
+    forms = [re.escape(char.encode()), rb"\\u" + _hex(code, 4), b"%" + _hex(code, 2)]
+    if char == "/":
+        forms.append(rb"\\/")
+    return b"(?:" + b"|".join(forms) + b")"
+
+
+def _max_form_length(secret: str) -> int:
+    return sum(6 for _ in secret)  # the longest form of any ASCII character is \uXXXX
+
+
+class SecretRedactor:
+    """The configured secrets, each with the name its marker shows (an env variable name)."""
+
+    def __init__(self, secrets: Mapping[str, str]) -> None:
+        self.names: dict[str, str] = {}  # secret -> name
+        self.skipped: list[str] = []  # names whose value is too short to be a key
+        for name, value in secrets.items():
+            if not value:
+                continue
+            if len(value) < MIN_SECRET_LENGTH or not value.isascii():
+                self.skipped.append(name)
+                continue
+            self.names.setdefault(value, _NAME_OK.sub("_", name) or "SECRET")
+        # Longest first: where two secrets start at the same byte, the longer one is taken.
+        ordered = sorted(self.names, key=len, reverse=True)
+        self.markers = [f"[redacted:{self.names[s]}]".encode() for s in ordered]
+        self.header_markers = [f"redacted-{self.names[s]}".encode() for s in ordered]
+        self.max_length = max((_max_form_length(s) for s in ordered), default=0)
+        self._find: re.Pattern[bytes] | None = None
+        self._hold: re.Pattern[bytes] | None = None
+        if ordered:
+            forms = [[_char_forms(c) for c in s] for s in ordered]
+            groups = b"|".join(b"(" + b"".join(f) + b")" for f in forms)
+            # A lookahead finds every start, so overlapping occurrences are all seen.
+            self._find = re.compile(b"(?=(?:" + groups + b"))")
+            self._hold = re.compile(
+                b"(?:"
+                + b"|".join(_nested_prefix(f) for f in forms)
+                + b"|)"
+                + _PARTIAL_ESCAPE
+                + rb"\Z"
+            )
+
+    def __bool__(self) -> bool:
+        return bool(self.names)
+
+    def stream(self, markers: list[bytes] | None = None) -> StreamRedactor:
+        return StreamRedactor(self, markers or self.markers)
+
+    def redact(self, data: bytes) -> tuple[bytes, int]:
+        """`data` with every secret replaced, and how many occurrences were replaced."""
+        if self._find is None or not data:
+            return data, 0
+        stream = self.stream()
+        out = stream.feed(data) + stream.finish()
+        return out, stream.hits
+
+    def redact_text(self, text: str) -> str:
+        if self._find is None:
+            return text
+        # surrogatepass: a hostile string with a lone surrogate still round-trips unchanged.
+        data, hits = self.redact(text.encode("utf-8", "surrogatepass"))
+        return data.decode("utf-8", "surrogatepass") if hits else text
+
+    def redact_headers(
+        self, fields: Iterable[tuple[bytes, bytes]]
+    ) -> tuple[list[tuple[bytes, bytes]], int]:
+        """Header fields with secrets replaced in names (a token marker) and values."""
+        out: list[tuple[bytes, bytes]] = []
+        hits = 0
+        for name, value in fields:
+            stream = self.stream(self.header_markers)
+            new_name = stream.feed(name) + stream.finish()
+            new_value, value_hits = self.redact(value)
+            hits += stream.hits + value_hits
+            out.append((new_name, new_value))
+        return out, hits
+
+    def redact_value(self, value: Any) -> Any:
+        """Strings and bytes anywhere inside dicts, lists and tuples (a log event's fields)."""
+        if isinstance(value, str):
+            return self.redact_text(value)
+        if isinstance(value, bytes):
+            return self.redact(value)[0]
+        if isinstance(value, dict):
+            return {self.redact_value(k): self.redact_value(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(self.redact_value(v) for v in value)
+        return value
+
+
+def _nested_prefix(forms: list[bytes]) -> bytes:
+    """A regex for any prefix of the secret (one or more characters): `a(?:b(?:c)?)?`."""
+    inner = b""
+    for form in reversed(forms[1:]):
+        inner = b"(?:" + form + inner + b")?"
+    return forms[0] + inner
+
+
+class StreamRedactor:
+    """Redacts a body fed in chunks. Offsets below are absolute positions in the raw stream."""
+
+    def __init__(self, config: SecretRedactor, markers: list[bytes]) -> None:
+        self.config = config
+        self.markers = markers
+        self.hits = 0
+        self._context = b""  # raw bytes already released, kept to see a secret that overlaps
+        self._pending = b""  # raw bytes not yet released
+        self._released = 0  # raw offset up to which output has been produced
+        self._run_end = 0  # raw offset where the last redacted run ends
+        self.finished = False
+
+    @property
+    def held(self) -> int:
+        """How many raw bytes are held back, waiting to see whether they start a secret."""
+        return len(self._pending)
+
+    def feed(self, chunk: bytes) -> bytes:
+        if self.config._find is None:
+            return chunk
+        self._pending += chunk
+        return self._release(final=False)
+
+    def finish(self, chunk: bytes = b"") -> bytes:
+        """The end of the body: everything left, redacted."""
+        self.finished = True
+        if self.config._find is None:
+            return chunk
+        self._pending += chunk
+        return self._release(final=True)
+
+    def _release(self, final: bool) -> bytes:
+        find, hold = self.config._find, self.config._hold
+        assert find is not None and hold is not None
+        buf = self._context + self._pending
+        base = self._released - len(self._context)
+        pos = len(self._context)  # output exists up to here (relative to buf)
+        safe = len(buf)
+        if not final:
+            # The earliest tail that could still grow into a secret waits for more bytes.
+            held = hold.search(buf, max(pos, len(buf) - self.config.max_length + 1))
+            if held is not None:
+                safe = held.start()
+        run_end = self._run_end - base
+        out = bytearray()
+        for match in find.finditer(buf):
+            start = match.start()
+            if start >= safe and start >= run_end:
+                break  # not complete yet, or in the held tail: the next call sees it whole
+            index = match.lastindex
+            assert index is not None
+            end = match.end(index)
+            if start < run_end or start < pos:
+                # Overlaps a secret already replaced: its marker covers this one too.
+                run_end = max(run_end, end)
+                continue
+            out += buf[max(pos, run_end) : start]
+            out += self.markers[index - 1]
+            self.hits += 1
+            run_end = end
+        upto = max(safe, run_end)
+        if run_end < upto:
+            out += buf[max(pos, run_end) : upto]
+        self._released = base + upto
+        self._run_end = base + run_end
+        keep = max(0, self.config.max_length - 1)
+        self._context = buf[max(0, upto - keep) : upto]
+        self._pending = buf[upto:]
+        return bytes(out)
+
+
+class _LogFilter(logging.Filter):
+    """Redacts stdlib log records (mitmproxy's own warnings) as they reach a handler."""
+
+    def __init__(self, redactor: SecretRedactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = self.redactor.redact_text(record.getMessage())
+        record.args = None
+        if record.exc_info:
+            record.exc_text = self.redactor.redact_text(
+                logging.Formatter().formatException(record.exc_info)
+            )
+            record.exc_info = None
+        return True
+
+
+class _LogProcessor:
+    def __init__(self, redactor: SecretRedactor) -> None:
+        self.redactor = redactor
+
+    def __call__(self, logger: Any, method: str, event: Any) -> Any:
+        return self.redactor.redact_value(event)
+
+
+def install_log_redaction(redactor: SecretRedactor) -> None:
+    """Redact the secrets from every structlog event and stdlib log record of this process.
+
+    The processor goes into structlog's live processor list just before its renderer: loggers
+    already cached (cache_logger_on_first_use) share that list object, so they are covered too.
+    """
+    if not redactor:
+        return
+    processors = structlog.get_config()["processors"]
+    if not any(isinstance(p, _LogProcessor) for p in processors):
+        processors.insert(max(0, len(processors) - 1), _LogProcessor(redactor))
+    for handler in [*logging.getLogger().handlers, logging.lastResort]:
+        if handler is not None and not any(isinstance(f, _LogFilter) for f in handler.filters):
+            handler.addFilter(_LogFilter(redactor))
