@@ -5,14 +5,37 @@ run's `records.jsonl`) can recompute every figure with it.
 """
 
 from harness.stats.bootstrap import Interval, mean_interval, paired_cluster_bootstrap
+from harness.stats.controls import Comparison, ControlResult, aa_control, must_fail_control
+from harness.stats.scorers import (
+    NetSweep,
+    choice_log_loss,
+    exact_match,
+    judge_answer,
+    net,
+    net_item_scores,
+    net_sweep,
+    normalize_answer,
+)
 from harness.stats.significance import discordant_pairs, holm, holm_rejects, mcnemar
 
 __all__ = [
+    "Comparison",
+    "ControlResult",
     "Interval",
+    "NetSweep",
+    "aa_control",
+    "choice_log_loss",
     "discordant_pairs",
+    "exact_match",
     "holm",
     "holm_rejects",
+    "judge_answer",
     "mcnemar",
     "mean_interval",
+    "must_fail_control",
+    "net",
+    "net_item_scores",
+    "net_sweep",
+    "normalize_answer",
     "paired_cluster_bootstrap",
 ]
