@@ -23,6 +23,14 @@ from proxy.bodies import BodyStore
 from proxy.calllog import CallLog, CallLogError, CallRecord, Timing, Tokens
 from proxy.callstate import CallState
 from proxy.control import TurnRef, current
+from proxy.failsafe import (
+    INTERNAL_ERROR_FLAG,
+    as_response,
+    bad_purpose,
+    internal_reply,
+    mark_failed,
+    safe_text,
+)
 from proxy.intake import intake
 from proxy.masking import DEFAULT_BODY_MASKS
 from proxy.record import RecordMode
@@ -209,6 +217,29 @@ class HarnessAddon:
     async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None:
             return  # refused before it was a call (proxy.forward_guard)
+        try:
+            await self._request(flow)
+        except Exception:
+            # Whatever failed, the arm gets the vendor's own 500 (never mitmproxy's 502 page,
+            # which the SDKs retry, nor a traceback) and the call is logged as ours to fix.
+            self._internal_error(flow, "request")
+
+    def _internal_error(self, flow: http.HTTPFlow, hook: str) -> None:
+        state = flow.metadata.get("harness")
+        if not isinstance(state, CallState):  # failed before the call had a state
+            req = flow.request
+            vendor, path = split_vendor(req.path, req.host_header or "", {})
+            state = CallState(vendor, path, req.method, ctx.options.harness_arm, "", time.time())
+            state.seq = self.calls.next_seq() if self.calls else 0
+            flow.metadata["harness"] = state
+        mark_failed(state, hook)
+        if state.played:
+            self.stream_server.discard(state.played)
+            state.played = None
+        state.reply = internal_reply(state)
+        flow.response = as_response(state.reply)
+
+    async def _request(self, flow: http.HTTPFlow) -> None:
         req = flow.request
         headers = {k.lower(): v for k, v in req.headers.items()}
         vendor, path = split_vendor(req.path, req.host_header or "", headers)
@@ -226,7 +257,7 @@ class HarnessAddon:
         self.turn_refs[id(state)] = current(state.arm)
         for name in HARNESS_HEADERS:
             req.headers.pop(name, None)
-        reply = self._refusal(state)
+        reply = self._refusal(state) or bad_purpose(state)
         if reply is None:
             try:
                 reply = intake(
@@ -235,6 +266,7 @@ class HarnessAddon:
                     self.masks,
                     ctx.options.harness_body_limit,
                     self.bodies,
+                    req.headers.get("content-encoding", ""),
                 )
             except OSError as e:
                 self._fail(f"cannot store request body: {e}")
@@ -272,9 +304,24 @@ class HarnessAddon:
         state = flow.metadata.get("harness")
         if not isinstance(state, CallState) or flow.response is None:
             return
+        try:
+            self._response(flow, state)
+        except Exception:
+            # Not metered or not logged: the reply must not leave as if it were. A live call that
+            # failed to settle keeps its reservation booked (over-counted, never under).
+            mark_failed(state, "response")
+            if not (state.played or state.stream):
+                flow.response = as_response(internal_reply(state))
+            state.logged = False
+            self._log(state, flow.response.status_code, None, time.time())
+
+    def _response(self, flow: http.HTTPFlow, state: CallState) -> None:
+        assert flow.response is not None
         if state.live is not None and self.live is not None:
             state.response_content_type = flow.response.headers.get("content-type")
             self.live.finished(flow, state)
+            if INTERNAL_ERROR_FLAG in state.flags:
+                state.outcome = "proxy_error"  # refused by us, not by the vendor
         first_byte = flow.response.timestamp_start
         end = flow.response.timestamp_end or time.time()
         if not self._log(state, flow.response.status_code, first_byte, end) and not (
@@ -290,6 +337,14 @@ class HarnessAddon:
         state = flow.metadata.get("harness")
         if not isinstance(state, CallState):
             return
+        try:
+            self._error(flow, state)
+        except Exception:
+            mark_failed(state, "error")
+            state.logged = False
+            self._log(state, flow.response.status_code if flow.response else 0, None, time.time())
+
+    def _error(self, flow: http.HTTPFlow, state: CallState) -> None:
         if state.played:
             self.stream_server.discard(state.played)
         state.error = str(flow.error) if flow.error else "connection lost"
@@ -319,6 +374,11 @@ class HarnessAddon:
             return True
         except (CallLogError, OSError) as e:
             self._fail(str(e))
+            return False
+        except Exception as e:
+            # A record that cannot be built is a call that cannot be accounted for: fail closed.
+            log.exception("call record failed", seq=state.seq)
+            self._fail(f"cannot write the record of call {state.seq}: {type(e).__name__}")
             return False
 
     def _record(
@@ -353,12 +413,12 @@ class HarnessAddon:
             arm=state.arm,
             item=ref.item if ref else None,
             turn=ref.turn if ref else None,
-            purpose=state.purpose,
+            purpose=safe_text(state.purpose),
             vendor=state.vendor,
-            route=state.route_name,
-            method=state.method,
-            path=state.path,
-            model_requested=model if isinstance(model, str) else None,
+            route=safe_text(state.route_name),
+            method=safe_text(state.method),
+            path=safe_text(state.path),
+            model_requested=safe_text(model) if isinstance(model, str) else None,
             model_served=reply.model if reply is not None else state.model_served,
             stream=bool(reply.stream) if reply is not None else state.stream,
             status=status,
@@ -376,7 +436,7 @@ class HarnessAddon:
             reserved_usd=state.reserved,
             flags=state.flags,
             rewrites=state.rewrites,
-            error=state.error,
+            error=safe_text(state.error) if state.error is not None else None,
         )
 
 

@@ -1,22 +1,30 @@
 """The checks every call passes before either mode handles it: size, JSON, route, hashes.
 
 A request the vendor would refuse for its shape is answered here with the vendor's error in
-both modes: forwarding it in live mode would only pay for the same error.
+both modes: forwarding it in live mode would only pay for the same error. Hostile JSON (too deep,
+huge numbers, lone surrogates, duplicate keys: proxy.safe_json) and fields of the wrong type or
+value (stubs.checks) are refused before anything else reads the body, so the hash, the metering
+and the stubs only ever see a body of sane shape.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from proxy.bodies import BodyStore
 from proxy.callstate import CallState
 from proxy.masking import hash_masked, mask_body, request_hash
+from proxy.safe_json import HostileJSON, parse_body
 from proxy.vendors import default_purpose
-from stubs.errors import error_reply
+from stubs.checks import check_body
+from stubs.errors import StubRequestError, error_reply
 from stubs.request import StubReply
 from stubs.routes import find_route
+
+# Bodies the proxy reads as sent: it meters and hashes what the vendor will read, so it never
+# guesses at a compressed body (the SDKs send requests uncompressed).
+IDENTITY_ENCODINGS = ("", "identity")
 
 # Streamed and plain calls of one request get the same stub reply, so the stub's choice ignores
 # these fields (the request hash keeps them).
@@ -24,7 +32,12 @@ STREAM_FIELDS = ("stream", "stream_options")
 
 
 def intake(
-    state: CallState, raw: bytes, masks: Sequence[str], body_limit: int, bodies: BodyStore | None
+    state: CallState,
+    raw: bytes,
+    masks: Sequence[str],
+    body_limit: int,
+    bodies: BodyStore | None,
+    content_encoding: str = "",
 ) -> StubReply | None:
     """Fill `state` from the request; return the vendor's error reply if it must be refused.
 
@@ -40,14 +53,24 @@ def intake(
             state.vendor, 413, f"Request body is {len(raw)} bytes; the limit is {body_limit}."
         )
     state.request_body = bodies.put(raw) if (bodies is not None and raw) else None
+    encoding = content_encoding.strip().lower()
+    if encoding not in IDENTITY_ENCODINGS:
+        state.outcome = "bad_request"
+        state.request_hash = request_hash(state.method, state.route_name, None, raw, ())
+        return error_reply(
+            state.vendor,
+            400,
+            f"Content-Encoding {content_encoding[:40]!r} is not accepted by the harness proxy; "
+            "send the request body uncompressed.",
+        )
     body: Any = None
     if raw:
         try:
-            body = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            body = parse_body(raw)
+        except HostileJSON as e:
             state.outcome = "bad_request"
             state.request_hash = request_hash(state.method, state.route_name, None, raw, ())
-            return error_reply(state.vendor, 400, f"The request body is not valid JSON: {e}")
+            return error_reply(state.vendor, 400, str(e))
     elif state.method == "GET":
         body = {}
     masked = mask_body(body, masks) if body is not None else None
@@ -65,7 +88,12 @@ def intake(
     if not isinstance(body, dict):
         state.outcome = "bad_request"
         return error_reply(state.vendor, 400, "The request body must be a JSON object.")
-    state.body = body
+    state.body = body  # the call log names the model even of a refused request
+    try:
+        check_body(state.route.name, body)
+    except StubRequestError as e:
+        state.outcome = "bad_request"
+        return error_reply(state.vendor, e.status, e.message, e.param, e.code)
     return None
 
 

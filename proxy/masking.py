@@ -54,10 +54,30 @@ def mask_body(body: Any, masks: Iterable[str]) -> Any:
     return masked
 
 
+# RFC 8785 canonicalizes numbers as IEEE doubles and refuses integers past 2**53 (an int64 `seed`
+# can be one); those are hashed as a tagged decimal string instead. Every other request hashes as
+# before, so no recorded hash changes.
+_BIG_INT_TAG = "$harness-int"
+
+
+def _tag_big_ints(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _tag_big_ints(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_tag_big_ints(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53 - 1:
+        return {_BIG_INT_TAG: str(value)}
+    return value
+
+
 def hash_masked(method: str, route: str, masked_body: Any) -> str:
-    """SHA-256 hex of an already masked JSON request."""
+    """SHA-256 hex of an already masked JSON request (its depth is bounded by proxy.safe_json)."""
     payload = {"method": method, "route": route, "body": masked_body}
-    return hashlib.sha256(rfc8785.dumps(payload)).hexdigest()
+    try:
+        canonical = rfc8785.dumps(payload)
+    except rfc8785.IntegerDomainError:
+        canonical = rfc8785.dumps(_tag_big_ints(payload))
+    return hashlib.sha256(canonical).hexdigest()
 
 
 def request_hash(method: str, route: str, body: Any, raw: bytes, masks: Iterable[str]) -> str:

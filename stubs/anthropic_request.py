@@ -22,6 +22,12 @@ _TTLS = ("5m", "1h")
 # The vendor allows at most four cache breakpoints per request.
 _MAX_CACHE_MARKS = 4
 _MIN_THINKING_BUDGET = 1024
+# Blocks whose payload is a `source` object (base64, URL or file id).
+_SOURCED_BLOCKS = ("image", "document")
+# Optional string options (`Optional[str]`/`Literal` in the 2.14 SDK's MessageCreateParams). Only
+# the type is checked: a new value the vendor adds must not be refused here, and the live proxy
+# refuses the premium values its table cannot price (proxy.billing).
+_STRING_OPTIONS = ("speed", "inference_geo", "service_tier", "container")
 _DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 
 
@@ -76,6 +82,8 @@ def _check_blocks(content: Any, where: str) -> None:
             raise _fail(f"{here}.type: Field required", here)
         if block["type"] == "text" and not isinstance(block.get("text"), str):
             raise _fail(f"{here}.text: Input should be a valid string", here)
+        if block["type"] in _SOURCED_BLOCKS and not isinstance(block.get("source"), dict):
+            raise _fail(f"{here}.{block['type']}.source: Input should be a valid dictionary", here)
         _check_cache_control(block.get("cache_control"), here)
 
 
@@ -219,6 +227,25 @@ def _check_sampling(body: dict[str, Any], thinking: bool) -> None:
         )
 
 
+def _check_options(body: dict[str, Any]) -> None:
+    """The option fields' types, as the vendor's request model refuses them."""
+    for name in _STRING_OPTIONS:
+        if body.get(name) is not None and not isinstance(body[name], str):
+            raise _fail(f"{name}: Input should be a valid string", name)
+    top_k = body.get("top_k")
+    if top_k is not None and (not _is_int(top_k) or top_k < 0):
+        raise _fail("top_k: Input should be a non-negative integer", "top_k")
+    top_p = body.get("top_p")
+    if top_p is not None and (not _is_number(top_p) or not 0 <= top_p <= 1):
+        raise _fail("top_p: Input should be a number between 0 and 1", "top_p")
+    metadata = body.get("metadata")
+    if metadata is not None:
+        if not isinstance(metadata, dict):
+            raise _fail("metadata: Input should be a valid dictionary", "metadata")
+        if metadata.get("user_id") is not None and not isinstance(metadata["user_id"], str):
+            raise _fail("metadata.user_id: Input should be a valid string", "metadata")
+
+
 def _check_output_config(body: dict[str, Any]) -> dict[str, Any] | None:
     config = body.get("output_config")
     if config is None:
@@ -301,6 +328,11 @@ def cache_writes(body: dict[str, Any], total_input: int) -> tuple[int, int]:
     return writes["5m"], writes["1h"]
 
 
+def check_create(body: dict[str, Any]) -> None:
+    """Every check of a /v1/messages body (proxy.intake runs it in both modes)."""
+    plan_messages(body, 0)
+
+
 def plan_messages(body: dict[str, Any], total_input: int) -> MessagesPlan:
     """Check a /v1/messages body; raise StubRequestError(400) the way the vendor refuses it."""
     require(body, "model", "max_tokens", "messages")
@@ -316,6 +348,7 @@ def plan_messages(body: dict[str, Any], total_input: int) -> MessagesPlan:
     if thinking and forced is not None:
         raise _fail("Thinking may not be enabled when tool_choice forces tool use.", "tool_choice")
     _check_sampling(body, thinking)
+    _check_options(body)
     schema = _check_output_config(body)
     stops = body.get("stop_sequences") or []
     if not isinstance(stops, list) or not all(isinstance(s, str) for s in stops):

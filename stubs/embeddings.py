@@ -111,6 +111,13 @@ def openai_embeddings(req: StubRequest, ctx: StubContext) -> StubReply:
     return StubReply(status=200, chunks=[raw], model=model, usage=Usage(input_tokens=prompt_tokens))
 
 
+def check_embeddings(body: dict[str, Any]) -> None:
+    """The checks of what the live proxy reads (proxy.intake runs them in both modes); the
+    encoding and dimensions are checked by the stub, which knows each model's width."""
+    _model(body)
+    _inputs(body.get("input"))
+
+
 def _short_floats(vector: npt.NDArray[np.float32]) -> list[float]:
     # The shortest decimal that reads back as the same float32 (what the API prints), instead
     # of float64's 17 digits: a smaller body, and the client's float32 view is unchanged.

@@ -32,6 +32,7 @@ from stubs.openai_common import (
     token_logprobs,
     variant,
 )
+from stubs.openai_options import check_chat_options, check_stream_options
 from stubs.request import StubReply, StubRequest, Usage
 from stubs.tokens import estimate_input_tokens, estimate_tokens
 
@@ -121,6 +122,7 @@ def _parse(body: dict[str, Any]) -> _Params:
             "'max_completion_tokens' instead.",
             "max_tokens",
         )
+    check_chat_options(body)
     params = _Params(model=model, stream=stream_flag(body), effort=body.get("reasoning_effort"))
     n = body.get("n", 1)
     if n is None:
@@ -140,6 +142,7 @@ def _parse(body: dict[str, Any]) -> _Params:
             raise StubRequestError(
                 400, "Invalid type for 'stream_options': expected an object.", "stream_options"
             )
+        check_stream_options(options)
         params.include_usage = options.get("include_usage") is True
     logprobs = body.get("logprobs")
     if logprobs is not None and not isinstance(logprobs, bool):
@@ -149,6 +152,11 @@ def _parse(body: dict[str, Any]) -> _Params:
     _parse_tools(body, params)
     _parse_response_format(body, params)
     return params
+
+
+def check_chat(body: dict[str, Any]) -> None:
+    """Every check of a chat completions body (proxy.intake runs it in both modes)."""
+    _parse(body)
 
 
 def _check_messages(messages: Any) -> None:

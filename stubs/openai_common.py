@@ -129,7 +129,7 @@ def is_reasoning_model(model: str) -> bool:
     )
 
 
-def _number_text(value: float) -> str:
+def number_text(value: float) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
@@ -152,13 +152,13 @@ def check_sampling(body: dict[str, Any], model: str) -> None:
             raise StubRequestError(
                 400,
                 f"Invalid '{name}': decimal {side} value. Expected a value {bound}, but got "
-                f"{_number_text(value)} instead.",
+                f"{number_text(value)} instead.",
                 name,
             )
         if is_reasoning_model(model) and value != 1:
             raise StubRequestError(
                 400,
-                f"Unsupported value: '{name}' does not support {_number_text(value)} with this "
+                f"Unsupported value: '{name}' does not support {number_text(value)} with this "
                 "model. Only the default (1) value is supported.",
                 name,
             )

@@ -29,6 +29,7 @@ from stubs.openai_common import (
     stream_flag,
     token_logprobs,
 )
+from stubs.openai_options import check_responses_options
 from stubs.request import StubReply, StubRequest, Usage
 from stubs.tokens import estimate_input_tokens, estimate_tokens
 
@@ -134,6 +135,7 @@ def _parse(body: dict[str, Any]) -> _Params:
         raise StubRequestError(
             400, "Invalid type for 'reasoning': expected an object.", "reasoning"
         )
+    check_responses_options(body)
     params = _Params(model=model, stream=stream_flag(body), effort=(reasoning or {}).get("effort"))
     include = body.get("include") or []
     if not isinstance(include, list):
@@ -144,6 +146,11 @@ def _parse(body: dict[str, Any]) -> _Params:
     _parse_tools(body, params)
     _parse_text(body, params)
     return params
+
+
+def check_responses(body: dict[str, Any]) -> None:
+    """Every check of a Responses body (proxy.intake runs it in both modes)."""
+    _parse(body)
 
 
 def _check_prompt(body: dict[str, Any]) -> None:

@@ -100,6 +100,21 @@ def voyage_rerank(req: StubRequest, ctx: StubContext) -> StubReply:
     return _reply(payload, model, tokens)
 
 
+def check_cohere(body: dict[str, Any]) -> None:
+    """The request checks (proxy.intake runs them in both modes)."""
+    _string(body, "model")
+    _string(body, "query")
+    documents = [_cohere_text(d, i) for i, d in enumerate(_documents(body))]
+    _limit(body, "top_n", len(documents))
+
+
+def check_voyage(body: dict[str, Any]) -> None:
+    _string(body, "model")
+    _string(body, "query")
+    documents = _documents(body)
+    _limit(body, "top_k", len(documents))
+
+
 def _reply(payload: dict[str, Any], model: str, tokens: int) -> StubReply:
     raw = json.dumps(payload, separators=(",", ":")).encode()
     return StubReply(status=200, chunks=[raw], model=model, usage=Usage(input_tokens=tokens))

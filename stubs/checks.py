@@ -1,0 +1,34 @@
+"""Per route, the checks a request must pass before anything reads it: the stubs' own request
+checks, run by proxy.intake in every mode. Record mode then refuses what the vendor refuses, and
+live mode never meters (or crashes on) a field of the wrong type or value.
+
+Imports are lazy, as in stubs.routes, so one vendor's module failing does not take the others down.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+# route name -> "module:function" raising StubRequestError for a body the vendor refuses.
+CHECKS: dict[str, str] = {
+    "anthropic.messages": "stubs.anthropic_request:check_create",
+    "anthropic.count_tokens": "stubs.anthropic_request:check_messages",
+    "openai.chat": "stubs.openai_chat:check_chat",
+    "openai.responses": "stubs.openai_responses:check_responses",
+    "openai.embeddings": "stubs.embeddings:check_embeddings",
+    "cohere.rerank": "stubs.rerank:check_cohere",
+    "voyage.rerank": "stubs.rerank:check_voyage",
+}
+
+
+def check_body(route: str, body: dict[str, Any]) -> None:
+    """Raise StubRequestError (the vendor's 400) if `route` refuses `body`; a route with no
+    checks (a GET) accepts any body."""
+    ref = CHECKS.get(route)
+    if ref is None:
+        return
+    module, name = ref.split(":")
+    check: Callable[[dict[str, Any]], None] = getattr(importlib.import_module(module), name)
+    check(body)
