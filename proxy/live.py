@@ -9,7 +9,6 @@ on every path: success, vendor error, cut stream, deadline, client disconnect, s
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +34,7 @@ from proxy.billing import (
 from proxy.calllog import Rewrite, Tokens
 from proxy.callstate import CallState
 from proxy.journal import ReservationJournal
+from proxy.safe_json import copy_json
 from proxy.sampling import PinConflict, Pins, rewrite_sampling
 from proxy.usage import (
     STREAM_ROUTES,
@@ -120,7 +120,7 @@ class LiveMode:
             return error_reply(state.vendor, 503, f"The harness proxy stopped: {self.halted}")
         live = LiveCall()
         state.live = live
-        body = copy.deepcopy(state.body)
+        body = copy_json(state.body)  # never recurses (proxy.safe_json)
         route = state.route.name
         if route not in FREE_ROUTES:
             refusal = self._price_and_reserve(state, live, body)
