@@ -33,7 +33,10 @@ from proxy.billing import (
 )
 from proxy.calllog import Rewrite, Tokens
 from proxy.callstate import CallState
+from proxy.content_decode import DecodeError
 from proxy.journal import ReservationJournal
+from proxy.live_redact import UNDECODABLE, StreamCleaner, redact_head, redact_plain
+from proxy.redact import SecretRedactor
 from proxy.safe_json import copy_json
 from proxy.sampling import PinConflict, Pins, rewrite_sampling
 from proxy.usage import (
@@ -91,6 +94,7 @@ class LiveCall:
     settled: bool = False
     relayed: bytearray = field(default_factory=bytearray)
     chunks: list[int] = field(default_factory=list)
+    cleaner: StreamCleaner | None = None  # the stream's decoder and key redactor
 
 
 class LiveMode:
@@ -99,6 +103,8 @@ class LiveMode:
         self.inflight: dict[int, tuple[http.HTTPFlow, CallState]] = {}
         # Set when a call was billed at a tier the table cannot price: later calls are refused.
         self.halted: str | None = None
+        # Every study key, whichever vendor it is for: an upstream may quote any of them.
+        self.redactor = SecretRedactor({KEY_ENV[v]: k for v, k in config.keys.items()})
 
     # --- before forwarding -------------------------------------------------------------------
 
@@ -228,27 +234,40 @@ class LiveMode:
         response = flow.response
         if live is None or response is None or state.route is None:
             return
+        redact_head(self.redactor, state, response)  # before mitmproxy relays the headers
         if state.route.name not in STREAM_ROUTES:
             return
         if not response.headers.get("content-type", "").startswith("text/event-stream"):
             return
         state.stream = True
         headers = response.headers
-        if (
-            "content-length" not in headers
-            and "chunked" not in headers.get("transfer-encoding", "").lower()
-        ):
+        if "chunked" not in headers.get("transfer-encoding", "").lower():
             # A body that ends at connection close would look complete to the arm however it
-            # was cut; chunked framing lets a cut show as a broken stream.
+            # was cut; chunked framing lets a cut show as a broken stream. A vendor's length
+            # no longer holds once a key is redacted or the body decoded.
+            headers.pop("content-length", None)
             headers["transfer-encoding"] = "chunked"
         meter = StreamMeter(state.route.name, live.model, hide_usage_chunk=live.hide_usage)
         live.meter = meter
+        try:
+            cleaner = live.cleaner = StreamCleaner(self.redactor, state, response)
+        except DecodeError as e:
+            cleaner = None
+            self._undecodable(flow, state, e)
 
         def tap(chunk: bytes) -> list[bytes]:
+            if cleaner is None or UNDECODABLE in state.flags:
+                return []
+            try:
+                # Keys are cut out before the meter and the relay see a byte.
+                clean = cleaner.feed(chunk) if chunk else cleaner.finish()
+            except DecodeError as e:
+                self._undecodable(flow, state, e)
+                return []
             if chunk:
-                out = meter.feed(chunk)
+                out = meter.feed(clean)
             else:
-                out = meter.finish()
+                out = meter.feed(clean) + meter.finish()
                 if not meter.usage().terminal_seen and live.cut is None:
                     # The stream ended without the vendor's terminal event. A clean end would
                     # look complete to the SDK, so break the arm's connection instead.
@@ -263,6 +282,17 @@ class LiveMode:
             return [out]
 
         response.stream = tap
+
+    def _undecodable(self, flow: http.HTTPFlow, state: CallState, error: DecodeError) -> None:
+        """A stream the proxy cannot read cannot be checked for keys: the arm gets a broken
+        connection, the call is billed as cut."""
+        live: LiveCall = state.live
+        if live.cut is None:
+            live.cut = "upstream_cut"
+        state.flags.append(UNDECODABLE)
+        log.error("an upstream stream could not be decoded; cut", seq=state.seq, error=str(error))
+        self._abort_client(flow)
+        self._close_server(flow)
 
     # --- settling ----------------------------------------------------------------------------
 
@@ -290,7 +320,8 @@ class LiveMode:
             state.response_chunks = list(live.chunks)
             self._settle(state, status, live.meter.usage())
         else:
-            state.response_body = flow.response.raw_content or b""
+            # Decoded and redacted before mitmproxy relays it and before the call log stores it.
+            state.response_body = redact_plain(self.redactor, state, flow.response)
             usage = None
             if status == 200 and state.route is not None:
                 usage = usage_from_body(state.route.name, state.response_body)
@@ -305,6 +336,11 @@ class LiveMode:
             return
         if live.cut is None:
             live.cut = "client_disconnect" if _client_gone(flow) else "upstream_cut"
+        if state.error:
+            state.error = self.redactor.redact_text(state.error)
+        if live.meter is not None and live.cleaner is not None:
+            # The held tail never goes out, but the vendor sent (and bills) it: count it.
+            live.meter.feed(live.cleaner.drain())
         status = flow.response.status_code if flow.response else 0
         state.response_body = bytes(live.relayed) if live.meter else None
         self._settle(state, status, live.meter.usage() if live.meter else None)

@@ -18,6 +18,7 @@ from ledger.prices import PriceTable, load_prices
 from ledger.settlements import SettlementWriter
 from proxy.journal import ReservationJournal
 from proxy.live import LiveConfig, LiveMode
+from proxy.redact import install_log_redaction
 from proxy.sampling import Pins
 from proxy.tokencount import preload
 
@@ -112,4 +113,7 @@ def start_live(
         pins=pins,
         deadline_s=opts.harness_deadline,
     )
-    return LiveSetup(run_id, ledger, writer, journal, prices), LiveMode(config)
+    live = LiveMode(config)
+    # The keys are in this process: no log line of it may carry one.
+    install_log_redaction(live.redactor)
+    return LiveSetup(run_id, ledger, writer, journal, prices), live

@@ -22,6 +22,10 @@ The syntax is `;`-separated directives, each `name` or `name=value`, e.g.
   trickle[=S]         send the reply one byte every S seconds (default 0.2), then pad forever
   stall_after=N       stream: N events, then send nothing more, keeping the connection open
   service_tier=NAME   OpenAI: report this service tier (e.g. priority: billed above standard)
+  echo_key=WHERE      quote the received key back: error (a 401 naming it), text, escaped
+                      (in the text, as JSON unicode escapes), header (see echo.py)
+  echo_split=N        with echo_key=text: the write carrying the key is split N bytes into it
+  encode=NAME         compress the reply (gzip, br, deflate) whatever the client accepts
 """
 
 from __future__ import annotations
@@ -30,9 +34,9 @@ from dataclasses import dataclass, fields
 
 TRICKLE_INTERVAL = 0.2
 
-_INT_FIELDS = {"status", "error_after", "cut_after", "reset_after", "stall_after"}
+_INT_FIELDS = {"status", "error_after", "cut_after", "reset_after", "stall_after", "echo_split"}
 _FLOAT_FIELDS = {"retry_after", "first_byte_delay", "chunk_delay"}
-_STR_FIELDS = {"message", "error_type", "service_tier"}
+_STR_FIELDS = {"message", "error_type", "service_tier", "echo_key", "encode"}
 _FLAGS = {"no_usage", "usage_in_choice_chunk", "hang", "reset"}
 
 
@@ -58,6 +62,9 @@ class Behaviour:
     trickle: float | None = None  # seconds per byte, when trickling
     stall_after: int | None = None
     service_tier: str | None = None
+    echo_key: str | None = None
+    echo_split: int | None = None
+    encode: str | None = None
     source: str = ""  # the text it was parsed from, for reports
 
     @property

@@ -20,6 +20,7 @@ import h11
 
 from stubs.context import StubContext
 from tests.fakevendor.behaviour import Behaviour, BehaviourError
+from tests.fakevendor.echo import apply_echo
 from tests.fakevendor.records import Outcome, ReceivedRequest, Served, key_of
 from tests.fakevendor.replies import Event, PlannedReply, _error, plan_reply, vendor_of
 
@@ -151,6 +152,10 @@ class Connection:
             if method == "GET":
                 body = {}
             planned = plan_reply(method, path, headers, body, behaviour, self.observer.ctx)
+        try:
+            planned = apply_echo(planned, behaviour, key_of(headers))
+        except BehaviourError as e:
+            planned = _error(vendor, 400, f"fake vendor: {e}", None)
         served = Served(
             request_id=request_id,
             route=planned.route,
@@ -249,6 +254,12 @@ class Connection:
             assert framed is not None
             if trickle is not None:
                 await self._trickle(framed, trickle)
+            elif event.split_at is not None:
+                # Two writes with a pause between: the reader gets the key in two pieces.
+                at = framed.index(event.data) + event.split_at
+                await self._write(framed[:at])
+                await self._pause(0.02)
+                await self._write(framed[at:])
             else:
                 await self._write(framed)
             self.observer.sent(served, event, len(event.data))

@@ -32,6 +32,7 @@ class Event:
     text: str = ""  # output text it carries (text, thinking, tool-argument deltas)
     final_output_tokens: int | None = None  # the vendor's final output count, if it reports one
     terminal: bool = False  # the event that completes the reply (message_stop, [DONE], ...)
+    split_at: int | None = None  # write it in two pieces, split here (echo.py)
 
 
 @dataclass

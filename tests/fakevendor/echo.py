@@ -1,0 +1,109 @@
+"""The fake vendor quotes the credential it received back, as real upstreams have done: in a 401
+("Incorrect API key provided: sk-..."), in the reply text, in a header; and compresses a reply
+although the client asked for `accept-encoding: identity`.
+
+Directives (see behaviour.py): `echo_key=error|text|escaped|header`, `echo_split=N` (the write
+that carries the key is split N bytes into it, with a pause, so the proxy reads it in two
+pieces), `encode=gzip|br|deflate` (any reply, streams flushed per event).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any
+
+import brotli
+
+from tests.fakevendor.behaviour import Behaviour, BehaviourError
+from tests.fakevendor.replies import (
+    PlannedReply,
+    _dumps,
+    _error,
+    _event_prefix,
+    _sse_json,
+)
+
+_HOLE = "\x00KEY\x00"  # stands where the key goes until the JSON is serialised
+_TEXT_FIELDS = ("text", "content", "delta")
+
+
+def apply_echo(planned: PlannedReply, behaviour: Behaviour, key: str | None) -> PlannedReply:
+    kind = behaviour.echo_key
+    if kind is not None and key:
+        if kind == "error":
+            planned = _error(
+                planned.vendor,
+                401,
+                f"Incorrect API key provided: {key}. You can find your API key in the console.",
+                planned.route,
+            )
+        elif kind == "header":
+            planned.headers += [("x-echo-key", key), (f"x-key-{key}", "seen")]
+        elif kind in ("text", "escaped"):
+            form = _escaped(key) if kind == "escaped" else key.encode()
+            _put_in_text(planned, form, behaviour.echo_split)
+        else:
+            raise BehaviourError(f"echo_key {kind!r}: use error, text, escaped or header")
+    if behaviour.encode is not None:
+        _encode(planned, behaviour.encode)
+    return planned
+
+
+def _escaped(key: str) -> bytes:
+    """Every other character as a JSON \\u escape: still the key to any JSON parser."""
+    return "".join(f"\\u{ord(c):04x}" if i % 2 else c for i, c in enumerate(key)).encode()
+
+
+def _put_in_text(planned: PlannedReply, form: bytes, split: int | None) -> None:
+    """Prefix the first non-empty reply text with the key (plain body or stream delta)."""
+    for event in planned.events:
+        data = _sse_json(event.data) if planned.stream else json.loads(event.data)
+        if not isinstance(data, dict) or not _fill_hole(data):
+            continue
+        dumped = _dumps(data)
+        hole = _dumps(_HOLE)[1:-1]  # the hole as it is serialised inside a JSON string
+        at = dumped.index(hole)
+        dumped = dumped.replace(hole, form + b" ")
+        if planned.stream:
+            prefix = _event_prefix(event.data) + b"data: "
+            event.data = prefix + dumped + b"\n\n"
+            at += len(prefix)
+        else:
+            event.data = dumped
+        if split is not None:
+            event.split_at = at + split
+        return
+    raise BehaviourError("echo_key: the reply has no text to put the key in")
+
+
+def _fill_hole(node: Any) -> bool:
+    if isinstance(node, dict):
+        for name, value in node.items():
+            if name in _TEXT_FIELDS and isinstance(value, str) and value:
+                node[name] = _HOLE + value
+                return True
+        return any(_fill_hole(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_fill_hole(v) for v in node)
+    return False
+
+
+def _encode(planned: PlannedReply, encoding: str) -> None:
+    if encoding == "br":
+        compressor: Any = brotli.Compressor()
+        step, flush, end = compressor.process, compressor.flush, compressor.finish
+    elif encoding in ("gzip", "deflate"):
+        zobj = zlib.compressobj(wbits=31 if encoding == "gzip" else 15)
+        step, end = zobj.compress, zobj.flush
+
+        def flush() -> bytes:
+            return zobj.flush(zlib.Z_SYNC_FLUSH)
+    else:
+        raise BehaviourError(f"encode {encoding!r}: use gzip, br or deflate")
+    last = len(planned.events) - 1
+    for index, event in enumerate(planned.events):
+        # Each event flushed on its own, so a stream still arrives event by event.
+        event.data = step(event.data) + (end() if index == last else flush())
+        event.split_at = None
+    planned.headers.append(("content-encoding", encoding))
