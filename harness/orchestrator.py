@@ -6,6 +6,12 @@ seam, with the arm's clock pinned to the item's date. Before each turn the proxy
 arm, item and turn is running, so every call is attributed. A failure of the machinery (the arm's
 process died, its seam refused the connection) is retried from the item's first turn on a fresh
 arm, up to MAX_RETRIES times, and counted apart from the arm's own failures (cut, error).
+
+A refused connection (any arm's, from any source: guard, proxy, kernel log) is looked for while
+a turn runs, every WATCH_S. With the study's `on_stray = "halt"` (the default) the first one
+stops the run at once: the turn in flight is cut and recorded as `stray_connection`, no later
+turn runs, and StrayConnection names the arm and the destination. With `"fail"` the run goes on
+and fails at its end.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import structlog
 
 from arms.client import SeamClient, SeamError, TurnResult
 from arms.seam import OpenSession, Turn
+from harness import memory_controls
 from harness.backends.base import InfraError, IsolationBackend, ProxyInfo
 from harness.study import Item, Study
 from harness.turnlog import TurnLog, TurnOutcome, TurnRecord
@@ -46,6 +53,21 @@ def arm_order(seed: int, item_id: str, arms: Sequence[str]) -> list[str]:
     order = list(arms)
     random.Random(f"{seed}:{item_id}").shuffle(order)
     return order
+
+
+class StrayConnection(Exception):
+    """A refused connection halted the run (`on_stray = "halt"`)."""
+
+    def __init__(self, entry: dict[str, object]) -> None:
+        self.entry = entry
+        self.arm = str(entry.get("arm"))
+        self.destination = str(entry.get("destination"))
+        source = str(entry.get("source"))
+        protocol = entry.get("protocol")
+        how = f"{protocol}, {source}" if protocol else source
+        flags = entry.get("flags")
+        how += f", flagged {'/'.join(map(str, flags))}" if isinstance(flags, list) else ""
+        super().__init__(f"arm {self.arm!r} tried to reach {self.destination} ({how})")
 
 
 @dataclass
@@ -81,6 +103,8 @@ class Orchestrator:
         self.stopping = False
         self.deadline_s = study.deadline_ms / 1000
         self.seen_strays: set[tuple[object, ...]] = set()
+        self.halt_on_stray = study.file.on_stray == "halt"
+        self.turn_strays: Counter[str] = Counter()  # refused attempts per arm, this turn
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -92,9 +116,14 @@ class Orchestrator:
         try:
             # One at a time: on a small machine, arms starting together would time each other.
             for name in self.arms:
-                handle = await self.backend.start_arm(name, self.study.arms[name], proxy)
+                # The study's capabilities join the arm's own: the backend sees one list.
+                spec = self.study.arms[name].model_copy(
+                    update={"cap_add": self.study.capabilities(name)}
+                )
+                handle = await self.backend.start_arm(name, spec, proxy)
                 self.clients[name] = SeamClient(handle.seam_url)
                 log.info("arm ready", arm=name, seam=handle.seam_url)
+                await self._halt_if_stray()  # an arm that reached out while starting
             for item in self.items:
                 for arm in arm_order(self.study.file.arm_order_seed, item.id, self.arms):
                     if (item.id, arm) in self.skip:
@@ -118,6 +147,10 @@ class Orchestrator:
             try:
                 await self._attempt(item, arm, attempt, done)
                 break
+            except StrayConnection:
+                for record in done:  # what ran, the halted turn included, is kept
+                    self._write(record)
+                raise
             except InfraError as e:
                 self.tally.infra_failures += 1
                 log.warning("infrastructure failure", attempt=attempt, error=str(e))
@@ -133,6 +166,8 @@ class Orchestrator:
                     continue  # the next attempt fails fast and is counted
                 await self.clients[arm].aclose()
                 self.clients[arm] = SeamClient(handle.seam_url)
+        # The memory controls read the calls the proxy logged for this item's turns.
+        await asyncio.to_thread(memory_controls.check, self.turns.path.parent, item, done)
         for record in done:
             self._write(record)
         await self._tell_proxy(arm, None, 0)
@@ -165,8 +200,16 @@ class Orchestrator:
                 deadline_ms=self.study.deadline_ms,
                 clock=item.clock,
             )
+            self.turn_strays.clear()
             try:
                 result = await self._collect_watched(arm, client, session_id, turn)
+            except StrayConnection as stray:
+                record = self._record(
+                    item, arm, number, attempt, "stray_connection", error=f"run halted: {stray}"
+                )
+                record.stray_connections = self.turn_strays[arm]
+                done.append(record)
+                raise
             except (SeamError, httpx.HTTPError) as e:
                 if await self._infra(arm, e):
                     raise InfraError(f"turn {number}: {e}") from e
@@ -175,7 +218,15 @@ class Orchestrator:
             if result.outcome == "broken" and await self._infra(arm, None):
                 raise InfraError(f"turn {number}: the arm's process died ({result.error})")
             record = self._from_result(item, arm, number, attempt, result)
-            record.stray_connections = await self._new_strays(arm, item.id, number)
+            new = await self._new_strays(f"{arm} {item.id} turn {number}")
+            record.stray_connections = self.turn_strays[arm]
+            if new and self.halt_on_stray:
+                # The turn ended before the watch saw it: its answer is kept, its outcome says
+                # why the run stopped.
+                halt = StrayConnection(new[0])
+                record.outcome, record.error = "stray_connection", f"run halted: {halt}"
+                done.append(record)
+                raise halt
             done.append(record)
         try:
             await client.close_session(session_id)
@@ -196,6 +247,10 @@ class Orchestrator:
                     return task.result()
                 if not await asyncio.to_thread(self.backend.arm_alive, arm):
                     raise InfraError(f"turn {turn.turn}: the arm died mid-turn")
+                if self.halt_on_stray:
+                    new = await self._new_strays(f"{arm} turn {turn.turn}")
+                    if new:
+                        raise StrayConnection(new[0])
         finally:
             if not task.done():
                 task.cancel()
@@ -213,25 +268,34 @@ class Orchestrator:
             await asyncio.sleep(0.05)
         return False
 
-    async def _new_strays(self, arm: str, item: str, turn: int) -> int:
+    async def _new_strays(self, during: str) -> list[dict[str, object]]:
         """Refused connections that appeared since the last look, named in the log as they
-        happen (not only at the run's end); returns how many were this arm's."""
+        happen (not only at the run's end) and counted per arm in `turn_strays`."""
         entries = await asyncio.to_thread(self.backend.egress_attempts)
-        mine = 0
+        new: list[dict[str, object]] = []
         for entry in entries:
-            key = tuple(entry.get(k) for k in ("arm", "destination", "time", "source", "pid"))
+            key = tuple(
+                str(entry.get(k)) for k in ("arm", "destination", "time", "source", "line", "pid")
+            )
             if key in self.seen_strays:
                 continue
             self.seen_strays.add(key)
-            mine += entry.get("arm") == arm
+            new.append(entry)
+            self.turn_strays[str(entry.get("arm"))] += 1
             log.warning(
                 "stray connection refused",
                 stray_arm=entry.get("arm"),
                 destination=entry.get("destination"),
                 source=entry.get("source"),
-                during=f"{arm} {item} turn {turn}",
+                flags=entry.get("flags"),
+                during=during,
             )
-        return mine
+        return new
+
+    async def _halt_if_stray(self) -> None:
+        new = await self._new_strays("start-up")
+        if new and self.halt_on_stray:
+            raise StrayConnection(new[0])
 
     # --- records ---------------------------------------------------------------------------
 

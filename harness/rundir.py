@@ -45,9 +45,16 @@ class StudyRun(BaseModel):
     outcomes: dict[str, int] = Field(default_factory=dict)
     infra_failures: int = 0
     stray_connections: int = 0
+    # Per arm with memory controls: how many of its turns missed (harness/memory_controls.py).
+    memory_miss: dict[str, int] = Field(default_factory=dict)
     # --resume: the run this one continues, and the (item, arm) pairs it skipped as finished.
     resumed_from: str | None = None
     skipped_pairs: int = 0
+    # Docker: the capabilities each arm's container got back (it starts with none).
+    capabilities: dict[str, list[str]] = Field(default_factory=dict)
+    on_stray: Literal["halt", "fail"] = "halt"
+    # on_stray = "halt": the refused connection that stopped the run, in one line.
+    halted: str | None = None
 
 
 class RunHeader(BaseModel):

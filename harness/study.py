@@ -7,6 +7,8 @@
     env = { ARM_MODEL = "gpt-4.1-mini" }
 
     items = "items.jsonl"                 # {"id", "clock", "turns": [{"user", "addon"?}], ...}
+                                          # a turn's "expect": ["word"] / "expect_regex": a
+                                          # memory control (harness/memory_controls.py)
     deadline_ms = 60000                   # per turn, wall time at the seam
     arm_order_seed = 7
     stubs = "stubs.toml"                  # record mode's replies (optional)
@@ -16,6 +18,10 @@
     stage_cap = "10"
     mask = ["messages.0.content"]         # extra volatile body paths (harness/masks.py)
     ca_bundle = "corp-ca.pem"             # live: also trust this CA for the vendors' TLS
+    cap_add = ["NET_BIND_SERVICE"]        # docker: capabilities every arm gets back (none by
+                                          # default; per arm: [arms.X] cap_add = [...])
+    on_stray = "halt"                     # a refused connection halts the run at once, or
+                                          # "fail": the run goes on and fails at its end
     [vendors]                             # base URL overrides for live mode
     openai = "https://api.openai.com"
     [pins]                                # pinned sampling (proxy/sampling.py Pins)
@@ -30,14 +36,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shlex
 import tomllib
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from harness.errors import HarnessError
 from proxy.sampling import Pins, PinsError
@@ -45,6 +59,31 @@ from proxy.vendors import VENDORS
 
 STUDY_SCHEMA = 1
 DEFAULT_DEADLINE_MS = 60_000
+# Linux capability names (capabilities(7)) a study may give back to an arm container, which
+# otherwise starts with none (--cap-drop ALL): a typo must fail before anything starts, not
+# reach `docker run` as an unknown name after the proxy is up.
+_CAPABILITY_NAMES = (
+    "AUDIT_CONTROL AUDIT_READ AUDIT_WRITE BLOCK_SUSPEND BPF CHECKPOINT_RESTORE CHOWN "
+    "DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID IPC_LOCK IPC_OWNER KILL LEASE "
+    "LINUX_IMMUTABLE MAC_ADMIN MAC_OVERRIDE MKNOD NET_ADMIN NET_BIND_SERVICE NET_BROADCAST "
+    "NET_RAW PERFMON SETFCAP SETGID SETPCAP SETUID SYS_ADMIN SYS_BOOT SYS_CHROOT "
+    "SYS_MODULE SYS_NICE SYS_PACCT SYS_PTRACE SYS_RAWIO SYS_RESOURCE SYS_TIME "
+    "SYS_TTY_CONFIG SYSLOG WAKE_ALARM"
+)
+CAPABILITIES = frozenset(_CAPABILITY_NAMES.split())
+
+
+def _capabilities(value: list[str]) -> list[str]:
+    """Names as docker takes them (`NET_RAW`; `CAP_NET_RAW` and lower case accepted)."""
+    names = [str(v).upper().removeprefix("CAP_") for v in value]
+    if "ALL" in names:
+        raise ValueError("ALL is not allowed: name each capability the engine needs")
+    unknown = [n for n in names if n not in CAPABILITIES]
+    if unknown:
+        raise ValueError(
+            f"unknown capability {', '.join(unknown)}; use Linux names such as NET_BIND_SERVICE"
+        )
+    return sorted(set(names))
 
 
 class ArmSpec(BaseModel):
@@ -54,6 +93,13 @@ class ArmSpec(BaseModel):
 
     command: list[str] = Field(min_length=1)
     env: dict[str, str] = Field(default_factory=dict)
+    # Capabilities this arm's container gets back (docker; it starts with none).
+    cap_add: list[str] = Field(default_factory=list)
+
+    @field_validator("cap_add")
+    @classmethod
+    def _caps(cls, value: list[str]) -> list[str]:
+        return _capabilities(value)
 
     @field_validator("command", mode="before")
     @classmethod
@@ -76,6 +122,40 @@ class TurnScript(BaseModel):
 
     user: str
     addon: str = ""
+    # A memory control (harness/memory_controls.py): words (case-insensitive) and a regex the
+    # arm must surface in this turn's reply or in its main call's context.
+    expect: list[str] = Field(default_factory=list)
+    expect_regex: str | None = None
+
+    @field_validator("expect")
+    @classmethod
+    def _words(cls, value: list[str]) -> list[str]:
+        if any(not word.strip() for word in value):
+            raise ValueError("an expected word is empty; list the words the arm must surface")
+        return value
+
+    @field_validator("expect_regex")
+    @classmethod
+    def _regex(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as e:
+                raise ValueError(f"not a regular expression ({e})") from None
+        return value
+
+    @model_validator(mode="after")
+    def _not_given(self) -> TurnScript:
+        # A word the turn itself says is in the main call's context of every arm, memory or
+        # none: such a control could never fail.
+        said = f"{self.user}\n{self.addon}".casefold()
+        given = [word for word in self.expect if word.casefold() in said]
+        if given:
+            raise ValueError(
+                f"expect {given}: this turn's own text says it, so every arm would pass; "
+                "expect what an earlier turn said"
+            )
+        return self
 
 
 class Item(BaseModel):
@@ -118,6 +198,11 @@ class StudyFile(BaseModel):
     # a local fake vendor); the public CAs stay trusted without it.
     ca_bundle: str | None = None
     stubs: str | None = None
+    # Capabilities every arm's container gets back (docker), on top of each arm's own cap_add.
+    cap_add: list[str] = Field(default_factory=list)
+    # "halt": the first refused connection stops the run at once (the turn in flight is marked
+    # stray_connection); "fail": the run goes on and fails at its end.
+    on_stray: Literal["halt", "fail"] = "halt"
     # Dotted body paths masked from the request hash on top of the defaults (harness/masks.py),
     # for fields an arm fills with a time or a random id: the gate compares masked requests.
     mask: list[str] = Field(default_factory=list)
@@ -135,6 +220,11 @@ class StudyFile(BaseModel):
         if not value:
             raise ValueError("name at least one arm")
         return value
+
+    @field_validator("cap_add")
+    @classmethod
+    def _caps(cls, value: list[str]) -> list[str]:
+        return _capabilities(value)
 
     @field_validator("stage_cap")
     @classmethod
@@ -185,6 +275,10 @@ class Study(BaseModel):
     @property
     def deadline_ms(self) -> int:
         return self.file.deadline_ms
+
+    def capabilities(self, arm: str) -> list[str]:
+        """What `arm`'s container gets back on top of none: the study's and the arm's own."""
+        return sorted({*self.file.cap_add, *self.arms[arm].cap_add})
 
     def upstreams(self) -> list[str]:
         return [f"{vendor}={url}" for vendor, url in self.file.vendors.items()]
@@ -284,7 +378,11 @@ def _arm_specs(study: Path, file: StudyFile, compose: Path | None) -> dict[str, 
             )
         try:
             specs[name] = ArmSpec.model_validate(
-                {"command": service["command"], "env": service.get("environment") or {}}
+                {
+                    "command": service["command"],
+                    "env": service.get("environment") or {},
+                    "cap_add": service.get("cap_add") or [],
+                }
             )
         except ValidationError as e:
             raise HarnessError(

@@ -79,6 +79,9 @@ def _report(result: RunResult) -> int:
     if run.resumed_from:
         typer.echo(f"  resumes {run.resumed_from}: {run.skipped_pairs} finished item/arm pair(s)")
     typer.echo(f"  turns: {outcomes}; infrastructure failures: {run.infra_failures}")
+    if run.memory_miss:
+        misses = ", ".join(f"{arm} {n}" for arm, n in run.memory_miss.items())
+        typer.echo(f"  memory controls missed (turns per arm): {misses}")
     why = f" ({run.isolation_reason})" if run.isolation_reason else ""
     typer.echo(f"  isolation: {run.isolation}{why}; clock: {run.clock_pinning}")
     if run.stray_connections:

@@ -20,7 +20,8 @@ from harness.errors import HarnessError
 from harness.gate_record import passing_gate
 from harness.manifest import write_manifest
 from harness.masks import proxy_masks
-from harness.orchestrator import Orchestrator, RunTally
+from harness.memory_controls import misses_per_arm
+from harness.orchestrator import Orchestrator, RunTally, StrayConnection
 from harness.resume import resumption
 from harness.rundir import RunHeader, StudyRun, new_run_id, now_iso, versions, write_header
 from harness.study import Item, Study, sha256
@@ -188,6 +189,10 @@ def run_study(request: RunRequest) -> RunResult:
             deadline_ms=study.deadline_ms,
             resumed_from=str(request.resume_from.resolve()) if request.resume_from else None,
             skipped_pairs=sum((item.id, arm) in skip for item in items for arm in arms),
+            capabilities={arm: study.capabilities(arm) for arm in arms}
+            if backend.isolation == "docker"
+            else {},
+            on_stray=study.file.on_stray,
         ),
     )
     write_header(run_dir, header)
@@ -211,6 +216,7 @@ def run_study(request: RunRequest) -> RunResult:
         replay_from=request.replay_from,
     )
     total = sum(len(item.turns) for item in items for arm in arms if (item.id, arm) not in skip)
+    halted: StrayConnection | None = None
     with _progress(total) as advance:
         turns = TurnLog(run_dir / "turns.jsonl")
         try:
@@ -225,6 +231,8 @@ def run_study(request: RunRequest) -> RunResult:
             interrupted, infra, outcomes, fatal = True, 0, {}, None
         except InfraError as e:
             interrupted, infra, outcomes, fatal = False, 1, {}, str(e)
+        except StrayConnection as e:
+            interrupted, infra, outcomes, fatal, halted = False, 0, {}, None, e
         finally:
             turns.close()
     stray = backend.egress_attempts()
@@ -234,8 +242,11 @@ def run_study(request: RunRequest) -> RunResult:
     header.study.infra_failures = infra
     header.study.outcomes = outcomes or _count(run_dir)
     header.study.stray_connections = len(stray)
+    header.study.memory_miss = misses_per_arm(run_dir / "turns.jsonl")
+    header.study.halted = str(halted) if halted else None
     header.study.passed = (
         fatal is None
+        and halted is None
         and not interrupted
         and not stray
         and not header.study.outcomes.get("infra_failed")
@@ -249,6 +260,12 @@ def run_study(request: RunRequest) -> RunResult:
     )  # rewrites run.json with the file list
     if fatal:
         raise HarnessError(f"the run stopped: {fatal}", hint=f"see the logs in {run_dir}/logs")
+    if halted:
+        raise HarnessError(
+            f"run {run_id} halted at once: {halted}; no later turn ran",
+            hint=f"see {run_dir / 'egress.jsonl'}; to finish a run and fail it at its end "
+            'instead, set on_stray = "fail" in the study',
+        )
     return RunResult(run_dir, header)
 
 

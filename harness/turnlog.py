@@ -13,7 +13,8 @@ TURN_SCHEMA: Literal[1] = 1
 # done: the arm finished in time. cut: the deadline passed; `text` is what arrived before it.
 # error: the arm reported an error or broke the seam protocol (the arm's failure, an outcome).
 # infra_failed: the machinery failed on every attempt (process died, seam refused): not the arm's.
-TurnOutcome = Literal["done", "cut", "error", "infra_failed"]
+# stray_connection: a refused connection halted the run during this turn (on_stray = "halt").
+TurnOutcome = Literal["done", "cut", "error", "infra_failed", "stray_connection"]
 
 
 class TurnRecord(BaseModel):
@@ -33,6 +34,9 @@ class TurnRecord(BaseModel):
     error: str | None = None
     # Connections the arm attempted during this turn that were refused (details: egress.jsonl).
     stray_connections: int = 0
+    # The turn's memory control (harness/memory_controls.py): None when it has none, [] when the
+    # arm surfaced everything, else the expected words (and /pattern/) it did not.
+    memory_miss: list[str] | None = None
 
 
 class TurnLog:

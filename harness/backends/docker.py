@@ -43,7 +43,7 @@ from typing import Any
 
 from arms.client import SeamClient
 from arms.server import parse_ready_line
-from harness.backends import docker_net
+from harness.backends import docker_net, docker_rules, egress
 from harness.backends.base import (
     PROXY_READY,
     SECRET_SUFFIXES,
@@ -56,6 +56,7 @@ from harness.backends.base import (
 )
 from harness.backends.docker_config import compose_images, read_text, write_atomic
 from harness.backends.docker_net import DockerError, docker
+from harness.backends.docker_security import hardening
 from harness.proxy_ca import ca_dir, install_ca_cert, proxy_env
 from harness.proxy_cmd import sdk_env
 from harness.study import ArmSpec
@@ -142,7 +143,7 @@ class DockerBackend(IsolationBackend):
         secrets = secrets if settings.mode == "live" else []
         install_ca_cert(self.run_dir)  # also makes the CA on first use
         docker([
-            "run", "-d", "--name", proxy, "--network", ctl, *self.labels,
+            "run", "-d", "--name", proxy, "--network", ctl, *self.labels, *hardening([]),
             *self._source_mounts(), *self._identity_mounts(settings),
             "-v", f"{ca_dir()}:{CA_STORE}:ro",
             "-e", "PYTHONPATH=/harness/src", "-e", "PYTHONUNBUFFERED=1",
@@ -157,12 +158,19 @@ class DockerBackend(IsolationBackend):
         self.arm_ports = {arm: FIRST_ARM_PORT + i for i, arm in enumerate(settings.arms)}
         self.https_ports = {arm: FIRST_HTTPS_PROXY_PORT + i for i, arm in enumerate(settings.arms)}
         for index, arm in enumerate(settings.arms):
-            subnet = self._subnet(f"{self.prefix}-{arm}")
-            prefix = docker_net.log_prefix(self.run_id, arm, index)
+            prefix = docker_rules.log_prefix(self.run_id, arm, index)
             self.log_prefixes[prefix] = arm
-            docker_net.add_rules(
-                docker_net.ArmRules(self.run_id, subnet, self.arm_ips[arm], prefix)
+            rules = docker_rules.ArmRules(
+                bridge=docker_net.network_bridge(f"{self.prefix}-{arm}"),
+                proxy_ip=self.arm_ips[arm],
+                tcp_ports=(self.arm_ports[arm], self.https_ports[arm]),
+                prefix=prefix,
+                comment=docker_net.rule_comment(self.run_id),
             )
+            try:
+                docker_rules.add_rules(rules)
+            except docker_rules.RulesError as e:
+                raise DockerError(str(e)) from e
         control_ip = addresses[ctl]
         config = {
             "arm_ports": self.arm_ports,
@@ -174,7 +182,7 @@ class DockerBackend(IsolationBackend):
             # The proxy's refusals of non-vendor hosts, merged into egress.jsonl with the rest.
             "ca_bundle": settings.upstream_ca(),
             "options": settings.addon_options()
-            | {"harness_egress_log": str(self._arm_dir("egress", "proxy") / "egress.jsonl")},
+            | {"harness_egress_log": str(egress.proxy_log(self.run_dir))},
         }
         tmp = config_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(config, indent=2))
@@ -219,7 +227,7 @@ class DockerBackend(IsolationBackend):
         container = f"{self.prefix}-{name}"
         docker(["rm", "-f", container], check=False)  # a restart replaces the dead one
         image = self.images.get(name, ARM_IMAGE)
-        clock_dir, egress_dir = self._arm_dir("clock", name), self._arm_dir("egress", name)
+        clock_dir, guard_log = self._arm_dir("clock", name), egress.guard_log(self.run_dir, name)
         if not (clock_dir / "faketime").exists():
             write_atomic(clock_dir / "faketime", "+0\n")
         proxy_ip, proxy_port = self.arm_ips[name], self.arm_ports[name]
@@ -244,15 +252,16 @@ class DockerBackend(IsolationBackend):
             "FAKETIME_DONT_FAKE_MONOTONIC": "1",
         }
         log_path = self._arm_log(name)
-        # sh appends the arm's output to the run's logs, as the local backend's arms do.
+        # sh appends the arm's output to its own log folder (no other arm mounts it), as the
+        # local backend's arms do; its guard log is in a folder of its own too.
         script = f'exec "$@" >>/harness/logs/{log_path.name} 2>&1'
         docker([
             "run", "-d", "--name", container, "--network", f"{self.prefix}-{name}",
-            "--hostname", name, *self.labels, *self._source_mounts(),
+            "--hostname", name, *self.labels, *hardening(spec.cap_add), *self._source_mounts(),
             "-v", f"{GUARD_DIR}:/harness/guard:ro",
             "-v", f"{clock_dir}:/harness/clock:ro",
             "-v", f"{self.run_dir / 'ca'}:{Path(ARM_CA_CERT).parent}:ro",
-            "-v", f"{egress_dir}:/harness/egress",
+            "-v", f"{guard_log.parent}:/harness/egress",
             "-v", f"{log_path.parent}:/harness/logs",
             "-v", f"{self.work_dir}:{self.work_dir}:ro", "-w", str(self.work_dir),
             *[a for k, v in env.items() for a in ("-e", f"{k}={v}")],
@@ -318,24 +327,13 @@ class DockerBackend(IsolationBackend):
         self.networks.clear()
 
     def egress_attempts(self) -> list[dict[str, object]]:
-        """Guard entries (per arm) and kernel-log entries, merged into egress.jsonl, deduped."""
-        entries: list[dict[str, object]] = []
-        for arm_dir in sorted((self.run_dir / "egress").glob("*")):
-            guard_log = arm_dir / "egress.jsonl"
-            for line in read_text(guard_log).splitlines():
-                if line.strip():
-                    entry = {"source": "guard", **json.loads(line)}
-                    # The proxy's entries carry real time; a guard's, the arm's pinned clock.
-                    entries.append(self._real_time(entry) if entry["source"] == "guard" else entry)
-        entries += docker_net.kernel_attempts(self.log_prefixes)
-        unique: dict[tuple[object, ...], dict[str, object]] = {}
-        for entry in entries:
-            key = (entry["arm"], entry["destination"], entry["time"], entry["source"])
-            unique.setdefault(key, entry)
-        merged = sorted(unique.values(), key=lambda e: str(e["time"]))
-        text = "".join(json.dumps(e) + "\n" for e in merged)
-        write_atomic(self.egress_log, text)
-        return merged
+        """Guard entries (each attributed to the arm whose folder holds it), the proxy's and
+        the kernel log's (attributed by listener and by bridge), merged into egress.jsonl."""
+        guards = egress.guard_entries(self.run_dir, self.log_prefixes.values())
+        entries = [self._real_time(entry) for entry in guards]
+        entries += egress.proxy_entries(self.run_dir)
+        entries += docker_rules.kernel_attempts(self.log_prefixes)
+        return egress.merge(entries, self.egress_log)
 
     def _real_time(self, entry: dict[str, object]) -> dict[str, object]:
         """Turn a guard entry's arm-clock time into real time (kept as `arm_time`): the offset
@@ -363,10 +361,6 @@ class DockerBackend(IsolationBackend):
     def _addresses(self, container: str) -> dict[str, str]:
         out = docker(["inspect", "-f", "{{json .NetworkSettings.Networks}}", container])
         return {net: str(info["IPAddress"]) for net, info in json.loads(out).items()}
-
-    def _subnet(self, network: str) -> str:
-        out = docker(["network", "inspect", "-f", "{{json .IPAM.Config}}", network])
-        return str(json.loads(out)[0]["Subnet"])
 
     def _faketime_preload(self, image: str) -> str:
         out = docker(["image", "inspect", "-f", "{{json .Config.Env}}", image])
@@ -406,7 +400,9 @@ class DockerBackend(IsolationBackend):
         return f"its log {self._arm_log(arm)}:\n{read_text(self._arm_log(arm))[-2000:]}"
 
     def _arm_log(self, arm: str) -> Path:
-        return self.run_dir / "logs" / f"arm-{arm}.log"
+        folder = self.run_dir / "logs" / arm
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / "arm.log"
 
     def _wait(self, container: str, ready: Any, what: str, log_path: Path) -> None:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S

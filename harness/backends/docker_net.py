@@ -1,39 +1,25 @@
-"""Host-side pieces of the docker backend: the docker CLI, iptables rules, the kernel log, cleanup.
+"""Host-side pieces of the docker backend: the docker CLI, a network's bridge and gateway,
+the owner of a run's resources, and `harness cleanup`.
 
-Why iptables at all: Docker's `--internal` flag stops forwarding out of a network, but a
-container still reaches the host itself through its bridge's gateway address (the host's INPUT
-chain), and a guard inside the arm covers Python code only. So every arm subnet gets rules of its
-own, in INPUT (the host) and DOCKER-USER (forwarded traffic: other networks, other arms): a
-new connection from the arm's subnet to anything but the proxy's address on that network is
-LOGged with a prefix naming the run and the arm, then REJECTed (the arm sees "connection
-refused" at once instead of hanging until its timeout). Replies on connections the host opened
-(the orchestrator calling the arm's seam) are not new and pass.
-
-Every rule carries an iptables comment `harness.run=<id> owner=<pid>:<start>` so teardown, and
-`harness cleanup` after a crash, find exactly the rules a run added.
+The firewall rules that confine arms, and the kernel log they write, are in docker_rules.
+Every resource of a run carries `harness.run=<id>` (a label, or the rule's comment) and its
+owner `<pid>:<start>`, so `harness cleanup` after a crash removes exactly what a dead run left.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
-import shlex
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from harness.backends import pids
+from harness.backends import docker_rules, pids
 from harness.errors import HarnessError
 
 RUN_LABEL = "harness.run"
 OWNER_LABEL = "harness.owner"
-CHAINS = ("INPUT", "DOCKER-USER")
-# iptables --log-prefix takes at most 29 characters.
-_PREFIX_MAX = 29
-_KERNEL_LINE = re.compile(r"^(?P<time>\S+)\s+(?P<prefix>harness \S+ \S+) (?P<rest>.*)$")
 
 
 class DockerError(RuntimeError):
@@ -71,14 +57,26 @@ def network_gateway(network: str) -> str:
         gateway = str(config.get("Gateway") or "")
         if gateway and ":" not in gateway:
             return gateway.split("/")[0]
-    options = info.get("Options") or {}
-    bridge = options.get("com.docker.network.bridge.name") or f"br-{str(info.get('Id', ''))[:12]}"
+    bridge = _bridge(info)
     address = interface_ipv4(bridge)
     if address is None:
         raise DockerError(
             f"network {network} names no gateway and its bridge {bridge} has no IPv4 address"
         )
     return address
+
+
+def network_bridge(network: str) -> str:
+    """The host interface of a Docker bridge network: where every frame its containers send
+    arrives on the host, whatever addresses the frame claims."""
+    return _bridge(json.loads(docker(["network", "inspect", "-f", "{{json .}}", network])))
+
+
+def _bridge(info: dict[str, object]) -> str:
+    options = info.get("Options") or {}
+    assert isinstance(options, dict)
+    named = options.get("com.docker.network.bridge.name")
+    return str(named) if named else f"br-{str(info.get('Id', ''))[:12]}"
 
 
 def interface_ipv4(interface: str) -> str | None:
@@ -114,113 +112,14 @@ def owner_alive(value: str) -> bool:
     return pid.isdigit() and pids.start_time(int(pid)) == start
 
 
-def log_prefix(run_id: str, arm: str, index: int) -> str:
-    """`harness <run hash> <arm> `: the run's id is too long for the 29-character limit, so a
-    short hash of it; an arm name that does not fit becomes `armN` (its index)."""
-    tag = hashlib.sha256(run_id.encode()).hexdigest()[:6]
-    prefix = f"harness {tag} {arm} "
-    return prefix if len(prefix) <= _PREFIX_MAX else f"harness {tag} arm{index} "
-
-
-@dataclass(frozen=True)
-class ArmRules:
-    """The rules confining one arm's subnet: all its new connections but to the proxy."""
-
-    run_id: str
-    subnet: str
-    proxy_ip: str
-    prefix: str
-
-    def specs(self) -> list[tuple[str, list[str]]]:
-        comment = ["-m", "comment", "--comment", f"{RUN_LABEL}={self.run_id} owner={owner()}"]
-        new = ["-m", "conntrack", "--ctstate", "NEW"]
-        rules: list[tuple[str, list[str]]] = []
-        for chain in CHAINS:
-            # INPUT is the host itself, never the proxy container: everything new is refused.
-            match = ["-s", self.subnet]
-            if chain == "DOCKER-USER":
-                match += ["!", "-d", self.proxy_ip]
-            base = match + new + comment
-            # Listed LOG first: inserted at position 1 in reverse, so LOG ends up before REJECT.
-            rules.append((chain, [*base, "-j", "LOG", "--log-prefix", self.prefix]))
-            rules.append((chain, [*base, "-j", "REJECT"]))
-        return rules
-
-
-def iptables(args: Sequence[str]) -> None:
-    try:
-        proc = subprocess.run(
-            ["iptables", "-w", "10", *args], capture_output=True, text=True, check=False
-        )
-    except FileNotFoundError as e:
-        raise DockerError("iptables is not installed (apt-get install -y iptables)") from e
-    if proc.returncode != 0:
-        raise DockerError(f"iptables {' '.join(args[:2])} failed: {proc.stderr.strip()}")
-
-
-def add_rules(rules: ArmRules) -> None:
-    for chain, spec in reversed(rules.specs()):
-        iptables(["-I", chain, "1", *spec])
+def rule_comment(run_id: str) -> str:
+    """The comment on every firewall rule of a run: teardown and cleanup find them by it."""
+    return f"{RUN_LABEL}={run_id} owner={owner()}"
 
 
 def remove_rules(run_id: str) -> int:
-    """Delete every rule of `run_id` (by its comment) from both chains; returns how many."""
-    return _remove_where(lambda comment: comment.startswith(f"{RUN_LABEL}={run_id} "))
-
-
-def _remove_where(wanted: object) -> int:
-    removed = 0
-    for chain in CHAINS:
-        try:
-            listing = subprocess.run(
-                ["iptables", "-w", "10", "-S", chain], capture_output=True, text=True, check=False
-            ).stdout
-        except FileNotFoundError:
-            return 0
-        for line in listing.splitlines():
-            words = shlex.split(line)
-            if words[:2] != ["-A", chain] or "--comment" not in words:
-                continue
-            comment = words[words.index("--comment") + 1]
-            if callable(wanted) and wanted(comment):
-                with contextlib.suppress(DockerError):
-                    iptables(["-D", *words[1:]])
-                    removed += 1
-    return removed
-
-
-def kernel_attempts(prefixes: dict[str, str]) -> list[dict[str, object]]:
-    """Refused connections from the kernel log, for the given {log prefix: arm}.
-
-    Each LOG line is one new connection the rules refused; `dmesg --time-format iso` gives its
-    wall time. Without permission to read the kernel log this returns nothing (and the guard's
-    entries remain), which the run's log says.
-    """
-    try:
-        text = subprocess.run(
-            ["dmesg", "--time-format", "iso"], capture_output=True, text=True, check=False
-        ).stdout
-    except FileNotFoundError:
-        return []
-    found: list[dict[str, object]] = []
-    for line in text.splitlines():
-        match = _KERNEL_LINE.match(line)
-        if not match or f"{match['prefix']} " not in prefixes:
-            continue
-        fields = dict(f.split("=", 1) for f in match["rest"].split() if "=" in f)
-        port = fields.get("DPT")
-        destination = f"{fields.get('DST', '?')}:{port}" if port else fields.get("DST", "?")
-        found.append(
-            {
-                "schema": 1,
-                "arm": prefixes[f"{match['prefix']} "],
-                "destination": destination,
-                "protocol": fields.get("PROTO", "?").lower(),
-                "time": match["time"].replace(",", "."),
-                "source": "kernel",
-            }
-        )
-    return found
+    """Delete every iptables and ip6tables rule of `run_id`; returns how many."""
+    return docker_rules.remove_where(lambda comment: comment.startswith(f"{RUN_LABEL}={run_id} "))
 
 
 def cleanup(force: bool = False) -> list[str]:
@@ -248,9 +147,9 @@ def cleanup(force: bool = False) -> list[str]:
         who = comment.rpartition("owner=")[2]
         return comment.startswith(f"{RUN_LABEL}=") and (force or not owner_alive(who))
 
-    removed = _remove_where(stale)
+    removed = docker_rules.remove_where(stale)
     if removed:
-        done.append(f"removed {removed} iptables rule(s) of crashed runs")
+        done.append(f"removed {removed} iptables/ip6tables rule(s) of crashed runs")
     return done
 
 

@@ -5,6 +5,11 @@ arm gets its own proxy listener (so calls are attributed by port), a minimal env
 placeholder keys only, and a socket guard (guard/sitecustomize.py) that refuses and logs every
 connection a Python arm attempts to anything but its listener and its own seam. The clock is
 pinned with libfaketime when the Debian package is installed, else only passed on the seam.
+
+Each arm's guard writes to a log of its own (`egress/<arm>/egress.jsonl`) and every line there is
+attributed to that arm whatever it says (harness/backends/egress.py); the proxy's refusals go to
+`egress/proxy/`. Local arms run as the harness's user, so this attributes what a Python arm's
+guard saw; it cannot stop an arm writing elsewhere (the docker backend's mounts do).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import structlog
 
 from arms.client import SeamClient, SeamError
 from arms.server import parse_ready_line
-from harness.backends import pids
+from harness.backends import egress, pids
 from harness.backends.base import (
     PROXY_READY,
     SECRET_SUFFIXES,
@@ -121,13 +126,16 @@ class LocalBackend(IsolationBackend):
         raise AssertionError("unreachable")
 
     async def _start_proxy(self, settings: ProxySettings) -> ProxyInfo:
+        if egress.PROXY_DIR in settings.arms:  # its guard log would be the proxy's
+            raise InfraError(f"rename arm {egress.PROXY_DIR!r}: the name is the proxy's")
         ports = free_ports(2 * len(settings.arms) + 1)
         self.arm_ports = dict(zip(settings.arms, ports, strict=False))
         self.https_ports = dict(zip(settings.arms, ports[len(settings.arms) :], strict=False))
         control_port = ports[-1]
         self.ca_cert = install_ca_cert(self.run_dir)
-        # The proxy's refusals of non-vendor hosts land where the arms' guards write theirs.
-        options = settings.addon_options() | {"harness_egress_log": str(self.egress_log.resolve())}
+        # The proxy's refusals of non-vendor hosts, merged into egress.jsonl with the guards'.
+        proxy_log = egress.proxy_log(self.run_dir).resolve()
+        options = settings.addon_options() | {"harness_egress_log": str(proxy_log)}
         config = {
             "arm_ports": self.arm_ports,
             "https_proxy_ports": self.https_ports,
@@ -177,7 +185,7 @@ class LocalBackend(IsolationBackend):
             "HARNESS_ARM": name,
             "HARNESS_GUARD_ARM": name,
             "HARNESS_GUARD_ALLOW": ",".join(f"127.0.0.1:{port}" for port in allowed),
-            "HARNESS_EGRESS_LOG": str(self.egress_log.resolve()),
+            "HARNESS_EGRESS_LOG": str(egress.guard_log(self.run_dir, name).resolve()),
             "PYTHONPATH": os.pathsep.join(filter(None, [str(GUARD_DIR), env.get("PYTHONPATH")])),
         }
         if self.faketime:
@@ -193,7 +201,8 @@ class LocalBackend(IsolationBackend):
                 "DONT_FAKE_MONOTONIC": "1",
                 "FAKETIME_DONT_FAKE_MONOTONIC": "1",
             }
-        log_path = self.logs / f"arm-{name}.log"
+        (self.logs / name).mkdir(exist_ok=True)
+        log_path = self.logs / name / "arm.log"
         offset = log_path.stat().st_size if log_path.exists() else 0
         process = self._spawn(name, argv(spec), env, log_path)
         self.arms[name] = process
@@ -251,10 +260,11 @@ class LocalBackend(IsolationBackend):
         self.pids.remove()
 
     def egress_attempts(self) -> list[dict[str, object]]:
-        if not self.egress_log.exists():
-            return []
-        lines = self.egress_log.read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines if line.strip()]
+        """Each arm's guard entries (attributed to the arm whose log holds them) and the
+        proxy's, merged into egress.jsonl."""
+        entries = egress.guard_entries(self.run_dir, self.specs)
+        entries += egress.proxy_entries(self.run_dir)
+        return egress.merge(entries, self.egress_log)
 
     # --- helpers ---------------------------------------------------------------------------
 

@@ -48,8 +48,8 @@ def leftovers(client: docker.DockerClient, run_id: str) -> list[str]:
     label = f"harness.run={run_id}"
     found = [c.name for c in client.containers.list(all=True, filters={"label": label})]
     found += [n.name for n in client.networks.list(filters={"label": label})]
-    for chain in ("INPUT", "DOCKER-USER"):
-        rules = subprocess.run(["iptables", "-S", chain], capture_output=True, text=True).stdout
+    for tool in ("iptables", "ip6tables"):
+        rules = subprocess.run([tool, "-S"], capture_output=True, text=True).stdout
         found += [line for line in rules.splitlines() if run_id in line]
     return found
 
@@ -166,7 +166,9 @@ def server_container(docker_engine: docker.DockerClient, images: None) -> Iterat
     network.remove()
 
 
-def write_egress_study(folder: Path) -> Path:
+def write_egress_study(folder: Path, extra: str = 'on_stray = "fail"\n') -> Path:
+    """The prober and the other arm; by default the run goes on past strays (`on_stray =
+    "fail"`) so the other arm's turn runs too."""
     shutil.copy(Path(__file__).parent / "egress_arm.py", folder / "egress_arm.py")
     (folder / "items.jsonl").write_text(
         json.dumps({"id": "probe", "clock": "2024-05-01T10:00:00Z", "turns": [{"user": "go"}]})
@@ -175,6 +177,7 @@ def write_egress_study(folder: Path) -> Path:
     study = folder / "study.toml"
     study.write_text(
         'name = "egress"\nitems = "items.jsonl"\ndeadline_ms = 90000\nledger = "ledger.jsonl"\n'
+        f"{extra}"
         '[arms.prober]\ncommand = "python egress_arm.py"\n'
         '[arms.other]\ncommand = "python egress_arm.py"\n'
     )
@@ -290,7 +293,9 @@ def test_cleanup_removes_what_a_crashed_run_left(
     )
     assert crashed.returncode == 9, crashed.stderr
     left = leftovers(docker_engine, run_id)
-    assert len([x for x in left if x.startswith("-A")]) == 8  # LOG + REJECT, 2 chains, 2 arms
+    # Per arm: IPv4 2 listener RETURNs + LOG/REJECT in INPUT and DOCKER-USER; IPv6 LOG/REJECT
+    # in INPUT and FORWARD (or DOCKER-USER).
+    assert len([x for x in left if x.startswith("-A")]) == 2 * 10
     assert f"harness-{run_id}-proxy" in left
     cleanup = subprocess.run(
         [*HARNESS, "cleanup", "--run-dir", str(tmp_path)], cwd=REPO, capture_output=True, text=True
@@ -331,7 +336,7 @@ def test_killed_arm_container_is_an_infra_failure_retried(
     )
     try:
         (container,) = wait_for_arms(docker_engine, ["sleeper"]).values()
-        wait_until_ready(runs / run_id_of(runs) / "logs" / "arm-sleeper.log")
+        wait_until_ready(runs / run_id_of(runs) / "logs" / "sleeper" / "arm.log")
         time.sleep(2)  # inside the 6-second turn: the orchestrator went on at once
         container.kill()
         output, _ = process.communicate(timeout=120)
@@ -357,7 +362,7 @@ def test_ctrl_c_settles_the_turn_and_removes_everything(
     )
     try:
         wait_for_arms(docker_engine, ["sleeper"])
-        wait_until_ready(runs / run_id_of(runs) / "logs" / "arm-sleeper.log")
+        wait_until_ready(runs / run_id_of(runs) / "logs" / "sleeper" / "arm.log")
         time.sleep(1.5)
         process.send_signal(signal.SIGINT)
         output, _ = process.communicate(timeout=120)

@@ -121,3 +121,31 @@ def test_unknown_arm_selection_is_named(tmp_path: Path) -> None:
     path = write_study(tmp_path / "s", {"a": toy_arm()}, [ITEM])
     done = harness("record", str(path), "--arm", "zz", "--run-dir", str(tmp_path / "runs"))
     assert done.returncode == 2 and "--arm zz" in done.stderr and "choose among a" in done.stderr
+
+
+def test_capabilities_join_the_studys_and_the_arms_own(tmp_path: Path) -> None:
+    path = write_study(tmp_path, {"a": toy_arm(), "b": toy_arm()}, [ITEM], cap_add=["chown"])
+    text = path.read_text().replace("[arms.b]\n", '[arms.b]\ncap_add = ["CAP_NET_RAW"]\n')
+    path.write_text(text)
+    study = load_study(path)
+    assert study.capabilities("a") == ["CHOWN"]
+    assert study.capabilities("b") == ["CHOWN", "NET_RAW"]
+    assert study.file.on_stray == "halt"  # the default: the first stray stops the run
+
+
+@pytest.mark.parametrize(
+    ("caps", "says"), [(["NET_RAWW"], "unknown capability NET_RAWW"), (["ALL"], "ALL is not")]
+)
+def test_a_bad_capability_is_named_before_anything_starts(
+    tmp_path: Path, caps: list[str], says: str
+) -> None:
+    path = write_study(tmp_path, {"a": toy_arm()}, [ITEM], cap_add=caps)
+    with pytest.raises(HarnessError, match="cap_add") as e:
+        load_study(path)
+    assert says in str(e.value)
+
+
+def test_on_stray_takes_halt_or_fail_only(tmp_path: Path) -> None:
+    path = write_study(tmp_path, {"a": toy_arm()}, [ITEM], on_stray="ignore")
+    with pytest.raises(HarnessError, match="on_stray"):
+        load_study(path)

@@ -5,6 +5,13 @@ reach in HARNESS_GUARD_ALLOW ("127.0.0.1:PORT,..." : its proxy listener and its 
 other TCP connection, by address or by name, is refused inside the arm (ConnectionRefusedError)
 and appended to HARNESS_EGRESS_LOG as {"schema", "arm", "destination", "time", "pid"}.
 
+A raw socket (AF_PACKET, or SOCK_RAW in any family) is refused the same way (PermissionError)
+and logged with kind "raw_socket": with one an arm writes frames no connect() ever sees.
+
+The log is the arm's own (a folder only it writes): the harness attributes every line in it to
+this arm whatever the line says, so the guard is evidence of what the arm tried, never of what
+another arm did.
+
 It is a guard, not a sandbox: code that calls the C library directly or a non-Python arm is not
 covered (the docker backend's networks are). The run header says which isolation a run had.
 
@@ -50,7 +57,7 @@ def _canonical(host: str) -> str:
 def _install(arm: str, allowed: set[tuple[str, int]], log_path: str) -> None:
     allowed = {(_canonical(h), p) for h, p in allowed}
 
-    def record(destination: str) -> None:
+    def record(destination: str, kind: str = "connect") -> None:
         line = json.dumps(
             {
                 "schema": 1,
@@ -58,6 +65,7 @@ def _install(arm: str, allowed: set[tuple[str, int]], log_path: str) -> None:
                 "destination": destination,
                 "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
                 "pid": os.getpid(),
+                "kind": kind,
             }
         )
         # One O_APPEND write per line: lines from several processes never interleave.
@@ -80,6 +88,18 @@ def _install(arm: str, allowed: set[tuple[str, int]], log_path: str) -> None:
         host, port = str(address[0]), int(address[1])
         if (_canonical(host), port) not in allowed:
             raise refuse(f"{host}:{port}")
+
+    real_init = socket.socket.__init__
+
+    def init(
+        self: socket.socket, family: Any = -1, type: Any = -1, proto: Any = -1, fileno: Any = None
+    ) -> None:
+        # A socket made from an inherited descriptor (fileno) was checked when it was made.
+        if fileno is None and _is_raw(int(family), int(type)):
+            what = "AF_PACKET" if int(family) == _AF_PACKET else "SOCK_RAW"
+            record(f"raw socket ({what})", kind="raw_socket")
+            raise PermissionError(errno.EPERM, "harness socket guard: raw sockets are refused")
+        real_init(self, family, type, proto, fileno)
 
     real_connect = socket.socket.connect
     real_connect_ex = socket.socket.connect_ex
@@ -104,9 +124,18 @@ def _install(arm: str, allowed: set[tuple[str, int]], log_path: str) -> None:
             raise refuse(f"{name}:{port}")
         return real_getaddrinfo(host, port, *args, **kwargs)
 
+    socket.socket.__init__ = init  # type: ignore[method-assign,assignment]
     socket.socket.connect = connect  # type: ignore[method-assign,assignment]
     socket.socket.connect_ex = connect_ex  # type: ignore[method-assign,assignment]
     socket.getaddrinfo = getaddrinfo
+
+
+_AF_PACKET = getattr(socket, "AF_PACKET", 17)
+
+
+def _is_raw(family: int, kind: int) -> bool:
+    # The type may carry SOCK_NONBLOCK / SOCK_CLOEXEC flags above the low bits.
+    return family == _AF_PACKET or (kind != -1 and kind & 0xF == socket.SOCK_RAW)
 
 
 def _is_ip(host: str) -> bool:
