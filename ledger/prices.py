@@ -17,13 +17,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ledger.errors import PriceTableError, UnknownModelError
+from ledger.errors import LedgerError, PriceTableError, UnknownModelError
 
 PRICES_SCHEMA = 1
 MILLION = Decimal(1_000_000)
 DEFAULT_PRICES = "prices.toml"
 
 Rate = Decimal
+
+
+class UnpricedToolError(LedgerError, LookupError):
+    """A server-side tool the price table has no per-use fee for: never priced at 0."""
+
+    def __init__(self, tool: str, table: str) -> None:
+        self.tool = tool
+        super().__init__(
+            f"the price table {table} has no fee for server tool {tool!r}: add it to the "
+            "table's [tool_fees] (with its source) or remove the tool from the request"
+        )
 
 
 class Rates(BaseModel):
@@ -129,6 +140,21 @@ class ModelPrice(Rates):
         return levels
 
 
+class ToolFee(BaseModel):
+    """A per-use fee a vendor bills outside token usage (a web search, a code container).
+
+    `usd_per_use` is USD per ONE use, not per thousand: $10 per 1,000 searches is 0.01. `source`
+    must name where the figure was read, so a fee is never a guess without a trail.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    usd_per_use: Decimal = Field(ge=0)
+    unit: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+    notes: str = ""
+
+
 class PriceTable(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -138,6 +164,9 @@ class PriceTable(BaseModel):
     check_note: str = ""
     currency: Literal["USD"]
     models: dict[str, ModelPrice]
+    # Per-use fees of server-side tools, keyed "<vendor>.<tool>" (e.g. "anthropic.web_search").
+    # A table without one cannot price that tool: the live proxy refuses calls that offer it.
+    tool_fees: dict[str, ToolFee] = Field(default_factory=dict)
     # Set by load_prices, not read from the file.
     source: str = Field("", exclude=True)
     sha256: str = Field("", exclude=True)
@@ -167,6 +196,21 @@ class PriceTable(BaseModel):
 
     def names(self) -> list[str]:
         return sorted(self.models)
+
+    def tool_fee(self, name: str) -> Decimal | None:
+        """USD per use of a server tool ("anthropic.web_search"); None if the table has none."""
+        fee = self.tool_fees.get(name)
+        return fee.usd_per_use if fee is not None else None
+
+    def fees(self, uses: dict[str, int]) -> Decimal:
+        """The exact USD fees of these tool uses; UnpricedToolError for a tool without a fee."""
+        total = Decimal(0)
+        for name, count in sorted(uses.items()):
+            fee = self.tool_fee(name)
+            if fee is None:
+                raise UnpricedToolError(name, self.source or "(in memory)")
+            total += fee * count
+        return total
 
 
 class TokenCounts(BaseModel):

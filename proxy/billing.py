@@ -8,8 +8,10 @@ from decimal import Decimal
 from typing import Any
 
 from ledger.errors import BudgetExceeded
-from ledger.prices import ModelPrice, TokenCounts
+from ledger.prices import ModelPrice, PriceTable, TokenCounts
 from proxy.calllog import TokenSource
+from proxy.server_tools import PER_CALL, ToolPlan
+from proxy.unbounded import InputBound, unbounded_inputs
 from proxy.usage import MeteredUsage, count_request_input
 from stubs.errors import error_reply
 from stubs.openai_common import is_reasoning_model
@@ -28,6 +30,42 @@ def input_bound(route: str, body: dict[str, Any], raw_len: int) -> int:
     if body.get("tools"):
         bound += TOOL_OVERHEAD_TOKENS
     return bound
+
+
+def reserved_input(
+    route: str, body: dict[str, Any], raw_len: int, price: ModelPrice, tools: ToolPlan
+) -> tuple[int, InputBound]:
+    """The prompt tokens to reserve for: the model's full input window when some input is not
+    bounded by the request's bytes (by URL or file id, an inline PDF, audio, stored state, or
+    content a server tool brings in), else the byte bound plus each inline image's allowance.
+    The window is reserved at the highest tier's rates (`worst_case` takes every tier up to it)."""
+    found = unbounded_inputs(body)
+    if tools.offered:
+        found.unbounded.append(f"content fetched by server tools ({', '.join(tools.offered)})")
+    if found.unbounded:
+        return price.context_window, found
+    return input_bound(route, body, raw_len) + found.extra_tokens, found
+
+
+def booked_tool_uses(
+    tools: ToolPlan, usage: MeteredUsage | None, status: int, table: PriceTable
+) -> dict[str, int] | None:
+    """The server-tool uses to book (priced by the table's fees), or None: the call is billed at
+    its reservation, because the final usage never came (a cut or a disconnect: the vendor may
+    have run more than it reported so far) or the reply used a tool the table cannot price."""
+    if not tools.offered:
+        return {}
+    if usage is None and status >= 400:
+        return {}  # refused by the vendor: no tool ran
+    if usage is None or usage.source != "vendor":
+        return None
+    booked = {key: n for key, n in usage.tool_uses.items() if key not in PER_CALL and n > 0}
+    for key in tools.offered:
+        if key in PER_CALL:
+            booked[key] = 1  # billed by container time, which usage does not report
+    if any(table.tool_fee(key) is None for key in booked):
+        return None
+    return booked
 
 
 # Per route, the values of billed options that the price table's standard rates cover. Any other
@@ -88,6 +126,7 @@ def billable(
     status: int,
     usage: MeteredUsage | None,
     cut: str | None,
+    unbounded: bool = False,
 ) -> tuple[TokenCounts | None, TokenSource]:
     """What the vendor bills; None means "charge the reservation" (it cannot be counted)."""
     if usage is None:
@@ -96,6 +135,9 @@ def billable(
         return None, "reservation"
     if usage.source == "vendor":  # the final usage arrived, whatever happened after
         return _token_counts(usage, usage.input or 0), "vendor"
+    if unbounded and usage.input is None:
+        # Counting the request's text would miss the document or image it points at.
+        return None, "reservation"
     if vendor == "openai" and is_reasoning_model(model):
         # Reasoning tokens are billed but never streamed as text: a count of what was seen
         # would under-count, so the worst case is charged.

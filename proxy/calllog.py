@@ -45,6 +45,9 @@ class Tokens(BaseModel):
     cache_write: int = 0  # all cache writes, both lifetimes
     cache_write_1h: int = 0  # the part of `cache_write` with the dearer 1-hour lifetime
     reasoning: int = 0  # the part of `output` spent thinking
+    # Server-side tool uses booked at the price table's per-use fees ("anthropic.web_search": 3),
+    # so an audit re-prices fees as well as tokens.
+    tool_uses: dict[str, int] = Field(default_factory=dict)
     # vendor: from the reply's usage; stub: record mode's estimate; proxy_count: counted by the
     # proxy's tokenizer (no usage came back); partial: input from the vendor, output counted.
     source: TokenSource = "none"

@@ -17,11 +17,12 @@ usage, the output is counted with `proxy.tokencount` over the text the stream de
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from httpx_sse import ServerSentEvent
 
+from proxy.server_tools import anthropic_block, anthropic_uses, openai_items, reply_tool_uses
 from proxy.sse_events import EventFramer
 from proxy.tokencount import count_request_input, count_tokens
 
@@ -54,6 +55,12 @@ class MeteredUsage:
     counted_output_text: str = ""
     # The service tier the vendor says served (and bills) the call (OpenAI), when it says one.
     service_tier: str | None = None
+    # The model the reply says served the call (the call log's `model_served`): a label, not
+    # part of what was used, so two usages that bill alike compare equal whatever it says.
+    model: str | None = field(default=None, compare=False)
+    # Server-side tool uses the reply reports, by fee key ("anthropic.web_search": 3); final only
+    # when `source` is "vendor" (billing books the worst case otherwise).
+    tool_uses: dict[str, int] = field(default_factory=dict)
 
 
 def _int(value: Any) -> int:
@@ -158,10 +165,26 @@ def usage_from_body(route: str, body: bytes) -> MeteredUsage | None:
         parsed = json.loads(body)
     except ValueError:
         return None
-    usage = _dict(parsed).get("usage")
+    reply = _dict(parsed)
+    usage = reply.get("usage")
     if not isinstance(usage, dict):
         return None
-    return replace(convert(usage), service_tier=_tier(_dict(parsed).get("service_tier")))
+    return replace(
+        convert(usage),
+        service_tier=_tier(reply.get("service_tier")),
+        model=model_from_body(body, reply),
+        tool_uses=reply_tool_uses(route, reply, usage),
+    )
+
+
+def model_from_body(body: bytes, parsed: dict[str, Any] | None = None) -> str | None:
+    """The model a plain reply names (Anthropic, OpenAI chat and Responses all say `model`)."""
+    if parsed is None:
+        try:
+            parsed = _dict(json.loads(body))
+        except (ValueError, RecursionError):
+            return None
+    return _tier(parsed.get("model"))
 
 
 def _tier(value: Any) -> str | None:
@@ -215,6 +238,9 @@ class StreamMeter:
         self._text: list[str] = []
         self._thinking: list[str] = []
         self._tier: str | None = None
+        self._model: str | None = None
+        self._blocks: dict[str, int] = {}  # Anthropic server_tool_use blocks seen, by fee key
+        self._items: dict[str, int] = {}  # Responses hosted tool calls in the final response
 
     def feed(self, chunk: bytes) -> bytes:
         if not chunk:
@@ -266,8 +292,12 @@ class StreamMeter:
             else:  # text_delta, input_json_delta (signature_delta carries neither field)
                 self._add(delta.get("text"))
                 self._add(delta.get("partial_json"))
+        elif kind == "content_block_start":
+            anthropic_block(data.get("content_block"), self._blocks)
         elif kind == "message_start":
-            usage = _dict(_dict(data.get("message")).get("usage"))
+            message = _dict(data.get("message"))
+            self._model = _tier(message.get("model")) or self._model
+            usage = _dict(message.get("usage"))
             self._started = True
             self._start_output = _int(usage.get("output_tokens"))
             # Its output_tokens (about 1) is not the reply's: message_delta brings the total.
@@ -289,6 +319,7 @@ class StreamMeter:
             self._terminal = True
             return False
         self._tier = _tier(data.get("service_tier")) or self._tier
+        self._model = _tier(data.get("model")) or self._model
         choices = data.get("choices")
         for choice in choices if isinstance(choices, list) else []:
             delta = _dict(_dict(choice).get("delta"))
@@ -313,11 +344,13 @@ class StreamMeter:
         kind = data.get("type")
         if not isinstance(kind, str):
             return
+        response = _dict(data.get("response"))
+        self._model = _tier(response.get("model")) or self._model
         if kind.endswith(".delta") and kind not in _UNCOUNTED_RESPONSE_DELTAS:
             self._add(data.get("delta"), thinking="reasoning" in kind)
         elif kind in _RESPONSES_TERMINAL:
             self._terminal = True
-            response = _dict(data.get("response"))
+            self._items = openai_items(response.get("output"))
             self._tier = _tier(response.get("service_tier")) or self._tier
             if isinstance(response.get("usage"), dict):
                 self._usage = response["usage"]
@@ -354,6 +387,8 @@ class StreamMeter:
                 error_event=self._error,
                 counted_output_text=text,
                 service_tier=self._tier,
+                model=self._model,
+                tool_uses=self._tool_uses(),
             )
         # No final usage: bill the output the stream delivered. The vendor bills at least the
         # nominal token message_start announced, so that is a floor (a floor, not an addend).
@@ -373,4 +408,11 @@ class StreamMeter:
             error_event=self._error,
             counted_output_text=text,
             service_tier=self._tier,
+            model=self._model,
+            tool_uses=self._tool_uses(),
         )
+
+    def _tool_uses(self) -> dict[str, int]:
+        if self.route == "anthropic.messages":
+            return anthropic_uses(self._usage, self._blocks)
+        return dict(self._items)
