@@ -1,4 +1,4 @@
-"""`harness report RUN_DIR`: per-arm outcomes, latency, calls and cost of a run."""
+"""`harness report RUN_DIR [RUN_DIR ...]`: the study report, and `--check-public DIR`."""
 
 from __future__ import annotations
 
@@ -6,18 +6,75 @@ from pathlib import Path
 
 import typer
 
+from harness.errors import HarnessError
+
 
 def report(
-    run_dir: Path = typer.Argument(..., help="A run directory (runs/<run-id>)."),
+    run_dirs: list[Path] = typer.Argument(
+        None, help="Run directories (runs/<run-id>): a run, then the runs that resumed it."
+    ),
+    formats: str = typer.Option("md,html", "--format", help="Any of md,html,pdf."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Folder to write into (default reports/<run-id>; never the run)."
+    ),
+    public: bool = typer.Option(
+        False, "--public", help="Ids to ordinals, paths to kind and base name; scanned."
+    ),
+    gate: Path | None = typer.Option(None, "--gate", help="gate.json of this study."),
+    ledger: Path | None = typer.Option(None, "--ledger", help="The spend ledger."),
+    prices: Path | None = typer.Option(None, "--prices", help="A price table (TOML)."),
+    judgments: Path | None = typer.Option(None, "--judgments", help="Judgments (JSONL)."),
+    provenance: Path | None = typer.Option(None, "--provenance", help="Materials (JSONL)."),
+    header: Path | None = typer.Option(None, "--header", help="The study's own text (TOML)."),
+    resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     as_json: bool = typer.Option(False, "--json", help="Print report.json instead of a table."),
+    check_public: Path | None = typer.Option(
+        None,
+        "--check-public",
+        help="Scan a public copy (with the RUN_DIRs it came from); exit 1 if it names anything "
+        "private.",
+    ),
 ) -> None:
-    """Summarise a run per arm (turn outcomes, first/last-token latency, calls, tokens, cost,
-    refused connections) from its files; also written to RUN_DIR/report.json."""
-    from harness.report import build_report, render, write_report
+    """Write the study report (13 sections; markdown, HTML, PDF) with report.json and
+    records.jsonl into --out, from the runs' files and the optional inputs; calls no model."""
+    from harness.report.generate import generate, private_words
+    from harness.report.inputs import load_inputs
+    from harness.report.public import check_public as scan
+    from harness.report.rundata import load_runs
+    from harness.report.table import render_table
 
-    built = build_report(run_dir)
-    path = write_report(run_dir, built)
+    inputs = load_inputs(
+        gate=gate,
+        ledger=ledger,
+        prices=prices,
+        judgments=judgments,
+        provenance=provenance,
+        header=header,
+    )
+    runs = list(run_dirs or [])
+    if check_public is not None:
+        if not runs:
+            raise HarnessError(
+                "--check-public needs the run directories the copy was made from",
+                hint="harness report RUN_DIR --check-public DIR [--header FILE]",
+            )
+        findings = scan(check_public, private_words(load_runs(runs), inputs))
+        for finding in findings:
+            typer.echo(str(finding))
+        typer.echo(f"{check_public}: {len(findings)} private name(s) found")
+        raise typer.Exit(1 if findings else 0)
+    built = generate(
+        runs,
+        inputs,
+        out=out,
+        formats=tuple(f.strip() for f in formats.split(",") if f.strip()),
+        public=public,
+        resamples=resamples,
+        seed=seed,
+    )
     if as_json:
-        typer.echo(path.read_text(encoding="utf-8"), nl=False)
+        typer.echo((built.out / "report.json").read_text(encoding="utf-8"), nl=False)
     else:
-        typer.echo(render(built))
+        typer.echo(render_table(built.report))
+        typer.echo(f"wrote {', '.join(p.name for p in built.files)} to {built.out}")

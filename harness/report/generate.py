@@ -1,0 +1,179 @@
+"""Write a study's report (markdown, HTML, PDF, report.json, records.jsonl) into a folder of its
+own, never into a run directory: a run's manifest lists its files, and anything added to it
+afterwards fails `harness audit`. The generator reads files and computes; it calls no model."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.manifest import tool_version
+from harness.report import money, sections, verdicts
+from harness.report.chromium import print_pdf
+from harness.report.context import Context
+from harness.report.inputs import Inputs
+from harness.report.model import Section
+from harness.report.perarm import RunReport, build_report
+from harness.report.public import Anonymizer, Private, check_public, host_names
+from harness.report.records import records, write_records
+from harness.report.render import render_html, render_markdown
+from harness.report.rundata import RunData, load_runs
+
+FORMATS = ("md", "html", "pdf")
+
+
+@dataclass
+class Generated:
+    report: RunReport
+    out: Path
+    files: list[Path]
+
+
+def default_out(run_dirs: list[Path], public: bool) -> Path:
+    return Path("reports") / (run_dirs[0].resolve().name + ("-public" if public else ""))
+
+
+def generate(
+    run_dirs: list[Path],
+    inputs: Inputs,
+    *,
+    out: Path | None = None,
+    formats: tuple[str, ...] = ("md", "html"),
+    public: bool = False,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> Generated:
+    unknown = set(formats) - set(FORMATS)
+    if unknown:
+        raise HarnessError(f"unknown --format {sorted(unknown)}", hint="use md, html and/or pdf")
+    out = out or default_out(run_dirs, public)
+    _outside_runs(out, run_dirs)
+    data = load_runs(run_dirs)
+    anon = Anonymizer(public)
+    report = build_report(data, resamples=resamples, seed=seed)
+    ctx = Context(data, inputs, report, anon, resamples, seed)
+    built = build_sections(ctx, with_charts="html" in formats or "pdf" in formats)
+    out.mkdir(parents=True, exist_ok=True)
+    title = str(data.study.get("name") or anon.run(report.run_id))
+    intro = (
+        f"Written by harness report {tool_version()} from {len(run_dirs)} run director"
+        f"{'y' if len(run_dirs) == 1 else 'ies'} ({', '.join(anon.run(r) for r in report.run_ids)})"
+        f"{', public copy' if public else ''}. The generator calls no model; every figure is "
+        "computed from the files each section lists, and records.jsonl holds the raw rows."
+    )
+    files = [_write(out / "report.json", _public_json(report, anon))]
+    write_records(out / "records.jsonl", records(data, anon))
+    files.append(out / "records.jsonl")
+    if "md" in formats:
+        files.append(_write(out / "report.md", render_markdown(title, intro, built)))
+    if "html" in formats or "pdf" in formats:
+        html = _write(out / "report.html", render_html(title, intro, built))
+        files.append(html)
+        if "pdf" in formats:
+            print_pdf(html, out / "report.pdf")
+            files.append(out / "report.pdf")
+    if public:
+        findings = check_public(out, private_words(data, inputs))
+        if findings:
+            for path in files:  # fail closed: a leaking public copy is not left behind
+                path.unlink(missing_ok=True)
+            shown = "; ".join(map(str, findings[:5]))
+            raise HarnessError(
+                f"the public copy names private data ({len(findings)} finding(s)): {shown}",
+                hint="report this as a bug in harness report; nothing was written",
+            )
+    return Generated(report, out, files)
+
+
+def build_sections(ctx: Context, with_charts: bool) -> list[Section]:
+    return [
+        sections.identity(ctx),
+        sections.question(ctx),
+        sections.arms(ctx),
+        sections.families(ctx),
+        sections.metrics(ctx),
+        verdicts.results(ctx),
+        verdicts.verdicts(ctx),
+        money.cost_section(ctx, with_charts),
+        money.latency_section(ctx, with_charts),
+        money.gate_section(ctx),
+        money.ledger_section(ctx, with_charts),
+        sections.limitations(ctx),
+        sections.appendix(ctx),
+    ]
+
+
+def private_words(data: RunData, inputs: Inputs) -> Private:
+    """What a public copy of this report must not name (harness/report/public.py)."""
+    private = Private()
+    private.add(*{t.item for t in data.turns}, *{c.item for c in data.calls if c.item})
+    private.add(*(str(h.get("run_id")) for h in data.headers), *(t.run for t in data.turns))
+    for run_dir in data.run_dirs:
+        private.add(str(run_dir), str(run_dir.resolve()))
+    private.add(*(str(f.path) for f in data.read), *(str(f.path) for f in inputs.read.values()))
+    private.add(*(str(f.path.resolve()) for f in inputs.read.values()), str(Path.home()))
+    study_path = data.study.get("study_path")
+    if study_path:
+        private.add(str(study_path))
+        private.add(*_arm_internals(Path(str(study_path))))
+    vendors = _study_table(data, "vendors")
+    private.add(*(h for h in host_names([str(u) for u in vendors.values()]) if h != "localhost"))
+    private.add(*(str(w) for w in inputs.header.get("deny") or []))
+    return private
+
+
+def _arm_internals(study: Path) -> list[str]:
+    # The command and image behind each arm's public name (its internals, not its name).
+    try:
+        arms = tomllib.loads(study.read_text(encoding="utf-8")).get("arms")
+    except (OSError, ValueError):
+        return []
+    if not isinstance(arms, dict):
+        return []
+    out = []
+    for spec in arms.values():
+        if isinstance(spec, dict):
+            out += [str(spec.get("command") or ""), str(spec.get("image") or "")]
+    return out
+
+
+def _study_table(data: RunData, name: str) -> dict[str, object]:
+    study_path = data.study.get("study_path")
+    try:
+        table = tomllib.loads(Path(str(study_path)).read_text(encoding="utf-8")).get(name)
+    except (OSError, ValueError, TypeError):
+        return {}
+    return dict(table) if isinstance(table, dict) else {}
+
+
+def _public_json(report: RunReport, anon: Anonymizer) -> str:
+    if anon.public:
+        report = report.model_copy(
+            update={
+                "run_id": anon.run(report.run_id),
+                "run_ids": [anon.run(r) for r in report.run_ids],
+                "dropped_items": [anon.item(i) for i in report.dropped_items],
+            }
+        )
+    return report.model_dump_json(by_alias=True, indent=2) + "\n"
+
+
+def _outside_runs(out: Path, run_dirs: list[Path]) -> None:
+    target = out.resolve()
+    for run_dir in run_dirs:
+        if target == run_dir.resolve() or run_dir.resolve() in target.parents:
+            raise HarnessError(
+                f"--out {out} is inside the run directory {run_dir}: files added to a run "
+                "fail `harness audit`",
+                hint="write the report elsewhere, e.g. --out reports/<run-id>",
+            )
+
+
+def _write(path: Path, text: str) -> Path:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,161 @@
+"""The report's optional inputs, each read once and hashed: gate, ledger, prices, judgments,
+provenance, header. An input not given is None, and its sections say "not run".
+
+Formats (all owned by the study, not by a run):
+- `--gate gate.json`: `harness gate`'s record (harness/gate_record.py).
+- `--ledger ledger.jsonl`: the spend ledger (ledger/ledger.py), read under its lock, unchanged.
+- `--prices prices.toml`: a price table (ledger/prices.py).
+- `--judgments FILE.jsonl`: one line per judged answer: `{"item", "arm", "turn"?, "family"?,
+  "metric"?, "correct": bool}` or `"score": number`, plus `"judge"?` and `"rubric_sha256"?`.
+- `--provenance FILE.jsonl`: one line per study material: `{"name", "kind"?, "sha256", "source"?}`.
+- `--header FILE.toml`: what the study says about itself: `question`, `limitations = [...]`,
+  `metrics = [...]`, `purpose` (whose share of calls to show), `static_prefix_tokens`,
+  `deny = [...]` (words a public copy must never contain), `[pairs]`/`family` for verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.report.rundata import ReadFile, read_file
+from ledger.prices import PriceTable, load_prices
+from ledger.state import LedgerState
+
+
+@dataclass
+class Judgment:
+    item: str
+    arm: str
+    turn: int | None
+    family: str
+    metric: str
+    value: float  # 1/0 for correct/wrong, or the score
+    binary: bool
+    judge: str | None
+    rubric_sha256: str | None
+
+
+@dataclass
+class Inputs:
+    gate: dict[str, Any] | None = None
+    ledger: LedgerState | None = None
+    ledger_problems: list[str] = field(default_factory=list)
+    prices: PriceTable | None = None
+    judgments: list[Judgment] | None = None
+    provenance: list[dict[str, Any]] | None = None
+    header: dict[str, Any] = field(default_factory=dict)
+    read: dict[str, ReadFile] = field(default_factory=dict)  # kind -> the file
+
+    def given(self, kind: str) -> ReadFile | None:
+        return self.read.get(kind)
+
+
+def load_inputs(
+    *,
+    gate: Path | None = None,
+    ledger: Path | None = None,
+    prices: Path | None = None,
+    judgments: Path | None = None,
+    provenance: Path | None = None,
+    header: Path | None = None,
+) -> Inputs:
+    inputs = Inputs()
+    for kind, path in (
+        ("gate", gate),
+        ("ledger", ledger),
+        ("prices", prices),
+        ("judgments", judgments),
+        ("provenance", provenance),
+        ("header", header),
+    ):
+        if path is None:
+            continue
+        if not path.is_file():
+            raise HarnessError(f"--{kind} {path}: no such file", hint=f"pass an existing {kind}")
+        inputs.read[kind] = read_file(kind, path)
+        try:
+            _LOADERS[kind](inputs, path)
+        except HarnessError:
+            raise
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise HarnessError(
+                f"--{kind} {path}: cannot read it: {e}", hint=f"check the {kind} file's format"
+            ) from None
+    return inputs
+
+
+def _gate(inputs: Inputs, path: Path) -> None:
+    inputs.gate = dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _ledger(inputs: Inputs, path: Path) -> None:
+    from ledger.ledger import Ledger, verify
+
+    report = verify(path)
+    inputs.ledger_problems = [f"line {n}: {p}" for n, p in report.problems]
+    if report.problems:
+        return  # totals from a broken chain cannot be trusted with money: shown as problems only
+    led = Ledger(path)
+    try:
+        inputs.ledger = led.state()
+    finally:
+        led.close()
+
+
+def _prices(inputs: Inputs, path: Path) -> None:
+    inputs.prices = load_prices(path)
+
+
+def _judgments(inputs: Inputs, path: Path) -> None:
+    out = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if "correct" in row:
+            value, binary = float(bool(row["correct"])), True
+        elif "score" in row:
+            value, binary = float(row["score"]), False
+        else:
+            raise ValueError(f"line {lineno}: needs `correct` (true/false) or `score` (a number)")
+        out.append(
+            Judgment(
+                item=str(row["item"]),
+                arm=str(row["arm"]),
+                turn=row.get("turn"),
+                family=str(row.get("family") or "all"),
+                metric=str(row.get("metric") or ("correct" if binary else "score")),
+                value=value,
+                binary=binary,
+                judge=row.get("judge"),
+                rubric_sha256=row.get("rubric_sha256"),
+            )
+        )
+    inputs.judgments = out
+
+
+def _provenance(inputs: Inputs, path: Path) -> None:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    for lineno, row in enumerate(rows, 1):
+        if "name" not in row or "sha256" not in row:
+            raise ValueError(f"line {lineno}: every material needs `name` and `sha256`")
+    inputs.provenance = rows
+
+
+def _header(inputs: Inputs, path: Path) -> None:
+    inputs.header = tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+_LOADERS = {
+    "gate": _gate,
+    "ledger": _ledger,
+    "prices": _prices,
+    "judgments": _judgments,
+    "provenance": _provenance,
+    "header": _header,
+}

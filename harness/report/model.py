@@ -1,0 +1,54 @@
+"""What a report section is, independent of its format: the markdown and HTML templates render
+the same `Section` objects, so the two formats cannot drift apart in content."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+NOT_RUN = "not run"
+
+TITLES = (
+    "Run identity",
+    "The question",
+    "The arms",
+    "Task families and item counts",
+    "Metrics, judges and pins",
+    "Results per family",
+    "Pairwise verdicts",
+    "Cost per arm, tokens, cached tokens and the counterfactual",
+    "Latency per arm",
+    "The determinism gate and the stability check",
+    "The spend ledger",
+    "Limitations",
+    "Appendix: rubric hashes, materials provenance and the price table",
+)
+
+
+@dataclass
+class Table:
+    columns: list[str]
+    rows: list[list[str]]
+
+
+@dataclass
+class Section:
+    number: int
+    read: list[str] = field(default_factory=list)  # "kind: path, SHA-256 ..." per file read
+    not_run: str | None = None  # why the section is "not run" (an input was not given)
+    paragraphs: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    chart: str | None = None  # an inline SVG (HTML only)
+
+    @property
+    def title(self) -> str:
+        return TITLES[self.number - 1]
+
+
+def money(value: object) -> str:
+    return f"${value}"
+
+
+def seconds(value: float | None, censored: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"≥ {value:.2f} s (cut)" if censored else f"{value:.2f} s"

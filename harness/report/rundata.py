@@ -1,0 +1,129 @@
+"""The run files a report reads, from one run or a run and the runs that resumed it.
+
+Read-only over run.json, turns.jsonl, calls.jsonl, egress.jsonl and bodies/pack.bin, so it works
+on any copy of a run. Several directories are one study's chain (a stopped run, then its
+`--resume` runs): for each (item, arm) pair the turns of the LAST directory given that has any
+are kept, because a resume re-runs exactly the pairs the earlier run did not finish.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import zstandard
+
+from harness.errors import HarnessError
+from harness.manifest import file_sha256
+from harness.packread import PackReader
+from harness.turnlog import TurnRecord, read_turns
+from proxy.calllog import CallRecord, read_calls
+
+RUN_FILES = ("run.json", "turns.jsonl", "calls.jsonl", "egress.jsonl")
+
+
+@dataclass
+class ReadFile:
+    """A file the report read, named in the section that used it."""
+
+    kind: str  # what it is to the report: run header, turn log, call log, ...
+    path: Path
+    sha256: str
+    size: int
+
+
+@dataclass
+class RunData:
+    run_dirs: list[Path]
+    headers: list[dict[str, Any]]
+    turns: list[TurnRecord]
+    calls: list[CallRecord]
+    egress: list[dict[str, Any]]
+    response_bytes: dict[str, int]  # response_hash -> body size, when the pack says
+    read: list[ReadFile] = field(default_factory=list)
+
+    @property
+    def header(self) -> dict[str, Any]:
+        """The first run's header: the run the study started as."""
+        return self.headers[0]
+
+    @property
+    def study(self) -> dict[str, Any]:
+        return dict(self.header.get("study") or {})
+
+    @property
+    def deadline_s(self) -> float:
+        return float(self.study.get("deadline_ms") or 0) / 1000
+
+    @property
+    def arm_names(self) -> list[str]:
+        names = list(self.study.get("arms") or [])
+        return names + sorted({t.arm for t in self.turns} - set(names))
+
+
+def read_file(kind: str, path: Path) -> ReadFile:
+    return ReadFile(kind, path, file_sha256(path), path.stat().st_size)
+
+
+def load_runs(run_dirs: list[Path]) -> RunData:
+    if not run_dirs:
+        raise HarnessError("no run directory given", hint="harness report runs/<run-id>")
+    headers, read = [], []
+    by_pair: dict[tuple[str, str], list[TurnRecord]] = {}
+    calls: list[CallRecord] = []
+    egress: list[dict[str, Any]] = []
+    sizes: dict[str, int] = {}
+    for run_dir in run_dirs:
+        headers.append(_header(run_dir))
+        turns: dict[tuple[str, str], list[TurnRecord]] = {}
+        for record in read_turns(run_dir / "turns.jsonl"):
+            turns.setdefault((record.item, record.arm), []).append(record)
+        by_pair.update(turns)  # a later run's pair replaces the earlier one's
+        calls_path = run_dir / "calls.jsonl"
+        try:
+            calls += read_calls(calls_path) if calls_path.exists() else []
+        except ValueError as e:
+            raise HarnessError(
+                f"{calls_path}: {e}", hint="run `harness audit` on this run"
+            ) from None
+        egress += _jsonl(run_dir / "egress.jsonl")
+        sizes.update(_body_sizes(run_dir))
+        for name in RUN_FILES:
+            if (run_dir / name).is_file():
+                read.append(read_file(name, run_dir / name))
+        if (run_dir / "bodies" / "pack.bin").is_file():
+            read.append(read_file("bodies/pack.bin", run_dir / "bodies" / "pack.bin"))
+    turns_kept = [t for pair in by_pair.values() for t in pair]
+    return RunData(list(run_dirs), headers, turns_kept, calls, egress, sizes, read)
+
+
+def _body_sizes(run_dir: Path) -> dict[str, int]:
+    # zstd frames carry their content size in the frame header: sizes without decompressing.
+    pack = PackReader.open(run_dir)
+    sizes = {}
+    for digest, (start, length) in pack.index.items():
+        size = zstandard.frame_content_size(pack.data[start : start + length])
+        if size >= 0:
+            sizes[digest] = size
+    return sizes
+
+
+def _header(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "run.json"
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        raise HarnessError(
+            f"{run_dir} is not a run directory (no run.json)",
+            hint="give a directory under --run-dir, e.g. runs/<run-id>",
+        ) from None
+    except (OSError, ValueError) as e:
+        raise HarnessError(f"cannot read {path}: {e}") from None
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

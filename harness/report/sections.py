@@ -1,0 +1,198 @@
+"""Sections 1-5, 12 and 13: who ran what, on which arms and items, under which pins, what the
+report cannot tell, and the hashes. Sections 6-7 are in verdicts.py, 8-11 in money.py."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from harness.report.context import Context
+from harness.report.model import NOT_RUN, Section, Table
+
+
+def identity(ctx: Context) -> Section:
+    s = Section(1, read=ctx.run_files("run.json"))
+    rows = []
+    for h in ctx.data.headers:
+        study = h.get("study") or {}
+        manifest = h.get("manifest") or {}
+        rows.append(
+            [
+                ctx.anon.run(str(h.get("run_id"))),
+                str(h.get("mode")),
+                str(h.get("started")),
+                str(h.get("ended") or "unfinished"),
+                str(study.get("isolation", "-")),
+                str(study.get("clock_pinning", "-")),
+                str(manifest.get("tool_version", "-")),
+                str(manifest.get("tool_commit") or "-")[:12],
+            ]
+        )
+    columns = ["run", "mode", "started", "ended", "isolation", "clock", "tool", "commit"]
+    s.tables.append(Table(columns, rows))
+    study = ctx.data.study
+    s.paragraphs.append(
+        f"Study `{study.get('name', '-')}`: study SHA-256 `{study.get('study_sha256', '-')}`, "
+        f"items SHA-256 `{study.get('items_sha256', '-')}`, compose SHA-256 "
+        f"`{study.get('compose_sha256') or '-'}`, seeds {study.get('seeds') or {}}, "
+        f"deadline {ctx.data.deadline_s:g} s per turn."
+    )
+    return s
+
+
+def question(ctx: Context) -> Section:
+    s = Section(2, read=ctx.input_file("header"))
+    text = ctx.inputs.header.get("question")
+    if not text:
+        s.not_run = "no --header with a `question` was given"
+    else:
+        s.paragraphs.append(str(text))
+    return s
+
+
+def arms(ctx: Context) -> Section:
+    s = Section(3, read=ctx.run_files("run.json", "turns.jsonl", "calls.jsonl"))
+    rows = [
+        [name, str(arm.turns), str(arm.calls), str(arm.stray_connections)]
+        for name, arm in ctx.report.arms.items()
+    ]
+    s.tables.append(Table(["arm", "turns", "calls", "refused connections"], rows))
+    s.paragraphs.append(
+        "Every arm got the same script, deadline and pinned clock, alone on its own network, "
+        "reaching nothing but the proxy; a refused connection fails the run."
+    )
+    return s
+
+
+def families(ctx: Context) -> Section:
+    s = Section(4, read=ctx.run_files("turns.jsonl") + ctx.input_file("judgments"))
+    family_of = _family_of(ctx)
+    items = sorted({t.item for t in ctx.data.turns})
+    dropped = set(ctx.report.dropped_items)
+    per_family: dict[str, list[str]] = {}
+    for item in items:
+        per_family.setdefault(family_of.get(item, "all"), []).append(item)
+    turns = Counter((family_of.get(t.item, "all")) for t in ctx.data.turns if t.item not in dropped)
+    rows = [
+        [
+            family,
+            str(len(members)),
+            str(sum(m in dropped for m in members)),
+            str(turns.get(family, 0)),
+        ]
+        for family, members in sorted(per_family.items())
+    ]
+    s.tables.append(Table(["family", "items", "dropped (infrastructure)", "turns kept"], rows))
+    if dropped:
+        names = ", ".join(ctx.anon.item(i) for i in sorted(dropped))
+        s.paragraphs.append(
+            f"{len(dropped)} item(s) failed for infrastructure reasons after their retries and "
+            f"are dropped from every arm: {names}."
+        )
+    if ctx.inputs.judgments is None:
+        s.paragraphs.append("Families: not run (no --judgments); every item counts as `all`.")
+    return s
+
+
+def metrics(ctx: Context) -> Section:
+    s = Section(5, read=ctx.run_files("run.json") + ctx.input_file("header"))
+    s.read += ctx.input_file("judgments")
+    pins = ctx.data.study.get("pins") or {}
+    s.paragraphs.append(f"Pinned sampling: {pins or 'none'}.")
+    declared = ctx.inputs.header.get("metrics")
+    s.paragraphs.append(f"Metrics: {', '.join(map(str, declared)) if declared else NOT_RUN}.")
+    judgments = ctx.inputs.judgments
+    if judgments is None:
+        s.paragraphs.append("Judges: not run (no --judgments).")
+    else:
+        judges = Counter((j.judge or "judge-free", j.metric) for j in judgments)
+        rows = [[judge, metric, str(n)] for (judge, metric), n in sorted(judges.items())]
+        s.tables.append(Table(["judge", "metric", "judgments"], rows))
+    return s
+
+
+def limitations(ctx: Context) -> Section:
+    s = Section(12, read=ctx.input_file("header"))
+    given = [str(x) for x in ctx.inputs.header.get("limitations") or []]
+    found = list(given)
+    for name, arm in ctx.report.arms.items():
+        if arm.last_token.p95_censored:
+            found.append(
+                f"{name}: the last-token p95 is at least the deadline (cut turns rank above)."
+            )
+    if ctx.report.dropped_items:
+        found.append(f"{len(ctx.report.dropped_items)} item(s) dropped from every arm.")
+    sources = Counter(c.tokens.source for c in ctx.data.calls)
+    estimated = {k: v for k, v in sources.items() if k not in ("vendor", "none")}
+    if estimated:
+        found.append(
+            f"Token counts not from the vendor's usage: {dict(sorted(estimated.items()))}."
+        )
+    if ctx.report.mode == "record":
+        found.append("A record-mode run: stubs answered every call, so costs are zero.")
+    found += ctx.report.notes
+    if not found:
+        found.append("None found by the generator, and none given (--header `limitations`).")
+    s.paragraphs += found
+    return s
+
+
+def appendix(ctx: Context) -> Section:
+    s = Section(13, read=ctx.input_file("judgments") + ctx.input_file("provenance"))
+    s.read += ctx.input_file("prices")
+    judgments = ctx.inputs.judgments
+    if judgments is None:
+        s.paragraphs.append("Rubric hashes: not run (no --judgments).")
+    else:
+        rubrics = Counter((j.metric, j.rubric_sha256 or "-") for j in judgments)
+        s.tables.append(
+            Table(
+                ["metric", "rubric SHA-256", "judgments"],
+                [[m, h, str(n)] for (m, h), n in rubrics.items()],
+            )
+        )
+    if ctx.inputs.provenance is None:
+        s.paragraphs.append("Materials provenance: not run (no --provenance).")
+    else:
+        rows = [_material(ctx, row) for row in ctx.inputs.provenance]
+        s.tables.append(Table(["material", "kind", "SHA-256", "source"], rows))
+    s.tables.append(_price_table(ctx))
+    every = [ctx.describe(f) for f in ctx.data.read] + [
+        ctx.describe(f) for f in ctx.inputs.read.values()
+    ]
+    s.tables.append(Table(["every file this report read"], [[line] for line in every]))
+    return s
+
+
+def _material(ctx: Context, row: dict[str, Any]) -> list[str]:
+    name = str(row["name"])
+    if ctx.anon.public:
+        name = name.rsplit("/", 1)[-1]
+    source = str(row.get("source") or "-")
+    return [
+        name,
+        str(row.get("kind") or "-"),
+        str(row["sha256"]),
+        "-" if ctx.anon.public else source,
+    ]
+
+
+def _price_table(ctx: Context) -> Table:
+    prices = ctx.inputs.prices
+    if prices is None:
+        return Table(["price table"], [[f"{NOT_RUN} (no --prices)"]])
+    used = sorted({c.model_served or c.model_requested or "" for c in ctx.data.calls} - {""})
+    rows = []
+    for name in used:
+        try:
+            price = prices.model(name)
+        except Exception:  # a model the table does not know: named, never priced at 0
+            rows.append([name, "not in the table", "-", "-", "-"])
+            continue
+        rows.append([name, str(price.input), str(price.output), str(price.cread), str(price.cw5m)])
+    columns = ["model", "input $/M", "output $/M", "cache read $/M", "cache write $/M"]
+    return Table(columns, rows)
+
+
+def _family_of(ctx: Context) -> dict[str, str]:
+    return {j.item: j.family for j in ctx.inputs.judgments or []}
