@@ -5,12 +5,17 @@ pure Python with one small dependency, and its interactive JavaScript can be swi
 entirely (`js=[]`, https://www.pygal.org/en/stable/documentation/configuration/rendering.html),
 which the page's Content-Security-Policy (no scripts, nothing loaded) requires anyway. Its
 stylesheet is written inline into the SVG. `disable_xml_declaration` lets the SVG sit inside
-HTML. Charts never carry item ids, so a public copy's charts are the private copy's charts.
+HTML. Even with no JavaScript pygal writes an inline `<script>` holding its chart config; an
+XML filter (pygal's own hook, `add_xml_filter`) removes every script element before the SVG is
+serialised, so the page holds no script at all, not just none the policy lets run. Each chart
+gets a fixed id instead of pygal's random UUID, so the same run gives the same page.
+Charts never carry item ids, so a public copy's charts are the private copy's charts.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pygal
 from pygal.style import CleanStyle
@@ -26,12 +31,26 @@ _CONFIG = dict(
 )
 
 
+def _without_scripts(root: Any) -> Any:
+    for parent in root.iter():
+        for child in list(parent):
+            if isinstance(child.tag, str) and child.tag.rsplit("}", 1)[-1] == "script":
+                parent.remove(child)
+    return root
+
+
+def _render(chart: Any, name: str) -> str:
+    chart.uuid = name  # pygal's element ids and CSS scope: fixed, so the output is reproducible
+    chart.add_xml_filter(_without_scripts)
+    return str(chart.render(is_unicode=True))
+
+
 def latency_chart(per_arm: dict[str, list[float]], cut: dict[str, int], deadline_s: float) -> str:
     """Each arm's last-token latencies, one box per arm; cut turns drawn at the deadline."""
     chart = pygal.Box(title="Last-token latency per arm (s); cut turns at the deadline", **_CONFIG)
     for arm, values in per_arm.items():
         chart.add(arm, sorted(values) + [deadline_s] * cut.get(arm, 0) or [0])
-    return str(chart.render(is_unicode=True))
+    return _render(chart, "latency")
 
 
 def cost_chart(per_arm: dict[str, list[float]]) -> str:
@@ -39,7 +58,7 @@ def cost_chart(per_arm: dict[str, list[float]]) -> str:
     chart = pygal.Box(title="Cost per turn per arm (USD)", **_CONFIG)
     for arm, values in per_arm.items():
         chart.add(arm, values or [0])
-    return str(chart.render(is_unicode=True))
+    return _render(chart, "cost")
 
 
 def ledger_chart(stages: dict[str, tuple[Decimal, Decimal, Decimal]]) -> str:
@@ -49,4 +68,4 @@ def ledger_chart(stages: dict[str, tuple[Decimal, Decimal, Decimal]]) -> str:
     chart.add("spend (with factors)", [float(s[0]) for s in stages.values()])
     chart.add("open reservations", [float(s[1]) for s in stages.values()])
     chart.add("cap", [float(s[2]) for s in stages.values()])
-    return str(chart.render(is_unicode=True))
+    return _render(chart, "ledger")
