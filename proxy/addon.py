@@ -246,8 +246,8 @@ class HarnessAddon:
         port = flow.client_conn.sockname[1] if flow.client_conn.sockname else 0
         state = CallState(
             vendor=vendor,
-            path=path,
-            method=req.method,
+            path=safe_text(path),  # stray bytes in the request line: hashed and logged escaped
+            method=safe_text(req.method),
             arm=self.arm_ports.get(port, ctx.options.harness_arm),
             purpose=headers.get(PURPOSE_HEADER, ""),
             start=req.timestamp_end or time.time(),
@@ -416,8 +416,8 @@ class HarnessAddon:
             purpose=safe_text(state.purpose),
             vendor=state.vendor,
             route=safe_text(state.route_name),
-            method=safe_text(state.method),
-            path=safe_text(state.path),
+            method=state.method,
+            path=state.path,
             model_requested=safe_text(model) if isinstance(model, str) else None,
             model_served=reply.model if reply is not None else state.model_served,
             stream=bool(reply.stream) if reply is not None else state.stream,
