@@ -14,6 +14,7 @@ from harness.logging import configure_logging
 from harness.proxy_cmd import proxy_app
 from harness.replay_cmd import replay
 from harness.report_cmd import report
+from harness.scan_cmd import scan
 from harness.study_cmd import cleanup, live, record
 
 app = typer.Typer(
@@ -31,6 +32,7 @@ for command in (record, live, replay, cleanup):
 app.command()(gate)
 app.command()(audit)
 app.command()(report)
+app.command()(scan)
 
 
 @app.callback()
