@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from decimal import Decimal
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.report.latency import Latency, latency
 from harness.report.rundata import RunData
+from harness.stats.bootstrap import mean_interval
 from harness.turnlog import TurnRecord
 from proxy.calllog import CallRecord
 
@@ -85,7 +85,6 @@ class RunReport(BaseModel):
     total_cost_usd: Decimal
     dropped_items: list[str] = Field(default_factory=list)
     unattributed_calls: int = 0  # calls no arm's listener took (none in a study run)
-    notes: list[str] = Field(default_factory=list)
 
 
 def dropped_items(turns: list[TurnRecord]) -> set[str]:
@@ -110,10 +109,7 @@ def response_size(call: CallRecord, sizes: dict[str, int]) -> int | None:
 def build_report(data: RunData, *, resamples: int = 10_000, seed: int = 0) -> RunReport:
     dropped = dropped_items(data.turns)
     costs = turn_costs(data.calls)
-    notes: list[str] = []
-    arms = {
-        name: _arm(name, data, dropped, costs, resamples, seed, notes) for name in data.arm_names
-    }
+    arms = {name: _arm(name, data, dropped, costs, resamples, seed) for name in data.arm_names}
     for entry in data.egress:
         arm = arms.get(str(entry.get("arm")))
         if arm is not None:
@@ -127,7 +123,6 @@ def build_report(data: RunData, *, resamples: int = 10_000, seed: int = 0) -> Ru
         total_cost_usd=sum((c.cost_usd for c in data.calls), Decimal(0)),
         dropped_items=sorted(dropped),
         unattributed_calls=sum(c.arm not in arms for c in data.calls),
-        notes=sorted(set(notes)),
     )
 
 
@@ -138,7 +133,6 @@ def _arm(
     costs: dict[tuple[str, str | None, int | None], Decimal],
     resamples: int,
     seed: int,
-    notes: list[str],
 ) -> ArmReport:
     everything = [t for t in data.turns if t.arm == name]
     mine = [t for t in everything if t.item not in dropped]
@@ -169,7 +163,7 @@ def _arm(
         reasoning_tokens=sum(c.tokens.reasoning for c in billed),
         cost_usd=sum((c.cost_usd for c in billed), Decimal(0)),
         cost_usd_dropped=sum((c.cost_usd for c in billed if c.item in dropped), Decimal(0)),
-        cost_per_turn=_mean_interval(per_turn, [t.item for t in mine], resamples, seed, notes),
+        cost_per_turn=_mean_interval(per_turn, [t.item for t in mine], resamples, seed),
         purposes=_purposes(billed),
         response_bytes=_sizes(billed, data.response_bytes),
     )
@@ -202,16 +196,11 @@ def _sizes(calls: list[CallRecord], sizes: dict[str, int]) -> Sizes:
 
 
 def _mean_interval(
-    values: list[float], clusters: list[str], resamples: int, seed: int, notes: list[str]
+    values: list[float], clusters: list[str], resamples: int, seed: int
 ) -> MeanInterval | None:
     if not values:
         return None
-    try:
-        from harness.stats.bootstrap import mean_interval
-    except ImportError:
-        notes.append("intervals not computed: harness.stats is not installed in this checkout")
-        return None
-    interval: Any = mean_interval(values, clusters, resamples, seed, 0.95)
+    interval = mean_interval(values, clusters, resamples, seed, 0.95)
     return MeanInterval(
         mean=float(interval.estimate),
         low=float(interval.low),

@@ -130,7 +130,6 @@ def limitations(ctx: Context) -> Section:
         )
     if ctx.report.mode == "record":
         found.append("A record-mode run: stubs answered every call, so costs are zero.")
-    found += ctx.report.notes
     if not found:
         found.append("None found by the generator, and none given (--header `limitations`).")
     s.paragraphs += found

@@ -3,8 +3,8 @@
 The generator never judges anything itself (it calls no model): it reads judgments someone else
 made (`--judgments`) and computes the statistics in harness/stats (a paired bootstrap over
 items as clusters, McNemar for paired right/wrong outcomes, Holm over each family's pairs).
-A/A controls (`aa_pairs` in --header: the same arm twice) must give an interval containing zero,
-and an arm marked `must_fail` must do worse than every other arm; the report flags any control
+The study's controls (--header `aa_pairs = [["a", "a-again"]]`: the same arm twice; `must_fail =
+["scrambled"]`) are checked by harness/stats/controls.py; the report prints every flag of a control
 that misbehaves, because then no other verdict of the study can be trusted either.
 """
 
@@ -16,6 +16,9 @@ from itertools import combinations
 from harness.report.context import Context
 from harness.report.inputs import Judgment
 from harness.report.model import Section, Table
+from harness.stats.bootstrap import mean_interval, paired_cluster_bootstrap
+from harness.stats.controls import aa_control, must_fail_control
+from harness.stats.significance import discordant_pairs, holm, mcnemar
 
 Unit = tuple[str, int | None]  # (item, turn): one judged answer
 
@@ -37,8 +40,6 @@ def results(ctx: Context) -> Section:
     if ctx.inputs.judgments is None:
         s.not_run = "no --judgments were given"
         return s
-    from harness.stats.bootstrap import mean_interval
-
     rows = []
     for family, arms in sorted(_by_family(_kept(ctx)).items()):
         for arm, units in sorted(arms.items()):
@@ -67,53 +68,29 @@ def verdicts(ctx: Context) -> Section:
     if ctx.inputs.judgments is None:
         s.not_run = "no --judgments were given"
         return s
-    from harness.stats.bootstrap import paired_cluster_bootstrap
-    from harness.stats.significance import discordant_pairs, holm, mcnemar
-
-    aa = {tuple(sorted(map(str, p))) for p in ctx.inputs.header.get("aa_pairs") or []}
-    must_fail = {str(a) for a in ctx.inputs.header.get("must_fail") or []}
     rows, flags = [], []
     for family, arms in sorted(_by_family(_kept(ctx)).items()):
         found, pvalues = [], {}
         for a, b in combinations(sorted(arms), 2):
-            shared = sorted(set(arms[a]) & set(arms[b]), key=str)
+            shared = _shared(arms, [a, b])
             if not shared:
                 continue
-            xa = [arms[a][u].value for u in shared]
-            xb = [arms[b][u].value for u in shared]
-            iv = paired_cluster_bootstrap(
-                xa, xb, [u[0] for u in shared], ctx.resamples, ctx.seed, 0.95
-            )
+            xa, xb = _values(arms[a], shared), _values(arms[b], shared)
+            iv = paired_cluster_bootstrap(xa, xb, _items(shared), ctx.resamples, ctx.seed)
             name = f"{a} vs {b}"
             if all(arms[a][u].binary and arms[b][u].binary for u in shared):
                 pvalues[name] = mcnemar(*discordant_pairs([x > 0 for x in xa], [x > 0 for x in xb]))
             found.append((name, a, b, len(shared), iv))
         adjusted = holm(pvalues) if pvalues else {}
         for name, a, b, n, iv in found:
-            excludes_zero = iv.low > 0 or iv.high < 0
             p = adjusted.get(name)
-            significant = excludes_zero and (p is None or p < 0.05)
-            verdict = (
-                (a if iv.estimate > 0 else b) + " better" if significant else "no difference shown"
-            )
-            if (a, b) in aa and excludes_zero:
-                flags.append(f"A/A control {name} ({family}) MISBEHAVES: its interval excludes 0.")
-            for bad, other, sign in ((a, b, 1), (b, a, -1)):
-                if bad in must_fail and sign * iv.estimate >= 0:
-                    flags.append(
-                        f"must-fail control {bad} ({family}) MISBEHAVES: not worse than {other}."
-                    )
-            rows.append(
-                [
-                    family,
-                    name,
-                    str(n),
-                    f"{iv.estimate:+.4f}",
-                    f"[{iv.low:+.4f}, {iv.high:+.4f}]",
-                    "-" if p is None else f"{p:.4g}",
-                    verdict,
-                ]
-            )
+            significant = not iv.contains(0.0) and (p is None or p < 0.05)
+            winner = a if iv.estimate > 0 else b
+            verdict = f"{winner} better" if significant else "no difference shown"
+            pvalue = "-" if p is None else f"{p:.4g}"
+            interval = f"[{iv.low:+.4f}, {iv.high:+.4f}]"
+            rows.append([family, name, str(n), f"{iv.estimate:+.4f}", interval, pvalue, verdict])
+        flags += [f"{family}: {flag}" for flag in _controls(ctx, arms)]
     columns = [
         "family",
         "pair",
@@ -126,3 +103,40 @@ def verdicts(ctx: Context) -> Section:
     s.tables.append(Table(columns, rows))
     s.paragraphs += flags or ["Controls: none misbehaved (or none declared in --header)."]
     return s
+
+
+def _shared(arms: dict[str, dict[Unit, Judgment]], names: list[str]) -> list[Unit]:
+    units = set.intersection(*(set(arms[n]) for n in names))
+    return sorted(units, key=str)
+
+
+def _values(units: dict[Unit, Judgment], shared: list[Unit]) -> list[float]:
+    return [units[u].value for u in shared]
+
+
+def _items(shared: list[Unit]) -> list[str]:
+    return [u[0] for u in shared]
+
+
+def _controls(ctx: Context, arms: dict[str, dict[Unit, Judgment]]) -> list[str]:
+    """The study's declared controls (--header `aa_pairs`, `must_fail`), by harness/stats."""
+    flags = []
+    for pair in ctx.inputs.header.get("aa_pairs") or []:
+        first, second = (str(x) for x in pair)
+        if first in arms and second in arms and (shared := _shared(arms, [first, second])):
+            result = aa_control(
+                first, _values(arms[first], shared), _values(arms[second], shared),
+                _items(shared), resamples=ctx.resamples, seed=ctx.seed,
+            )  # fmt: skip
+            flags += result.flags
+    for control in (str(x) for x in ctx.inputs.header.get("must_fail") or []):
+        others = [n for n in arms if n != control]
+        if control not in arms or not others or not (shared := _shared(arms, [control, *others])):
+            continue
+        result = must_fail_control(
+            control, _values(arms[control], shared),
+            {n: _values(arms[n], shared) for n in others},
+            _items(shared), resamples=ctx.resamples, seed=ctx.seed,
+        )  # fmt: skip
+        flags += result.flags
+    return flags
