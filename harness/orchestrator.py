@@ -70,6 +70,12 @@ class StrayConnection(Exception):
         super().__init__(f"arm {self.arm!r} tried to reach {self.destination} ({how})")
 
 
+def _strongest(entries: list[dict[str, object]]) -> dict[str, object]:
+    """The entry a halt names: the harness's own evidence (kernel log, proxy) before a guard
+    line, and a guard line the arm could not have forged (no flags) before one it did."""
+    return min(entries, key=lambda e: (e.get("source") == "guard", bool(e.get("flags"))))
+
+
 @dataclass
 class RunTally:
     outcomes: Counter[str] = field(default_factory=Counter)
@@ -223,7 +229,7 @@ class Orchestrator:
             if new and self.halt_on_stray:
                 # The turn ended before the watch saw it: its answer is kept, its outcome says
                 # why the run stopped.
-                halt = StrayConnection(new[0])
+                halt = StrayConnection(_strongest(new))
                 record.outcome, record.error = "stray_connection", f"run halted: {halt}"
                 done.append(record)
                 raise halt
@@ -250,7 +256,7 @@ class Orchestrator:
                 if self.halt_on_stray:
                     new = await self._new_strays(f"{arm} turn {turn.turn}")
                     if new:
-                        raise StrayConnection(new[0])
+                        raise StrayConnection(_strongest(new))
         finally:
             if not task.done():
                 task.cancel()
@@ -295,7 +301,7 @@ class Orchestrator:
     async def _halt_if_stray(self) -> None:
         new = await self._new_strays("start-up")
         if new and self.halt_on_stray:
-            raise StrayConnection(new[0])
+            raise StrayConnection(_strongest(new))
 
     # --- records ---------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import ipaddress
 import re
 import shlex
 import subprocess
@@ -153,7 +154,7 @@ def kernel_attempts(prefixes: dict[str, str]) -> list[dict[str, object]]:
         if not match or f"{match['prefix']} " not in prefixes:
             continue
         fields = dict(f.split("=", 1) for f in match["rest"].split() if "=" in f)
-        port, dst = fields.get("DPT"), fields.get("DST", "?")
+        port, dst = fields.get("DPT"), _address(fields.get("DST", "?"))
         host = f"[{dst}]" if ":" in dst else dst
         destination = f"{host}:{port}" if port else dst
         found.append(
@@ -162,10 +163,18 @@ def kernel_attempts(prefixes: dict[str, str]) -> list[dict[str, object]]:
                 "arm": prefixes[f"{match['prefix']} "],
                 "destination": destination,
                 "protocol": fields.get("PROTO", "?").lower(),
-                "claimed_source": fields.get("SRC", "?"),
+                "claimed_source": _address(fields.get("SRC", "?")),
                 "interface": fields.get("IN", "?"),
                 "time": match["time"].replace(",", "."),
                 "source": "kernel",
             }
         )
     return found
+
+
+def _address(text: str) -> str:
+    """The kernel logs IPv6 addresses in full (`fe80:0000:...`): the short form, as users and
+    `ip addr` write them."""
+    with contextlib.suppress(ValueError):
+        return ipaddress.ip_address(text).compressed
+    return text

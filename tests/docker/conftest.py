@@ -45,3 +45,11 @@ def docker_engine() -> Iterator[docker.DockerClient]:
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for reason in sorted(_skipped_reasons):
         terminalreporter.write_line(f"tests/docker skipped: {reason}", yellow=True)
+
+
+@pytest.fixture(scope="session")
+def images(docker_engine: docker.DockerClient) -> None:
+    """The harness images, built offline (seconds when their inputs did not change)."""
+    from harness.images import BuildOptions, build_images
+
+    build_images(BuildOptions(offline=True), lambda line: None)
