@@ -124,7 +124,7 @@ def _install(arm: str, allowed: set[tuple[str, int]], log_path: str) -> None:
             raise refuse(f"{name}:{port}")
         return real_getaddrinfo(host, port, *args, **kwargs)
 
-    socket.socket.__init__ = init  # type: ignore[method-assign,assignment]
+    socket.socket.__init__ = init  # type: ignore[method-assign]
     socket.socket.connect = connect  # type: ignore[method-assign,assignment]
     socket.socket.connect_ex = connect_ex  # type: ignore[method-assign,assignment]
     socket.getaddrinfo = getaddrinfo
