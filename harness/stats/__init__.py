@@ -6,6 +6,16 @@ run's `records.jsonl`) can recompute every figure with it.
 
 from harness.stats.bootstrap import Interval, mean_interval, paired_cluster_bootstrap
 from harness.stats.controls import Comparison, ControlResult, aa_control, must_fail_control
+from harness.stats.latency import (
+    CallTiming,
+    NetCall,
+    NetTurn,
+    RouteFloor,
+    floors_from_calls,
+    minus_round_trip,
+    round_trip_floor,
+    turn_minus_round_trip,
+)
 from harness.stats.scorers import (
     NetSweep,
     choice_log_loss,
@@ -19,23 +29,31 @@ from harness.stats.scorers import (
 from harness.stats.significance import discordant_pairs, holm, holm_rejects, mcnemar
 
 __all__ = [
+    "CallTiming",
     "Comparison",
     "ControlResult",
     "Interval",
+    "NetCall",
     "NetSweep",
+    "NetTurn",
+    "RouteFloor",
     "aa_control",
     "choice_log_loss",
     "discordant_pairs",
     "exact_match",
+    "floors_from_calls",
     "holm",
     "holm_rejects",
     "judge_answer",
     "mcnemar",
     "mean_interval",
+    "minus_round_trip",
     "must_fail_control",
     "net",
     "net_item_scores",
     "net_sweep",
     "normalize_answer",
     "paired_cluster_bootstrap",
+    "round_trip_floor",
+    "turn_minus_round_trip",
 ]
