@@ -21,9 +21,11 @@ from stubs.anthropic_schema_hints import restore_hints
 from stubs.anthropic_stream import message_events
 from stubs.context import StubContext
 from stubs.errors import StubRequestError
+from stubs.grounding import grounding_of
 from stubs.replies import conversation_texts
 from stubs.request import StubReply, StubRequest, Usage
 from stubs.schema_instance import instance_for
+from stubs.structured import structured_value
 from stubs.tokens import estimate_input_tokens, estimate_tokens
 
 # What the vendor counts as input: the same fields for a call and for count_tokens.
@@ -70,13 +72,17 @@ def _thinking_block(req: StubRequest, plan: MessagesPlan, user: str) -> tuple[di
     return block, estimate_tokens(thought)
 
 
-def _tool_use_block(req: StubRequest, plan: MessagesPlan) -> tuple[dict[str, Any], int]:
+def _tool_use_block(
+    req: StubRequest, ctx: StubContext, plan: MessagesPlan
+) -> tuple[dict[str, Any], int]:
     name = plan.forced_tool
     if not name:  # "any": any client tool will do, so pick one by digest
         names = list(plan.tools)
         name = names[req.pick("tool_choice:any", len(names))]
     schema = plan.tools[name]["input_schema"]
-    tool_input = instance_for(schema, _sub_digest(req, "tool_input:" + name))
+    tool_input = structured_value(
+        req, ctx.book, schema, name, _sub_digest(req, "tool_input:" + name)
+    )
     block = {
         "type": "tool_use",
         "id": "toolu_" + req.token_id("tool_use:" + name),
@@ -98,7 +104,8 @@ def _valid_for(schema: dict[str, Any], value: Any) -> bool:
 
 def _structured_text(req: StubRequest, ctx: StubContext, schema: dict[str, Any]) -> str:
     """JSON for `output_config.format`: the reply book's text when it already fits the schema
-    (so a study can script structured replies), else a deterministic valid instance.
+    (so a study can script structured replies: any matching rule, or the purpose's replies),
+    else a deterministic valid instance grounded in the request (stubs.structured).
 
     Both honour the constraints the SDK moved into descriptions, as the real model does, so
     `messages.parse()`'s pydantic validation accepts the reply.
@@ -114,10 +121,10 @@ def _structured_text(req: StubRequest, ctx: StubContext, schema: dict[str, Any])
             return candidate
     digest = _sub_digest(req, "output_format")
     try:
-        return _json(instance_for(strict, digest))
+        return _json(structured_value(req, ctx.book, strict, None, digest))
     except StubRequestError:
         # Hints that contradict the schema: the schema that was sent is what must hold.
-        return _json(instance_for(schema, digest))
+        return _json(instance_for(schema, digest, grounding_of(req.body)))
 
 
 def _text_answer(
@@ -153,7 +160,7 @@ def build_message(req: StubRequest, ctx: StubContext) -> tuple[dict[str, Any], M
         content.append(block)
     stop_sequence: str | None = None
     if plan.forced_tool is not None:
-        block, answer_tokens = _tool_use_block(req, plan)
+        block, answer_tokens = _tool_use_block(req, ctx, plan)
         content.append(block)
         stop_reason = "tool_use"
     else:

@@ -24,7 +24,6 @@ from stubs.openai_common import (
     parse_function_tools,
     pieces,
     reasoning_tokens,
-    schema_json,
     seed,
     split_tokens,
     sse_data,
@@ -33,7 +32,9 @@ from stubs.openai_common import (
     variant,
 )
 from stubs.openai_options import check_chat_options, check_stream_options
+from stubs.output_limit import cut_to_tokens, max_output_tokens
 from stubs.request import StubReply, StubRequest, Usage
+from stubs.structured import structured_json
 from stubs.tokens import estimate_input_tokens, estimate_tokens
 
 _ROLES = ("system", "assistant", "user", "function", "tool", "developer")
@@ -54,7 +55,9 @@ class _Params:
     named_function: str | None = None
     format_type: str = "text"
     schema: dict[str, Any] = field(default_factory=dict)
+    schema_name: str | None = None
     effort: Any = None
+    max_tokens: int | None = None
 
 
 @dataclass
@@ -124,6 +127,7 @@ def _parse(body: dict[str, Any]) -> _Params:
         )
     check_chat_options(body)
     params = _Params(model=model, stream=stream_flag(body), effort=body.get("reasoning_effort"))
+    params.max_tokens = max_output_tokens(body, ("max_completion_tokens", "max_tokens"))
     n = body.get("n", 1)
     if n is None:
         n = 1
@@ -282,6 +286,7 @@ def _parse_response_format(body: dict[str, Any], params: _Params) -> None:
                 "response_format.json_schema.schema",
             )
         params.schema = schema
+        params.schema_name = spec["name"]
 
 
 def _choice(req: StubRequest, ctx: StubContext, params: _Params, index: int) -> _Choice:
@@ -291,7 +296,9 @@ def _choice(req: StubRequest, ctx: StubContext, params: _Params, index: int) -> 
         vreq, "chat", params.functions, params.tool_choice, params.named_function
     )
     if forced is not None:
-        arguments = schema_json(forced.parameters, seed(vreq, "arguments:" + forced.name))
+        arguments = structured_json(
+            vreq, ctx.book, forced.parameters, forced.name, seed(vreq, "arguments:" + forced.name)
+        )
         call = {
             "id": "call_" + vreq.token_id("call"),
             "type": "function",
@@ -300,17 +307,22 @@ def _choice(req: StubRequest, ctx: StubContext, params: _Params, index: int) -> 
         spent = estimate_tokens(forced.name + arguments) + thinking
         return _Choice(index, None, [call], "tool_calls", [], None, spent, thinking)
     if params.format_type == "json_schema":
-        text = schema_json(params.schema, seed(vreq, "response_format"))
+        text = structured_json(
+            vreq, ctx.book, params.schema, params.schema_name, seed(vreq, "response_format")
+        )
     elif params.format_type == "json_object":
         text = json_object_text(ctx.book.choose(vreq))
     else:
         text = ctx.book.choose(vreq)
-    tokens = split_tokens(text)
+    # The visible answer gets what max_tokens leaves after thinking; a cut answer is exactly
+    # that many tokens, and its logprobs cover the same tokens as its text.
+    room = None if params.max_tokens is None else max(params.max_tokens - thinking, 0)
+    text, tokens, written, cut = cut_to_tokens(text, split_tokens(text), room)
     logprobs = (
         token_logprobs(vreq, "content", tokens, params.top_logprobs) if params.logprobs else None
     )
-    spent = estimate_tokens(text) + thinking
-    return _Choice(index, text, [], "stop", tokens, logprobs, spent, thinking)
+    spent = written + thinking
+    return _Choice(index, text, [], "length" if cut else "stop", tokens, logprobs, spent, thinking)
 
 
 def _plain_choice(choice: _Choice, params: _Params) -> dict[str, Any]:

@@ -23,14 +23,15 @@ from stubs.openai_common import (
     parse_function_tools,
     pieces,
     reasoning_tokens,
-    schema_json,
     seed,
     split_tokens,
     stream_flag,
     token_logprobs,
 )
 from stubs.openai_options import check_responses_options
+from stubs.output_limit import cut_to_tokens, max_output_tokens
 from stubs.request import StubReply, StubRequest, Usage
+from stubs.structured import structured_json
 from stubs.tokens import estimate_input_tokens, estimate_tokens
 
 _INPUT_ROLES = ("user", "assistant", "system", "developer")
@@ -62,8 +63,11 @@ def responses(req: StubRequest, ctx: StubContext) -> StubReply:
     )
     tokens: list[str] = []
     logprobs: list[dict[str, Any]] = []
+    cut = False
     if forced is not None:
-        arguments = schema_json(forced.parameters, seed(req, "arguments:" + forced.name))
+        arguments = structured_json(
+            req, ctx.book, forced.parameters, forced.name, seed(req, "arguments:" + forced.name)
+        )
         output.append(
             {
                 "id": "fc_" + req.token_id("function_call"),
@@ -77,21 +81,23 @@ def responses(req: StubRequest, ctx: StubContext) -> StubReply:
         written = estimate_tokens(forced.name + arguments)
     else:
         text = _reply_text(req, ctx, params)
-        tokens = split_tokens(text)
+        # max_output_tokens covers reasoning and answer; a cut answer is exactly what is left.
+        limit = max_output_tokens(req.body, ("max_output_tokens",))
+        room = None if limit is None else max(limit - thinking, 0)
+        text, tokens, written, cut = cut_to_tokens(text, split_tokens(text), room)
         if params.top_logprobs is not None:
             logprobs = token_logprobs(req, "output_text", tokens, params.top_logprobs)
         output.append(
             {
                 "id": "msg_" + req.token_id("message"),
                 "type": "message",
-                "status": "completed",
+                "status": "incomplete" if cut else "completed",
                 "content": [
                     {"type": "output_text", "annotations": [], "logprobs": logprobs, "text": text}
                 ],
                 "role": "assistant",
             }
         )
-        written = estimate_tokens(text)
     input_tokens = estimate_input_tokens(req.body, ("input", "instructions", "tools", "text"))
     output_tokens = written + thinking
     usage = {
@@ -105,7 +111,9 @@ def responses(req: StubRequest, ctx: StubContext) -> StubReply:
     harness_usage = Usage(
         input_tokens=input_tokens, output_tokens=output_tokens, reasoning_tokens=thinking
     )
-    final = _response_object(req, params, "completed", output, usage)
+    final = _response_object(req, params, "incomplete" if cut else "completed", output, usage)
+    if cut:
+        final["incomplete_details"] = {"reason": "max_output_tokens"}
     if not params.stream:
         return StubReply(status=200, chunks=[dumps(final)], model=params.model, usage=harness_usage)
     return StubReply(
@@ -122,7 +130,8 @@ def _reply_text(req: StubRequest, ctx: StubContext, params: _Params) -> str:
     kind = params.text_format.get("type")
     if kind == "json_schema":
         schema = params.text_format.get("schema", EMPTY_OBJECT_SCHEMA)
-        return schema_json(schema, seed(req, "text.format"))
+        name = params.text_format.get("name")
+        return structured_json(req, ctx.book, schema, name, seed(req, "text.format"))
     if kind == "json_object":
         return json_object_text(ctx.book.choose(req))
     return ctx.book.choose(req)
@@ -381,7 +390,8 @@ def _stream_events(
         else:
             emit("response.output_item.added", output_index=index, item=item)
         emit("response.output_item.done", output_index=index, item=item)
-    emit("response.completed", response=final)
+    # A reply cut at max_output_tokens ends as the vendor ends it: response.incomplete.
+    emit("response." + final["status"], response=final)
     return events
 
 

@@ -3,6 +3,13 @@
 A stubs file is TOML (see `default_stubs.toml`): `[replies]` lists replies per purpose, and each
 `[[rules]]` entry replies from a template when all its conditions hold. Templates use
 `string.Template` syntax ($user, ${system}, $user_json...), so JSON templates keep their braces.
+
+Rules answer structured requests too (chat `response_format` json_schema, Responses
+`text.format`, Anthropic `output_config.format`, a forced tool's input): `schema = "Name"` limits a
+rule to the schema (or tool) of that name, and a rule's reply is used there when it parses as JSON
+valid for the schema; otherwise the stub makes an instance grounded in the request. A rule may
+name parts of the prompt (`[rules.parts]`: a markdown section, a tag, a regex group, its sentences
+or names) and reply with a `json` template built from them: the language is in stubs.prompt_parts.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from stubs.delays import DelayRule
+from stubs.prompt_parts import build_parts, check_part, render_json, string_values
 from stubs.request import StubRequest
 
 STUBS_SCHEMA = 1
@@ -36,22 +44,29 @@ class Rule(BaseModel):
     arm: str | None = None
     system_contains: str | None = None
     user_contains: str | None = None
+    schema_name: str | None = Field(None, alias="schema")
+    parts: dict[str, dict[str, Any]] = Field(default_factory=dict)
     reply: str | None = None
     replies: list[str] = Field(default_factory=list)
+    json_template: Any = Field(None, alias="json")
 
     @model_validator(mode="after")
     def _one_reply_source(self) -> Rule:
-        if (self.reply is None) == (not self.replies):
-            raise ValueError(f"rule {self.name!r}: give exactly one of `reply` or `replies`")
+        given = [self.reply is not None, bool(self.replies), self.json_template is not None]
+        if sum(given) != 1:
+            raise ValueError(f"rule {self.name!r}: give exactly one of `reply`, `replies`, `json`")
+        for name, spec in self.parts.items():
+            check_part(name, spec)
         return self
 
     def templates(self) -> list[str]:
         return [self.reply] if self.reply is not None else self.replies
 
-    def matches(self, req: StubRequest, system: str, user: str) -> bool:
+    def matches(self, req: StubRequest, system: str, user: str, schema: str | None = None) -> bool:
         model = str(req.body.get("model", ""))
         return (
-            (self.route is None or self.route == req.route)
+            (self.schema_name is None or self.schema_name == schema)
+            and (self.route is None or self.route == req.route)
             and (self.model is None or self.model == model)
             and (self.purpose is None or self.purpose == req.purpose)
             and (self.arm is None or self.arm == req.arm)
@@ -143,19 +158,52 @@ class ReplyBook:
     def choose(self, req: StubRequest) -> str:
         """The reply text for a conversational request: a pure function of the request."""
         system, user = conversation_texts(req.body)
-        for rule in self.stubs.rules:
-            if rule.matches(req, system, user):
-                templates = rule.templates()
-                template = templates[req.pick("rule:" + rule.name, len(templates))]
-                return render(template, req, system, user)
+        ruled = self._by_rule(req, system, user, None)
+        if ruled is not None:
+            return ruled
         options = self.stubs.replies.get(req.purpose) or self.stubs.replies.get("main") or [""]
         return render(options[req.pick("purpose:" + req.purpose, len(options))], req, system, user)
 
+    def structured(self, req: StubRequest, schema: str | None) -> str | None:
+        """A rule's reply for a structured request whose schema (or tool) is named `schema`, or
+        None when no rule matches: the caller then generates a grounded instance."""
+        system, user = conversation_texts(req.body)
+        return self._by_rule(req, system, user, schema)
 
-def render(template: str, req: StubRequest, system: str, user: str) -> str:
+    def _by_rule(self, req: StubRequest, system: str, user: str, schema: str | None) -> str | None:
+        for rule in self.stubs.rules:
+            if rule.matches(req, system, user, schema):
+                return _render_rule(rule, req, system, user)
+        return None
+
+
+def _render_rule(rule: Rule, req: StubRequest, system: str, user: str) -> str:
+    # The user's text first: engines state their inputs' headings in the instructions too
+    # (mem0's system prompt lists "## New Messages"), and the first match must be the data.
+    sources = {"prompt": f"{user}\n{system}" if system else user, "system": system, "user": user}
+    parts = build_parts(rule.parts, sources)
+    extra = string_values(parts)
+    if rule.json_template is not None:
+        base = {**_values(req, system, user), **extra}
+        value = render_json(rule.json_template, parts, base)
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    templates = rule.templates()
+    template = templates[req.pick("rule:" + rule.name, len(templates))]
+    return render(template, req, system, user, extra)
+
+
+def render(
+    template: str, req: StubRequest, system: str, user: str, extra: dict[str, str] | None = None
+) -> str:
     """Fill a template. Unknown $names are left as written so a typo shows in the output."""
+    return string.Template(template).safe_substitute(
+        {**_values(req, system, user), **(extra or {})}
+    )
+
+
+def _values(req: StubRequest, system: str, user: str) -> dict[str, str]:
     words = user.split()
-    values = {
+    return {
         "user": user,
         "user_json": json.dumps(user)[1:-1],
         "user_first_words": " ".join(words[:12]),
@@ -167,7 +215,6 @@ def render(template: str, req: StubRequest, system: str, user: str) -> str:
         "arm": req.arm or "",
         "digest": req.digest.hex()[:12],
     }
-    return string.Template(template).safe_substitute(values)
 
 
 def _parse(text: str, where: str) -> StubsFile:

@@ -13,7 +13,10 @@ generate phase only, cached per pattern) for syntax it refuses, and jsonschema v
 result before it is returned.
 
 The only source of variation is `digest`: every choice hashes digest + the JSON path it is for,
-so the same (schema, digest) gives the same instance on every machine.
+so the same (schema, digest) gives the same instance on every machine. Given a `grounding` (what
+the request's own text offers, stubs.grounding), strings, dates and integers are taken from the
+request instead of the word list, and arrays get at least one item when the text has material:
+still a pure function of (schema, digest, request).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
 from stubs.errors import StubRequestError
+from stubs.grounding import Grounding, field_kind, iso
 from stubs.regex_example import Unsupported, regex_example
 from stubs.schema_formats import FORMATS
 
@@ -59,6 +63,7 @@ _MAX_DEPTH = 8  # below this depth only what the schema requires is built, so re
 # recursive models (pydantic trees) small and fast instead of bushy.
 _OPTIONAL_BUDGET = 6
 _RETRIES = 6
+_MAX_NAMED_ITEMS = 12
 # Generate phase only: shrinking costs ~0.7 s per pattern and readability gains nothing.
 _REGEX_SETTINGS = settings(
     database=None,
@@ -79,8 +84,9 @@ class _Unsat(Exception):
     """This branch cannot be satisfied by the generator; the caller tries another."""
 
 
-def instance_for(schema: dict[str, Any], digest: bytes) -> Any:
-    """A JSON value that validates against `schema`, chosen deterministically from `digest`."""
+def instance_for(schema: dict[str, Any], digest: bytes, grounding: Grounding | None = None) -> Any:
+    """A JSON value that validates against `schema`, chosen deterministically from `digest` (and
+    from the request's own text when a `grounding` is given)."""
     if not isinstance(schema, dict | bool):
         raise StubRequestError(400, "schema must be a JSON object")
     key = json.dumps(schema, sort_keys=True, separators=(",", ":"))
@@ -90,7 +96,7 @@ def instance_for(schema: dict[str, Any], digest: bytes) -> Any:
         minimal = attempt == _RETRIES
         salt = digest if attempt == 0 else digest + b"retry" + bytes([attempt])
         try:
-            value = _Walker(schema, salt, minimal).gen(schema, "$", 0)
+            value = _Walker(schema, salt, minimal, grounding).gen(schema, "$", 0)
         except (_Unsat, RecursionError):
             continue
         if validator.is_valid(value):
@@ -140,11 +146,17 @@ def _merged_allof(key: str) -> dict[str, Any] | None:
 
 
 class _Walker:
-    def __init__(self, root: Any, digest: bytes, minimal: bool) -> None:
+    def __init__(
+        self, root: Any, digest: bytes, minimal: bool, grounding: Grounding | None = None
+    ) -> None:
         self.root = root
         self.digest = digest
         self.minimal = minimal
         self.budget = _OPTIONAL_BUDGET
+        self.ground = grounding if grounding is not None and grounding.has_material else None
+        # Strings already chosen per object path, so a `fact` can mention the object's names
+        # and a `target_entity_name` differs from its `source_entity_name`.
+        self.chosen: dict[str, list[str]] = {}
 
     def expand(self, depth: int) -> bool:
         """Whether to add optional content here (spends budget, so recursion terminates)."""
@@ -214,6 +226,8 @@ class _Walker:
         if isinstance(declared, str):
             return declared
         if isinstance(declared, list) and declared:
+            if "null" in declared and self.ends_open(path):
+                return "null"
             # Nullable fields get a real value: a stub full of nulls exercises nothing.
             concrete = [t for t in declared if t != "null"] or ["null"]
             return str(concrete[self.pick(path + "#type", len(concrete))])
@@ -246,10 +260,16 @@ class _Walker:
         branches = list(schema[key])
         rest = {k: v for k, v in schema.items() if k != key and k not in _ANNOTATIONS}
         start = 0 if self.minimal else self.pick(path + "#" + key, max(1, len(branches)))
-        # A null branch is tried last unless nothing else works: values are more useful.
+        # A null branch is tried last unless nothing else works: values are more useful. An end
+        # date ("invalid_at") is the exception when grounded: a fact the text gives no end for
+        # has none, and a made-up end would expire it at once.
+        null_first = self.ends_open(path)
         order = sorted(
             range(len(branches)),
-            key=lambda i: (branches[i] == {"type": "null"}, (i - start) % len(branches)),
+            key=lambda i: (
+                (branches[i] == {"type": "null"}) != null_first,
+                (i - start) % len(branches),
+            ),
         )
         for i in order:
             sub = {"allOf": [branches[i], rest]} if rest else branches[i]
@@ -326,6 +346,15 @@ class _Walker:
             size = max(lo, min(hi, len(prefix) + 1 + self.pick(path + "#n", 3)))
         if "contains" in schema:
             size = max(size, 1)
+        if self.ground is not None and not self.minimal:
+            # Grounded lists are as long as the text warrants: one item, or, for a list of named
+            # things, one per name the text gives (capped), as a model's answer would be.
+            want = 1
+            named = self.names_items(items)
+            if named:
+                # Items naming two things (an edge) pair each name with the next one.
+                want = min(len(self.ground.names()) - (named > 1), _MAX_NAMED_ITEMS)
+            size = max(lo, min(hi, max(want, 1)))
         unique = bool(schema.get("uniqueItems"))
         out: list[Any] = []
         canon: set[str] = set()
@@ -356,6 +385,9 @@ class _Walker:
             where = self.digest + path.encode()
             return _pattern_string(schema["pattern"], where, lo, hi)
         fmt = schema.get("format")
+        grounded = self.grounded_string(schema, path)
+        if grounded is not None and lo <= len(grounded) <= hi:
+            return self.remember(path, grounded)
         if isinstance(fmt, str) and fmt in FORMATS:
             return FORMATS[fmt](self, path)
         text = self.word(path)
@@ -368,6 +400,11 @@ class _Walker:
 
     def gen_number(self, schema: dict[str, Any], path: str, integer: bool) -> int | float:
         lo, hi, lo_open, hi_open = _bounds(schema)
+        if integer and self.ground is not None:
+            for found in self.grounded_ints(path):
+                on_open_bound = (lo_open and found == lo) or (hi_open and found == hi)
+                if lo <= found <= hi and not on_open_bound:
+                    return found
         step = schema.get("multipleOf")
         if integer:
             step = _lcm_step(step)
@@ -405,6 +442,77 @@ class _Walker:
 
     def word(self, path: str) -> str:
         return _WORDS[self.pick(path + "#w", len(_WORDS))]
+
+    def names_items(self, items: Any) -> int:
+        """How many name fields the array's item objects have."""
+        target = self.deref(items)
+        props = target.get("properties") if isinstance(target, dict) else None
+        return sum(field_kind(p) == "name" for p in props) if isinstance(props, dict) else 0
+
+    def ends_open(self, path: str) -> bool:
+        name = _field_name(path).lower()
+        return self.ground is not None and name.startswith(("invalid", "expired", "end"))
+
+    def remember(self, path: str, value: str) -> str:
+        self.chosen.setdefault(_object_path(path), []).append(value)
+        return value
+
+    def grounded_string(self, schema: dict[str, Any], path: str) -> str | None:
+        ground = self.ground
+        if ground is None:
+            return None
+        name = _field_name(path)
+        kind = field_kind(name)
+        fmt = schema.get("format")
+        if fmt in ("date", "date-time") or kind == "date":
+            moment = ground.latest_date()
+            if moment is None:
+                return None
+            return moment.date().isoformat() if fmt == "date" else iso(moment)
+        siblings = self.chosen.get(_object_path(path), [])
+        if kind == "name" and ground.names():
+            fresh = [n for n in ground.names() if n not in siblings] or list(ground.names())
+            # Array items take the names in order, so a list of entities lists each once.
+            at = _item_index(path)
+            return fresh[at % len(fresh)] if at is not None else fresh[0]
+        if "SNAKE_CASE" in str(schema.get("description", "")):
+            return "RELATES_TO"
+        if ground.sentences:
+            about = [s for s in ground.sentences if any(n in s for n in siblings)]
+            pool = about or list(ground.sentences)
+            at = _item_index(path)
+            return pool[(at or 0) % len(pool)] if kind == "prose" else pool[0]
+        return None
+
+    def grounded_ints(self, path: str) -> list[int]:
+        """Values the prompt gives for this key, else for the list ids it numbers (`idx`)."""
+        assert self.ground is not None
+        name = _field_name(path)
+        ints = self.ground.ints
+        for key in (name, name.rstrip("s"), name.removesuffix("_indices") + "_index"):
+            if key in ints:
+                return list(ints[key])
+        if any(k in name.lower() for k in ("idx", "index", "indices", "_id")):
+            for key in ("idx", "id", "index"):
+                if key in ints:
+                    return list(ints[key])
+            return [0]
+        return []
+
+
+def _field_name(path: str) -> str:
+    """The property a JSON path ends in ("$.edges[0].fact" -> "fact"), array items included."""
+    last = re.split(r"[.#]", re.sub(r"\[\d+\](~\d+)?", "", path.split("#")[0]))[-1]
+    return "" if last == "$" else last
+
+
+def _object_path(path: str) -> str:
+    return path.split("#")[0].rsplit(".", 1)[0]
+
+
+def _item_index(path: str) -> int | None:
+    found = re.findall(r"\[(\d+)\]", _object_path(path))
+    return int(found[-1]) if found else None
 
 
 def _bounds(schema: dict[str, Any]) -> tuple[float, float, bool, bool]:

@@ -1,0 +1,63 @@
+"""JSON for a structured request (a json_schema reply or a forced tool's input), on every route.
+
+A study's rule (or a default one) answers first when one matches and its reply is JSON valid for
+the schema; else the reply is an instance grounded in the request's own text (stubs.grounding),
+so an engine that stores it stores names, sentences and dates the user gave. Both are pure
+functions of the request.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+import jsonschema
+
+from stubs.grounding import grounding_of
+from stubs.replies import ReplyBook
+from stubs.request import StubRequest
+from stubs.schema_instance import instance_for
+
+
+def structured_value(
+    req: StubRequest, book: ReplyBook, schema: dict[str, Any], name: str | None, seed: bytes
+) -> Any:
+    """The value (not yet serialised) for `schema`, named `name` (schema or tool name)."""
+    ruled = book.structured(req, name or _title(schema))
+    if ruled is not None:
+        try:
+            value = json.loads(ruled)
+        except ValueError:
+            value = None
+        if value is not None and _valid(schema, value):
+            return value
+    return instance_for(schema, seed, grounding_of(req.body))
+
+
+def structured_json(
+    req: StubRequest, book: ReplyBook, schema: dict[str, Any], name: str | None, seed: bytes
+) -> str:
+    """Compact JSON text, as the model sends structured output and tool arguments."""
+    value = structured_value(req, book, schema, name, seed)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _title(schema: dict[str, Any]) -> str | None:
+    title = schema.get("title")
+    return title if isinstance(title, str) else None
+
+
+def _valid(schema: dict[str, Any], value: Any) -> bool:
+    try:
+        return bool(_validator(json.dumps(schema, sort_keys=True)).is_valid(value))
+    except (jsonschema.SchemaError, ValueError):
+        return False  # an unusable schema is reported by instance_for with a proper 400
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(key: str) -> Any:
+    schema = json.loads(key)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls.check_schema(schema)
+    return cls(schema)
