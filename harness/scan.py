@@ -174,6 +174,7 @@ def scan_run(
     arms = {name: ArmScan(arm=name) for name in header.get("study", {}).get("arms", [])}
     for name in [t.arm for t in turns] + [c.arm for c in calls]:
         arms.setdefault(name, ArmScan(arm=name))
+    _check_items(canaries, forget, {t.item for t in turns} | {c.item for c in calls if c.item})
     sessions = _SessionOrder(turns, calls)
     clocks = _item_clocks(header) if any(c.event_time for c in canaries) else {}
     searcher = _Searcher(canaries, forget, sessions, clocks)
@@ -231,6 +232,18 @@ def scan_run(
         arms=arms,
         hits=searcher.hits,
     )
+
+
+def _check_items(canaries: list[Canary], forget: list[ForgetWord], ran: set[str]) -> None:
+    """A misspelt item would turn every sighting into a void (or hide every forgotten word)."""
+    named = [(f"canary {c.token}", c.item) for c in canaries if c.event_turn is not None]
+    named += [(f"forgotten word {w.word!r}", w.item) for w in forget]
+    for what, item in named:
+        if item not in ran:
+            raise HarnessError(
+                f"{what} names item {item!r}, which this run never ran",
+                hint=f"use one of its items: {', '.join(sorted(ran)) or 'none'}",
+            )
 
 
 def _void(scan: ArmScan, reason: str) -> None:

@@ -26,6 +26,9 @@ def scan(
         "folder is named after the arm.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the scan result as JSON."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Also write the result as JSON to this file (not inside the run)."
+    ),
 ) -> int:
     """Search every request and response body, turn text and exported store of a run for canary
     tokens and forgotten words. Exits 1 when a canary served before its event voids an arm."""
@@ -35,11 +38,17 @@ def scan(
         raise HarnessError(
             "nothing to search for", hint="pass --canaries FILE and/or --forget FILE"
         )
+    if out is not None and out.resolve().is_relative_to(run_dir.resolve()):
+        # The run's files are hashed in its manifest; a new one there would fail `harness audit`.
+        raise HarnessError(f"--out {out} is inside the run", hint="write it next to the run")
     planted = load_entries(canaries, Canary, "canary") if canaries else []
     words = load_entries(forget, ForgetWord, "forget") if forget else []
     result = scan_run(run_dir, planted, words, _stores(store))
+    dumped = result.model_dump_json(by_alias=True, indent=2)
+    if out is not None:
+        out.write_text(dumped + "\n", encoding="utf-8")
     if as_json:
-        typer.echo(result.model_dump_json(by_alias=True, indent=2))
+        typer.echo(dumped)
     else:
         for hit in result.hits:
             typer.echo(f"{'VOID ' if hit.voids else ''}{hit.arm}: {hit.reason}")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.scan import ScanResult
 from tests.harness.studies import harness, only_run, write_study
 
 SCAN_ARM = Path(__file__).with_name("scan_arm.py")
@@ -109,9 +110,24 @@ def test_forgotten_words_are_listed_as_served_and_stored(
 def test_a_clean_arm_passes_and_the_table_says_what_was_searched(tmp_path: Path) -> None:
     run_dir, store = _record(tmp_path, leak="")
     canaries, _ = _files(tmp_path)
-    done = harness("scan", str(run_dir), "--canaries", str(canaries), "--store", f"mem={store}")
+    out = tmp_path / "scan.json"
+    done = harness(
+        "scan", str(run_dir), "--canaries", str(canaries), "--store", f"mem={store}",
+        "--out", str(out),
+    )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert "VOID" not in done.stdout and "turn_texts" in done.stdout
+    saved = ScanResult.model_validate_json(out.read_text())
+    assert saved.void_arms == [] and saved.arms["mem"].canary_hits > 0
+    # The run's manifest still holds: the scan wrote nothing inside the run.
+    assert harness("audit", str(run_dir)).returncode == 0
+    inside = harness("scan", str(run_dir), "--canaries", str(canaries), "--out", str(run_dir / "s"))
+    assert inside.returncode == 2 and "inside the run" in inside.stderr
+    # A misspelt item would void every sighting: refused, naming the items the run has.
+    typo = tmp_path / "typo.jsonl"
+    typo.write_text(json.dumps({"token": CANARY, "item": "lockr", "event_turn": 1}) + "\n")
+    refused = harness("scan", str(run_dir), "--canaries", str(typo))
+    assert refused.returncode == 2 and "never ran" in refused.stderr and "locker" in refused.stderr
 
 
 def test_a_canary_timed_by_the_pinned_clock_and_bad_input_is_one_line(
