@@ -26,7 +26,7 @@ from harness.packread import PackReader
 from harness.rundir import RunHeader, now_iso
 from ledger.errors import PriceTableError, UnknownModelError
 from ledger.ledger import verify
-from ledger.prices import PriceTable, TokenCounts, cost, load_prices
+from ledger.prices import PriceTable, TokenCounts, UnpricedToolError, cost, load_prices
 from proxy.calllog import CallRecord
 
 AUDIT_SCHEMA: Literal[1] = 1
@@ -160,7 +160,9 @@ def expected_cost(call: CallRecord, table: PriceTable) -> Decimal:
         return call.reserved_usd  # no usage could be established: billed at the worst case
     if call.model_requested is None:
         raise UnknownModelError("(none)", table.source)
-    return cost(table.model(call.model_requested), token_counts(call))
+    # Server-tool fees are booked per use at the table's fees (a tool it cannot price raises).
+    fees = table.fees(call.tokens.tool_uses)
+    return cost(table.model(call.model_requested), token_counts(call)) + fees
 
 
 class _Audit:
@@ -219,6 +221,9 @@ class _Audit:
                 expected = expected_cost(call, table)
             except UnknownModelError:
                 self.flag("cost", where, f"model {call.model_requested!r} is not in the table")
+                continue
+            except UnpricedToolError as e:
+                self.flag("cost", where, f"server tool {e.tool!r} has no fee in the table")
                 continue
             totals.repriced_usd += expected
             self.record.counts.calls_repriced += 1

@@ -20,18 +20,20 @@ from mitmproxy import ctx, http
 from ledger.budget import Reservation, RunBudget
 from ledger.entries import CallSettlement
 from ledger.errors import BudgetExceeded, UnknownModelError
-from ledger.prices import ModelPrice, PriceTable, cost, worst_case
+from ledger.prices import ModelPrice, PriceTable, TokenCounts, cost, worst_case
 from ledger.settlements import SettlementWriter
 from proxy.billing import (
     PREMIUM_TIER_WORST_MULTIPLE,
     PREMIUM_TIERS,
     billable,
+    booked_tool_uses,
     budget_refusal,
-    input_bound,
+    input_bound,  # noqa: F401 - re-exported: tests compute the byte bound as the proxy does
     max_output,
+    reserved_input,
     unpriced_option,
 )
-from proxy.calllog import Rewrite, Tokens
+from proxy.calllog import Rewrite, Tokens, TokenSource
 from proxy.callstate import CallState
 from proxy.content_decode import DecodeError
 from proxy.journal import ReservationJournal
@@ -39,10 +41,12 @@ from proxy.live_redact import UNDECODABLE, StreamCleaner, redact_head, redact_pl
 from proxy.redact import SecretRedactor
 from proxy.safe_json import copy_json
 from proxy.sampling import PinConflict, Pins, rewrite_sampling
+from proxy.server_tools import ToolPlan, plan_tools
 from proxy.usage import (
     STREAM_ROUTES,
     MeteredUsage,
     StreamMeter,
+    model_from_body,
     usage_from_body,
 )
 from stubs.errors import error_reply
@@ -87,6 +91,8 @@ class LiveCall:
     price: ModelPrice | None = None
     reservation: Reservation | None = None
     max_output: int = 0
+    tools: ToolPlan = field(default_factory=ToolPlan)
+    unbounded: bool = False  # some input is not bounded by the request's bytes (proxy.unbounded)
     meter: StreamMeter | None = None
     hide_usage: bool = False
     timer: asyncio.TimerHandle | None = None
@@ -195,8 +201,25 @@ class LiveMode:
                     )
                 )
                 body["stream_options"] = {**options, "include_usage": True}
+        live.tools = plan_tools(route, body, cfg.prices)
+        if live.tools.refusal is not None:
+            state.outcome = "refused"
+            state.flags.append("unpriced_tool")
+            return error_reply(state.vendor, 400, live.tools.refusal, live.tools.param)
         live.max_output = max_output(route, body, live.price)
-        worst = worst_case(live.price, input_bound(route, body, len(state.raw)), live.max_output)
+        prompt, found = reserved_input(route, body, len(state.raw), live.price, live.tools)
+        if found.unbounded:
+            live.unbounded = True
+            state.flags.append("unbounded_input")
+            log.info(
+                "input not bounded by the request; reserving the full window",
+                seq=state.seq,
+                why=found.unbounded,
+                window=prompt,
+            )
+        if live.tools.offered:
+            state.flags.append("server_tools")
+        worst = worst_case(live.price, prompt, live.max_output) + live.tools.worst_fee
         try:
             live.reservation = cfg.budget.reserve(worst, f"call {state.seq} ({route} {model})")
         except BudgetExceeded as e:
@@ -318,7 +341,9 @@ class LiveMode:
         if live.meter is not None:
             state.response_body = bytes(live.relayed)
             state.response_chunks = list(live.chunks)
-            self._settle(state, status, live.meter.usage())
+            usage = live.meter.usage()
+            state.model_served = usage.model
+            self._settle(state, status, usage)
         else:
             # Decoded and redacted before mitmproxy relays it and before the call log stores it.
             state.response_body = redact_plain(self.redactor, state, flow.response)
@@ -327,6 +352,9 @@ class LiveMode:
                 usage = usage_from_body(state.route.name, state.response_body)
                 if usage is None:
                     state.flags.append("no_usage")
+            state.model_served = (
+                usage.model if usage is not None else model_from_body(state.response_body)
+            )
             self._settle(state, status, usage)
 
     def failed(self, flow: http.HTTPFlow, state: CallState) -> None:
@@ -336,6 +364,8 @@ class LiveMode:
             return
         if live.cut is None:
             live.cut = "client_disconnect" if _client_gone(flow) else "upstream_cut"
+        if live.cut == "upstream_cut" and live.meter is None and flow.response is not None:
+            self._break_plain_reply(flow)
         if state.error:
             state.error = self.redactor.redact_text(state.error)
         if live.meter is not None and live.cleaner is not None:
@@ -343,7 +373,19 @@ class LiveMode:
             live.meter.feed(live.cleaner.drain())
         status = flow.response.status_code if flow.response else 0
         state.response_body = bytes(live.relayed) if live.meter else None
-        self._settle(state, status, live.meter.usage() if live.meter else None)
+        usage = live.meter.usage() if live.meter else None
+        state.model_served = usage.model if usage is not None else None
+        self._settle(state, status, usage)
+
+    def _break_plain_reply(self, flow: http.HTTPFlow) -> None:
+        """A plain reply cut short (content-length not reached, a chunked body without its last
+        chunk). mitmproxy would answer the arm with its "502 Bad Gateway" page, which an SDK
+        takes for a vendor error (and retries); a flow killed in the error hook makes mitmproxy
+        close the arm's connection with no response instead (check_killed sends NO_RESPONSE),
+        and the abort makes the break unmistakable."""
+        if flow.killable:
+            flow.kill()
+        self._abort_client(flow)
 
     def shutdown(self) -> list[CallState]:
         """Settle every call still in flight at its full reservation (we cannot know better)."""
@@ -367,24 +409,23 @@ class LiveMode:
         assert live.price is not None
         flags = state.flags
         assert state.route is not None and state.body is not None
+        route, prices = state.route.name, self.config.prices
         tokens, source = billable(
-            state.vendor, state.route.name, live.model, state.body, status, usage, live.cut
+            state.vendor, route, live.model, state.body, status, usage, live.cut, live.unbounded
         )
-        if tokens is None:
+        tool_uses = booked_tool_uses(live.tools, usage, status, prices)
+        if tool_uses is None and usage is not None and usage.source == "vendor":
+            flags.append("unpriced_tool_use")
+        if tokens is None or tool_uses is None or live.cut == "client_disconnect":
+            # A client that disconnects does not stop the vendor: it goes on generating and
+            # bills the whole reply, which the proxy never sees (trap 13). The rule: such a
+            # call is booked at its full reservation, the most the vendor can bill.
             actual = live.reservation.amount
             flags.append("billed_at_reservation")
-            state.tokens = Tokens(source="reservation")
+            state.tokens = _logged_tokens(tokens or TokenCounts(), "reservation", tool_uses or {})
         else:
-            actual = cost(live.price, tokens)
-            state.tokens = Tokens(
-                input=tokens.input,
-                output=tokens.output,
-                cache_read=tokens.cache_read,
-                cache_write=tokens.cache_write_5m + tokens.cache_write_1h,
-                cache_write_1h=tokens.cache_write_1h,
-                reasoning=tokens.reasoning,
-                source=source,
-            )
+            actual = cost(live.price, tokens) + prices.fees(tool_uses)
+            state.tokens = _logged_tokens(tokens, source, tool_uses)
         tier = usage.service_tier if usage is not None else None
         if tier in PREMIUM_TIERS:
             # Billed above the table's rates by a rate it does not have: book the worst case,
@@ -440,6 +481,19 @@ class LiveMode:
         handler = self._handler(flow)
         if handler is not None and flow.server_conn in handler.transports:
             handler.close_connection(flow.server_conn)
+
+
+def _logged_tokens(tokens: TokenCounts, source: TokenSource, uses: dict[str, int]) -> Tokens:
+    return Tokens(
+        input=tokens.input,
+        output=tokens.output,
+        cache_read=tokens.cache_read,
+        cache_write=tokens.cache_write_5m + tokens.cache_write_1h,
+        cache_write_1h=tokens.cache_write_1h,
+        reasoning=tokens.reasoning,
+        tool_uses=uses,
+        source=source,
+    )
 
 
 def _client_gone(flow: http.HTTPFlow) -> bool:

@@ -22,6 +22,14 @@ The syntax is `;`-separated directives, each `name` or `name=value`, e.g.
   trickle[=S]         send the reply one byte every S seconds (default 0.2), then pad forever
   stall_after=N       stream: N events, then send nothing more, keeping the connection open
   service_tier=NAME   OpenAI: report this service tier (e.g. priority: billed above standard)
+  input_tokens=N      bill N input tokens (every usage the reply carries says so), as a vendor
+                      does for a document it fetched by URL
+  web_searches=N      Anthropic: usage.server_tool_use.web_search_requests=N (and N
+                      server_tool_use blocks in a plain reply); OpenAI Responses: N
+                      web_search_call output items in the final response
+  served_model=NAME   name this model in the reply (message.model / model / response.model)
+  cut_bytes=N         plain reply: send the headers and N bytes of the body, then close
+  chunked             plain reply: chunked framing instead of content-length
   echo_key=WHERE      quote the received key back: error (a 401 naming it), text, escaped
                       (in the text, as JSON unicode escapes), header (see echo.py)
   echo_split=N        with echo_key=text: the write carrying the key is split N bytes into it
@@ -38,6 +46,10 @@ _INT_FIELDS = {"status", "error_after", "cut_after", "reset_after", "stall_after
 _FLOAT_FIELDS = {"retry_after", "first_byte_delay", "chunk_delay"}
 _STR_FIELDS = {"message", "error_type", "service_tier", "echo_key", "encode"}
 _FLAGS = {"no_usage", "usage_in_choice_chunk", "hang", "reset"}
+# What the reply bills and how a plain body is framed (the live-mode money tests).
+_INT_FIELDS |= {"input_tokens", "web_searches", "cut_bytes"}
+_STR_FIELDS |= {"served_model"}
+_FLAGS |= {"chunked"}
 
 
 class BehaviourError(ValueError):
@@ -65,6 +77,11 @@ class Behaviour:
     echo_key: str | None = None
     echo_split: int | None = None
     encode: str | None = None
+    input_tokens: int | None = None
+    web_searches: int | None = None
+    served_model: str | None = None
+    cut_bytes: int | None = None
+    chunked: bool = False
     source: str = ""  # the text it was parsed from, for reports
 
     @property

@@ -231,7 +231,7 @@ class Connection:
         headers = [("content-type", planned.content_type), *planned.headers]
         if planned.stream:
             headers.append(("cache-control", "no-cache"))
-        elif trickle is None:
+        elif trickle is None and not behaviour.chunked:
             # A plain body has a length; streams and trickles are chunked so they can end early.
             headers.append(("content-length", str(sum(len(e.data) for e in planned.events))))
         head = self.h11.send(h11.Response(status_code=planned.status, headers=headers))
@@ -241,6 +241,11 @@ class Connection:
         stop_kind, stop_at = behaviour.interruption or ("", -1)
         # Never the terminal event: a plain body is interrupted right after its headers.
         stop_at = min(stop_at, len(planned.events) - 1)
+        if behaviour.cut_bytes is not None and not planned.stream:
+            # Part of a plain body, then close: short of its length, or without the last chunk.
+            part = self.h11.send(h11.Data(data=planned.events[0].data[: behaviour.cut_bytes]))
+            await self._write(part or b"")
+            self._cut()
         for index, event in enumerate(planned.events):
             if index == stop_at:
                 if stop_kind == "cut":

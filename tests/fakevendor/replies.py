@@ -146,7 +146,77 @@ def plan_reply(
         _apply_plain_behaviour(planned, behaviour)
     if behaviour.service_tier is not None and planned.vendor == "openai":
         _report_service_tier(planned, behaviour.service_tier)
+    if (
+        behaviour.input_tokens is not None
+        or behaviour.web_searches is not None
+        or behaviour.served_model is not None
+    ):
+        _bill_as_told(planned, behaviour)
     return planned
+
+
+def _usages(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every usage object one event or body carries (message_start's is inside `message`, a
+    Responses event's inside `response`)."""
+    found = [data.get("usage")]
+    for inner in ("message", "response"):
+        if isinstance(data.get(inner), dict):
+            found.append(data[inner].get("usage"))
+    return [u for u in found if isinstance(u, dict)]
+
+
+def _bill_as_told(planned: PlannedReply, behaviour: Behaviour) -> None:
+    """Rewrite what the reply reports: input tokens billed, web searches run, model served."""
+    if behaviour.input_tokens is not None:
+        planned.input_tokens = behaviour.input_tokens
+    for event in planned.events:
+        data = _sse_json(event.data) if planned.stream else json.loads(event.data)
+        if not isinstance(data, dict):
+            continue
+        for usage in _usages(data):
+            if behaviour.input_tokens is not None:
+                key = "prompt_tokens" if "prompt_tokens" in usage else "input_tokens"
+                usage[key] = behaviour.input_tokens
+            final = "output_tokens" in usage and data.get("type") != "message_start"
+            if behaviour.web_searches is not None and planned.vendor == "anthropic" and final:
+                usage["server_tool_use"] = {"web_search_requests": behaviour.web_searches}
+        if behaviour.web_searches is not None:
+            _add_searches(planned, data, behaviour.web_searches)
+        if behaviour.served_model is not None:
+            for target in (data, data.get("message"), data.get("response")):
+                if isinstance(target, dict) and "model" in target:
+                    target["model"] = behaviour.served_model
+        if planned.stream:
+            _rewrite(event, data, _event_prefix(event.data))
+        else:
+            event.data = _dumps(data)
+
+
+def _add_searches(planned: PlannedReply, data: dict[str, Any], n: int) -> None:
+    """The search calls themselves: Anthropic server_tool_use blocks (plain replies), OpenAI
+    web_search_call items in the final Responses object."""
+    plain = not planned.stream
+    if planned.vendor == "anthropic" and plain and isinstance(data.get("content"), list):
+        calls = [
+            {"type": "server_tool_use", "id": f"srvtoolu_{i}", "name": "web_search", "input": {}}
+            for i in range(n)
+        ]
+        data["content"] = calls + data["content"]
+    if planned.route != "openai.responses":
+        return
+    response = data if plain else data.get("response")
+    final = plain or data.get("type") in ("response.completed", "response.incomplete")
+    if isinstance(response, dict) and final:
+        calls = [
+            {
+                "type": "web_search_call",
+                "id": f"ws_{i}",
+                "status": "completed",
+                "action": {"type": "search", "query": f"search {i}"},
+            }
+            for i in range(n)
+        ]
+        response["output"] = calls + list(response.get("output") or [])
 
 
 def _report_service_tier(planned: PlannedReply, tier: str) -> None:

@@ -76,7 +76,8 @@ def test_a_hostile_body_never_crashes_the_walk() -> None:
     }
     found = unbounded_inputs({"messages": [odd, deep]})
     assert "a document by url (source.type)" in found.unbounded
-    for body in (None, 7, "str", [], [[[]]], {"source": {"type": []}}):
+    harmless: list[Any] = [None, 7, "str", [], [[[]]], {"source": {"type": []}}]
+    for body in harmless:
         assert unbounded_inputs(body).unbounded == []
 
 
