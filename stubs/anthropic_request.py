@@ -167,8 +167,8 @@ def _check_tool_choice(body: dict[str, Any], tools: dict[str, dict[str, Any]]) -
     return None
 
 
-def _check_thinking(body: dict[str, Any], max_tokens: int) -> tuple[bool, int | None, bool]:
-    """(thinking on, budget, display omitted)."""
+def _check_thinking(body: dict[str, Any], max_tokens: int | None) -> tuple[bool, int | None, bool]:
+    """(thinking on, budget, display omitted). `max_tokens` None: not checked against the budget."""
     thinking = body.get("thinking")
     if thinking is None:
         return False, None, False
@@ -194,7 +194,7 @@ def _check_thinking(body: dict[str, Any], max_tokens: int) -> tuple[bool, int | 
                 "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
                 "thinking",
             )
-        if max_tokens <= budget:
+        if max_tokens is not None and max_tokens <= budget:
             raise _fail(
                 "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
                 f"documentation at {_DOCS}#max-tokens-and-context-window-size",
@@ -329,12 +329,16 @@ def cache_writes(body: dict[str, Any], total_input: int) -> tuple[int, int]:
 
 
 def check_create(body: dict[str, Any]) -> None:
-    """Every check of a /v1/messages body (proxy.intake runs it in both modes)."""
-    plan_messages(body, 0)
+    """The checks of a /v1/messages body that live mode's pinned-sampling rewrite cannot change
+    (proxy.intake runs them in both modes, before the rewrite)."""
+    plan_messages(body, 0, per_model=False)
 
 
-def plan_messages(body: dict[str, Any], total_input: int) -> MessagesPlan:
-    """Check a /v1/messages body; raise StubRequestError(400) the way the vendor refuses it."""
+def plan_messages(body: dict[str, Any], total_input: int, per_model: bool = True) -> MessagesPlan:
+    """Check a /v1/messages body; raise StubRequestError(400) the way the vendor refuses it.
+
+    `per_model=False` leaves out the sampling rules that tie temperature, top_p, top_k and
+    max_tokens to thinking: the live proxy's rewrite sets those per model (proxy.sampling)."""
     require(body, "model", "max_tokens", "messages")
     max_tokens = body["max_tokens"]
     if not _is_int(max_tokens):
@@ -344,10 +348,10 @@ def plan_messages(body: dict[str, Any], total_input: int) -> MessagesPlan:
     check_messages(body)
     tools = _check_tools(body)
     forced = _check_tool_choice(body, tools)
-    thinking, budget, omitted = _check_thinking(body, max_tokens)
+    thinking, budget, omitted = _check_thinking(body, max_tokens if per_model else None)
     if thinking and forced is not None:
         raise _fail("Thinking may not be enabled when tool_choice forces tool use.", "tool_choice")
-    _check_sampling(body, thinking)
+    _check_sampling(body, thinking and per_model)
     _check_options(body)
     schema = _check_output_config(body)
     stops = body.get("stop_sequences") or []

@@ -116,9 +116,9 @@ def chat_completions(req: StubRequest, ctx: StubContext) -> StubReply:
     return StubReply(status=200, chunks=[dumps(body)], model=params.model, usage=harness_usage)
 
 
-def _parse(body: dict[str, Any]) -> _Params:
-    model = check_request(body, lambda b: _check_messages(b.get("messages")))
-    if is_reasoning_model(model) and body.get("max_tokens") is not None:
+def _parse(body: dict[str, Any], per_model: bool = True) -> _Params:
+    model = check_request(body, lambda b: _check_messages(b.get("messages")), per_model)
+    if per_model and is_reasoning_model(model) and body.get("max_tokens") is not None:
         raise StubRequestError(
             400,
             "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
@@ -159,8 +159,9 @@ def _parse(body: dict[str, Any]) -> _Params:
 
 
 def check_chat(body: dict[str, Any]) -> None:
-    """Every check of a chat completions body (proxy.intake runs it in both modes)."""
-    _parse(body)
+    """The checks of a chat completions body that hold whatever the model (proxy.intake runs
+    them in both modes, before live mode's pinned-sampling rewrite)."""
+    _parse(body, per_model=False)
 
 
 def _check_messages(messages: Any) -> None:

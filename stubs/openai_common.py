@@ -99,13 +99,16 @@ def require_model(body: dict[str, Any]) -> str:
     return model
 
 
-def check_request(body: dict[str, Any], check_prompt: Callable[[dict[str, Any]], None]) -> str:
+def check_request(
+    body: dict[str, Any], check_prompt: Callable[[dict[str, Any]], None], per_model: bool = True
+) -> str:
     """The checks both routes open with, in the vendor's order (the first failing one is the error
     the caller sees): the model, then the route's own prompt fields, then sampling. Returns the
-    model."""
+    model. `per_model=False` leaves out the rules that depend on the model, which the live
+    proxy's pinned-sampling rewrite may still satisfy (proxy.sampling)."""
     model = require_model(body)
     check_prompt(body)
-    check_sampling(body, model)
+    check_sampling(body, model if per_model else None)
     return model
 
 
@@ -133,9 +136,10 @@ def number_text(value: float) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-def check_sampling(body: dict[str, Any], model: str) -> None:
+def check_sampling(body: dict[str, Any], model: str | None) -> None:
     """Refuse temperature/top_p the way OpenAI does: type and range for every model, and any
-    non-default value for reasoning models (the trap a pinned-sampling rewrite falls into)."""
+    non-default value for reasoning models (the trap a pinned-sampling rewrite falls into; not
+    checked when `model` is None)."""
     for name, maximum in (("temperature", 2), ("top_p", 1)):
         value = body.get(name)
         if value is None:
@@ -155,7 +159,7 @@ def check_sampling(body: dict[str, Any], model: str) -> None:
                 f"{number_text(value)} instead.",
                 name,
             )
-        if is_reasoning_model(model) and value != 1:
+        if model is not None and is_reasoning_model(model) and value != 1:
             raise StubRequestError(
                 400,
                 f"Unsupported value: '{name}' does not support {number_text(value)} with this "

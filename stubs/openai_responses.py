@@ -137,8 +137,8 @@ def _reply_text(req: StubRequest, ctx: StubContext, params: _Params) -> str:
     return ctx.book.choose(req)
 
 
-def _parse(body: dict[str, Any]) -> _Params:
-    model = check_request(body, _check_prompt)
+def _parse(body: dict[str, Any], per_model: bool = True) -> _Params:
+    model = check_request(body, _check_prompt, per_model)
     reasoning = body.get("reasoning")
     if reasoning is not None and not isinstance(reasoning, dict):
         raise StubRequestError(
@@ -158,8 +158,9 @@ def _parse(body: dict[str, Any]) -> _Params:
 
 
 def check_responses(body: dict[str, Any]) -> None:
-    """Every check of a Responses body (proxy.intake runs it in both modes)."""
-    _parse(body)
+    """The checks of a Responses body that hold whatever the model (proxy.intake runs them in
+    both modes, before live mode's pinned-sampling rewrite)."""
+    _parse(body, per_model=False)
 
 
 def _check_prompt(body: dict[str, Any]) -> None:
