@@ -15,6 +15,7 @@ from mitmproxy import http
 from proxy.callstate import CallState
 from proxy.content_decode import DecodeError, StreamDecoder, decode_body
 from proxy.redact import FLAG, SecretRedactor, StreamRedactor
+from proxy.redact_events import EventTextGuard
 from stubs.errors import error_reply
 
 log = structlog.get_logger("harness.proxy")
@@ -52,24 +53,26 @@ class StreamCleaner:
         if encoding:
             response.headers.pop("content-encoding", None)
         self.secrets: StreamRedactor = redactor.stream()
+        # Bytes first (a key inside one event), then text (a key split across events).
+        self.events = EventTextGuard(redactor)
 
     def feed(self, chunk: bytes) -> bytes:
         data = self.decoder.feed(chunk) if self.decoder else chunk
-        return self._count(self.secrets.feed(data))
+        return self._count(self.events.feed(self.secrets.feed(data)))
 
     def finish(self) -> bytes:
         """The end of the stream: the held tail, redacted. It must go out before the end."""
         data = self.decoder.flush() if self.decoder else b""
-        return self._count(self.secrets.finish(data))
+        return self._count(self.events.finish(self.secrets.finish(data)))
 
     def drain(self) -> bytes:
         """A cut stream: the held tail (redacted), for the meter only; never relayed."""
         if self.secrets.finished:
             return b""
-        return self._count(self.secrets.finish())
+        return self._count(self.events.finish(self.secrets.finish()))
 
     def _count(self, out: bytes) -> bytes:
-        flag(self.state, self.secrets.hits)
+        flag(self.state, self.secrets.hits + self.events.hits)
         return out
 
 

@@ -95,6 +95,13 @@ class SecretRedactor:
     def __bool__(self) -> bool:
         return bool(self.names)
 
+    def partial_start(self, data: bytes) -> int:
+        """Where the tail of `data` that could still grow into a secret starts (len: none)."""
+        if self._hold is None:
+            return len(data)
+        held = self._hold.search(data, max(0, len(data) - self.max_length + 1))
+        return held.start() if held is not None else len(data)
+
     def stream(self, markers: list[bytes] | None = None) -> StreamRedactor:
         return StreamRedactor(self, markers or self.markers)
 

@@ -2,15 +2,18 @@
 ("Incorrect API key provided: sk-..."), in the reply text, in a header; and compresses a reply
 although the client asked for `accept-encoding: identity`.
 
-Directives (see behaviour.py): `echo_key=error|text|escaped|header`, `echo_split=N` (the write
-that carries the key is split N bytes into it, with a pause, so the proxy reads it in two
-pieces), `encode=gzip|br|deflate` (any reply, streams flushed per event).
+Directives (see behaviour.py): `echo_key=error|text|escaped|header|events`, `echo_split=N` (the
+write that carries the key is split N bytes into it, with a pause, so the proxy reads it in two
+pieces; with `events`, the key's first N characters end one text delta and the rest start the
+next, so only the SDK's joined text holds it), `encode=gzip|br|deflate` (any reply, streams
+flushed per event).
 """
 
 from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import brotli
@@ -40,11 +43,13 @@ def apply_echo(planned: PlannedReply, behaviour: Behaviour, key: str | None) -> 
             )
         elif kind == "header":
             planned.headers += [("x-echo-key", key), (f"x-key-{key}", "seen")]
+        elif kind == "events":
+            _split_across_events(planned, key, behaviour.echo_split or len(key) // 2)
         elif kind in ("text", "escaped"):
             form = _escaped(key) if kind == "escaped" else key.encode()
             _put_in_text(planned, form, behaviour.echo_split)
         else:
-            raise BehaviourError(f"echo_key {kind!r}: use error, text, escaped or header")
+            raise BehaviourError(f"echo_key {kind!r}: use error, text, escaped, header or events")
     if behaviour.encode is not None:
         _encode(planned, behaviour.encode)
     return planned
@@ -77,16 +82,35 @@ def _put_in_text(planned: PlannedReply, form: bytes, split: int | None) -> None:
     raise BehaviourError("echo_key: the reply has no text to put the key in")
 
 
-def _fill_hole(node: Any) -> bool:
+def _split_across_events(planned: PlannedReply, key: str, at: int) -> None:
+    """The key's head ends the first text delta, its tail starts the second."""
+    edits = [lambda text: f"{text} {key[:at]}", lambda text: f"{key[at:]} {text}"]
+    for event in planned.events if planned.stream else []:
+        data = _sse_json(event.data)
+        if not edits:
+            return
+        if isinstance(data, dict) and _edit_text(data, edits[0]):
+            event.data = _event_prefix(event.data) + b"data: " + _dumps(data) + b"\n\n"
+            edits.pop(0)
+    if edits:
+        raise BehaviourError("echo_key=events: needs a stream with two text deltas")
+
+
+def _edit_text(node: Any, edit: Callable[[str], str]) -> bool:
+    """Apply `edit` to the first non-empty text string in `node`."""
     if isinstance(node, dict):
         for name, value in node.items():
             if name in _TEXT_FIELDS and isinstance(value, str) and value:
-                node[name] = _HOLE + value
+                node[name] = edit(value)
                 return True
-        return any(_fill_hole(v) for v in node.values())
+        return any(_edit_text(v, edit) for v in node.values())
     if isinstance(node, list):
-        return any(_fill_hole(v) for v in node)
+        return any(_edit_text(v, edit) for v in node)
     return False
+
+
+def _fill_hole(node: Any) -> bool:
+    return _edit_text(node, lambda text: _HOLE + text)
 
 
 def _encode(planned: PlannedReply, encoding: str) -> None:

@@ -162,6 +162,28 @@ def test_a_key_split_across_network_reads_at_every_offset_is_redacted(
     calls.check(len(texts), OAI_MARK)
 
 
+def test_a_key_split_across_sse_events_is_redacted_from_the_joined_text(
+    proxy: ProxyProcess,
+) -> None:
+    """No event holds the key, only the text the SDK joins from two deltas; every split point."""
+    calls = Calls(proxy)
+    ant, oai = _anthropic(proxy), proxy.openai()
+    texts = []
+    for offset in range(1, len(STUDY_ANTHROPIC_KEY)):
+        echo = _echo(f"echo_key=events;echo_split={offset}")
+        with ant.messages.stream(
+            model=HAIKU, max_tokens=20, messages=USER, extra_headers=echo
+        ) as stream:
+            texts.append("".join(stream.text_stream))
+        chunks = oai.chat.completions.create(
+            model=MINI, max_tokens=20, messages=CHAT, stream=True, extra_headers=echo
+        )
+        texts.append("".join(c.choices[0].delta.content or "" for c in chunks if c.choices))
+    assert all("[redacted:" in text for text in texts), texts
+    assert [leak for text in texts for leak in _leaks("SDK joined text", text)] == []
+    calls.check(len(texts), "[redacted:")
+
+
 def test_a_json_escaped_key_is_redacted(proxy: ProxyProcess) -> None:
     calls = Calls(proxy)
     message = _anthropic(proxy).messages.create(

@@ -1,0 +1,162 @@
+"""A key split across SSE events: each event holds a piece of it, the SDK joins the text deltas.
+
+proxy.redact works on bytes, so a key cut in two by the event framing (`"text":"... sk-ant-"` in
+one event, `"text":"api03-..."` in the next, JSON around both) is not a byte sequence anywhere.
+`EventTextGuard` reads the text an SSE stream builds up per channel (a content block, a choice,
+an output item) and, while a channel's text ends with what could be the start of a key, holds
+that event back with everything after it; when the next delta completes a key, the text of the
+held events is rewritten (the joined, redacted text in the first of them, "" in the rest) and
+they go out. When the text turns out not to be a key they go out unchanged, byte for byte.
+
+The holding is bounded by the key length in characters, and events without text (Anthropic's
+`ping`) pass through a hold without ending it; any other event without text ends it (a channel
+does not continue past its stop event). Which fields are text: every string under a key the
+formats use for streamed text (`text`, `thinking`, `partial_json`, `content`, `arguments`,
+`delta`); the channel is the event type, its index fields and the path to the string.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from proxy.redact import SecretRedactor
+from proxy.sse_events import EventFramer, RawEvent
+
+_TEXT_KEYS = frozenset({"text", "thinking", "partial_json", "content", "arguments", "delta"})
+_INDEX_KEYS = ("index", "output_index", "content_index", "item_id")
+_TRANSPARENT = frozenset({"ping"})
+
+Path = tuple[str | int, ...]
+Channel = tuple[Any, ...]
+
+
+@dataclass
+class _Held:
+    raw: bytes
+    name: str | None = None  # the SSE event name, to write it back
+    data: Any = None  # parsed JSON, when the event's text is rewritten
+    dirty: bool = False
+
+    def bytes(self) -> bytes:
+        if not self.dirty:
+            return self.raw
+        head = f"event: {self.name}\n".encode() if self.name else b""
+        # ensure_ascii: a lone surrogate the vendor sent stays valid JSON on the way out.
+        return head + b"data: " + json.dumps(self.data, separators=(",", ":")).encode() + b"\n\n"
+
+
+@dataclass
+class _Pending:
+    """A channel whose text ends with a possible key start: the events holding that text."""
+
+    parts: list[tuple[_Held, Path]] = field(default_factory=list)
+
+    def text(self) -> str:
+        return "".join(_get(held.data, path) for held, path in self.parts)
+
+
+class EventTextGuard:
+    def __init__(self, redactor: SecretRedactor) -> None:
+        self.redactor = redactor
+        self.framer = EventFramer()
+        self.queue: list[_Held] = []
+        self.pending: dict[Channel, _Pending] = {}
+        self.hits = 0
+
+    def feed(self, chunk: bytes) -> bytes:
+        if not self.redactor or not chunk:
+            return chunk
+        return b"".join(self._event(raw) for raw in self.framer.feed(chunk))
+
+    def finish(self, chunk: bytes = b"") -> bytes:
+        """The end of the stream: everything held goes out (nothing can complete a key now)."""
+        if not self.redactor:
+            return chunk
+        out = self.feed(chunk)
+        rest = self.framer.finish()
+        self.pending.clear()
+        out += self._release()
+        return out + (rest.raw if rest is not None else b"")
+
+    def _event(self, raw: RawEvent) -> bytes:
+        held = _Held(raw.raw)
+        texts = self._texts(held, raw)
+        if not texts:
+            if self.queue and (raw.event is None or raw.event.event in _TRANSPARENT):
+                self.queue.append(held)
+                return b""
+            self.pending.clear()  # a stop or usage event: no channel continues a held key
+            return self._release() + held.raw
+        self.queue.append(held)
+        for channel, path in texts:
+            pending = self.pending.pop(channel, None) or _Pending()
+            pending.parts.append((held, path))
+            self._settle(channel, pending)
+        return b"" if self.pending else self._release()
+
+    def _settle(self, channel: Channel, pending: _Pending) -> None:
+        text = pending.text()
+        clean = self.redactor.redact_text(text)
+        if clean != text:
+            self.hits += 1
+            first, first_path = pending.parts[0]
+            _set(first, first_path, clean)
+            for held, path in pending.parts[1:]:
+                _set(held, path, "")
+            pending.parts = pending.parts[:1]
+        data = clean.encode("utf-8", "surrogatepass")
+        if self.redactor.partial_start(data) < len(data):
+            self.pending[channel] = pending
+
+    def _release(self) -> bytes:
+        out = b"".join(held.bytes() for held in self.queue)
+        self.queue.clear()
+        return out
+
+    def _texts(self, held: _Held, raw: RawEvent) -> list[tuple[Channel, Path]]:
+        if raw.event is None or not raw.event.data.startswith(("{", "[")):
+            return []
+        try:
+            data = json.loads(raw.event.data)
+        except ValueError:
+            return []
+        held.name = raw.event.event if raw.event.event != "message" else None
+        held.data = data
+        found: list[tuple[Path, Path]] = []
+        _walk(data, (), (), found)
+        kind: Any = None
+        indexes: tuple[Any, ...] = ()
+        if isinstance(data, dict):
+            kind, indexes = data.get("type"), tuple(data.get(k) for k in _INDEX_KEYS)
+        return [((kind, indexes, logical), path) for path, logical in found]
+
+
+def _walk(node: Any, path: Path, logical: Path, found: list[tuple[Path, Path]]) -> None:
+    """Every text string: where it is, and the channel it belongs to (`logical`: a list item
+    with an `index` field, such as an OpenAI choice, is named by it, not by its position)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in _TEXT_KEYS and isinstance(value, str):
+                found.append(((*path, key), (*logical, key)))
+            else:
+                _walk(value, (*path, key), (*logical, key), found)
+    elif isinstance(node, list):
+        for position, value in enumerate(node):
+            name = value.get("index", position) if isinstance(value, dict) else position
+            _walk(value, (*path, position), (*logical, f"#{name}"), found)
+
+
+def _get(data: Any, path: Path) -> str:
+    for step in path:
+        data = data[step]
+    return str(data)
+
+
+def _set(held: _Held, path: Path, value: str) -> None:
+    node = held.data
+    for step in path[:-1]:
+        node = node[step]
+    node[path[-1]] = value
+    held.dirty = True
