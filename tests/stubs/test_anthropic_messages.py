@@ -576,3 +576,33 @@ def test_different_user_text_gives_a_different_reply(
     first, second = (json.loads(r.body) for r in transport.replies[-2:])
     assert first["id"] != second["id"]
     assert first["content"] != second["content"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"speed": []}, "speed"),
+        ({"inference_geo": {}}, "inference_geo"),
+        ({"service_tier": 1}, "service_tier"),
+        ({"top_k": -1}, "top_k"),
+        ({"top_p": "high"}, "top_p"),
+        ({"metadata": ["user"]}, "metadata"),
+        ({"metadata": {"user_id": 7}}, "metadata.user_id"),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "image", "source": "a.png"}]}]},
+            "source",
+        ),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "document", "source": None}]}]},
+            "source",
+        ),
+    ],
+)
+def test_fields_of_the_wrong_type_get_the_vendors_400_not_a_reply(
+    client: anthropic.Anthropic, fields: dict[str, Any], says: str
+) -> None:
+    # Record mode once answered 200 to each of these, which the vendor refuses.
+    body = {"model": MODEL, "max_tokens": 64, "messages": USER, **fields}
+    with pytest.raises(anthropic.BadRequestError) as info:
+        client.post("/v1/messages", body=body, cast_to=object)
+    assert says in info.value.message

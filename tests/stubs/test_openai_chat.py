@@ -463,3 +463,34 @@ def test_same_request_gives_identical_bytes(extra: dict[str, Any]) -> None:
     first, second = call(body), call(json.loads(json.dumps(body)))
     assert first.chunks == second.chunks
     assert first.usage == second.usage
+
+
+@pytest.mark.parametrize(
+    ("fields", "param"),
+    [
+        ({"max_tokens": -1}, "max_tokens"),
+        ({"max_tokens": 0}, "max_tokens"),
+        ({"max_tokens": 1.5}, "max_tokens"),
+        ({"max_completion_tokens": "100"}, "max_completion_tokens"),
+        ({"service_tier": {}}, "service_tier"),
+        ({"presence_penalty": 3}, "presence_penalty"),
+        ({"frequency_penalty": "low"}, "frequency_penalty"),
+        ({"seed": "42"}, "seed"),
+        ({"parallel_tool_calls": "yes"}, "parallel_tool_calls"),
+        ({"metadata": []}, "metadata"),
+        ({"stop": [1, 2]}, "stop"),
+        ({"stream": True, "stream_options": {"include_usage": "yes"}}, "include_usage"),
+    ],
+)
+def test_fields_of_the_wrong_type_or_value_get_the_vendors_400(
+    client: openai.OpenAI, fields: dict[str, Any], param: str
+) -> None:
+    # Record mode once answered 200 to each of these, which OpenAI refuses.
+    with pytest.raises(openai.BadRequestError) as e:
+        client.post(
+            "/chat/completions",
+            body={"model": "gpt-4o", "messages": USER, **fields},
+            cast_to=object,
+        )
+    assert e.value.param == param
+    assert e.value.type == "invalid_request_error"

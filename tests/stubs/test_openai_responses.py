@@ -336,3 +336,26 @@ def test_same_request_gives_identical_bytes(extra: dict[str, Any]) -> None:
     first, second = call(body), call(json.loads(json.dumps(body)))
     assert first.chunks == second.chunks
     assert first.usage == second.usage
+
+
+@pytest.mark.parametrize(
+    ("fields", "param"),
+    [
+        ({"max_output_tokens": -1}, "max_output_tokens"),
+        ({"max_output_tokens": 8}, "max_output_tokens"),
+        ({"max_output_tokens": "64"}, "max_output_tokens"),
+        ({"service_tier": []}, "service_tier"),
+        ({"store": "yes"}, "store"),
+        ({"stream_options": "yes"}, "stream_options"),
+        ({"previous_response_id": 12}, "previous_response_id"),
+    ],
+)
+def test_fields_of_the_wrong_type_or_value_get_the_vendors_400(
+    client: openai.OpenAI, fields: dict[str, Any], param: str
+) -> None:
+    # Record mode once answered 200 to each of these, which OpenAI refuses.
+    with pytest.raises(openai.BadRequestError) as e:
+        client.post(
+            "/responses", body={"model": "gpt-4.1", "input": "hi", **fields}, cast_to=object
+        )
+    assert e.value.param == param
