@@ -9,6 +9,8 @@ are kept, because a resume re-runs exactly the pairs the earlier run did not fin
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,17 +80,15 @@ def load_runs(run_dirs: list[Path]) -> RunData:
     for run_dir in run_dirs:
         headers.append(_header(run_dir))
         turns: dict[tuple[str, str], list[TurnRecord]] = {}
-        for record in read_turns(run_dir / "turns.jsonl"):
-            turns.setdefault((record.item, record.arm), []).append(record)
-        by_pair.update(turns)  # a later run's pair replaces the earlier one's
+        with _parsing(run_dir / "turns.jsonl"):
+            for record in read_turns(run_dir / "turns.jsonl"):
+                turns.setdefault((record.item, record.arm), []).append(record)
         calls_path = run_dir / "calls.jsonl"
-        try:
+        with _parsing(calls_path):
             calls += read_calls(calls_path) if calls_path.exists() else []
-        except ValueError as e:
-            raise HarnessError(
-                f"{calls_path}: {e}", hint="run `harness audit` on this run"
-            ) from None
-        egress += _jsonl(run_dir / "egress.jsonl")
+        with _parsing(run_dir / "egress.jsonl"):
+            egress += _jsonl(run_dir / "egress.jsonl")
+        by_pair.update(turns)  # a later run's pair replaces the earlier one's
         sizes.update(_body_sizes(run_dir))
         for name in RUN_FILES:
             if (run_dir / name).is_file():
@@ -97,6 +97,18 @@ def load_runs(run_dirs: list[Path]) -> RunData:
             read.append(read_file("bodies/pack.bin", run_dir / "bodies" / "pack.bin"))
     turns_kept = [t for pair in by_pair.values() for t in pair]
     return RunData(list(run_dirs), headers, turns_kept, calls, egress, sizes, read)
+
+
+@contextmanager
+def _parsing(path: Path) -> Iterator[None]:
+    try:
+        yield
+    except ValueError as e:  # pydantic's ValidationError and json's errors are ValueErrors
+        first = str(e).splitlines()[0]
+        raise HarnessError(
+            f"{path} does not parse: {first}",
+            hint="run `harness audit` on this run; a report is not made from damaged files",
+        ) from None
 
 
 def _body_sizes(run_dir: Path) -> dict[str, int]:
