@@ -249,3 +249,70 @@ def test_the_raw_bytes_an_arm_receives_hold_no_key(proxy: ProxyProcess) -> None:
         )
     assert [leak for text in got for leak in _leaks("raw reply", text)] == []
     calls.check(3, None)
+
+
+def test_a_stream_cut_after_half_a_key_never_relays_the_half(proxy: ProxyProcess) -> None:
+    """The key's head ends the last event before the cut: held back, it never goes out."""
+    calls = Calls(proxy)
+    head = STUDY_ANTHROPIC_KEY[:30]
+    received = b""
+    # Anthropic's stream: message_start, ping, content_block_start, then the delta with the head.
+    echo = _echo("echo_key=events;echo_split=30;cut_after=4")
+    with (
+        pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)),
+        httpx.stream(
+            "POST",
+            f"{proxy.anthropic_base}/v1/messages",
+            json={"model": HAIKU, "max_tokens": 20, "messages": USER, "stream": True},
+            headers={"x-api-key": "placeholder", "anthropic-version": "2023-06-01", **echo},
+            timeout=30,
+        ) as response,
+    ):
+        for piece in response.iter_raw():
+            received += piece
+    assert b"content_block_start" in received  # the stream did run up to the cut
+    assert head.encode() not in received
+    call = proxy.calls(at_least=calls.before + 1)[calls.before]
+    assert call["outcome"] == "upstream_cut"
+    pack = PackReader.open(proxy.run_dir)
+    assert head.encode() not in pack.get(call["response_hash"])
+
+
+def test_replay_serves_the_redacted_recording(
+    vendor: FakeVendor, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    tmp = tmp_path_factory.mktemp("echo-replay")
+    live = start_live_proxy(tmp, vendor, cap="5")
+
+    def exchange(proxy: ProxyProcess) -> list[str]:
+        echo = _echo("echo_key=events")
+        with proxy.anthropic().messages.stream(
+            model=HAIKU, max_tokens=20, messages=USER, extra_headers=echo
+        ) as stream:
+            streamed = "".join(stream.text_stream)
+        reply = proxy.openai().chat.completions.create(
+            model=MINI, max_tokens=20, messages=CHAT, extra_headers=_echo("echo_key=text")
+        )
+        return [streamed, reply.choices[0].message.content or ""]
+
+    try:
+        recorded = exchange(live)
+        live.calls(at_least=2)
+    finally:
+        assert live.stop() == 0
+    assert all("[redacted:" in text for text in recorded)
+    replay = ProxyProcess(
+        tmp / "replay",
+        "--mode",
+        "replay",
+        "--replay-from",
+        str(live.run_dir),
+        env={"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""},
+    )
+    try:
+        replayed = exchange(replay)
+        calls = replay.calls(at_least=2)
+    finally:
+        assert replay.stop() == 0
+    assert replayed == recorded
+    assert {c["outcome"] for c in calls} == {"ok"}
