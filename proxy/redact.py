@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import structlog
@@ -227,22 +227,25 @@ class StreamRedactor:
         return bytes(out)
 
 
-class _LogFilter(logging.Filter):
-    """Redacts stdlib log records (mitmproxy's own warnings) as they reach a handler."""
+class _RecordFactory:
+    """Makes stdlib log records (mitmproxy's own warnings) with the secrets already cut out, so
+    every handler, including one added later, only ever sees the redacted text."""
 
-    def __init__(self, redactor: SecretRedactor) -> None:
-        super().__init__()
+    def __init__(self, redactor: SecretRedactor, inner: Callable[..., logging.LogRecord]) -> None:
         self.redactor = redactor
+        self.inner = inner
 
-    def filter(self, record: logging.LogRecord) -> bool:
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = self.inner(*args, **kwargs)
         record.msg = self.redactor.redact_text(record.getMessage())
         record.args = None
         if record.exc_info:
-            record.exc_text = self.redactor.redact_text(
-                logging.Formatter().formatException(record.exc_info)
-            )
-            record.exc_info = None
-        return True
+            # A formatter uses exc_text when it is set: the traceback is redacted too.
+            text = logging.Formatter().formatException(record.exc_info)
+            record.exc_text = self.redactor.redact_text(text)
+        if record.stack_info:
+            record.stack_info = self.redactor.redact_text(record.stack_info)
+        return record
 
 
 class _LogProcessor:
@@ -264,6 +267,6 @@ def install_log_redaction(redactor: SecretRedactor) -> None:
     processors = structlog.get_config()["processors"]
     if not any(isinstance(p, _LogProcessor) for p in processors):
         processors.insert(max(0, len(processors) - 1), _LogProcessor(redactor))
-    for handler in [*logging.getLogger().handlers, logging.lastResort]:
-        if handler is not None and not any(isinstance(f, _LogFilter) for f in handler.filters):
-            handler.addFilter(_LogFilter(redactor))
+    factory = logging.getLogRecordFactory()
+    if not isinstance(factory, _RecordFactory):
+        logging.setLogRecordFactory(_RecordFactory(redactor, factory))

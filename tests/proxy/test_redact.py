@@ -202,9 +202,8 @@ def test_log_redaction_covers_structlog_and_stdlib_logging(
     redactor: SecretRedactor, capsys: pytest.CaptureFixture[str]
 ) -> None:
     saved = structlog.get_config()
-    handler = logging.StreamHandler()
+    factory = logging.getLogRecordFactory()
     root = logging.getLogger()
-    root.addHandler(handler)
     try:
         structlog.configure(
             processors=[structlog.processors.JSONRenderer()],
@@ -216,11 +215,20 @@ def test_log_redaction_covers_structlog_and_stdlib_logging(
         install_log_redaction(redactor)
         install_log_redaction(redactor)  # idempotent
         log.warning("upstream said", detail=f"Incorrect API key provided: {OAI}")
+        # A handler added after the redaction was installed is covered too.
+        handler = logging.StreamHandler()
+        root.addHandler(handler)
         logging.getLogger("mitmproxy").warning("server said %s", ANT)
+        try:
+            raise ValueError(f"bad {CO}")
+        except ValueError:
+            logging.getLogger("mitmproxy").exception("failed")
+        root.removeHandler(handler)
         out = capsys.readouterr()
         text = out.out + out.err
         assert "[redacted:OPENAI_API_KEY]" in text and "[redacted:ANTHROPIC_API_KEY]" in text
+        assert "ValueError: bad [redacted:CO_API_KEY]" in text
         _no_secret(text.encode())
     finally:
-        root.removeHandler(handler)
+        logging.setLogRecordFactory(factory)
         structlog.configure(**saved)
