@@ -20,7 +20,8 @@ import structlog
 from mitmproxy import ctx, exceptions, http
 
 from proxy.bodies import BodyStore
-from proxy.calllog import CallLog, CallLogError, CallRecord, Timing, Tokens
+from proxy.call_record import build_record
+from proxy.calllog import CallLog, CallLogError, CallRecord
 from proxy.callstate import CallState
 from proxy.control import TurnRef, current
 from proxy.failsafe import (
@@ -384,59 +385,15 @@ class HarnessAddon:
     def _record(
         self, state: CallState, status: int, first_byte: float | None, end: float
     ) -> CallRecord:
-        reply = state.reply
-        body = state.body or {}
-        response_body = reply.body if reply is not None else state.response_body
-        response_hash = None
-        if response_body is not None and self.bodies is not None:
-            response_hash = self.bodies.put(response_body)
-        tokens = state.tokens or Tokens()
-        if reply is not None and reply.status == 200 and state.tokens is None:
-            usage = reply.usage
-            tokens = Tokens(
-                input=usage.input_tokens,
-                output=usage.output_tokens,
-                cache_read=usage.cache_read_tokens,
-                cache_write=usage.cache_write_tokens,
-                reasoning=usage.reasoning_tokens,
-                source="stub",
-            )
-        chunks = state.response_chunks
-        if reply is not None and reply.stream:
-            chunks = [len(c) for c in reply.chunks]
-        model = body.get("model")
-        ref = self.turn_refs.pop(id(state), None)
-        return CallRecord(
+        return build_record(
+            state,
+            status,
+            first_byte,
+            end,
             run_id=ctx.options.harness_run_id,
-            seq=state.seq,
             mode="live" if state.live else "replay" if self.replay else "record",
-            arm=state.arm,
-            item=ref.item if ref else None,
-            turn=ref.turn if ref else None,
-            purpose=safe_text(state.purpose),
-            vendor=state.vendor,
-            route=safe_text(state.route_name),
-            method=state.method,
-            path=state.path,
-            model_requested=safe_text(model) if isinstance(model, str) else None,
-            model_served=reply.model if reply is not None else state.model_served,
-            stream=bool(reply.stream) if reply is not None else state.stream,
-            status=status,
-            outcome=state.outcome,
-            tokens=tokens,
-            request_hash=state.request_hash,
-            request_body=state.request_body,
-            response_hash=response_hash,
-            response_content_type=(
-                reply.content_type if reply is not None else state.response_content_type
-            ),
-            response_chunks=chunks,
-            timing=Timing(start=state.start, first_byte=first_byte, end=end),
-            cost_usd=state.cost,
-            reserved_usd=state.reserved,
-            flags=state.flags,
-            rewrites=state.rewrites,
-            error=safe_text(state.error) if state.error is not None else None,
+            bodies=self.bodies,
+            ref=self.turn_refs.pop(id(state), None),
         )
 
 
