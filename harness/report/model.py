@@ -4,6 +4,7 @@ the same `Section` objects, so the two formats cannot drift apart in content."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 NOT_RUN = "not run"
 
@@ -44,8 +45,10 @@ class Section:
         return TITLES[self.number - 1]
 
 
-def money(value: object) -> str:
-    return f"${value}"
+def money(value: Decimal) -> str:
+    # Exact, without the trailing zeros Decimal arithmetic leaves (0.000340 and 0.00034 are one
+    # figure), and never in exponent notation.
+    return f"${value.normalize():f}"
 
 
 def seconds(value: float | None, censored: bool = False) -> str:
