@@ -163,7 +163,7 @@ def usage_from_body(route: str, body: bytes) -> MeteredUsage | None:
         return None
     try:
         parsed = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # an upstream's body is input too: never a crash
         return None
     reply = _dict(parsed)
     usage = reply.get("usage")
@@ -271,8 +271,8 @@ class StreamMeter:
             return False
         try:
             data = json.loads(event.data)
-        except ValueError:
-            return False  # a cut event, or a keep-alive that is not JSON: nothing to meter
+        except (ValueError, RecursionError):
+            return False  # a cut event, a keep-alive, or nesting too deep: nothing to meter
         if not isinstance(data, dict):
             return False
         if self.route == "anthropic.messages":

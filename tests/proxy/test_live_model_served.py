@@ -71,12 +71,19 @@ def test_live_openai_logs_the_model_the_reply_names(
     assert _served(live, f"openai.{api}", stream) == MINI_SERVED
 
 
-def test_record_mode_logs_the_stubs_model(tmp_path: Path) -> None:
-    proxy = ProxyProcess(tmp_path / "record")
+def _two_calls(proxy: ProxyProcess) -> dict[str, Any]:
     try:
         proxy.anthropic().messages.create(model=HAIKU, max_tokens=50, messages=USER)
         proxy.openai().chat.completions.create(model=MINI, messages=USER)
     finally:
         assert proxy.stop() == 0
-    served = {c["route"]: c["model_served"] for c in proxy.calls()}
-    assert served == {"anthropic.messages": HAIKU, "openai.chat": MINI}
+    return {c["route"]: c["model_served"] for c in proxy.calls()}
+
+
+def test_record_and_replay_modes_log_the_model_served(tmp_path: Path) -> None:
+    recorded = ProxyProcess(tmp_path / "record")
+    assert _two_calls(recorded) == {"anthropic.messages": HAIKU, "openai.chat": MINI}
+    replay = ProxyProcess(
+        tmp_path / "replay", "--mode", "replay", "--replay-from", str(recorded.run_dir)
+    )
+    assert _two_calls(replay) == {"anthropic.messages": HAIKU, "openai.chat": MINI}
