@@ -54,7 +54,9 @@ from harness.backends.base import (
     ProxyInfo,
     ProxySettings,
 )
+from harness.backends.dns_refuser import DNS_PORT
 from harness.backends.docker_config import compose_images, read_text, write_atomic
+from harness.backends.docker_mounts import identity_mounts, source_mounts
 from harness.backends.docker_net import DockerError, docker
 from harness.backends.docker_security import hardening
 from harness.proxy_ca import ca_dir, install_ca_cert, proxy_env
@@ -62,8 +64,6 @@ from harness.proxy_cmd import sdk_env
 from harness.study import ArmSpec
 
 GUARD_DIR = Path(__file__).parent / "guard"
-SOURCE_ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("harness", "proxy", "stubs", "ledger", "arms")
 ARM_IMAGE = "harness-arm"
 PROXY_IMAGE = "harness-proxy"
 SEAM_PORT = 8700
@@ -133,8 +133,10 @@ class DockerBackend(IsolationBackend):
         log_path = self.run_dir / "logs" / "proxy.log"
         # The proxy waits for its config: its listeners bind to addresses Docker assigns only
         # once the container is attached to every arm network.
+        # Beside it, the arms' DNS server (dns_refuser: every lookup refused and named).
         script = (
             f"while [ ! -e {config_path} ]; do sleep 0.1; done; "
+            f"python -m harness.backends.dns_refuser {config_path} >>{log_path} 2>&1 & "
             f"exec python -m harness.backends.proxy_main {config_path} >>{log_path} 2>&1"
         )
         # Passed by name, so values never hit a command line; live mode only (record and replay
@@ -144,7 +146,9 @@ class DockerBackend(IsolationBackend):
         install_ca_cert(self.run_dir)  # also makes the CA on first use
         docker([
             "run", "-d", "--name", proxy, "--network", ctl, *self.labels, *hardening([]),
-            *self._source_mounts(), *self._identity_mounts(settings),
+            # DNS on port 53 with no capability: only this container's network namespace.
+            "--sysctl", f"net.ipv4.ip_unprivileged_port_start={DNS_PORT}",
+            *source_mounts(), *identity_mounts(settings),
             "-v", f"{ca_dir()}:{CA_STORE}:ro",
             "-e", "PYTHONPATH=/harness/src", "-e", "PYTHONUNBUFFERED=1",
             *[a for k in secrets for a in ("-e", k)],
@@ -164,6 +168,7 @@ class DockerBackend(IsolationBackend):
                 bridge=docker_net.network_bridge(f"{self.prefix}-{arm}"),
                 proxy_ip=self.arm_ips[arm],
                 tcp_ports=(self.arm_ports[arm], self.https_ports[arm]),
+                udp_ports=(DNS_PORT,),
                 prefix=prefix,
                 comment=docker_net.rule_comment(self.run_id),
             )
@@ -179,6 +184,7 @@ class DockerBackend(IsolationBackend):
             "confdir": CA_STORE,
             "control_port": CONTROL_PORT,
             "control_relay": {"host": control_ip, "port": RELAY_PORT},
+            "dns": {"log": str(egress.proxy_log(self.run_dir).with_name("dns.jsonl"))},
             # The proxy's refusals of non-vendor hosts, merged into egress.jsonl with the rest.
             "ca_bundle": settings.upstream_ca(),
             "options": settings.addon_options()
@@ -230,6 +236,10 @@ class DockerBackend(IsolationBackend):
         clock_dir, guard_log = self._arm_dir("clock", name), egress.guard_log(self.run_dir, name)
         if not (clock_dir / "faketime").exists():
             write_atomic(clock_dir / "faketime", "+0\n")
+        # Its only resolver is the DNS refuser on the proxy (not Docker's 127.0.0.11, which
+        # fails outside names without a trace): every name it looks up is logged.
+        resolv = self.run_dir / "resolv" / f"{name}.conf"
+        write_atomic(resolv, f"nameserver {self.arm_ips[name]}\noptions attempts:1 timeout:2\n")
         proxy_ip, proxy_port = self.arm_ips[name], self.arm_ports[name]
         env = {"TZ": "UTC", "PYTHONUNBUFFERED": "1", **spec.env}
         # Set after the spec's env so a compose file's own URLs cannot point elsewhere.
@@ -257,9 +267,10 @@ class DockerBackend(IsolationBackend):
         script = f'exec "$@" >>/harness/logs/{log_path.name} 2>&1'
         docker([
             "run", "-d", "--name", container, "--network", f"{self.prefix}-{name}",
-            "--hostname", name, *self.labels, *hardening(spec.cap_add), *self._source_mounts(),
+            "--hostname", name, *self.labels, *hardening(spec.cap_add), *source_mounts(),
             "-v", f"{GUARD_DIR}:/harness/guard:ro",
             "-v", f"{clock_dir}:/harness/clock:ro",
+            "-v", f"{resolv}:/etc/resolv.conf:ro",
             "-v", f"{self.run_dir / 'ca'}:{Path(ARM_CA_CERT).parent}:ro",
             "-v", f"{guard_log.parent}:/harness/egress",
             "-v", f"{log_path.parent}:/harness/logs",
@@ -330,25 +341,10 @@ class DockerBackend(IsolationBackend):
         """Guard entries (each attributed to the arm whose folder holds it), the proxy's and
         the kernel log's (attributed by listener and by bridge), merged into egress.jsonl."""
         guards = egress.guard_entries(self.run_dir, self.log_prefixes.values())
-        entries = [self._real_time(entry) for entry in guards]
+        entries = [egress.real_time(entry, self.clock_history) for entry in guards]
         entries += egress.proxy_entries(self.run_dir)
         entries += docker_rules.kernel_attempts(self.log_prefixes)
         return egress.merge(entries, self.egress_log)
-
-    def _real_time(self, entry: dict[str, object]) -> dict[str, object]:
-        """Turn a guard entry's arm-clock time into real time (kept as `arm_time`): the offset
-        in force is the latest one written before the real time it implies."""
-        try:
-            arm_time = datetime.fromisoformat(str(entry["time"])).timestamp()
-        except ValueError:
-            return entry
-        offset = 0
-        for written, candidate in reversed(self.clock_history.get(str(entry["arm"]), [])):
-            if arm_time - candidate >= written - 1:  # the offset is rounded up: 1 s of slack
-                offset = candidate
-                break
-        real = datetime.fromtimestamp(arm_time - offset, UTC).isoformat(timespec="milliseconds")
-        return {**entry, "time": real, "arm_time": entry["time"]}
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -368,28 +364,6 @@ class DockerBackend(IsolationBackend):
         # An arm image without the harness's preload (not built FROM harness-arm) has no
         # libfaketime: its clock then reaches it on the seam only.
         return env.get("HARNESS_FAKETIME_PRELOAD", "")
-
-    def _source_mounts(self) -> list[str]:
-        return [
-            a
-            for pkg in PACKAGES
-            if (SOURCE_ROOT / pkg).is_dir()
-            for a in ("-v", f"{SOURCE_ROOT / pkg}:/harness/src/{pkg}:ro")
-        ]
-
-    def _identity_mounts(self, settings: ProxySettings) -> list[str]:
-        """The proxy reads and writes host paths named in its options (run dir, stubs, pins,
-        prices, ledger): mounted at the same paths, so the config needs no translation."""
-        paths = [settings.stubs, settings.pins_file, settings.prices, settings.ca_bundle]
-        dirs = {str(Path(p).resolve().parent) for p in paths if p}
-        dirs.add(str(settings.run_dir.resolve()))
-        replay_from = getattr(settings, "replay_from", None)
-        if replay_from:
-            dirs.add(str(Path(replay_from).resolve()))
-        if settings.ledger:
-            settings.ledger.resolve().parent.mkdir(parents=True, exist_ok=True)
-            dirs.add(str(settings.ledger.resolve().parent))
-        return [a for d in sorted(dirs) for a in ("-v", f"{d}:{d}")]
 
     def _arm_dir(self, kind: str, arm: str) -> Path:
         path = self.run_dir / kind / arm

@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 
 PROXY_DIR = "proxy"  # egress/proxy/: the proxy's own refusals (an arm may not be named so)
@@ -89,10 +90,32 @@ def attribute(arm: str, line: str, number: int = 0) -> dict[str, object]:
     return entry
 
 
+def real_time(
+    entry: dict[str, object], history: dict[str, list[tuple[float, int]]]
+) -> dict[str, object]:
+    """A guard entry stamped with its arm's pinned clock, in real time (kept as `arm_time`):
+    the offset in force is the latest one written (history: arm -> [(real time written,
+    offset)]) before the real time it implies. A time the arm made up that is no time at all
+    stays as it was."""
+    try:
+        arm_time = datetime.fromisoformat(str(entry["time"])).timestamp()
+        offset = 0
+        for written, candidate in reversed(history.get(str(entry["arm"]), [])):
+            if arm_time - candidate >= written - 1:  # the offset is rounded up: 1 s of slack
+                offset = candidate
+                break
+        real = datetime.fromtimestamp(arm_time - offset, UTC).isoformat(timespec="milliseconds")
+    except (ValueError, OverflowError, OSError):
+        return entry
+    return {**entry, "time": real, "arm_time": entry["time"]}
+
+
 def proxy_entries(run_dir: Path) -> list[dict[str, object]]:
-    """The proxy's refusals: it names the arm by the listener the call arrived on."""
+    """The proxy's refusals (it names the arm by the listener the call arrived on) and the DNS
+    refuser's (by the network the query arrived on: dns_refuser)."""
     entries: list[dict[str, object]] = []
-    for line in _lines(proxy_log(run_dir)):
+    log = proxy_log(run_dir)
+    for line in _lines(log) + _lines(log.with_name("dns.jsonl")):
         with contextlib.suppress(ValueError):
             entry = json.loads(line)
             if isinstance(entry, dict):

@@ -7,6 +7,7 @@ the run's containers exist), then, each attempt reported in its answer:
   host bridge's fe80:: link-local address, where the test's UDP server listens on `::`;
 - `forged udp`: an IPv4 UDP packet with a forged source address (IP_HDRINCL) to the test's
   UDP server on the host, through the arm network's gateway;
+- `dns`: a lookup of an outside name through _socket (past the guard);
 - `forge guard line`: a line in its own guard log naming the arm "other".
 Without NET_RAW (the harness's default) the raw sockets fail with PermissionError; with NET_RAW
 given back (`cap_add`) the frames leave and only the host's rules can stop them.
@@ -100,6 +101,11 @@ def _probe(targets: dict[str, object]) -> dict[str, str]:
             sock.close()
 
     results["forged udp"] = _attempt(send_forged)
+    try:  # past the guard (which would refuse the name itself): the container's resolver
+        _socket.getaddrinfo("exfiltrate.example", 443)
+        results["dns"] = "resolved"
+    except OSError as e:
+        results["dns"] = f"failed: {e}"
     line = {"schema": 1, "arm": "other", "destination": "blame.example:443", "time": "2024"}
     with open(os.environ["HARNESS_EGRESS_LOG"], "a") as log:
         log.write(json.dumps(line) + "\n")

@@ -293,9 +293,9 @@ def test_cleanup_removes_what_a_crashed_run_left(
     )
     assert crashed.returncode == 9, crashed.stderr
     left = leftovers(docker_engine, run_id)
-    # Per arm: IPv4 2 listener RETURNs + LOG/REJECT in INPUT and DOCKER-USER; IPv6 LOG/REJECT
-    # in INPUT and FORWARD (or DOCKER-USER).
-    assert len([x for x in left if x.startswith("-A")]) == 2 * 10
+    # Per arm: IPv4 RETURNs for its 2 listeners and the DNS refuser + LOG/REJECT in INPUT and
+    # DOCKER-USER; IPv6 LOG/REJECT in INPUT and FORWARD (or DOCKER-USER).
+    assert len([x for x in left if x.startswith("-A")]) == 2 * 11
     assert f"harness-{run_id}-proxy" in left
     cleanup = subprocess.run(
         [*HARNESS, "cleanup", "--run-dir", str(tmp_path)], cwd=REPO, capture_output=True, text=True

@@ -180,6 +180,12 @@ def test_an_arm_given_net_raw_is_still_refused_and_named_by_the_host(
     forged = [e for e in kernel if e["destination"] == f"{gateway}:{port4}"]
     assert forged and all(e["claimed_source"] == FORGED_V4 for e in forged), kernel
     assert {e["arm"] for e in kernel} == {"prober"}
+    # The outside name it looked up past the guard: refused by the arms' DNS server, named.
+    assert results["dns"].startswith("failed"), results
+    dns = [e for e in egress if e["source"] == "dns"]
+    assert dns and {(e["arm"], e["destination"]) for e in dns} == {
+        ("prober", "exfiltrate.example")
+    }, dns
     # The guard line naming the other arm is the prober's, flagged; the other arm is clean.
     blamed = [e for e in egress if e.get("claimed_arm") == "other"]
     assert blamed and all(e["arm"] == "prober" and e["flags"] == ["forged"] for e in blamed)

@@ -1,0 +1,37 @@
+"""What the docker backend's containers mount from the host, besides their run folders.
+
+The harness sources of this checkout, read-only on PYTHONPATH, so a code change never needs an
+image rebuild (the images provide Python, the SDKs and libfaketime); and, for the proxy, the
+host paths its options name (run dir, stubs, pins, prices, ledger), at the same paths, so its
+config needs no translation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.backends.base import ProxySettings
+
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("harness", "proxy", "stubs", "ledger", "arms")
+
+
+def source_mounts() -> list[str]:
+    return [
+        a
+        for pkg in PACKAGES
+        if (SOURCE_ROOT / pkg).is_dir()
+        for a in ("-v", f"{SOURCE_ROOT / pkg}:/harness/src/{pkg}:ro")
+    ]
+
+
+def identity_mounts(settings: ProxySettings) -> list[str]:
+    paths = [settings.stubs, settings.pins_file, settings.prices, settings.ca_bundle]
+    dirs = {str(Path(p).resolve().parent) for p in paths if p}
+    dirs.add(str(settings.run_dir.resolve()))
+    if settings.replay_from:
+        dirs.add(str(Path(settings.replay_from).resolve()))
+    if settings.ledger:
+        settings.ledger.resolve().parent.mkdir(parents=True, exist_ok=True)
+        dirs.add(str(settings.ledger.resolve().parent))
+    return [a for d in sorted(dirs) for a in ("-v", f"{d}:{d}")]
