@@ -9,18 +9,32 @@ import re
 from decimal import Decimal
 from pathlib import Path
 
+from pypdf import PdfReader
+
 from harness.report.model import TITLES
 from tests.fakevendor.server import FakeVendor
+from tests.harness.browser import chromium
 from tests.harness.checks import ITEMS, gate_study
-from tests.harness.studies import gate_then_live, harness, read_jsonl
+from tests.harness.studies import gate_then_live, harness, only_run, read_jsonl
 from tests.proxy.live_helpers import STUDY_KEYS
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "study.toml"
+
+
+__all__ = ["chromium"]  # a fixture
+
+
+def pdf_text(path: Path) -> str:
+    return " ".join(" ".join(p.extract_text() for p in PdfReader(path).pages).split())
 
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_a_live_runs_report_has_its_sections_and_leaves_the_run_auditable(tmp_path: Path) -> None:
+def test_a_live_runs_report_has_its_sections_and_leaves_the_run_auditable(
+    tmp_path: Path, chromium: str
+) -> None:
     with FakeVendor() as vendor:
         study = gate_study(tmp_path / "study", vendors={"openai": vendor.url})
         run_dir = gate_then_live(study, tmp_path / "runs", STUDY_KEYS)
@@ -28,7 +42,7 @@ def test_a_live_runs_report_has_its_sections_and_leaves_the_run_auditable(tmp_pa
     ledger = tmp_path / "study" / "ledger.jsonl"
     out = tmp_path / "report"
     done = harness(
-        "report", str(run_dir), "--json", "--out", str(out), "--format", "md,html",
+        "report", str(run_dir), "--json", "--out", str(out), "--format", "md,html,pdf",
         "--gate", str(gate), "--ledger", str(ledger), "--resamples", "500",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
@@ -51,6 +65,7 @@ def test_a_live_runs_report_has_its_sections_and_leaves_the_run_auditable(tmp_pa
     assert toy["last_token"]["n"] == len(turns)
     assert latencies[0] <= toy["last_token"]["p95_s"] <= latencies[-1]
 
+    assert pdf_text(out / "report.pdf").count("not run") >= 3
     markdown = (out / "report.md").read_text()
     headings = re.findall(r"^## (\d+) (.+)$", markdown, flags=re.M)
     assert headings == [(str(n), title) for n, title in enumerate(TITLES, 1)]
@@ -77,6 +92,27 @@ def test_a_live_runs_report_has_its_sections_and_leaves_the_run_auditable(tmp_pa
     assert sum(Decimal(r["cost_usd"]) for r in rows if r["kind"] == "call") == exact
     table = harness("report", str(run_dir), "--out", str(tmp_path / "again"))
     assert table.returncode == 0 and f"total cost USD {exact}" in table.stdout
+
+
+def test_the_quickstarts_report_in_every_format_leaves_it_auditable(
+    tmp_path: Path, chromium: str
+) -> None:
+    runs = tmp_path / "runs"
+    done = harness("record", str(QUICKSTART), "--run-dir", str(runs), "--isolation", "local")
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_dir = only_run(runs)
+    out = tmp_path / "report"
+    done = harness("report", str(run_dir), "--out", str(out), "--format", "md,html,pdf")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "records.jsonl", "report.html", "report.json", "report.md", "report.pdf",
+    ]  # fmt: skip
+    text = pdf_text(out / "report.pdf")
+    positions = [text.find(f"{n} {title}") for n, title in enumerate(TITLES, 1)]
+    assert -1 not in positions and positions == sorted(positions)
+    assert f"{run_dir / 'turns.jsonl'}"[:40] in text  # paths are named (wrapped in the PDF)
+    audit = harness("audit", str(run_dir))
+    assert audit.returncode == 0, audit.stdout + audit.stderr[-2000:]
 
 
 def test_a_report_is_never_written_into_a_run(tmp_path: Path) -> None:
