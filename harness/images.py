@@ -66,6 +66,8 @@ class BuildOptions:
     offline: bool = False
     force: bool = False
     base: str | None = None  # a registry image such as python:3.11-slim-bookworm
+    # Images built only when asked (harness/engine_images.py): mem0, graphiti, node, "engines".
+    extras: tuple[str, ...] = ()
 
 
 def repo_root() -> Path:
@@ -366,6 +368,13 @@ def _build_all(
                 force=options.force,
                 log=log,
             )
+        )
+    if options.extras:
+        from harness.engine_images import build_extras  # it builds on this module's helpers
+
+        arm = next(image for image in built if image.tag == ARM.tag)
+        built += build_extras(
+            docker, root, cache, options.extras, requirements_text, arm, options.force, log
         )
     return built
 

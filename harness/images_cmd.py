@@ -26,6 +26,11 @@ def build_command(
         help="Build the base image from Debian packages (debootstrap), never from a registry.",
     ),
     force: bool = typer.Option(False, "--force", help="Rebuild every image, even up-to-date ones."),
+    extra: list[str] = typer.Option(
+        [],
+        "--extra",
+        help="Also build an engine arm's image: mem0, graphiti, node, or engines (all three).",
+    ),
     base: str | None = typer.Option(
         None,
         "--base",
@@ -36,7 +41,8 @@ def build_command(
 ) -> None:
     """Build the wheelhouse and the images, skipping each one whose inputs are unchanged."""
     started = time.monotonic()
-    built = build_images(BuildOptions(offline=offline, force=force, base=base), _progress)
+    options = BuildOptions(offline=offline, force=force, base=base, extras=tuple(extra))
+    built = build_images(options, _progress)
     for image in built:
         typer.echo(f"{image.tag:24} {image.id[7:19]}  inputs {image.inputs or '-':16}")
     _progress(f"done in {time.monotonic() - started:.0f}s")

@@ -214,3 +214,48 @@ def link_files(files: Iterable[Path], into: Path) -> None:
             target.hardlink_to(path)
         except OSError:
             shutil.copy2(path, target)
+
+
+def lock_extra(root: Path, requirements_in: Path, base_text: str, out: Path, log: Log) -> str:
+    """Pins for an image's extra packages (an engine's `requirements.in`), resolved on top of
+    the base image's pins: what the base already has keeps its version (it is installed), and
+    only the packages it lacks are returned, to install `--no-deps` in the image."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    constraints = out.parent / "base-constraints.txt"
+    constraints.write_text(base_text)
+    key = sha256_text(requirements_in.read_text(), base_text, (root / "overrides.txt").read_text())
+    stamp = out.with_suffix(".inputs")
+    if out.exists() and stamp.exists() and stamp.read_text() == key:
+        log(f"wheelhouse: {requirements_in.parent.name} packages unchanged")
+        return out.read_text()
+    log(f"wheelhouse: resolving {requirements_in.parent.name} packages (uv)")
+    resolved = out.parent / "resolved.txt"
+    _run(
+        [
+            *_tool("uv"),
+            "pip",
+            "compile",
+            str(requirements_in),
+            "--override",
+            str(root / "overrides.txt"),
+            "--constraint",
+            str(constraints),
+            "--python-version",
+            "3.11",
+            "--no-header",
+            "--no-annotate",
+            "--quiet",
+            "--output-file",
+            str(resolved),
+        ],
+        f"resolving {requirements_in}",
+    )
+    base = _pins(base_text)
+    extra = [
+        f"{name}=={version}"
+        for name, version in sorted(_pins(resolved.read_text()).items())
+        if name not in base
+    ]
+    out.write_text("\n".join(extra) + "\n")
+    stamp.write_text(key)
+    return out.read_text()

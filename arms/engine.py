@@ -1,0 +1,129 @@
+"""What the memory-engine arms (arms/mem0, arms/graphiti) share: one turn's shape and the export.
+
+A turn recalls what the engine holds for this conversation, puts it in the system prompt, makes
+one streamed main call with the current message only (so whatever the arm remembers reached the
+model through the engine, which the study's memory controls check), then stores the user's
+message in the engine. Only finished turns are stored: a cut turn's engine calls would land in
+the next turn's time and be charged to it.
+
+Each arm keeps its stores in a folder of its own (ARM_STORE_DIR, else a fresh temporary folder:
+a container's file system is its own, and a local arm must not share a store with a second
+copy of itself). With ARM_EXPORT_DIR set, each session's store is written there as JSON when the
+session closes (`<session id>.json`), so a test or a person can see what the engine stored,
+not only what the model was told. In a container, `/harness/logs/...` is the arm's own log
+folder on the host (`RUN_DIR/logs/<arm>/`).
+
+The engines' own model calls carry `X-Harness-Purpose: utility`, so the proxy tells them from
+the arm's main call (memory controls read main calls only).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import tempfile
+from abc import abstractmethod
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from arms.chat import PURPOSE_HEADER, Chat, ChatConfig, system_prompt
+from arms.seam import OpenSession, Turn
+from arms.server import Arm
+
+log = logging.getLogger("arms.engine")
+
+UTILITY_HEADERS = {PURPOSE_HEADER: "utility"}
+DEFAULT_TOP_K = 5
+
+
+def store_dir(arm: str) -> Path:
+    chosen = os.environ.get("ARM_STORE_DIR", "").strip()
+    folder = Path(chosen) if chosen else Path(tempfile.mkdtemp(prefix=f"harness-{arm}-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def safe_name(session_id: str) -> str:
+    """A session id as a file or graph name: seam ids allow `.` and `:`, engines may not."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", session_id)
+
+
+def recall_block(title: str, memories: list[str]) -> str:
+    if not memories:
+        return ""
+    return title + "\n" + "\n".join(f"- {memory}" for memory in memories)
+
+
+class EngineArm(Arm):
+    """A memory engine behind the seam: subclasses say how to recall, store and export."""
+
+    recall_title = "What you remember about this user from earlier in the conversation:"
+
+    def __init__(self, config: ChatConfig | None = None) -> None:
+        self.chat = Chat(config or ChatConfig.from_env())
+        self.top_k = int(os.environ.get("ARM_TOP_K", DEFAULT_TOP_K))
+        self.store = store_dir(self.name)
+        export = os.environ.get("ARM_EXPORT_DIR", "").strip()
+        self.export_dir = Path(export) if export else None
+        self.sessions: dict[str, OpenSession] = {}
+
+    @abstractmethod
+    async def recall(self, session: OpenSession, query: str) -> list[str]:
+        """The engine's memories relevant to `query`, most relevant first."""
+
+    @abstractmethod
+    async def remember(self, session: OpenSession, turn: Turn, message: str) -> None:
+        """Store the user's message of a finished turn."""
+
+    @abstractmethod
+    async def dump(self, session: OpenSession) -> dict[str, Any]:
+        """Everything the engine holds for the session, as JSON-ready data."""
+
+    async def open_session(self, session: OpenSession) -> None:
+        self.sessions[session.session_id] = session
+
+    async def turn(self, session_id: str, turn: Turn) -> AsyncIterator[str]:
+        session = self.sessions[session_id]
+        # The engine sees the user's words only: the study's addon is an instruction for the
+        # answer ("Answer in one sentence."), not something the user said to remember.
+        recalled = await self.recall(session, turn.user)
+        system = system_prompt(
+            turn.clock, session.context, recall_block(self.recall_title, recalled)
+        )
+        message = {"role": "user", "content": turn.user_message()}
+        async for text in self.chat.stream(system, [message]):
+            yield text
+        await self.remember(session, turn, turn.user)
+
+    async def close_session(self, session_id: str) -> None:
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            await self.export(session)
+            await self.forget(session)
+
+    async def forget(self, session: OpenSession) -> None:
+        """Release the session's engine state after its export. Default: nothing."""
+
+    async def export(self, session: OpenSession) -> None:
+        if self.export_dir is None:
+            return
+        data = {"arm": self.name, "session_id": session.session_id, "item_id": session.item_id}
+        try:
+            data |= await self.dump(session)
+        except Exception as exc:
+            # The export is evidence, not the arm's work: a failure is written down, not raised.
+            log.exception("exporting session %s failed", session.session_id)
+            data["export_error"] = f"{type(exc).__name__}: {exc}"
+        self.export_dir.mkdir(parents=True, exist_ok=True)
+        target = self.export_dir / f"{safe_name(session.session_id)}.json"
+        tmp = target.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+        os.replace(tmp, target)
+
+    async def shutdown(self) -> None:
+        for session in list(self.sessions.values()):
+            await self.export(session)
+        await self.chat.aclose()
