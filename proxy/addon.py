@@ -296,10 +296,17 @@ class HarnessAddon:
         state = flow.metadata.get("harness")
         if not isinstance(state, CallState) or flow.response is None:
             return
-        if state.played:
-            flow.response.stream = True
-        elif state.live is not None and self.live is not None:
-            self.live.responseheaders(flow, state)
+        try:
+            if state.played:
+                flow.response.stream = True
+            elif state.live is not None and self.live is not None:
+                self.live.responseheaders(flow, state)
+        except Exception:
+            # The reply can no longer be metered or checked for keys: break the arm's connection
+            # (the error hook books the call at its reservation) rather than relay it unchecked.
+            mark_failed(state, "responseheaders")
+            if flow.killable:
+                flow.kill()
 
     def response(self, flow: http.HTTPFlow) -> None:
         state = flow.metadata.get("harness")
@@ -353,6 +360,8 @@ class HarnessAddon:
             if flow.response is not None:
                 state.response_content_type = flow.response.headers.get("content-type")
             self.live.failed(flow, state)
+            if INTERNAL_ERROR_FLAG in state.flags:
+                state.outcome = "proxy_error"  # broken by the proxy, not by the vendor
         elif state.outcome in CUT_OUTCOMES:
             # A break the stubs or the recording asked for, served as asked: keep its outcome.
             state.flags.append("cut")

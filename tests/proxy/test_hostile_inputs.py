@@ -288,3 +288,42 @@ async def test_an_exception_anywhere_in_the_request_hook_is_the_vendors_500(
         assert "proxy_exception" in call["flags"]
         assert addon.failed is None  # the proxy keeps serving
         await addon.done()
+
+
+async def test_a_failure_while_the_reply_streams_breaks_the_call_instead_of_relaying_it(
+    tmp_path: Path,
+) -> None:
+    """A live reply the proxy can no longer meter or redact (its responseheaders step raised)
+    is not relayed: the flow is killed, and the call is logged as the proxy's failure."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from mitmproxy.test import taddons, tflow
+
+    from proxy.callstate import CallState
+
+    class BrokenLive:
+        def responseheaders(self, _flow: object, _state: object) -> None:
+            raise KeyError("a bug in the usage tap")
+
+        def failed(self, _flow: object, _state: object) -> None:
+            pass  # settling is proxy.live's (tested there); here: the flow and the log
+
+        def shutdown(self) -> list[object]:
+            return []
+
+    addon = HarnessAddon()
+    with taddons.context(addon) as tctx:
+        tctx.configure(addon, harness_run_dir=str(tmp_path), harness_run_id="r")
+        addon.live = BrokenLive()
+        flow = tflow.tflow(resp=True)
+        flow.live = True
+        state = CallState("anthropic", "/v1/messages", "POST", "arm", "main", 0.0)
+        state.live = object()
+        flow.metadata["harness"] = state
+        addon.responseheaders(flow)
+        assert flow.error is not None  # killed: nothing more is relayed
+        addon.error(flow)
+        call = json.loads((tmp_path / "calls.jsonl").read_text().splitlines()[-1])
+        assert call["outcome"] == "proxy_error" and "proxy_exception" in call["flags"]
+        assert addon.failed is None
+        await addon.done()
