@@ -1,6 +1,6 @@
 """Wall time of `harness report` on a synthetic run of 10,000 calls (issue 10: under 10 s).
 
-    .venv/bin/python -m bench.report_bench [--rounds 3] [--calls 10000] [--write BENCHMARKS.md]
+    .venv/bin/python -m bench.report_bench [--rounds 3] [--write BENCHMARKS.md]
 
 The run is written with the harness's own record types (tests/harness/report_runs.py): 4 arms,
 250 items of 2 turns, 5 calls per turn (half of them non-streamed, with their response bodies in
@@ -12,7 +12,6 @@ markdown and HTML, and, when Chromium is installed, the PDF too.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -20,7 +19,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from bench.markdown import replace_section
+from bench import walltime
 from bench.walltime import Figures, harness, measured
 from harness.report.chromium import find_chromium
 from harness.turnlog import TurnOutcome, TurnRecord
@@ -32,6 +31,7 @@ SECTION = "Report generation on 10,000 calls (issue 10)"
 TARGET_S = 10.0
 ARMS = ("bare", "retrieval", "graph", "scrambled")
 TURNS_PER_ITEM, CALLS_PER_TURN = 2, 5
+CALLS = 10_000
 
 
 def synthetic_run(root: Path, calls_wanted: int) -> tuple[Path, Path]:
@@ -134,15 +134,7 @@ def render(figures: Figures) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--calls", type=int, default=10_000)
-    parser.add_argument("--write", type=Path, help="Update this Markdown file's section.")
-    args = parser.parse_args()
-    text = render(measure(args.rounds, args.calls))
-    print(text)
-    if args.write:
-        replace_section(args.write, SECTION, text)
+    walltime.main(__doc__ or "", SECTION, 3, lambda rounds: measure(rounds, CALLS), render)
 
 
 if __name__ == "__main__":
