@@ -38,12 +38,14 @@ def reserved_input(
     """The prompt tokens to reserve for: the model's full input window when some input is not
     bounded by the request's bytes (by URL or file id, an inline PDF, audio, stored state, or
     content a server tool brings in), else the byte bound plus each inline image's allowance.
-    The window is reserved at the highest tier's rates (`worst_case` takes every tier up to it)."""
+    The window is reserved at the highest tier's rates (`worst_case` takes every tier up to it),
+    once per sampling iteration a server-tool loop may run (proxy.server_tools)."""
     found = unbounded_inputs(body)
-    if tools.offered:
-        found.unbounded.append(f"content fetched by server tools ({', '.join(tools.offered)})")
+    if tools.server_side:
+        found.unbounded.append("content brought in by server-side tools")
     if found.unbounded:
-        return price.context_window, found
+        # Each sampling iteration of a server-tool loop bills its whole prompt again.
+        return price.context_window * tools.iterations, found
     return input_bound(route, body, raw_len) + found.extra_tokens, found
 
 

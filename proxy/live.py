@@ -207,6 +207,10 @@ class LiveMode:
             state.flags.append("unpriced_tool")
             return error_reply(state.vendor, 400, live.tools.refusal, live.tools.param)
         live.max_output = max_output(route, body, live.price)
+        if route == "anthropic.messages":
+            # max_tokens is not documented as a bound across a server-tool loop's iterations;
+            # OpenAI's max_output_tokens is ("for a response", its Responses API reference).
+            live.max_output *= live.tools.iterations
         prompt, found = reserved_input(route, body, len(state.raw), live.price, live.tools)
         if found.unbounded:
             live.unbounded = True

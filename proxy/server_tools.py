@@ -8,7 +8,10 @@ OpenAI Responses' `max_tool_calls` (its limit on built-in tool calls per respons
 without one is refused with a message that says to set it. Tools billed by container time
 (Anthropic code execution, OpenAI code interpreter) are not in usage, so they are booked once per
 call that offers them, whatever the reply says. Any server tool also brings in content billed as
-input, so the call is reserved at the model's full input window (proxy.unbounded).
+input, so the call is reserved at the model's full input window (proxy.unbounded), once per
+sampling iteration: the vendor samples the model again after each tool use, and every iteration
+bills its whole prompt. Iterations are bounded by the uses (max_uses, max_tool_calls), and for
+Anthropic by its server-side loop limit (`ANTHROPIC_LOOP_LIMIT`).
 
 After: Anthropic reports `usage.server_tool_use.<tool>_requests`; its `server_tool_use` content
 blocks are counted too and the larger figure wins. OpenAI reports each hosted call as an output
@@ -26,6 +29,10 @@ from ledger.prices import PriceTable
 
 # Anthropic-defined tools that the client executes (tokens only).
 _ANTHROPIC_CLIENT = ("custom", "bash", "text_editor", "computer", "memory")
+# Anthropic's server-side sampling loop stops after this many iterations and returns
+# stop_reason "pause_turn" (https://platform.claude.com/docs/en/agents-and-tools/tool-use/
+# web-search-tool, "pause_turn"): the bound on a turn whose tools have no max_uses.
+ANTHROPIC_LOOP_LIMIT = 10
 # Anthropic server tools with no fee of their own (their content is billed as input).
 _ANTHROPIC_FREE = frozenset({"mcp_toolset"})
 # Billed per container, not per reported use: booked once per call that offers them.
@@ -65,6 +72,8 @@ class ToolPlan:
 
     offered: list[str] = field(default_factory=list)  # fee keys
     worst_fee: Decimal = Decimal(0)
+    server_side: bool = False  # some tool runs at the vendor (fee or not): it samples again
+    iterations: int = 1  # the most times the vendor may sample the model in this one call
     refusal: str | None = None  # why the call cannot go out, as the vendor error's message
     param: str | None = None
 
@@ -96,6 +105,7 @@ def _unpriced(plan: ToolPlan, key: str, param: str) -> ToolPlan:
 def plan_tools(route: str, body: dict[str, Any], table: PriceTable) -> ToolPlan:
     """Classify the request's tools; the plan's `refusal` is set when it must not go out."""
     plan = ToolPlan()
+    uses_bound, unlimited = 0, False
     tools = body.get("tools")
     tools = tools if isinstance(tools, list) else []
     if route == "openai.chat" and body.get("web_search_options") is not None:
@@ -110,13 +120,20 @@ def plan_tools(route: str, body: dict[str, Any], table: PriceTable) -> ToolPlan:
             continue  # not a tool type any vendor runs: the vendor refuses the request, unbilled
         if route == "anthropic.messages":
             base = _base_type(kind)
-            if base in _ANTHROPIC_CLIENT or base in _ANTHROPIC_FREE:
+            if base in _ANTHROPIC_CLIENT:
+                continue
+            plan.server_side = True
+            if base in _ANTHROPIC_FREE:
+                unlimited = True
                 continue
             key, limit_field, limit = f"anthropic.{base}", "max_uses", _limit(tool.get("max_uses"))
             where = f"tools.{index}"
         elif route in ("openai.responses", "openai.chat"):
             base = _base_type(kind)
-            if base in _OPENAI_CLIENT or (route == "openai.responses" and base in _OPENAI_FREE):
+            if base in _OPENAI_CLIENT:
+                continue
+            plan.server_side = True
+            if route == "openai.responses" and base in _OPENAI_FREE:
                 continue
             if base == "web_search_preview":
                 base = "web_search"
@@ -130,6 +147,7 @@ def plan_tools(route: str, body: dict[str, Any], table: PriceTable) -> ToolPlan:
         plan.offered.append(key)
         if key in PER_CALL:
             plan.worst_fee += fee
+            unlimited = True
             continue
         if limit is None:
             field_path = f"{where}.max_uses" if limit_field == "max_uses" else "max_tool_calls"
@@ -141,6 +159,30 @@ def plan_tools(route: str, body: dict[str, Any], table: PriceTable) -> ToolPlan:
             plan.param = field_path
             return plan
         plan.worst_fee += fee * limit
+        uses_bound += limit
+    return _bound_iterations(plan, route, body, uses_bound, unlimited)
+
+
+def _bound_iterations(
+    plan: ToolPlan, route: str, body: dict[str, Any], uses_bound: int, unlimited: bool
+) -> ToolPlan:
+    if not plan.server_side:
+        return plan
+    if route == "anthropic.messages":
+        loops = ANTHROPIC_LOOP_LIMIT if unlimited else min(uses_bound, ANTHROPIC_LOOP_LIMIT)
+        plan.iterations = 1 + loops
+        return plan
+    # OpenAI: max_tool_calls bounds every built-in tool call (MCP and containers included).
+    limit = _limit(body.get("max_tool_calls"))
+    if limit is None:
+        plan.refusal = (
+            "The harness proxy cannot bound a response whose hosted tools may run without "
+            'limit. Set max_tool_calls (e.g. "max_tool_calls": 5) so the worst case can be '
+            "reserved against the cap."
+        )
+        plan.param = "max_tool_calls"
+        return plan
+    plan.iterations = 1 + limit
     return plan
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from ledger.prices import load_prices
-from proxy.billing import booked_tool_uses
-from proxy.server_tools import plan_tools, reply_tool_uses
+from proxy.billing import booked_tool_uses, reserved_input
+from proxy.server_tools import ANTHROPIC_LOOP_LIMIT, plan_tools, reply_tool_uses
 from proxy.usage import MeteredUsage, StreamMeter, usage_from_body
 
 TABLE = load_prices()
@@ -159,3 +159,25 @@ def test_booking_uses_the_final_usage_or_the_reservation() -> None:
 def test_a_deeply_nested_reply_is_not_a_crash() -> None:
     body = b'{"usage": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     assert usage_from_body("anthropic.messages", body) is None
+
+
+def test_each_sampling_iteration_of_a_tool_loop_is_reserved() -> None:
+    """The vendor samples again after every tool use and bills each iteration's whole prompt."""
+    search = {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}
+    assert plan_tools("anthropic.messages", _anthropic(search), TABLE).iterations == 4
+    container = {"type": "code_execution_20250825", "name": "code_execution"}
+    looped = plan_tools("anthropic.messages", _anthropic(search, container), TABLE)
+    assert looped.iterations == 1 + ANTHROPIC_LOOP_LIMIT
+    body = {"model": "m", "input": "x", "max_tool_calls": 2, "tools": [{"type": "mcp"}]}
+    assert plan_tools("openai.responses", body, TABLE).iterations == 3
+    price = TABLE.model("claude-haiku-4-5")
+    prompt, found = reserved_input("anthropic.messages", _anthropic(search), 300, price, looped)
+    assert prompt == price.context_window * looped.iterations and found.unbounded
+
+
+@pytest.mark.parametrize(
+    "tool", [{"type": "mcp", "server_url": "https://x.test"}, {"type": "code_interpreter"}]
+)
+def test_openai_hosted_tools_without_max_tool_calls_are_refused(tool: dict[str, Any]) -> None:
+    plan = plan_tools("openai.responses", {"model": "m", "input": "x", "tools": [tool]}, TABLE)
+    assert plan.refusal is not None and "max_tool_calls" in plan.refusal
