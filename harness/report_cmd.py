@@ -26,6 +26,7 @@ def report(
     judgments: Path | None = typer.Option(None, "--judgments", help="Judgments (JSONL)."),
     provenance: Path | None = typer.Option(None, "--provenance", help="Materials (JSONL)."),
     header: Path | None = typer.Option(None, "--header", help="The study's own text (TOML)."),
+    scan: Path | None = typer.Option(None, "--scan", help="`harness scan --out` result (JSON)."),
     resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     as_json: bool = typer.Option(False, "--json", help="Print report.json instead of a table."),
@@ -40,7 +41,7 @@ def report(
     records.jsonl into --out, from the runs' files and the optional inputs; calls no model."""
     from harness.report.generate import generate, private_words
     from harness.report.inputs import load_inputs
-    from harness.report.public import check_public as scan
+    from harness.report.public import check_public as scan_public
     from harness.report.rundata import load_runs
     from harness.report.table import render_table
 
@@ -51,6 +52,7 @@ def report(
         judgments=judgments,
         provenance=provenance,
         header=header,
+        scan=scan,
     )
     runs = list(run_dirs or [])
     if check_public is not None:
@@ -59,7 +61,7 @@ def report(
                 "--check-public needs the run directories the copy was made from",
                 hint="harness report RUN_DIR --check-public DIR [--header FILE]",
             )
-        findings = scan(check_public, private_words(load_runs(runs), inputs))
+        findings = scan_public(check_public, private_words(load_runs(runs), inputs))
         for finding in findings:
             typer.echo(str(finding))
         typer.echo(f"{check_public}: {len(findings)} private name(s) found")

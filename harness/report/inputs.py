@@ -8,6 +8,8 @@ Formats (all owned by the study, not by a run):
 - `--judgments FILE.jsonl`: one line per judged answer: `{"item", "arm", "turn"?, "family"?,
   "metric"?, "correct": bool}` or `"score": number`, plus `"judge"?` and `"rubric_sha256"?`.
 - `--provenance FILE.jsonl`: one line per study material: `{"name", "kind"?, "sha256", "source"?}`.
+- `--scan scan.json`: `harness scan RUN_DIR --out FILE`'s result: every arm it voids (a canary
+  served before its event) is marked VOID and left out of the verdicts.
 - `--header FILE.toml`: what the study says about itself: `question`, `limitations = [...]`,
   `metrics = [...]`, `purpose` (whose share of calls to show), `static_prefix_tokens`,
   `deny = [...]` (words a public copy must never contain), `[pairs]`/`family` for verdicts.
@@ -49,6 +51,7 @@ class Inputs:
     judgments: list[Judgment] | None = None
     provenance: list[dict[str, Any]] | None = None
     header: dict[str, Any] = field(default_factory=dict)
+    void_arms: dict[str, list[str]] | None = None  # from --scan: arm -> why it is void
     read: dict[str, ReadFile] = field(default_factory=dict)  # kind -> the file
 
     def given(self, kind: str) -> ReadFile | None:
@@ -63,6 +66,7 @@ def load_inputs(
     judgments: Path | None = None,
     provenance: Path | None = None,
     header: Path | None = None,
+    scan: Path | None = None,
 ) -> Inputs:
     inputs = Inputs()
     for kind, path in (
@@ -72,6 +76,7 @@ def load_inputs(
         ("judgments", judgments),
         ("provenance", provenance),
         ("header", header),
+        ("scan", scan),
     ):
         if path is None:
             continue
@@ -151,6 +156,13 @@ def _header(inputs: Inputs, path: Path) -> None:
     inputs.header = tomllib.loads(path.read_text(encoding="utf-8"))
 
 
+def _scan(inputs: Inputs, path: Path) -> None:
+    from harness.scan import ScanResult
+
+    result = ScanResult.model_validate_json(path.read_text(encoding="utf-8"))
+    inputs.void_arms = {name: result.arms[name].reasons for name in result.void_arms}
+
+
 _LOADERS = {
     "gate": _gate,
     "ledger": _ledger,
@@ -158,4 +170,5 @@ _LOADERS = {
     "judgments": _judgments,
     "provenance": _provenance,
     "header": _header,
+    "scan": _scan,
 }

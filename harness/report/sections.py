@@ -52,11 +52,20 @@ def question(ctx: Context) -> Section:
 
 def arms(ctx: Context) -> Section:
     s = Section(3, read=ctx.run_files("run.json", "turns.jsonl", "calls.jsonl"))
+    s.read += ctx.input_file("scan")
+    void = ctx.inputs.void_arms
     rows = [
-        [name, str(arm.turns), str(arm.calls), str(arm.stray_connections)]
+        [
+            name,
+            str(arm.turns),
+            str(arm.calls),
+            str(arm.stray_connections),
+            "not run (no --scan)" if void is None else "VOID" if name in void else "clean",
+        ]
         for name, arm in ctx.report.arms.items()
     ]
-    s.tables.append(Table(["arm", "turns", "calls", "refused connections"], rows))
+    columns = ["arm", "turns", "calls", "refused connections", "canary scan"]
+    s.tables.append(Table(columns, rows))
     s.paragraphs.append(
         "Every arm got the same script, deadline and pinned clock, alone on its own network, "
         "reaching nothing but the proxy; a refused connection fails the run."
@@ -112,7 +121,7 @@ def metrics(ctx: Context) -> Section:
 
 
 def limitations(ctx: Context) -> Section:
-    s = Section(12, read=ctx.input_file("header"))
+    s = Section(12, read=ctx.input_file("header") + ctx.input_file("scan"))
     given = [str(x) for x in ctx.inputs.header.get("limitations") or []]
     found = list(given)
     for name, arm in ctx.report.arms.items():
@@ -122,6 +131,10 @@ def limitations(ctx: Context) -> Section:
             )
     if ctx.report.dropped_items:
         found.append(f"{len(ctx.report.dropped_items)} item(s) dropped from every arm.")
+    for voided, why in sorted((ctx.inputs.void_arms or {}).items()):
+        found.append(f"{voided} is VOID: a canary was served before its event ({'; '.join(why)}).")
+    if ctx.inputs.void_arms is None:
+        found.append("No canary scan was given (--scan): leaked answers were not searched for.")
     sources = Counter(c.tokens.source for c in ctx.data.calls)
     estimated = {k: v for k, v in sources.items() if k not in ("vendor", "none")}
     if estimated:

@@ -31,12 +31,21 @@ def _by_family(judgments: list[Judgment]) -> dict[str, dict[str, dict[Unit, Judg
 
 
 def _kept(ctx: Context) -> list[Judgment]:
+    """Judgments of the items every arm ran, by arms a scan did not void."""
     dropped = set(ctx.report.dropped_items)
-    return [j for j in ctx.inputs.judgments or [] if j.item not in dropped]
+    void = set(ctx.inputs.void_arms or {})
+    return [j for j in ctx.inputs.judgments or [] if j.item not in dropped and j.arm not in void]
+
+
+def _void_note(ctx: Context) -> list[str]:
+    return [
+        f"{arm} is VOID (harness scan: {'; '.join(why)}): left out of every result and verdict."
+        for arm, why in sorted((ctx.inputs.void_arms or {}).items())
+    ]
 
 
 def results(ctx: Context) -> Section:
-    s = Section(6, read=ctx.input_file("judgments"))
+    s = Section(6, read=ctx.input_file("judgments") + ctx.input_file("scan"))
     if ctx.inputs.judgments is None:
         s.not_run = "no --judgments were given"
         return s
@@ -60,11 +69,13 @@ def results(ctx: Context) -> Section:
     s.paragraphs.append(
         f"Intervals: percentile bootstrap over items, {ctx.resamples} resamples, seed {ctx.seed}."
     )
+    s.paragraphs += _void_note(ctx)
     return s
 
 
 def verdicts(ctx: Context) -> Section:
     s = Section(7, read=ctx.input_file("judgments") + ctx.input_file("header"))
+    s.read += ctx.input_file("scan")
     if ctx.inputs.judgments is None:
         s.not_run = "no --judgments were given"
         return s
@@ -102,6 +113,7 @@ def verdicts(ctx: Context) -> Section:
     ]
     s.tables.append(Table(columns, rows))
     s.paragraphs += flags or ["Controls: none misbehaved (or none declared in --header)."]
+    s.paragraphs += _void_note(ctx)
     return s
 
 
