@@ -53,7 +53,21 @@ _INT_KEY_RE = re.compile(r"""["']?([A-Za-z_]\w*)["']?\s*[:=]\s*(-?\d{1,6})\b""")
 # Tags and headings an engine puts around what the user said, most specific first.
 _MESSAGE_TAGS = ("CURRENT MESSAGE", "CURRENT_MESSAGE", "MESSAGES", "EPISODE", "TEXT", "FACT")
 _PROSE_FIELDS = ("fact", "summary", "text", "description", "content", "memory", "statement")
-_NAME_FIELDS = ("name", "entity", "source", "target", "subject", "object", "title", "label")
+_NAME_FIELDS = (
+    "name",
+    "entity",
+    "source",
+    "target",
+    "subject",
+    "object",
+    "title",
+    "label",
+    "who",
+    "person",
+    "speaker",
+    "author",
+    "owner",
+)
 _DATE_FIELDS = ("date", "time", "_at", "when", "timestamp", "valid", "invalid", "expired")
 
 

@@ -157,6 +157,7 @@ class _Walker:
         # Strings already chosen per object path, so a `fact` can mention the object's names
         # and a `target_entity_name` differs from its `source_entity_name`.
         self.chosen: dict[str, list[str]] = {}
+        self.notes: dict[str, str] = {}  # property path -> its description, for index fields
 
     def expand(self, depth: int) -> bool:
         """Whether to add optional content here (spends budget, so recursion terminates)."""
@@ -316,6 +317,8 @@ class _Walker:
             sub = props.get(name)
             if sub is None:
                 sub = extra if isinstance(extra, dict) else True
+            if isinstance(sub, dict) and isinstance(sub.get("description"), str):
+                self.notes[f"{path}.{name}"] = sub["description"]
             out[name] = self.gen(sub, f"{path}.{name}", depth + 1)
         min_props = schema.get("minProperties", 0)
         i = 0
@@ -464,25 +467,34 @@ class _Walker:
         name = _field_name(path)
         kind = field_kind(name)
         fmt = schema.get("format")
+        if fmt is not None and fmt not in ("date", "date-time"):
+            return None  # an email or a uri is made by its format, never from prose
         if fmt in ("date", "date-time") or kind == "date":
             moment = ground.latest_date()
             if moment is None:
                 return None
             return moment.date().isoformat() if fmt == "date" else iso(moment)
         siblings = self.chosen.get(_object_path(path), [])
+        # Array items take the text's names and sentences in order, so a list of entities names
+        # each once; past the end (or on a uniqueness retry) the word list takes over.
+        at = (_item_index(path) or 0) + _retry_of(path)
         if kind == "name" and ground.names():
             fresh = [n for n in ground.names() if n not in siblings] or list(ground.names())
-            # Array items take the names in order, so a list of entities lists each once.
-            at = _item_index(path)
-            return fresh[at % len(fresh)] if at is not None else fresh[0]
+            if at < len(fresh):
+                return fresh[at]
+            # The second name of an item (an edge's target) pairs with any other name.
+            return fresh[at % len(fresh)] if siblings else None
         if "SNAKE_CASE" in str(schema.get("description", "")):
             return "RELATES_TO"
-        if ground.sentences:
-            about = [s for s in ground.sentences if any(n in s for n in siblings)]
-            pool = about or list(ground.sentences)
-            at = _item_index(path)
-            return pool[(at or 0) % len(pool)] if kind == "prose" else pool[0]
-        return None
+        about = [s for s in ground.sentences if any(n in s for n in siblings)]
+        pool = about or list(ground.sentences)
+        if not pool:
+            return None
+        if at < len(pool):
+            return pool[at]
+        # More items than sentences: an object's prose (an edge's fact) repeats a sentence
+        # about its names; a bare string list past the text's end takes words instead.
+        return pool[at % len(pool)] if kind == "prose" and not _retry_of(path) else None
 
     def grounded_ints(self, path: str) -> list[int]:
         """Values the prompt gives for this key, else for the list ids it numbers (`idx`)."""
@@ -492,6 +504,11 @@ class _Walker:
         for key in (name, name.rstrip("s"), name.removesuffix("_indices") + "_index"):
             if key in ints:
                 return list(ints[key])
+        # "List of idx values of duplicate facts": the description names the prompt's key.
+        note = self.notes.get(re.sub(r"(\[\d+\](~\d+)?)+$", "", path.split("#")[0]), "")
+        named = [k for k in ints if re.search(rf"\b{re.escape(k)}\b", note)]
+        if named:
+            return list(ints[max(named, key=len)])
         if any(k in name.lower() for k in ("idx", "index", "indices", "_id")):
             for key in ("idx", "id", "index"):
                 if key in ints:
@@ -506,12 +523,21 @@ def _field_name(path: str) -> str:
     return "" if last == "$" else last
 
 
+def _retry_of(path: str) -> int:
+    found = re.search(r"~(\d+)$", path.split("#")[0])
+    return int(found.group(1)) if found else 0
+
+
 def _object_path(path: str) -> str:
     return path.split("#")[0].rsplit(".", 1)[0]
 
 
 def _item_index(path: str) -> int | None:
+    """The index of the array item this value is, or of the object holding it."""
+    own = re.search(r"\[(\d+)\](~\d+)?$", path.split("#")[0])
     found = re.findall(r"\[(\d+)\]", _object_path(path))
+    if own:
+        return int(own.group(1))
     return int(found[-1]) if found else None
 
 
