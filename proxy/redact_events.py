@@ -27,6 +27,10 @@ from proxy.sse_events import EventFramer, RawEvent
 _TEXT_KEYS = frozenset({"text", "thinking", "partial_json", "content", "arguments", "delta"})
 _INDEX_KEYS = ("index", "output_index", "content_index", "item_id")
 _TRANSPARENT = frozenset({"ping"})
+#: A text ending in fewer characters of a key's start than this is not held: holding on one
+#: character would delay every delta ending in "s" (the "sk-" keys) by one event. If the key
+#: does follow, those characters are out (the keys' public prefix, "sk-"), the rest is redacted.
+MIN_HELD_PREFIX = 4
 
 Path = tuple[str | int, ...]
 Channel = tuple[Any, ...]
@@ -48,12 +52,13 @@ class _Held:
 
 
 @dataclass
-class _Pending:
-    """A channel whose text ends with a possible key start: the events holding that text."""
+class _Channel:
+    """One text the SDK joins: the end of what went out, and the events held after it."""
 
+    tail: str = ""  # the last characters already released (a key may have started there)
     parts: list[tuple[_Held, Path]] = field(default_factory=list)
 
-    def text(self) -> str:
+    def held_text(self) -> str:
         return "".join(_get(held.data, path) for held, path in self.parts)
 
 
@@ -62,7 +67,7 @@ class EventTextGuard:
         self.redactor = redactor
         self.framer = EventFramer()
         self.queue: list[_Held] = []
-        self.pending: dict[Channel, _Pending] = {}
+        self.channels: dict[Channel, _Channel] = {}
         self.hits = 0
 
     def feed(self, chunk: bytes) -> bytes:
@@ -76,7 +81,6 @@ class EventTextGuard:
             return chunk
         out = self.feed(chunk)
         rest = self.framer.finish()
-        self.pending.clear()
         out += self._release()
         return out + (rest.raw if rest is not None else b"")
 
@@ -87,30 +91,47 @@ class EventTextGuard:
             if self.queue and (raw.event is None or raw.event.event in _TRANSPARENT):
                 self.queue.append(held)
                 return b""
-            self.pending.clear()  # a stop or usage event: no channel continues a held key
+            # A stop or usage event: no channel continues a held key.
             return self._release() + held.raw
         self.queue.append(held)
-        for channel, path in texts:
-            pending = self.pending.pop(channel, None) or _Pending()
-            pending.parts.append((held, path))
-            self._settle(channel, pending)
-        return b"" if self.pending else self._release()
+        for key, path in texts:
+            channel = self.channels.setdefault(key, _Channel())
+            channel.parts.append((held, path))
+            self._settle(channel)
+        if any(channel.parts for channel in self.channels.values()):
+            return b""
+        return self._release()
 
-    def _settle(self, channel: Channel, pending: _Pending) -> None:
-        text = pending.text()
+    def _settle(self, channel: _Channel) -> None:
+        tail, held = channel.tail, channel.held_text()
+        text = tail + held
         clean = self.redactor.redact_text(text)
         if clean != text:
             self.hits += 1
-            first, first_path = pending.parts[0]
-            _set(first, first_path, clean)
-            for held, path in pending.parts[1:]:
-                _set(held, path, "")
-            pending.parts = pending.parts[:1]
-        data = clean.encode("utf-8", "surrogatepass")
-        if self.redactor.partial_start(data) < len(data):
-            self.pending[channel] = pending
+            # Where the key began: if in the released tail, those few characters are out
+            # already (at most MIN_HELD_PREFIX - 1 of the key's first); the rest is the marker.
+            start = _common_prefix(text, clean)
+            replacement = clean[start:] if start < len(tail) else clean[len(tail) :]
+            first, first_path = channel.parts[0]
+            _set(first, first_path, replacement)
+            for event, path in channel.parts[1:]:
+                _set(event, path, "")
+            channel.parts = channel.parts[:1]
+            held = replacement
+        joined = (tail + held).encode("utf-8", "surrogatepass")
+        # A possible key start of a few characters goes out: what follows it is redacted then.
+        if len(joined) - self.redactor.partial_start(joined) < MIN_HELD_PREFIX:
+            self._released(channel)
+
+    def _released(self, channel: _Channel) -> None:
+        joined = channel.tail + channel.held_text()
+        channel.tail = joined[-self.redactor.max_length :] if self.redactor.max_length else ""
+        channel.parts = []
 
     def _release(self) -> bytes:
+        for channel in self.channels.values():
+            if channel.parts:
+                self._released(channel)
         out = b"".join(held.bytes() for held in self.queue)
         self.queue.clear()
         return out
@@ -131,6 +152,10 @@ class EventTextGuard:
         if isinstance(data, dict):
             kind, indexes = data.get("type"), tuple(data.get(k) for k in _INDEX_KEYS)
         return [((kind, indexes, logical), path) for path, logical in found]
+
+
+def _common_prefix(a: str, b: str) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
 
 
 def _walk(node: Any, path: Path, logical: Path, found: list[tuple[Path, Path]]) -> None:
