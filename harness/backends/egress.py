@@ -16,12 +16,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
 PROXY_DIR = "proxy"  # egress/proxy/: the proxy's own refusals (an arm may not be named so)
 _FIELD_MAX = 300  # an arm's text kept in a field: enough to read, not enough to flood a report
+READ_MAX = 16 * 1024 * 1024  # of one log per look: an arm flooding its log cannot stall the run
 
 
 def guard_log(run_dir: Path, arm: str) -> Path:
@@ -38,9 +40,17 @@ def proxy_log(run_dir: Path) -> Path:
 
 
 def _lines(path: Path) -> list[str]:
-    with contextlib.suppress(OSError):
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    return []
+    """The lines of a log an arm can write: never through a symlink it planted (to /dev/zero,
+    to another arm's log), only a regular file, and at most READ_MAX bytes of it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return []
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ["(not a regular file)"]
+        data = f.read(READ_MAX)
+    return data.decode("utf-8", errors="replace").splitlines()
 
 
 def guard_entries(run_dir: Path, arms: Iterable[str]) -> list[dict[str, object]]:

@@ -22,7 +22,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from harness.backends.docker_net import network_bridge, network_gateway
+from harness.backends.docker_net import network_gateway
 from tests.docker.test_docker_backend import (
     leftovers,
     run_harness,
@@ -104,7 +104,7 @@ def run_raw_arm(
         raise
     container = next(c for n, c in containers.items() if n.endswith("-prober"))
     network = next(iter(container.attrs["NetworkSettings"]["Networks"]))
-    bridge = network_bridge(network)
+    bridge = f"br-{client.networks.get(network).id[:12]}"  # Docker's name for a user bridge
     targets: dict[str, object] = {
         "v6": [
             Path(f"/sys/class/net/{bridge}/address").read_text().strip(),

@@ -100,3 +100,14 @@ def test_the_dns_refuser_refuses_and_names_the_host_per_arm(tmp_path: Path) -> N
         ("b", "?", "malformed"),
     ]
     assert all(e["source"] == "dns" for e in entries)
+
+
+def test_a_symlink_an_arm_planted_is_not_followed(tmp_path: Path) -> None:
+    write_guard_lines(tmp_path, "b", [json.dumps({"arm": "b", "destination": "b:1", "time": "t"})])
+    planted = egress.guard_log(tmp_path, "a")
+    planted.symlink_to("/dev/zero")  # read through, it would never end
+    assert egress.guard_entries(tmp_path, ["a"]) == []
+    planted.unlink()
+    planted.symlink_to(egress.guard_log(tmp_path, "b"))  # b's lines must not be read as a's
+    assert egress.guard_entries(tmp_path, ["a"]) == []
+    assert [e["arm"] for e in egress.guard_entries(tmp_path, ["a", "b"])] == ["b"]
