@@ -27,6 +27,7 @@ def report(
     provenance: Path | None = typer.Option(None, "--provenance", help="Materials (JSONL)."),
     header: Path | None = typer.Option(None, "--header", help="The study's own text (TOML)."),
     scan: Path | None = typer.Option(None, "--scan", help="`harness scan --out` result (JSON)."),
+    gold: Path | None = typer.Option(None, "--gold", help="Gold answers (JSONL), judge-free."),
     resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     as_json: bool = typer.Option(False, "--json", help="Print report.json instead of a table."),
@@ -53,6 +54,7 @@ def report(
         provenance=provenance,
         header=header,
         scan=scan,
+        gold=gold,
     )
     runs = list(run_dirs or [])
     if check_public is not None:

@@ -14,6 +14,7 @@ from harness.manifest import tool_version
 from harness.report import money, sections, verdicts
 from harness.report.chromium import print_pdf
 from harness.report.context import Context
+from harness.report.gold import score_gold
 from harness.report.inputs import Inputs
 from harness.report.model import Section
 from harness.report.perarm import RunReport, build_report
@@ -52,6 +53,9 @@ def generate(
     out = out or default_out(run_dirs, public)
     _outside_runs(out, run_dirs)
     data = load_runs(run_dirs)
+    if inputs.gold is not None:
+        scored, inputs.net = score_gold(data, inputs.gold)
+        inputs.judgments = (inputs.judgments or []) + scored
     anon = Anonymizer(public)
     report = build_report(data, resamples=resamples, seed=seed)
     ctx = Context(data, inputs, report, anon, resamples, seed)

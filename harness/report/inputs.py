@@ -8,6 +8,8 @@ Formats (all owned by the study, not by a run):
 - `--judgments FILE.jsonl`: one line per judged answer: `{"item", "arm", "turn"?, "family"?,
   "metric"?, "correct": bool}` or `"score": number`, plus `"judge"?` and `"rubric_sha256"?`.
 - `--provenance FILE.jsonl`: one line per study material: `{"name", "kind"?, "sha256", "source"?}`.
+- `--gold FILE.jsonl`: gold answers, `{"item", "turn", "gold": str | [str], "family"?}`, scored
+  judge-free (harness/report/gold.py).
 - `--scan scan.json`: `harness scan RUN_DIR --out FILE`'s result: every arm it voids (a canary
   served before its event) is marked VOID and left out of the verdicts.
 - `--header FILE.toml`: what the study says about itself: `question`, `limitations = [...]`,
@@ -25,6 +27,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.report.rundata import ReadFile, read_file
+from harness.stats.scorers import Judgement
 from ledger.prices import PriceTable, load_prices
 from ledger.state import LedgerState
 
@@ -52,6 +55,8 @@ class Inputs:
     provenance: list[dict[str, Any]] | None = None
     header: dict[str, Any] = field(default_factory=dict)
     void_arms: dict[str, list[str]] | None = None  # from --scan: arm -> why it is void
+    gold: list[dict[str, Any]] | None = None
+    net: dict[tuple[str, str], list[Judgement]] | None = None  # (family, arm) -> verdicts
     read: dict[str, ReadFile] = field(default_factory=dict)  # kind -> the file
 
     def given(self, kind: str) -> ReadFile | None:
@@ -67,6 +72,7 @@ def load_inputs(
     provenance: Path | None = None,
     header: Path | None = None,
     scan: Path | None = None,
+    gold: Path | None = None,
 ) -> Inputs:
     inputs = Inputs()
     for kind, path in (
@@ -77,6 +83,7 @@ def load_inputs(
         ("provenance", provenance),
         ("header", header),
         ("scan", scan),
+        ("gold", gold),
     ):
         if path is None:
             continue
@@ -156,6 +163,14 @@ def _header(inputs: Inputs, path: Path) -> None:
     inputs.header = tomllib.loads(path.read_text(encoding="utf-8"))
 
 
+def _gold(inputs: Inputs, path: Path) -> None:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    for lineno, row in enumerate(rows, 1):
+        if "item" not in row or "turn" not in row or not row.get("gold"):
+            raise ValueError(f"line {lineno}: every gold answer needs `item`, `turn` and `gold`")
+    inputs.gold = rows
+
+
 def _scan(inputs: Inputs, path: Path) -> None:
     from harness.scan import ScanResult
 
@@ -171,4 +186,5 @@ _LOADERS = {
     "provenance": _provenance,
     "header": _header,
     "scan": _scan,
+    "gold": _gold,
 }

@@ -18,6 +18,7 @@ from harness.report.inputs import Judgment
 from harness.report.model import Section, Table
 from harness.stats.bootstrap import mean_interval, paired_cluster_bootstrap
 from harness.stats.controls import aa_control, must_fail_control
+from harness.stats.scorers import NET_LAMBDAS, net_sweep
 from harness.stats.significance import discordant_pairs, holm, mcnemar
 
 Unit = tuple[str, int | None]  # (item, turn): one judged answer
@@ -45,9 +46,10 @@ def _void_note(ctx: Context) -> list[str]:
 
 
 def results(ctx: Context) -> Section:
-    s = Section(6, read=ctx.input_file("judgments") + ctx.input_file("scan"))
+    s = Section(6, read=ctx.input_file("judgments") + ctx.input_file("gold"))
+    s.read += ctx.input_file("scan")
     if ctx.inputs.judgments is None:
-        s.not_run = "no --judgments were given"
+        s.not_run = "no --judgments or --gold were given"
         return s
     rows = []
     for family, arms in sorted(_by_family(_kept(ctx)).items()):
@@ -70,14 +72,31 @@ def results(ctx: Context) -> Section:
         f"Intervals: percentile bootstrap over items, {ctx.resamples} resamples, seed {ctx.seed}."
     )
     s.paragraphs += _void_note(ctx)
+    if ctx.inputs.net:
+        s.tables.append(_net_table(ctx))
     return s
 
 
+def _net_table(ctx: Context) -> Table:
+    """NET(λ) = (right - λ·wrong) / n of the judge-free scores, abstentions counted in n."""
+    void = set(ctx.inputs.void_arms or {})
+    rows = []
+    for (family, arm), verdicts in sorted((ctx.inputs.net or {}).items()):
+        if arm in void:
+            continue
+        sweep = net_sweep(verdicts)
+        be = "-" if sweep.break_even is None else f"{sweep.break_even:.3g}"
+        counts = [str(sweep.right), str(sweep.wrong), str(sweep.abstained)]
+        rows.append([family, arm, *counts, *(f"{v:+.3f}" for v in sweep.net.values()), be])
+    lams = [f"NET({lam:g})" for lam in NET_LAMBDAS]
+    return Table(["family", "arm", "right", "wrong", "abstained", *lams, "break-even λ"], rows)
+
+
 def verdicts(ctx: Context) -> Section:
-    s = Section(7, read=ctx.input_file("judgments") + ctx.input_file("header"))
-    s.read += ctx.input_file("scan")
+    s = Section(7, read=ctx.input_file("judgments") + ctx.input_file("gold"))
+    s.read += ctx.input_file("header") + ctx.input_file("scan")
     if ctx.inputs.judgments is None:
-        s.not_run = "no --judgments were given"
+        s.not_run = "no --judgments or --gold were given"
         return s
     rows, flags = [], []
     for family, arms in sorted(_by_family(_kept(ctx)).items()):
