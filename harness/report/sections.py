@@ -4,10 +4,11 @@ report cannot tell, and the hashes. Sections 6-7 are in verdicts.py, 8-11 in mon
 from __future__ import annotations
 
 from collections import Counter
+from decimal import Decimal
 from typing import Any
 
 from harness.report.context import Context
-from harness.report.model import NOT_RUN, Section, Table
+from harness.report.model import NOT_RUN, Section, Table, money
 
 
 def identity(ctx: Context) -> Section:
@@ -135,6 +136,13 @@ def limitations(ctx: Context) -> Section:
         found.append(f"{voided} is VOID: a canary was served before its event ({'; '.join(why)}).")
     if ctx.inputs.void_arms is None:
         found.append("No canary scan was given (--scan): leaked answers were not searched for.")
+    outside = [c for c in ctx.data.calls if c.item is None or c.turn is None]
+    if outside:
+        spent = sum((c.cost_usd for c in outside), Decimal(0))
+        found.append(
+            f"{len(outside)} call(s) outside any turn ({money(spent)}) are in their arm's total "
+            "cost but in no per-turn figure."
+        )
     sources = Counter(c.tokens.source for c in ctx.data.calls)
     estimated = {k: v for k, v in sources.items() if k not in ("vendor", "none")}
     if estimated:

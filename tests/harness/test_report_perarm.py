@@ -90,3 +90,14 @@ def test_tokens_purposes_and_response_sizes_per_arm(tmp_path: Path) -> None:
     interval = arm["cost_per_turn"]
     assert interval["mean"] == (0.03 + 0.12) / 2
     assert interval["low"] <= interval["mean"] <= interval["high"]
+
+
+def test_a_call_outside_any_turn_is_billed_and_named(tmp_path: Path) -> None:
+    run = "r-outside"
+    calls = [call(run, 1, "a", "x", 0, cost="0.01"), call(run, 2, "a", None, None, cost="0.5")]
+    run_dir = write_run(tmp_path, run, ["a"], [turn(run, "a", "x", 0)], calls)
+    report = report_json(run_dir, tmp_path / "out")
+    assert Decimal(report["arms"]["a"]["cost_usd"]) == Decimal("0.51")
+    assert report["arms"]["a"]["cost_per_turn"]["mean"] == 0.01
+    limitations = (tmp_path / "out" / "report.md").read_text().split("## 12 ")[1]
+    assert "1 call(s) outside any turn ($0.5) are in their arm's total cost" in limitations
