@@ -6,33 +6,79 @@ import sys
 
 import typer
 
-from harness.check_cmd import audit, gate
 from harness.errors import HarnessError
-from harness.images_cmd import images_app
-from harness.ledger_cmd import ledger_app, prices_app
-from harness.logging import configure_logging
-from harness.proxy_cmd import proxy_app
-from harness.replay_cmd import replay
-from harness.report_cmd import report
-from harness.scan_cmd import scan
-from harness.study_cmd import cleanup, live, record
+from harness.lazy_cli import Lazy, lazy_group
+
+# Every command, in the order `harness --help` lists them: name, where it lives, its one-line
+# help. A command's module is imported only when that command runs, so `harness --help` and
+# every command pay only for what they use (tests/harness/test_cli.py checks each line here
+# against the command's own docstring). Add a command by adding its line.
+COMMANDS = (
+    Lazy(
+        "record",
+        "harness.study_cmd:record",
+        "Run a study in record mode: every model call answered by stubs, free.",
+    ),
+    Lazy(
+        "live",
+        "harness.study_cmd:live",
+        "Run a study against the real vendors, metered and capped (after a clean record run).",
+    ),
+    Lazy(
+        "replay",
+        "harness.replay_cmd:replay",
+        "Replay a recorded run with no key and no network; exit 1 on any divergence or miss.",
+    ),
+    Lazy(
+        "cleanup",
+        "harness.study_cmd:cleanup",
+        "Stop what a crashed run left behind: processes (pids.json), containers, networks, "
+        "iptables rules (by their harness.run label).",
+    ),
+    Lazy(
+        "gate",
+        "harness.check_cmd:gate",
+        "Run the study twice in record mode and check both runs sent the same requests.",
+    ),
+    Lazy(
+        "audit",
+        "harness.check_cmd:audit",
+        "Recompute every cost and hash of a run and check them against its ledger.",
+    ),
+    Lazy(
+        "report",
+        "harness.report_cmd:report",
+        "Write the study report (13 sections; markdown, HTML, PDF) with report.json and "
+        "records.jsonl into --out, from the runs' files and the optional inputs; calls no model.",
+    ),
+    Lazy(
+        "scan",
+        "harness.scan_cmd:scan",
+        "Search every request and response body, turn text and exported store of a run for "
+        "canary tokens and forgotten words. Exits 1 when a canary served before its event voids "
+        "an arm.",
+    ),
+    Lazy("proxy", "harness.proxy_cmd:proxy_app", "Run the harness proxy on its own."),
+    Lazy(
+        "ledger",
+        "harness.ledger_cmd:ledger_app",
+        "The durable spend ledger: show, verify, settle, reconcile.",
+    ),
+    Lazy("prices", "harness.ledger_cmd:prices_app", "Price tables."),
+    Lazy(
+        "images",
+        "harness.images_cmd:images_app",
+        "Build and list the Docker images (base, harness-python, harness-arm, harness-proxy).",
+    ),
+)
 
 app = typer.Typer(
     help="Run benchmark studies of LLM memory engines and agent arms fairly, cheaply and "
     "verifiably.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=lazy_group(COMMANDS),
 )
-app.add_typer(proxy_app, name="proxy")
-app.add_typer(ledger_app, name="ledger")
-app.add_typer(prices_app, name="prices")
-app.add_typer(images_app, name="images")
-for command in (record, live, replay, cleanup):
-    app.command()(command)
-app.command()(gate)
-app.command()(audit)
-app.command()(report)
-app.command()(scan)
 
 
 @app.callback()
@@ -42,6 +88,9 @@ def main(
         None, "--log-json/--log-console", help="Log format (default: JSON unless on a terminal)."
     ),
 ) -> None:
+    # Imported here: structlog is not needed to print `harness --help`.
+    from harness.logging import configure_logging
+
     configure_logging(level=log_level, json=log_json)
 
 
