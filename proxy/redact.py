@@ -36,6 +36,18 @@ FLAG = "secret_redacted"
 _NAME_OK = re.compile(r"[^A-Za-z0-9_.-]")
 # The start of an escape whose end has not arrived yet: held back, it may begin a secret.
 _PARTIAL_ESCAPE = rb"(?:\\(?:u[0-9a-fA-F]{0,3})?|%[0-9a-fA-F]?)?"
+_PERCENT = re.compile(rb"%[0-9a-fA-F]")
+
+
+def _has_escape(data: bytes) -> bool:
+    """Whether `data` holds an escape a secret's character could be written with (whole, or
+    cut off at its end). Plain `in` tests: this runs on every chunk."""
+    if b"\\u" in data or b"\\/" in data:
+        return True
+    if b"%" in data and _PERCENT.search(data):
+        return True
+    tail = data[-6:]
+    return b"\\" in tail or b"%" in tail
 
 
 def _hex(value: int, width: int) -> bytes:
@@ -77,20 +89,57 @@ class SecretRedactor:
         self.markers = [f"[redacted:{self.names[s]}]".encode() for s in ordered]
         self.header_markers = [f"redacted-{self.names[s]}".encode() for s in ordered]
         self.max_length = max((_max_form_length(s) for s in ordered), default=0)
+        self.longest = max((len(s) for s in ordered), default=0)  # in characters, unescaped
         self._find: re.Pattern[bytes] | None = None
         self._hold: re.Pattern[bytes] | None = None
+        self._literals = [s.encode() for s in ordered]
         if ordered:
-            forms = [[_char_forms(c) for c in s] for s in ordered]
-            groups = b"|".join(b"(" + b"".join(f) + b")" for f in forms)
-            # A lookahead finds every start, so overlapping occurrences are all seen.
-            self._find = re.compile(b"(?=(?:" + groups + b"))")
-            self._hold = re.compile(
-                b"(?:"
-                + b"|".join(_nested_prefix(f) for f in forms)
-                + b"|)"
-                + _PARTIAL_ESCAPE
-                + rb"\Z"
-            )
+            self._find, self._hold = _patterns([[_char_forms(c) for c in s] for s in ordered])
+
+    def _matches(self, data: bytes) -> list[tuple[int, int, int]]:
+        """Every occurrence, overlapping ones included: (start, end, secret), by start and
+        longest first."""
+        assert self._find is not None
+        found: list[tuple[int, int, int]] = []
+        if _has_escape(data):
+            for match in self._find.finditer(data):
+                index = match.lastindex
+                assert index is not None
+                found.append((match.start(), match.end(index), index - 1))
+            return found
+        # Most bodies hold no escape at all: then only the literal keys can be in them, and
+        # bytes.find is much faster than the per-character patterns.
+        for index, secret in enumerate(self._literals):
+            at = data.find(secret)
+            while at >= 0:
+                found.append((at, at + len(secret), index))
+                at = data.find(secret, at + 1)
+        found.sort(key=lambda m: (m[0], -m[1]))
+        return found
+
+    def _held_from(self, data: bytes, lowest: int) -> int:
+        """Where a tail of `data` (from `lowest` on) that could still grow into a secret
+        starts; len(data) if there is none."""
+        assert self._hold is not None
+        if _has_escape(data):
+            held = self._hold.search(data, max(lowest, len(data) - self.max_length + 1))
+            return held.start() if held is not None else len(data)
+        end = best = len(data)
+        for secret in self._literals:
+            # Candidates are found by the key's first few bytes (rare in text; one byte such
+            # as the "s" of "sk-" is not), the last few positions are checked one by one.
+            probe = secret[:4]
+            at = data.find(probe, max(lowest, end - len(secret) + 1), end)
+            while 0 <= at < best:
+                if secret.startswith(data[at:]):
+                    best = at
+                    break
+                at = data.find(probe, at + 1, end)
+            for at in range(max(lowest, end - len(probe) + 1), min(best, end)):
+                if secret.startswith(data[at:]):
+                    best = at
+                    break
+        return best
 
     def __bool__(self) -> bool:
         return bool(self.names)
@@ -99,8 +148,7 @@ class SecretRedactor:
         """Where the tail of `data` that could still grow into a secret starts (len: none)."""
         if self._hold is None:
             return len(data)
-        held = self._hold.search(data, max(0, len(data) - self.max_length + 1))
-        return held.start() if held is not None else len(data)
+        return self._held_from(data, 0)
 
     def stream(self, markers: list[bytes] | None = None) -> StreamRedactor:
         return StreamRedactor(self, markers or self.markers)
@@ -147,6 +195,17 @@ class SecretRedactor:
         return value
 
 
+def _patterns(forms: list[list[bytes]]) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """A finder of every occurrence (one group per secret) and a finder of a tail that could
+    still grow into one."""
+    groups = b"|".join(b"(" + b"".join(f) + b")" for f in forms)
+    # A lookahead finds every start, so overlapping occurrences are all seen.
+    find = re.compile(b"(?=(?:" + groups + b"))")
+    prefixes = b"|".join(_nested_prefix(f) for f in forms)
+    hold = re.compile(b"(?:" + prefixes + b"|)" + _PARTIAL_ESCAPE + rb"\Z")
+    return find, hold
+
+
 def _nested_prefix(forms: list[bytes]) -> bytes:
     """A regex for any prefix of the secret (one or more characters): `a(?:b(?:c)?)?`."""
     inner = b""
@@ -188,32 +247,22 @@ class StreamRedactor:
         return self._release(final=True)
 
     def _release(self, final: bool) -> bytes:
-        find, hold = self.config._find, self.config._hold
-        assert find is not None and hold is not None
         buf = self._context + self._pending
         base = self._released - len(self._context)
         pos = len(self._context)  # output exists up to here (relative to buf)
-        safe = len(buf)
-        if not final:
-            # The earliest tail that could still grow into a secret waits for more bytes.
-            held = hold.search(buf, max(pos, len(buf) - self.config.max_length + 1))
-            if held is not None:
-                safe = held.start()
+        # The earliest tail that could still grow into a secret waits for more bytes.
+        safe = len(buf) if final else self.config._held_from(buf, pos)
         run_end = self._run_end - base
         out = bytearray()
-        for match in find.finditer(buf):
-            start = match.start()
+        for start, end, index in self.config._matches(buf):
             if start >= safe and start >= run_end:
                 break  # not complete yet, or in the held tail: the next call sees it whole
-            index = match.lastindex
-            assert index is not None
-            end = match.end(index)
             if start < run_end or start < pos:
                 # Overlaps a secret already replaced: its marker covers this one too.
                 run_end = max(run_end, end)
                 continue
             out += buf[max(pos, run_end) : start]
-            out += self.markers[index - 1]
+            out += self.markers[index]
             self.hits += 1
             run_end = end
         upto = max(safe, run_end)
@@ -221,8 +270,11 @@ class StreamRedactor:
             out += buf[max(pos, run_end) : upto]
         self._released = base + upto
         self._run_end = base + run_end
-        keep = max(0, self.config.max_length - 1)
-        self._context = buf[max(0, upto - keep) : upto]
+        # Released bytes are kept only while a secret could overlap the last one replaced
+        # (it would start inside that one's run); otherwise nothing before `upto` matters.
+        keep = self.config.max_length - 1
+        recent = self._run_end > self._released - keep
+        self._context = buf[max(0, upto - keep) : upto] if recent else b""
         self._pending = buf[upto:]
         return bytes(out)
 

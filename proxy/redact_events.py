@@ -125,7 +125,9 @@ class EventTextGuard:
 
     def _released(self, channel: _Channel) -> None:
         joined = channel.tail + channel.held_text()
-        channel.tail = joined[-self.redactor.max_length :] if self.redactor.max_length else ""
+        # Decoded text: a key in it is literal, so its length bounds what may still matter.
+        keep = self.redactor.longest - 1
+        channel.tail = joined[-keep:] if keep > 0 else ""
         channel.parts = []
 
     def _release(self) -> bytes:
