@@ -234,7 +234,9 @@ class Connection:
         elif trickle is None and not behaviour.chunked:
             # A plain body has a length; streams and trickles are chunked so they can end early.
             headers.append(("content-length", str(sum(len(e.data) for e in planned.events))))
-        head = self.h11.send(h11.Response(status_code=planned.status, headers=headers))
+        head = self.h11.send(
+            h11.Response(status_code=planned.status, headers=headers, reason=planned.reason)
+        )
         assert head is not None
         await self._write(head)
         served.first_byte = time.monotonic()

@@ -2,7 +2,8 @@
 ("Incorrect API key provided: sk-..."), in the reply text, in a header; and compresses a reply
 although the client asked for `accept-encoding: identity`.
 
-Directives (see behaviour.py): `echo_key=error|text|escaped|header|events`, `echo_split=N` (the
+Directives (see behaviour.py): `echo_key=error|text|escaped|header|events` (header: also in
+the status line's reason phrase), `echo_split=N` (the
 write that carries the key is split N bytes into it, with a pause, so the proxy reads it in two
 pieces; with `events`, the key's first N characters end one text delta and the rest start the
 next, so only the SDK's joined text holds it), `encode=gzip|br|deflate` (any reply, streams
@@ -43,6 +44,7 @@ def apply_echo(planned: PlannedReply, behaviour: Behaviour, key: str | None) -> 
             )
         elif kind == "header":
             planned.headers += [("x-echo-key", key), (f"x-key-{key}", "seen")]
+            planned.reason = f"OK for {key}"
         elif kind == "events":
             _split_across_events(planned, key, behaviour.echo_split or len(key) // 2)
         elif kind in ("text", "escaped"):

@@ -49,6 +49,7 @@ class PlannedReply:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     full_output_tokens: int = 0  # what the whole reply holds, had it been sent in full
+    reason: str = ""  # the status line's reason phrase (echo.py may quote a key in it)
 
 
 def vendor_of(path: str, headers: dict[str, str]) -> Vendor:

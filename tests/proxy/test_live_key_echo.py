@@ -242,6 +242,8 @@ def test_the_raw_bytes_an_arm_receives_hold_no_key(proxy: ProxyProcess) -> None:
             headers={"authorization": "Bearer placeholder", **_echo(behaviour)},
             timeout=30,
         )
+        if behaviour == "echo_key=header":
+            assert response.reason_phrase == f"OK for {OAI_MARK}"
         got.append(
             f"{response.status_code} {response.reason_phrase}\n"
             + "".join(f"{k}: {v}\n" for k, v in response.headers.multi_items())
