@@ -2,7 +2,8 @@
 
 Two runs of the same script must hash the same even when an SDK adds a random id or a timestamp,
 so those fields are removed first. Masks are dotted paths into the JSON body; `*` matches every
-element of a list or every key of an object (e.g. `messages.*.metadata`).
+element of a list or every key of an object (e.g. `messages.*.metadata`). A mask with `~` masks
+text inside string values instead (`~date`, `messages.*.content=~REGEX`: proxy.value_masks).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import rfc8785
+
+from proxy.value_masks import apply_value_masks, is_value_mask, parse_value_mask
 
 # Fields the vendors' SDKs and common engines fill with per-call random ids or user handles.
 DEFAULT_BODY_MASKS: tuple[str, ...] = (
@@ -45,13 +48,20 @@ def _drop(value: Any, parts: list[str]) -> None:
 def mask_body(body: Any, masks: Iterable[str]) -> Any:
     """`body` without the masked paths. The original is never changed: it is copied first, but
     only when a mask can apply (most requests carry none of the volatile fields)."""
-    paths = [mask.split(".") for mask in masks]
-    if isinstance(body, dict) and not any(p[0] == "*" or p[0] in body for p in paths):
+    masks = list(masks)
+    # "PATH~NAME" / "PATH=~REGEX" mask text inside string values (proxy.value_masks).
+    values = [parse_value_mask(m) for m in masks if is_value_mask(m)]
+    paths = [mask.split(".") for mask in masks if not is_value_mask(mask)]
+    if (
+        isinstance(body, dict)
+        and not values
+        and not any(p[0] == "*" or p[0] in body for p in paths)
+    ):
         return body
     masked = copy.deepcopy(body)
     for parts in paths:
         _drop(masked, parts)
-    return masked
+    return apply_value_masks(masked, values) if values else masked
 
 
 # RFC 8785 canonicalizes numbers as IEEE doubles and refuses integers past 2**53 (an int64 `seed`
