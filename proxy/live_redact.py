@@ -98,6 +98,12 @@ def redact_plain(redactor: SecretRedactor, state: CallState, response: http.Resp
         response.set_content(refused.body)
         return refused.body
     clean, hits = redactor.redact(body)
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        # An event stream read whole (a route the meter does not stream): keys split across
+        # its text deltas too.
+        events = EventTextGuard(redactor)
+        clean = events.finish(clean)
+        hits += events.hits
     if encoding or hits:
         response.headers.pop("content-encoding", None)
         response.set_content(clean)
