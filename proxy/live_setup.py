@@ -116,4 +116,9 @@ def start_live(
     live = LiveMode(config)
     # The keys are in this process: no log line of it may carry one.
     install_log_redaction(live.redactor)
+    if live.redactor.skipped:
+        log.warning(
+            "a vendor key is too short to be real; it is not redacted from replies",
+            variables=live.redactor.skipped,
+        )
     return LiveSetup(run_id, ledger, writer, journal, prices), live
