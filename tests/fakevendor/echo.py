@@ -7,7 +7,7 @@ the status line's reason phrase), `echo_split=N` (the
 write that carries the key is split N bytes into it, with a pause, so the proxy reads it in two
 pieces; with `events`, the key's first N characters end one text delta and the rest start the
 next, so only the SDK's joined text holds it), `encode=gzip|br|deflate` (any reply, streams
-flushed per event).
+flushed per event; `corrupt` labels a plain body gzip).
 """
 
 from __future__ import annotations
@@ -116,6 +116,10 @@ def _fill_hole(node: Any) -> bool:
 
 
 def _encode(planned: PlannedReply, encoding: str) -> None:
+    if encoding == "corrupt":
+        # Says gzip, is not: what a proxy cannot read it must not pass on.
+        planned.headers.append(("content-encoding", "gzip"))
+        return
     if encoding == "br":
         compressor: Any = brotli.Compressor()
         step, flush, end = compressor.process, compressor.flush, compressor.finish
@@ -126,7 +130,7 @@ def _encode(planned: PlannedReply, encoding: str) -> None:
         def flush() -> bytes:
             return zobj.flush(zlib.Z_SYNC_FLUSH)
     else:
-        raise BehaviourError(f"encode {encoding!r}: use gzip, br or deflate")
+        raise BehaviourError(f"encode {encoding!r}: use gzip, br, deflate or corrupt")
     last = len(planned.events) - 1
     for index, event in enumerate(planned.events):
         # Each event flushed on its own, so a stream still arrives event by event.

@@ -15,6 +15,7 @@ from typing import Any
 
 import anthropic
 import httpx
+import httpx2
 import openai
 import pytest
 from anthropic.types import MessageParam
@@ -318,3 +319,27 @@ def test_replay_serves_the_redacted_recording(
         assert replay.stop() == 0
     assert replayed == recorded
     assert {c["outcome"] for c in calls} == {"ok"}
+
+
+def test_a_body_that_cannot_be_decoded_is_not_relayed(proxy: ProxyProcess) -> None:
+    """Labelled gzip but not gzip: the proxy cannot see whether a key is in it, so the arm gets
+    the vendor's 502 shape (plain) or a broken stream, and the call says why."""
+    calls = Calls(proxy)
+    echo = _echo("echo_key=text;encode=corrupt")
+    with pytest.raises(openai.InternalServerError) as plain:
+        proxy.openai().chat.completions.create(
+            model=MINI, max_tokens=20, messages=CHAT, extra_headers=echo
+        )
+    assert "could not decode" in str(plain.value)
+    with (
+        pytest.raises((anthropic.APIConnectionError, httpx2.RemoteProtocolError)),
+        _anthropic(proxy).messages.stream(
+            model=HAIKU, max_tokens=20, messages=USER, extra_headers=echo
+        ) as stream,
+    ):
+        "".join(stream.text_stream)
+    logged = proxy.calls(at_least=calls.before + 2)[calls.before :]
+    assert all("undecodable_body" in c["flags"] for c in logged), logged
+    assert [c["status"] for c in logged] == [502, 200]
+    assert logged[1]["outcome"] == "upstream_cut"
+    assert _leaks("calls.jsonl", (proxy.run_dir / "calls.jsonl").read_bytes()) == []
