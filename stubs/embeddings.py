@@ -3,7 +3,8 @@
 A record-mode embedding must be free and deterministic, yet a memory engine's retrieval must
 still behave: texts that share words or word pieces should land near each other. Hashing
 character 3-grams and whole words into signed buckets (the "hashing trick") gives exactly that
-with no model: the cosine of two vectors grows with the features the texts share.
+with no model: the cosine of two vectors grows with the features the texts share. A stubs file
+may choose a meaning-based embedder instead (`[embeddings] model = "minilm"`, stubs.minilm).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy.typing as npt
 
 from stubs.context import StubContext
 from stubs.errors import StubRequestError
+from stubs.minilm import minilm_embeddings
 from stubs.request import StubReply, StubRequest, Usage
 from stubs.tokens import estimate_tokens
 
@@ -92,8 +94,7 @@ def openai_embeddings(req: StubRequest, ctx: StubContext) -> StubReply:
             "encoding_format",
         )
     data = []
-    for index, text in enumerate(texts):
-        vector = hash_embedding(text, dims)
+    for index, vector in enumerate(_vectors(texts, dims, ctx)):
         embedding: Any = (
             base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii")
             if encoding == "base64"
@@ -109,6 +110,13 @@ def openai_embeddings(req: StubRequest, ctx: StubContext) -> StubReply:
     }
     raw = json.dumps(payload, separators=(",", ":")).encode()
     return StubReply(status=200, chunks=[raw], model=model, usage=Usage(input_tokens=prompt_tokens))
+
+
+def _vectors(texts: list[str], dims: int, ctx: StubContext) -> list[npt.NDArray[np.float32]]:
+    """The stubs file's embedder: hash (the default) or minilm (stubs.minilm, by meaning)."""
+    if ctx.book.stubs.embeddings.model == "minilm":
+        return minilm_embeddings(texts, dims)
+    return [hash_embedding(text, dims) for text in texts]
 
 
 def check_embeddings(body: dict[str, Any]) -> None:

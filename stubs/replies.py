@@ -19,11 +19,12 @@ import string
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from stubs.delays import DelayRule
+from stubs.minilm import MinilmUnavailable, check_available
 from stubs.prompt_parts import build_parts, check_part, render_json, string_values
 from stubs.request import StubRequest
 
@@ -75,6 +76,16 @@ class Rule(BaseModel):
         )
 
 
+class EmbeddingsConfig(BaseModel):
+    """`[embeddings]`: which record-mode embedder answers /v1/embeddings (stubs.embeddings)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # "hash": shared words and word pieces, no model (the default); "minilm": by meaning,
+    # all-MiniLM-L6-v2 from the optional `harness[minilm]` extra (stubs.minilm).
+    model: Literal["hash", "minilm"] = "hash"
+
+
 class StubsFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -82,6 +93,7 @@ class StubsFile(BaseModel):
     replies: dict[str, list[str]] = Field(default_factory=dict)
     rules: list[Rule] = Field(default_factory=list)
     delays: list[DelayRule] = Field(default_factory=list)
+    embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
 
 
 def _text_of_content(content: Any) -> str:
@@ -152,7 +164,13 @@ class ReplyBook:
             replies={**book.stubs.replies, **override.replies},
             rules=[*override.rules, *book.stubs.rules],
             delays=[*override.delays, *book.stubs.delays],
+            embeddings=override.embeddings,
         )
+        if merged.embeddings.model == "minilm":
+            try:
+                check_available()  # at start, not on the arm's first embedding call
+            except MinilmUnavailable as e:
+                raise StubsFileError(f"stubs file {path}: {e}") from None
         return cls(merged)
 
     def choose(self, req: StubRequest) -> str:
