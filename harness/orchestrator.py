@@ -32,6 +32,7 @@ from arms.client import SeamClient, SeamError, TurnResult
 from arms.seam import OpenSession, Turn
 from harness import memory_controls
 from harness.backends.base import InfraError, IsolationBackend, ProxyInfo
+from harness.strays import Key, stray_key
 from harness.study import Item, Study
 from harness.turnlog import TurnLog, TurnOutcome, TurnRecord
 
@@ -81,6 +82,8 @@ class RunTally:
     outcomes: Counter[str] = field(default_factory=Counter)
     infra_failures: int = 0
     interrupted: bool = False
+    seen_strays: set[Key] = field(default_factory=set)  # egress entries seen while running
+    last_turn_end: dict[str, float] = field(default_factory=dict)  # arm -> epoch seconds
 
 
 class Orchestrator:
@@ -108,7 +111,8 @@ class Orchestrator:
         self.control: httpx.AsyncClient | None = None
         self.stopping = False
         self.deadline_s = study.deadline_ms / 1000
-        self.seen_strays: set[tuple[object, ...]] = set()
+        # Shared with the tally: the run's final egress read names what no turn saw (teardown).
+        self.seen_strays = self.tally.seen_strays
         self.halt_on_stray = study.file.on_stray == "halt"
         self.turn_strays: Counter[str] = Counter()  # refused attempts per arm, this turn
 
@@ -224,6 +228,7 @@ class Orchestrator:
             if result.outcome == "broken" and await self._infra(arm, None):
                 raise InfraError(f"turn {number}: the arm's process died ({result.error})")
             record = self._from_result(item, arm, number, attempt, result)
+            self.tally.last_turn_end[arm] = time.time()  # later strays are its teardown's
             new = await self._new_strays(f"{arm} {item.id} turn {number}")
             record.stray_connections = self.turn_strays[arm]
             if new and self.halt_on_stray:
@@ -280,9 +285,7 @@ class Orchestrator:
         entries = await asyncio.to_thread(self.backend.egress_attempts)
         new: list[dict[str, object]] = []
         for entry in entries:
-            key = tuple(
-                str(entry.get(k)) for k in ("arm", "destination", "time", "source", "line", "pid")
-            )
+            key = stray_key(entry)
             if key in self.seen_strays:
                 continue
             self.seen_strays.add(key)

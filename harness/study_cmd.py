@@ -89,6 +89,10 @@ def _report(result: RunResult) -> int:
             f"  {run.stray_connections} stray connection(s) refused: see "
             f"{result.run_dir / 'egress.jsonl'}"
         )
+        from harness.strays import summary_lines
+
+        for line in summary_lines(run.refused, run.teardown_strays):
+            typer.echo(f"    {line}")
     typer.echo(f"  {result.run_dir}")
     return 0 if run.passed else 130 if run.interrupted else 1
 

@@ -24,6 +24,7 @@ from harness.memory_controls import misses_per_arm
 from harness.orchestrator import Orchestrator, RunTally, StrayConnection
 from harness.resume import resumption
 from harness.rundir import RunHeader, StudyRun, new_run_id, now_iso, versions, write_header
+from harness.strays import at_teardown, by_destination
 from harness.study import Item, Study, sha256
 from harness.turnlog import TurnLog, TurnRecord
 
@@ -217,10 +218,13 @@ def run_study(request: RunRequest) -> RunResult:
     )
     total = sum(len(item.turns) for item in items for arm in arms if (item.id, arm) not in skip)
     halted: StrayConnection | None = None
+    seen_box: list[RunTally] = []  # the orchestrator's tally, also when the run is cut short
     with _progress(total) as advance:
         turns = TurnLog(run_dir / "turns.jsonl")
         try:
-            tally = asyncio.run(_drive(study, arms, items, backend, settings, turns, advance, skip))
+            tally = asyncio.run(
+                _drive(study, arms, items, backend, settings, turns, advance, skip, seen_box)
+            )
             interrupted, infra, outcomes, fatal = (
                 tally.interrupted,
                 tally.infra_failures,
@@ -243,6 +247,11 @@ def run_study(request: RunRequest) -> RunResult:
     header.study.outcomes = outcomes or _count(run_dir)
     header.study.stray_connections = len(stray)
     header.study.memory_miss = misses_per_arm(run_dir / "turns.jsonl")
+    ran = seen_box[0] if seen_box else RunTally()
+    header.study.refused = by_destination(stray)
+    header.study.teardown_strays = by_destination(
+        at_teardown(stray, ran.seen_strays, ran.last_turn_end)
+    )
     header.study.halted = str(halted) if halted else None
     header.study.passed = (
         fatal is None
@@ -278,12 +287,15 @@ async def _drive(
     turns: TurnLog,
     advance: Callable[[TurnRecord], None],
     skip: frozenset[tuple[str, str]] = frozenset(),
+    seen_box: list[RunTally] | None = None,
 ) -> RunTally:
     try:
         proxy = await backend.start_proxy(settings)
         orchestrator = Orchestrator(
             study, arms, items, backend, settings.run_id, turns, advance, skip=skip
         )
+        if seen_box is not None:
+            seen_box.append(orchestrator.tally)
         return await orchestrator.run(proxy)
     finally:
         # Shielded: a second Ctrl-C cancels the run, never the stopping of what it started.

@@ -148,14 +148,18 @@ function readBody(req: http.IncomingMessage): Promise<string> {
     let size = 0;
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
+      // Past the limit the rest is read and dropped, so the sender gets its 422 instead of a
+      // reset; a sender that goes on far past it is cut off.
+      if (size > 16 * MAX_BODY_BYTES) req.destroy();
+      else if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on("end", () => {
       if (size > MAX_BODY_BYTES) {
         reject(new Refusal(422, "bad_request", `body larger than ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
-        return;
+      } else {
+        resolve(Buffer.concat(chunks).toString("utf8"));
       }
-      chunks.push(chunk);
     });
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }

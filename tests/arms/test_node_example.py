@@ -1,0 +1,61 @@
+"""The example TypeScript arm (arms/node/example_arm.ts) in a study on the local backend: the
+official openai npm SDK reaches the record proxy by OPENAI_BASE_URL, every turn's call is
+metered and attributed, and `harness replay` serves it again from the call log.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+from arms.chat import system_prompt
+from harness.packread import PackReader
+from tests.harness.studies import harness, header, only_run, read_jsonl, write_study
+
+ITEM = {
+    "id": "osaka",
+    "clock": "2024-09-03T08:15:00",
+    "context": "The user travels a lot.",
+    "turns": [
+        {"user": "I am flying to Osaka on the 20th."},
+        {"user": "Where am I flying?", "addon": "Answer in one sentence.", "expect": ["Osaka"]},
+    ],
+}
+
+
+def test_the_typescript_arm_is_metered_and_replayed(
+    node_dist: Path,
+    tmp_path: Path,
+) -> None:
+    arm = {
+        "command": f"node {node_dist / 'dist' / 'example_arm.js'}",
+        "env": {"ARM_MODEL": "gpt-4.1-mini", "ARM_MAX_TOKENS": "64"},
+    }
+    study = write_study(tmp_path / "study", {"node-openai": arm}, [ITEM], deadline_ms=20000)
+    runs = tmp_path / "runs"
+    done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local")
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    run = only_run(runs)
+    calls = read_jsonl(run / "calls.jsonl")
+    assert [(c["arm"], c["item"], c["turn"], c["purpose"]) for c in calls] == [
+        ("node-openai", "osaka", 0, "main"),
+        ("node-openai", "osaka", 1, "main"),
+    ]
+    assert all(c["route"] == "openai.chat" and c["stream"] and c["tokens"]["output"] for c in calls)
+    # The window carried the first turn: the memory control passes.
+    assert header(run)["study"]["memory_miss"] == {"node-openai": 0}
+    # Same system prompt as the Python arms (arms/chat.py), from the seam's pinned clock.
+    body = json.loads(PackReader.open(run).get(calls[1]["request_body"]))
+    expected = system_prompt(datetime(2024, 9, 3, 8, 15), ITEM["context"])  # type: ignore[arg-type]
+    assert body["messages"][0] == {"role": "system", "content": expected}
+    assert body["messages"][-1]["content"] == "Where am I flying?\n\nAnswer in one sentence."
+    turns = read_jsonl(run / "turns.jsonl")
+    assert [t["outcome"] for t in turns] == ["done", "done"]
+
+    replay = harness("replay", str(run), "--run-dir", str(runs), "--isolation", "local")
+    assert replay.returncode == 0, replay.stdout + replay.stderr[-3000:]
+    (replayed,) = [p for p in runs.iterdir() if p != run and (p / "run.json").exists()]
+    again = read_jsonl(replayed / "calls.jsonl")
+    assert [c["request_hash"] for c in again] == [c["request_hash"] for c in calls]
+    assert [t["text"] for t in read_jsonl(replayed / "turns.jsonl")] == [t["text"] for t in turns]
