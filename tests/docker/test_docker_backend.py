@@ -391,7 +391,7 @@ def test_an_engine_that_hard_codes_vendor_hosts_reaches_the_proxy_from_its_conta
     (study_dir / "items.jsonl").write_text(json.dumps(item) + "\n")
     study = study_dir / "study.toml"
     study.write_text(
-        'name = "hardcoded"\nitems = "items.jsonl"\n'
+        'name = "hardcoded"\nitems = "items.jsonl"\non_stray = "fail"\n'
         '[arms.engine]\ncommand = "python hardcoded_arm.py"\n'
     )
     runs = tmp_path / "runs"
