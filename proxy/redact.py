@@ -36,15 +36,20 @@ FLAG = "secret_redacted"
 _NAME_OK = re.compile(r"[^A-Za-z0-9_.-]")
 # The start of an escape whose end has not arrived yet: held back, it may begin a secret.
 _PARTIAL_ESCAPE = rb"(?:\\(?:u[0-9a-fA-F]{0,3})?|%[0-9a-fA-F]?)?"
-_PERCENT = re.compile(rb"%[0-9a-fA-F]")
+# Escapes of ASCII, the only characters a secret has: "\u2019" (a vendor's
+# apostrophe) or "%C3" cannot be part of one, so they do not send a body to the slow patterns.
+_ASCII_UNICODE = re.compile(rb"\\u00[0-7][0-9a-fA-F]")
+_ASCII_PERCENT = re.compile(rb"%[0-7][0-9a-fA-F]")
 
 
 def _has_escape(data: bytes) -> bool:
     """Whether `data` holds an escape a secret's character could be written with (whole, or
-    cut off at its end). Plain `in` tests: this runs on every chunk."""
-    if b"\\u" in data or b"\\/" in data:
+    cut off at its end). Plain `in` tests first: this runs on every chunk."""
+    if b"\\/" in data:
         return True
-    if b"%" in data and _PERCENT.search(data):
+    if b"\\u00" in data and _ASCII_UNICODE.search(data):
+        return True
+    if b"%" in data and _ASCII_PERCENT.search(data):
         return True
     tail = data[-6:]
     return b"\\" in tail or b"%" in tail

@@ -232,3 +232,11 @@ def test_log_redaction_covers_structlog_and_stdlib_logging(
     finally:
         logging.setLogRecordFactory(factory)
         structlog.configure(**saved)
+
+
+def test_non_ascii_escapes_do_not_hide_a_key(redactor: SecretRedactor) -> None:
+    """A vendor's \\u2019 or a %C3 cannot be part of a key; the key next to them is found."""
+    body = f'{{"text":"it\\u2019s {OAI} caf%C3%A9 \\u00{ord("s"):x}k"}}'.encode()
+    out, hits = redactor.redact(body)
+    assert hits == 1 and b"[redacted:OPENAI_API_KEY]" in out
+    assert b"\\u2019" in out and b"%C3%A9" in out
