@@ -96,7 +96,8 @@ class LiveCall:
     meter: StreamMeter | None = None
     hide_usage: bool = False
     timer: asyncio.TimerHandle | None = None
-    cut: str | None = None  # "deadline" | "upstream_cut" | "client_disconnect" | "shutdown"
+    # "deadline" | "upstream_cut" | "upstream_unreachable" | "client_disconnect" | "shutdown"
+    cut: str | None = None
     settled: bool = False
     relayed: bytearray = field(default_factory=bytearray)
     chunks: list[int] = field(default_factory=list)
@@ -368,7 +369,15 @@ class LiveMode:
             return
         if live.cut is None:
             live.cut = "client_disconnect" if _client_gone(flow) else "upstream_cut"
-        if live.cut == "upstream_cut" and live.meter is None and flow.response is not None:
+        if live.cut == "upstream_cut" and flow.response is None:
+            # The vendor never answered (refused, reset or unreachable): the arm must see what
+            # the vendor itself would have given it, a broken connection, not mitmproxy's 502
+            # page. A vendor whose TCP connection never opened received nothing and bills
+            # nothing; one that did may have read (and bills) the request: the reservation.
+            if flow.server_conn.timestamp_tcp_setup is None:
+                live.cut = "upstream_unreachable"
+            self._break_plain_reply(flow)
+        elif live.cut == "upstream_cut" and live.meter is None:
             self._break_plain_reply(flow)
         if state.error:
             state.error = self.redactor.redact_text(state.error)
@@ -418,6 +427,8 @@ class LiveMode:
             state.vendor, route, live.model, state.body, status, usage, live.cut, live.unbounded
         )
         tool_uses = booked_tool_uses(live.tools, usage, status, prices)
+        if live.cut == "upstream_unreachable":
+            tokens, source, tool_uses = TokenCounts(), "none", {}
         if tool_uses is None and usage is not None and usage.source == "vendor":
             flags.append("unpriced_tool_use")
         if tokens is None or tool_uses is None or live.cut == "client_disconnect":
