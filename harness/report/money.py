@@ -8,6 +8,7 @@ from decimal import Decimal
 from harness.report import charts
 from harness.report.context import Context
 from harness.report.model import Section, Table, money, seconds
+from harness.report.netlatency import net_latency
 from harness.report.perarm import turn_costs
 from ledger.prices import TokenCounts, cost
 
@@ -135,11 +136,14 @@ def latency_section(ctx: Context, with_charts: bool) -> Section:
     columns = ["arm", "turns", "cut", "first token p50", "first token p95", "last token p95",
                "response bytes/call", "response bytes/turn"]  # fmt: skip
     s.tables.append(Table(columns, rows))
+    net_table, floors = net_latency(ctx)
+    s.tables.append(net_table)
     s.paragraphs.append(
         f"Measured at the seam with a monotonic timer; the deadline is {ctx.data.deadline_s:g} s. "
         "A turn cut at the deadline ranks above every completed turn: a percentile that lands "
         "on one reads as at least the deadline."
     )
+    s.paragraphs.append(floors)
     if with_charts:
         dropped = set(ctx.report.dropped_items)
         done: dict[str, list[float]] = defaultdict(list)

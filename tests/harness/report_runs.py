@@ -44,6 +44,7 @@ def call(
     purpose: str = "main",
     chunks: list[int] | None = None,
     tokens: Tokens | None = None,
+    timing: Timing | None = None,
 ) -> CallRecord:
     return CallRecord(
         run_id=run,
@@ -65,7 +66,7 @@ def call(
         tokens=tokens or Tokens(input=100, output=20, cache_read=30, reasoning=5, source="vendor"),
         request_hash="0" * 64,
         response_chunks=chunks if chunks is not None else [40, 60],
-        timing=Timing(start=1.0, first_byte=1.1, end=1.5),
+        timing=timing or Timing(start=1.0, first_byte=1.1, end=1.5),
         cost_usd=Decimal(cost),
         reserved_usd=Decimal(cost) * 2,
     )
