@@ -14,7 +14,8 @@ store what the user said. A part is a TOML table of steps applied in this order:
 - `section`: the body of the markdown heading with this title (up to the next heading);
 - `tag`: the text between `<TAG>` and `</TAG>`;
 - `regex` (Python syntax), `group` (number or name; default 1 when the pattern has a group, else
-  the whole match) and `all` (every match, giving a list; else the first);
+  the whole match) and `all` (every match, giving a list; else the first). With `all` and named
+  groups but no `group`, each item is a record of its groups, read as `$item_NAME`;
 - `sentences = true` / `names = true`: the sentences (speaker labels removed) or proper nouns of
   the text, as a list.
 A step that finds nothing gives "" (or an empty list), never an error: the reply is still valid.
@@ -24,6 +25,7 @@ In a string template a part is `$name` (a list joins with newlines), `$name_json
 or `$name_list` (a JSON array). A `json` template is any TOML value whose strings are templates;
 a string that is exactly "$name" of a list part is that list, and a table with `"$each" = "name"`
 inside an array stands for one copy of the rest of the table per item, with `$item` and `$index`.
+A string that is exactly one `$name|int` gives that value as an integer (0 if it is not one).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from typing import Any
 
 from stubs.grounding import proper_nouns, sentences_of
 
-PartValue = str | list[str]
+Record = dict[str, str]
+PartValue = str | list[str] | list[Record]
 _STEP_KEYS = frozenset({"in", "section", "tag", "regex", "group", "all", "sentences", "names"})
 _EACH = "$each"
 
@@ -72,9 +75,9 @@ def _apply(spec: dict[str, Any], value: PartValue) -> PartValue:
 def _each(value: PartValue, fn: Any) -> PartValue:
     if isinstance(value, str):
         return fn(value)
-    flat: list[str] = []
+    flat: list[Any] = []
     for item in value:
-        result = fn(item)
+        result = fn(item if isinstance(item, str) else item.get("", ""))
         flat.extend(result if isinstance(result, list) else [result])
     return flat
 
@@ -90,6 +93,12 @@ def _step(spec: dict[str, Any], step: str, text: str) -> PartValue:
         return found.group(1).strip() if found else ""
     if step == "regex":
         pattern = re.compile(spec["regex"])
+        if spec.get("all") and pattern.groupindex and "group" not in spec:
+            # A record per match: its named groups, and "" for the whole match.
+            return [
+                {"": m.group(0), **{k: v or "" for k, v in m.groupdict().items()}}
+                for m in pattern.finditer(text)
+            ]
         group = spec.get("group", 1 if pattern.groups else 0)
         matches = [m.group(group) or "" for m in pattern.finditer(text)]
         if spec.get("all"):
@@ -104,19 +113,24 @@ def string_values(parts: dict[str, PartValue]) -> dict[str, str]:
     """The `$name`, `$name_json` and `$name_list` substitutions of the parts."""
     values: dict[str, str] = {}
     for name, value in parts.items():
-        text = value if isinstance(value, str) else "\n".join(value)
+        items = [value] if isinstance(value, str) else [_text(v) for v in value]
+        text = "\n".join(items)
         values[name] = text
         values[name + "_json"] = json.dumps(text)[1:-1]
-        values[name + "_list"] = json.dumps(value if isinstance(value, list) else [value])
+        values[name + "_list"] = json.dumps(items)
     return values
 
 
 def render_json(template: Any, parts: dict[str, PartValue], values: dict[str, str]) -> Any:
     """The JSON value a `json` template gives (see the module doc)."""
     if isinstance(template, str):
-        whole = re.fullmatch(r"\$\{?(\w+)\}?", template)
-        if whole and isinstance(parts.get(whole.group(1)), list):
-            return list(parts[whole.group(1)])
+        whole = re.fullmatch(r"\$\{?(\w+)\}?(\|int)?", template)
+        if whole and whole.group(2):
+            found = values.get(whole.group(1), "").strip()
+            return int(found) if re.fullmatch(r"-?\d{1,18}", found) else 0
+        value = parts.get(whole.group(1)) if whole else None
+        if isinstance(value, list):
+            return [_text(v) for v in value]
         return string.Template(template).safe_substitute(values)
     if isinstance(template, dict):
         return {k: render_json(v, parts, values) for k, v in template.items()}
@@ -135,13 +149,17 @@ def _expand(
     entry: dict[str, Any], parts: dict[str, PartValue], values: dict[str, str]
 ) -> list[Any]:
     source = parts.get(str(entry[_EACH]), [])
-    items = [source] if isinstance(source, str) and source else list(source or [])
+    items: list[Any] = [source] if isinstance(source, str) and source else list(source or [])
     body = {k: v for k, v in entry.items() if k != _EACH}
-    return [
-        render_json(
-            body,
-            parts,
-            {**values, "item": item, "item_json": json.dumps(item)[1:-1], "index": str(i)},
-        )
-        for i, item in enumerate(items)
-    ]
+    out = []
+    for i, item in enumerate(items):
+        text = _text(item)
+        bound = {**values, "item": text, "item_json": json.dumps(text)[1:-1], "index": str(i)}
+        if isinstance(item, dict):
+            bound.update({f"item_{k}": v for k, v in item.items() if k})
+        out.append(render_json(body, parts, bound))
+    return out
+
+
+def _text(item: str | Record) -> str:
+    return item if isinstance(item, str) else item.get("", "")

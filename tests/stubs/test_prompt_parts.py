@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx2
 import openai
+import pydantic
 import pytest
 
 from stubs.context import StubContext
@@ -169,3 +170,39 @@ def test_a_mistyped_part_is_refused_naming_it(part: str, message: str) -> None:
     text = f'schema = 1\n[[rules]]\nname = "r"\nreply = "x"\n[rules.parts]\np = {part}\n'
     with pytest.raises(StubsFileError, match=re.escape(message)):
         _parse(text, "study.stubs.toml")
+
+
+# graphiti-core 0.31's node dedupe prompt (trimmed): its worked example lists candidate_id 0.
+NODE_DEDUPE = """<ENTITIES>
+[{"id": 0, "name": "Ana", "entity_type": ["Entity"]},
+ {"id": 1, "name": "Miso", "entity_type": ["Entity"]}]
+</ENTITIES>
+<EXISTING ENTITIES>
+[{"candidate_id": 0, "name": "Ana's cat", "entity_types": ["Entity"]}]
+</EXISTING ENTITIES>
+<EXAMPLE>
+EXISTING ENTITIES: [{"candidate_id": 0, "name": "Sam", "entity_types": ["Person"]}]
+</EXAMPLE>"""
+
+
+class Resolution(pydantic.BaseModel):
+    id: int
+    name: str
+    duplicate_candidate_id: int
+
+
+class NodeResolutions(pydantic.BaseModel):
+    entity_resolutions: list[Resolution]
+
+
+def test_default_rules_resolve_graphitis_entities_as_new_by_id_and_name(
+    client: openai.OpenAI,
+) -> None:
+    parsed = client.responses.parse(
+        model="gpt-4.1-mini", input=NODE_DEDUPE, text_format=NodeResolutions
+    ).output_parsed
+    assert parsed is not None
+    assert [(r.id, r.name, r.duplicate_candidate_id) for r in parsed.entity_resolutions] == [
+        (0, "Ana", -1),
+        (1, "Miso", -1),
+    ]
