@@ -42,7 +42,10 @@ MAX_RETRIES = 3
 BACKOFF_S = 0.5  # doubled after each retry: 0.5, 1, 2 s
 # A stream that breaks as the arm's process dies can be seen before the process is reaped.
 DEATH_GRACE_S = 1.0
-WATCH_S = 1.0  # how often a running turn checks that its arm is still alive
+WATCH_S = 1.0  # how often a running turn checks that its arm is still alive (and for strays)
+# A turn in flight when a stray is seen gets this long to end by itself, so an answer that was
+# all but sent is kept; then it is cut.
+HALT_GRACE_S = 0.5
 
 
 def arm_order(seed: int, item_id: str, arms: Sequence[str]) -> list[str]:
@@ -59,8 +62,9 @@ def arm_order(seed: int, item_id: str, arms: Sequence[str]) -> list[str]:
 class StrayConnection(Exception):
     """A refused connection halted the run (`on_stray = "halt"`)."""
 
-    def __init__(self, entry: dict[str, object]) -> None:
+    def __init__(self, entry: dict[str, object], result: TurnResult | None = None) -> None:
         self.entry = entry
+        self.result = result  # the turn in flight, if it ended within HALT_GRACE_S
         self.arm = str(entry.get("arm"))
         self.destination = str(entry.get("destination"))
         source = str(entry.get("source"))
@@ -214,9 +218,14 @@ class Orchestrator:
             try:
                 result = await self._collect_watched(arm, client, session_id, turn)
             except StrayConnection as stray:
-                record = self._record(
-                    item, arm, number, attempt, "stray_connection", error=f"run halted: {stray}"
-                )
+                error = f"run halted: {stray}"
+                if stray.result is not None:  # it ended within the grace: its answer is kept
+                    record = self._from_result(item, arm, number, attempt, stray.result)
+                    record.outcome, record.error = "stray_connection", error
+                else:
+                    record = self._record(
+                        item, arm, number, attempt, "stray_connection", error=error
+                    )
                 record.stray_connections = self.turn_strays[arm]
                 done.append(record)
                 raise
@@ -261,7 +270,10 @@ class Orchestrator:
                 if self.halt_on_stray:
                     new = await self._new_strays(f"{arm} turn {turn.turn}")
                     if new:
-                        raise StrayConnection(_strongest(new))
+                        done, _ = await asyncio.wait({task}, timeout=HALT_GRACE_S)
+                        ended = done and not task.cancelled() and task.exception() is None
+                        result = task.result() if ended else None
+                        raise StrayConnection(_strongest(new), result)
         finally:
             if not task.done():
                 task.cancel()

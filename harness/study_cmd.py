@@ -84,6 +84,11 @@ def _report(result: RunResult) -> int:
         typer.echo(f"  memory controls missed (turns per arm): {misses}")
     why = f" ({run.isolation_reason})" if run.isolation_reason else ""
     typer.echo(f"  isolation: {run.isolation}{why}; clock: {run.clock_pinning}")
+    if run.halted:
+        typer.echo(
+            f'  halted at once: {run.halted}; no later turn ran (on_stray = "fail" in the '
+            "study finishes the run and fails it at its end)"
+        )
     if run.stray_connections:
         typer.echo(
             f"  {run.stray_connections} stray connection(s) refused: see "

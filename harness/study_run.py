@@ -270,11 +270,8 @@ def run_study(request: RunRequest) -> RunResult:
     if fatal:
         raise HarnessError(f"the run stopped: {fatal}", hint=f"see the logs in {run_dir}/logs")
     if halted:
-        raise HarnessError(
-            f"run {run_id} halted at once: {halted}; no later turn ran",
-            hint=f"see {run_dir / 'egress.jsonl'}; to finish a run and fail it at its end "
-            'instead, set on_stray = "fail" in the study',
-        )
+        # A failed run (exit 1, with its summary), not a usage error: run.json says why.
+        log.error("run halted at once", reason=str(halted), egress=str(run_dir / "egress.jsonl"))
     return RunResult(run_dir, header)
 
 

@@ -131,9 +131,9 @@ def test_a_root_arm_without_capabilities_is_refused_and_the_run_halts(
     docker_engine: docker.DockerClient, images: None, servers: Servers, tmp_path: Path
 ) -> None:
     process, output, run_dir, _ = run_raw_arm(docker_engine, tmp_path, servers, "")
-    assert process.returncode == 2, output
+    assert process.returncode == 1, output  # a failed run, and the summary says why
     assert "halted at once: arm 'prober' tried to reach raw socket (AF_PACKET)" in output
-    assert 'on_stray = "fail"' in output
+    assert 'on_stray = "fail" in the study finishes the run' in output
     turns = records(run_dir, "turns.jsonl")
     prober = [t for t in turns if t["arm"] == "prober"]
     # The turn in flight is marked; no later turn of the prober (or of anyone) ran.
