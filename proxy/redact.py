@@ -21,6 +21,7 @@ Pure: no mitmproxy import, so the unit tests exercise it directly.
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -63,13 +64,27 @@ def _hex(value: int, width: int) -> bytes:
     return out
 
 
-def _char_forms(char: str) -> bytes:
+def _char_forms(char: str, escaped: bool = True) -> bytes:
     """Every way one character of a secret may be written: literal, JSON \\u escape, %XX."""
     code = ord(char)
-    forms = [re.escape(char.encode()), rb"\\u" + _hex(code, 4), b"%" + _hex(code, 2)]
+    forms = [re.escape(char.encode())]
+    if escaped:
+        forms += [rb"\\u" + _hex(code, 4), b"%" + _hex(code, 2)]
     if char == "/":
         forms.append(rb"\\/")
     return b"(?:" + b"|".join(forms) + b")"
+
+
+def _base64_forms(secret: str) -> list[str]:
+    """The part of any base64 text that encodes `secret`, for each of its 3 alignments and
+    both alphabets: the characters that depend on the secret's bytes alone."""
+    out = []
+    for align in range(3):
+        data = b"\0" * align + secret.encode()
+        first, last = -(-8 * align // 6), 8 * len(data) // 6
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            out.append(encode(data)[first:last].decode())
+    return out
 
 
 def _max_form_length(secret: str) -> int:
@@ -89,20 +104,30 @@ class SecretRedactor:
                 self.skipped.append(name)
                 continue
             self.names.setdefault(value, _NAME_OK.sub("_", name) or "SECRET")
-        # Longest first: where two secrets start at the same byte, the longer one is taken.
-        ordered = sorted(self.names, key=len, reverse=True)
-        self.markers = [f"[redacted:{self.names[s]}]".encode() for s in ordered]
-        self.header_markers = [f"redacted-{self.names[s]}".encode() for s in ordered]
-        self.max_length = max((_max_form_length(s) for s in ordered), default=0)
-        self.longest = max((len(s) for s in ordered), default=0)  # in characters, unescaped
+        # Each secret's base64 forms count as the secret (a "Basic" header, an echoed header
+        # dump). They come after the secrets, which alone get the per-character escapes.
+        secrets_first = sorted(self.names, key=len, reverse=True)
+        encoded: dict[str, str] = {}
+        for secret in secrets_first:
+            for form in _base64_forms(secret):
+                encoded.setdefault(form, self.names[secret])
+        forms = {**dict.fromkeys(secrets_first), **encoded}
+        entries = [*secrets_first, *sorted(set(encoded) - set(self.names), key=len, reverse=True)]
+        named = {**encoded, **self.names}
+        self.markers = [f"[redacted:{named[s]}]".encode() for s in entries]
+        self.header_markers = [f"redacted-{named[s]}".encode() for s in entries]
+        self.max_length = max((_max_form_length(s) for s in forms), default=0)
+        self.longest = max((len(s) for s in forms), default=0)  # in characters, unescaped
         self._find: re.Pattern[bytes] | None = None
         self._hold: re.Pattern[bytes] | None = None
-        self._literals = [s.encode() for s in ordered]
-        if ordered:
-            self._find, self._hold = _patterns([[_char_forms(c) for c in s] for s in ordered])
+        literals = [(s.encode(), index) for index, s in enumerate(entries)]
+        self._all = _Literals(literals)
+        self._encoded = _Literals(literals[len(secrets_first) :])
+        if secrets_first:
+            self._find, self._hold = _patterns([[_char_forms(c) for c in s] for s in secrets_first])
 
     def _matches(self, data: bytes) -> list[tuple[int, int, int]]:
-        """Every occurrence, overlapping ones included: (start, end, secret), by start and
+        """Every occurrence, overlapping ones included: (start, end, entry), by start and
         longest first."""
         assert self._find is not None
         found: list[tuple[int, int, int]] = []
@@ -111,14 +136,11 @@ class SecretRedactor:
                 index = match.lastindex
                 assert index is not None
                 found.append((match.start(), match.end(index), index - 1))
-            return found
-        # Most bodies hold no escape at all: then only the literal keys can be in them, and
-        # bytes.find is much faster than the per-character patterns.
-        for index, secret in enumerate(self._literals):
-            at = data.find(secret)
-            while at >= 0:
-                found.append((at, at + len(secret), index))
-                at = data.find(secret, at + 1)
+            found += self._encoded.matches(data)
+        else:
+            # Most bodies hold no escape at all: then only the literal keys can be in them,
+            # and bytes.find is much faster than the per-character patterns.
+            found = self._all.matches(data)
         found.sort(key=lambda m: (m[0], -m[1]))
         return found
 
@@ -126,25 +148,11 @@ class SecretRedactor:
         """Where a tail of `data` (from `lowest` on) that could still grow into a secret
         starts; len(data) if there is none."""
         assert self._hold is not None
-        if _has_escape(data):
-            held = self._hold.search(data, max(lowest, len(data) - self.max_length + 1))
-            return held.start() if held is not None else len(data)
-        end = best = len(data)
-        for secret in self._literals:
-            # Candidates are found by the key's first few bytes (rare in text; one byte such
-            # as the "s" of "sk-" is not), the last few positions are checked one by one.
-            probe = secret[:4]
-            at = data.find(probe, max(lowest, end - len(secret) + 1), end)
-            while 0 <= at < best:
-                if secret.startswith(data[at:]):
-                    best = at
-                    break
-                at = data.find(probe, at + 1, end)
-            for at in range(max(lowest, end - len(probe) + 1), min(best, end)):
-                if secret.startswith(data[at:]):
-                    best = at
-                    break
-        return best
+        if not _has_escape(data):
+            return self._all.held_from(data, lowest)
+        held = self._hold.search(data, max(lowest, len(data) - self.max_length + 1))
+        best = held.start() if held is not None else len(data)
+        return min(best, self._encoded.held_from(data, lowest))
 
     def __bool__(self) -> bool:
         return bool(self.names)
@@ -198,6 +206,41 @@ class SecretRedactor:
         if isinstance(value, list | tuple):
             return type(value)(self.redact_value(v) for v in value)
         return value
+
+
+class _Literals:
+    """Literal secrets searched with bytes.find: occurrences, and a tail that could start one."""
+
+    def __init__(self, entries: list[tuple[bytes, int]]) -> None:
+        self.entries = entries
+        # A tail of 1 to 3 bytes is looked up; a longer one is found by its first 4 bytes
+        # (rare in text, where the "s" of "sk-" is not).
+        self.heads = [{e[:k] for e, _ in entries if len(e) > k} for k in range(4)]
+
+    def matches(self, data: bytes) -> list[tuple[int, int, int]]:
+        found = []
+        for entry, index in self.entries:
+            at = data.find(entry)
+            while at >= 0:
+                found.append((at, at + len(entry), index))
+                at = data.find(entry, at + 1)
+        return found
+
+    def held_from(self, data: bytes, lowest: int) -> int:
+        end = best = len(data)
+        for entry, _ in self.entries:
+            probe = entry[:4]
+            at = data.find(probe, max(lowest, end - len(entry) + 1), end)
+            while 0 <= at < best:
+                if entry.startswith(data[at:]):
+                    best = at
+                    break
+                at = data.find(probe, at + 1, end)
+        for size in (3, 2, 1):
+            at = end - size
+            if lowest <= at < best and data[at:] in self.heads[size]:
+                return at
+        return best
 
 
 def _patterns(forms: list[list[bytes]]) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
