@@ -10,6 +10,9 @@ get `redacted-OPENAI_API_KEY`, which is a valid header token.
 
 Besides the literal key, each character may appear as a JSON `\\uXXXX` escape (`\\/` for a slash)
 or as URL percent-encoding, mixed freely: a vendor serialising the key differently still matches.
+The key's base64 forms (at each of the three alignments, standard and URL-safe alphabets) are
+redacted too. A body with no escape of an ASCII character is searched with `bytes.find` (about
+10 ms a megabyte); one with such escapes with the per-character patterns (about 250 ms).
 
 `StreamRedactor` is the same for a body that arrives in pieces: it holds back only the tail that
 could still be the start of a secret (at most the longest match less one byte; nothing when the
