@@ -15,14 +15,22 @@ and `harness.owner=<pid>:<start>` so `harness cleanup` finds what a crashed run 
 How the orchestrator reaches a seam with no port published (internal networks cannot publish):
 the host has an address on every bridge, so it connects to the arm's address directly; that is
 host-originated traffic (OUTPUT), which Docker's isolation does not block, and the arm's replies
-belong to a connection the host opened. The reverse direction is closed by docker_net's iptables
-rules: any NEW connection from an arm subnet to the host (INPUT) or to anything but the proxy
-(DOCKER-USER) is logged to the kernel log with a prefix naming the run and arm, and refused. So
-"arms reach nothing but the proxy" holds with no relay and no extra network per arm.
+belong to a connection the host opened. The reverse direction is closed by docker_rules'
+iptables and ip6tables rules, matched on the arm network's bridge interface (not its subnet:
+a forged source address is still caught): every packet from an arm's bridge that is not part of
+a connection the host opened, to the host (INPUT) or to anything but its proxy listeners
+(DOCKER-USER), is logged to the kernel log with a prefix naming the run and arm, and refused.
+So "arms reach nothing but the proxy" holds with no relay and no extra network per arm.
 
-Refused attempts reach egress.jsonl two ways, merged without duplicates: the socket guard inside
-Python arms (it refuses before a packet leaves, names included) writes to a per-arm bind-mounted
-file, and the kernel log catches everything else (non-Python code, raw sockets).
+Every container starts with no capabilities (a study gives some back: `cap_add`), no privilege
+gain and IPv6 off (docker_security). Each arm mounts only its own folders: its guard log
+(`egress/<arm>/`), its log (`logs/<arm>/`), its clock (read-only), and a resolv.conf naming the
+DNS refuser on the proxy (dns_refuser), so no arm can write what the harness reads as another's.
+
+Refused attempts reach egress.jsonl from four sources, merged without duplicates (egress.py):
+the socket guard inside Python arms (it refuses before a packet leaves, names included; its
+lines are the writer's whatever they say), the proxy's refusals of non-vendor hosts, the DNS
+refuser (the name looked up) and the kernel log (everything else: non-Python code, raw frames).
 
 The containers run the harness sources of this checkout (bind-mounted read-only on PYTHONPATH),
 as the local backend does, so a code change never needs an image rebuild to take effect; the
@@ -157,7 +165,7 @@ class DockerBackend(IsolationBackend):
         self.started.append(proxy)
         for arm in settings.arms:
             docker(["network", "connect", f"{self.prefix}-{arm}", proxy])
-        addresses = self._addresses(proxy)
+        addresses = docker_net.container_addresses(proxy)
         self.arm_ips = {arm: addresses[f"{self.prefix}-{arm}"] for arm in settings.arms}
         self.arm_ports = {arm: FIRST_ARM_PORT + i for i, arm in enumerate(settings.arms)}
         self.https_ports = {arm: FIRST_HTTPS_PROXY_PORT + i for i, arm in enumerate(settings.arms)}
@@ -255,7 +263,9 @@ class DockerBackend(IsolationBackend):
             "HARNESS_GUARD_ALLOW": f"{proxy_ip}:{proxy_port},{proxy_ip}:{https_port}",
             "HARNESS_EGRESS_LOG": "/harness/egress/egress.jsonl",
             "PYTHONPATH": "/harness/guard:/harness/src",
-            "LD_PRELOAD": self._faketime_preload(image),
+            # An image not built FROM harness-arm has no libfaketime: its clock then reaches
+            # it on the seam only.
+            "LD_PRELOAD": docker_net.image_env(image).get("HARNESS_FAKETIME_PRELOAD", ""),
             "FAKETIME_TIMESTAMP_FILE": "/harness/clock/faketime",
             "FAKETIME_NO_CACHE": "1",  # re-read: the clock moves per item
             "DONT_FAKE_MONOTONIC": "1",  # deadlines and latencies stay real
@@ -280,7 +290,7 @@ class DockerBackend(IsolationBackend):
         ])  # fmt: skip
         if container not in self.started:
             self.started.append(container)
-        ip = self._addresses(container)[f"{self.prefix}-{name}"]
+        ip = docker_net.container_addresses(container)[f"{self.prefix}-{name}"]
         return f"http://{ip}:{SEAM_PORT}"
 
     def arm_alive(self, name: str) -> bool:
@@ -353,17 +363,6 @@ class DockerBackend(IsolationBackend):
         docker(["network", "create", *(["--internal"] if internal else []), *self.labels, name])
         self.networks.append(name)
         return name
-
-    def _addresses(self, container: str) -> dict[str, str]:
-        out = docker(["inspect", "-f", "{{json .NetworkSettings.Networks}}", container])
-        return {net: str(info["IPAddress"]) for net, info in json.loads(out).items()}
-
-    def _faketime_preload(self, image: str) -> str:
-        out = docker(["image", "inspect", "-f", "{{json .Config.Env}}", image])
-        env = dict(item.split("=", 1) for item in json.loads(out) or [])
-        # An arm image without the harness's preload (not built FROM harness-arm) has no
-        # libfaketime: its clock then reaches it on the seam only.
-        return env.get("HARNESS_FAKETIME_PRELOAD", "")
 
     def _arm_dir(self, kind: str, arm: str) -> Path:
         path = self.run_dir / kind / arm

@@ -79,6 +79,18 @@ def _bridge(info: dict[str, object]) -> str:
     return str(named) if named else f"br-{str(info.get('Id', ''))[:12]}"
 
 
+def container_addresses(container: str) -> dict[str, str]:
+    """network -> the container's IPv4 address on it."""
+    out = docker(["inspect", "-f", "{{json .NetworkSettings.Networks}}", container])
+    return {net: str(info["IPAddress"]) for net, info in json.loads(out).items()}
+
+
+def image_env(image: str) -> dict[str, str]:
+    """The environment an image sets (its Dockerfile's ENV lines)."""
+    out = docker(["image", "inspect", "-f", "{{json .Config.Env}}", image])
+    return dict(item.split("=", 1) for item in json.loads(out) or [])
+
+
 def interface_ipv4(interface: str) -> str | None:
     """The first IPv4 address on a host interface (`ip -4 -o addr show dev IF`), or None."""
     try:

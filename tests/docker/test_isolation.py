@@ -132,7 +132,11 @@ def test_a_root_arm_without_capabilities_is_refused_and_the_run_halts(
 ) -> None:
     process, output, run_dir, _ = run_raw_arm(docker_engine, tmp_path, servers, "")
     assert process.returncode == 1, output  # a failed run, and the summary says why
-    assert "halted at once: arm 'prober' tried to reach raw socket (AF_PACKET)" in output
+    # Named by the first evidence seen: the guard's refused raw socket, or the DNS refuser's
+    # lookup when both arrived before the harness looked (the harness's own evidence first).
+    (line,) = [x for x in output.splitlines() if "halted at once" in x]
+    assert "arm 'prober' tried to reach " in line, line
+    assert "raw socket (AF_PACKET) (guard)" in line or "exfiltrate.example (dns)" in line, line
     assert 'on_stray = "fail" in the study finishes the run' in output
     turns = records(run_dir, "turns.jsonl")
     prober = [t for t in turns if t["arm"] == "prober"]
@@ -145,7 +149,7 @@ def test_a_root_arm_without_capabilities_is_refused_and_the_run_halts(
         assert results[attempt].startswith("failed: PermissionError"), results
     header = json.loads((run_dir / "run.json").read_text())["study"]
     assert header["passed"] is False and header["capabilities"] == {"prober": [], "other": []}
-    assert "raw socket" in header["halted"]
+    assert header["halted"] in line
     egress = records(run_dir, "egress.jsonl")
     assert any(e.get("kind") == "raw_socket" and e["arm"] == "prober" for e in egress), egress
     assert servers.received == []
