@@ -134,7 +134,7 @@ def test_a_root_arm_without_capabilities_is_refused_and_the_run_halts(
     assert process.returncode == 1, output  # a failed run, and the summary says why
     # Named by the first evidence seen: the guard's refused raw socket, or the DNS refuser's
     # lookup when both arrived before the harness looked (the harness's own evidence first).
-    (line,) = [x for x in output.splitlines() if "halted at once" in x]
+    (line,) = [x for x in output.splitlines() if x.startswith("  halted at once")]
     assert "arm 'prober' tried to reach " in line, line
     assert "raw socket (AF_PACKET) (guard)" in line or "exfiltrate.example (dns)" in line, line
     assert 'on_stray = "fail" in the study finishes the run' in output
