@@ -386,4 +386,7 @@ def list_images(docker: DockerCLI | None = None) -> list[ImageInfo | ImageSpec]:
     rows: list[ImageInfo | ImageSpec] = []
     for spec in (ImageSpec("base", BASE_TAG), *IMAGES):
         rows.append(docker.inspect(spec.tag) or spec)
+    from harness.engine_images import ENGINE_IMAGES  # built on request: shown when present
+
+    rows += [found for spec in ENGINE_IMAGES if (found := docker.inspect(spec.tag))]
     return rows
