@@ -3,8 +3,9 @@
     .venv/bin/python -m bench.cli_bench [--runs 15] [--before REV] [--write BENCHMARKS.md]
 
 Each round starts, in turn, a bare interpreter (`python -c pass`: the floor no CLI can beat), the
-tree's `harness --help` and, with `--before REV`, that revision's `harness --help` (its files taken
-with `git archive` into bench/results/, run from there so its own modules are imported). Every
+tree's `harness --help` (through `python -c`, as the old revision must be run, and through the
+venv's `harness` console script) and, with `--before REV`, that revision's `harness --help` (its
+files taken with `git archive` into bench/results/, run from there so its own modules load). Every
 figure is a whole process, start to exit: the wall time a user waits and the CPU time it burns.
 On a shared machine the CPU time is the steadier figure (wall time includes waiting for a core).
 It also lists which heavy packages each target's start-up imports, and the `-X importtime` total
@@ -103,6 +104,9 @@ def measure(runs: int, before: str | None) -> dict[str, object]:
         "python -c pass": ([sys.executable, "-c", "pass"], REPO),
         "harness --help (this tree)": ([sys.executable, "-c", HELP_PROBE], REPO),
     }
+    entry_point = Path(sys.executable).with_name("harness")
+    if entry_point.exists():  # the console script a user runs (same code, its own start-up)
+        targets["harness --help (entry point)"] = ([str(entry_point), "--help"], REPO)
     if before:
         old = checkout(before)
         targets[f"harness --help ({before})"] = ([sys.executable, "-c", HELP_PROBE], old)
@@ -117,7 +121,7 @@ def measure(runs: int, before: str | None) -> dict[str, object]:
             cpus[name].append(cpu)
     rows = []
     for name, (_argv, cwd) in targets.items():
-        help_target = name.startswith("harness")
+        help_target = name.startswith("harness") and "entry point" not in name
         rows.append(
             {
                 "target": name,
