@@ -32,6 +32,20 @@ def engine_images(docker_engine: docker.DockerClient) -> None:
     build_images(BuildOptions(offline=True, extras=("engines",)), lambda line: None)
 
 
+def test_a_second_build_skips_the_engine_images(engine_images: None) -> None:
+    from harness.engine_images import ENGINE_IMAGES
+    from harness.images import ARM, BuildOptions, build_images
+
+    progress: list[str] = []
+    build_images(BuildOptions(offline=True, extras=("engines",)), progress.append)
+    text = "\n".join(progress)
+    # The harness sources can change under a running test session (other work in the tree),
+    # which rebuilds harness-arm and so its children; with it unchanged, nothing is rebuilt.
+    if f"{ARM.tag}: up to date" in text:
+        for spec in ENGINE_IMAGES:
+            assert f"{spec.tag}: up to date" in text, text
+
+
 def _docker(*args: str) -> tuple[int, str]:
     done = harness(*args, "--isolation", "docker")
     return done.returncode, done.stdout + done.stderr[-4000:]
