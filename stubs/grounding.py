@@ -36,20 +36,21 @@ _NOT_NAMES = frozenset((
     "wednesday", "thursday", "friday", "saturday", "sunday", "user", "assistant", "system",
 ))
 # fmt: on
-_NAME_RE = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w'’-]*)*")
-_LISTED_NAME_RE = re.compile(r"""["']name["']\s*:\s*["']([^"'\n]{1,120})["']""")
-_SENTENCE_RE = re.compile(r"[^.!?\n]*[^.!?\n\s][^.!?\n]*[.!?]?")
-_SPEAKER_RE = re.compile(r"^\s*[\"'\[]?\s*([\w .'-]{1,40}):\s+", re.M)
-# Where a prompt states its own clock: <REFERENCE_TIME>...</REFERENCE_TIME>, "## Current Date".
-_CLOCK_RE = re.compile(
-    r"<([A-Z _]*(?:TIME|DATE)[A-Z _]*)>(.*?)</\1>|^#+ [^\n]*(?:[Dd]ate|[Tt]ime)[^\n]*\n([^\n#]+)",
-    re.S | re.M,
-)
+# Every pattern here runs on text an arm sent, so each is linear: quantifiers are bounded or
+# cannot overlap (a hostile prompt of 20,000 spaces must not cost seconds), and tags and headings
+# are found with str.find and line scans, not lazy regexes.
+_NAME_RE = re.compile(r"\b[A-Z][\w'’-]{0,60}(?:[ \t]{1,3}(?:of |de |the )?[A-Z][\w'’-]{0,60}){0,5}")
+_LISTED_NAME_RE = re.compile(r"""["']name["'][ \t]{0,3}:[ \t]{0,3}["']([^"'\n]{1,120})["']""")
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SPEAKER_RE = re.compile(r"^[ \t\"'\[]{0,4}([\w .'-]{1,40}):[ \t]+", re.M)
+_TAG_RE = re.compile(r"<([A-Z][A-Z _]{0,40})>")
+# Only this much of a request is read for grounding: a 32 MiB body costs no more than 1 MiB.
+_MAX_TEXT = 1 << 20
 _DATE_RE = re.compile(
     r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?"
     r"(?:Z|[+-]\d{2}:?\d{2})?"
 )
-_INT_KEY_RE = re.compile(r"""["']?([A-Za-z_]\w*)["']?\s*[:=]\s*(-?\d{1,6})\b""")
+_INT_KEY_RE = re.compile(r"""\b([A-Za-z_]\w{0,60})["']?[ \t]{0,3}[:=][ \t]{0,3}(-?\d{1,6})\b""")
 # Tags and headings an engine puts around what the user said, most specific first.
 _MESSAGE_TAGS = ("CURRENT MESSAGE", "CURRENT_MESSAGE", "MESSAGES", "EPISODE", "TEXT", "FACT")
 _PROSE_FIELDS = ("fact", "summary", "text", "description", "content", "memory", "statement")
@@ -120,7 +121,7 @@ def _grounding(key: str) -> Grounding:
     texts = [
         t for name in ("system", "instructions", "messages", "input") for t in _texts(body, name)
     ]
-    whole = "\n".join(texts)
+    whole = "\n".join(texts)[:_MAX_TEXT]
     said = _said_part(whole)
     return Grounding(
         listed_names=_unique(m.group(1).strip() for m in _LISTED_NAME_RE.finditer(whole)),
@@ -136,19 +137,29 @@ def _texts(body: dict[str, Any], name: str) -> list[str]:
     return texts_of(body.get(name)) if name in body else []
 
 
+def tag_text(text: str, tag: str) -> str | None:
+    """The text between the first `<tag>` and the `</tag>` after it, or None."""
+    start = text.find(f"<{tag}>")
+    if start < 0:
+        return None
+    start += len(tag) + 2
+    end = text.find(f"</{tag}>", start)
+    return text[start:end].strip() if end >= 0 else None
+
+
 def _said_part(text: str) -> str:
     """What the user said: the engine's message tag when it has one, else the whole text."""
     for tag in _MESSAGE_TAGS:
-        found = re.search(rf"<{re.escape(tag)}>\s*(.*?)\s*</{re.escape(tag)}>", text, re.S)
-        if found and found.group(1).strip() not in ("", "[]"):
-            return found.group(1)
+        found = tag_text(text, tag)
+        if found not in (None, "", "[]"):
+            return found
     return text
 
 
 def sentences_of(text: str) -> tuple[str, ...]:
     """The sentences of `text`, speaker labels ("user: ") removed, in order, once each."""
     plain = _SPEAKER_RE.sub("", text)
-    found = (s.strip().strip("\"'[]{}").strip() for s in _SENTENCE_RE.findall(plain))
+    found = (s.strip().strip("\"'[]{}").strip() for s in _SENTENCE_END_RE.split(plain))
     return _unique(s for s in found if len(s.split()) >= 2)
 
 
@@ -166,7 +177,16 @@ def proper_nouns(text: str) -> tuple[str, ...]:
 
 
 def _clock_text(text: str) -> str:
-    return "\n".join(m.group(2) or m.group(3) for m in _CLOCK_RE.finditer(text))
+    """Where a prompt states its own clock: <REFERENCE_TIME>...</...>, "## Current Date\n..."."""
+    found = []
+    for name in dict.fromkeys(m.group(1) for m in _TAG_RE.finditer(text)):
+        if "TIME" in name or "DATE" in name:
+            found.append(tag_text(text, name) or "")
+    lines = text.split("\n")
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith("#") and ("date" in line.lower() or "time" in line.lower()):
+            found.append(lines[i + 1])
+    return "\n".join(found)
 
 
 def _dates(text: str) -> list[datetime]:

@@ -35,7 +35,7 @@ import re
 import string
 from typing import Any
 
-from stubs.grounding import proper_nouns, sentences_of
+from stubs.grounding import proper_nouns, sentences_of, tag_text
 
 Record = dict[str, str]
 PartValue = str | list[str] | list[Record]
@@ -88,9 +88,7 @@ def _step(spec: dict[str, Any], step: str, text: str) -> PartValue:
         found = re.search(rf"^#+[ \t]*{title}[ \t]*\n(.*?)(?=^#|\Z)", text, re.M | re.S)
         return found.group(1).strip() if found else ""
     if step == "tag":
-        tag = re.escape(str(spec["tag"]))
-        found = re.search(rf"<{tag}>(.*?)</{tag}>", text, re.S)
-        return found.group(1).strip() if found else ""
+        return tag_text(text, str(spec["tag"])) or ""
     if step == "regex":
         pattern = re.compile(spec["regex"])
         if spec.get("all") and pattern.groupindex and "group" not in spec:

@@ -318,7 +318,7 @@ class _Walker:
             if sub is None:
                 sub = extra if isinstance(extra, dict) else True
             if isinstance(sub, dict) and isinstance(sub.get("description"), str):
-                self.notes[f"{path}.{name}"] = sub["description"]
+                self.notes[_clean(f"{path}.{name}")] = sub["description"]
             out[name] = self.gen(sub, f"{path}.{name}", depth + 1)
         min_props = schema.get("minProperties", 0)
         i = 0
@@ -505,7 +505,7 @@ class _Walker:
             if key in ints:
                 return list(ints[key])
         # "List of idx values of duplicate facts": the description names the prompt's key.
-        note = self.notes.get(re.sub(r"(\[\d+\](~\d+)?)+$", "", path.split("#")[0]), "")
+        note = self.notes.get(re.sub(r"(\[\d+\](~\d+)?)+$", "", _clean(path)), "")
         named = [k for k in ints if re.search(rf"\b{re.escape(k)}\b", note)]
         if named:
             return list(ints[max(named, key=len)])
@@ -517,27 +517,32 @@ class _Walker:
         return []
 
 
+def _clean(path: str) -> str:
+    """The JSON path without the walker's branch markers ("$#anyOf0[1]" -> "$[1]")."""
+    return re.sub(r"#[^.\[\]~]*", "", path)
+
+
 def _field_name(path: str) -> str:
     """The property a JSON path ends in ("$.edges[0].fact" -> "fact"), array items included."""
-    last = re.split(r"[.#]", re.sub(r"\[\d+\](~\d+)?", "", path.split("#")[0]))[-1]
-    return "" if last == "$" else last
+    last = re.sub(r"(\[\d+\](~\d+)?)+$", "", _clean(path)).rsplit(".", 1)[-1]
+    return "" if last.startswith("$") else last
 
 
 def _retry_of(path: str) -> int:
-    found = re.search(r"~(\d+)$", path.split("#")[0])
+    found = re.search(r"~(\d+)$", _clean(path))
     return int(found.group(1)) if found else 0
 
 
 def _object_path(path: str) -> str:
-    return path.split("#")[0].rsplit(".", 1)[0]
+    return _clean(path).rsplit(".", 1)[0]
 
 
 def _item_index(path: str) -> int | None:
     """The index of the array item this value is, or of the object holding it."""
-    own = re.search(r"\[(\d+)\](~\d+)?$", path.split("#")[0])
-    found = re.findall(r"\[(\d+)\]", _object_path(path))
+    own = re.search(r"\[(\d+)\](~\d+)?$", _clean(path))
     if own:
         return int(own.group(1))
+    found = re.findall(r"\[(\d+)\]", _object_path(path))
     return int(found[-1]) if found else None
 
 

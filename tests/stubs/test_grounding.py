@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pydantic
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -137,3 +139,37 @@ def test_grounded_instances_of_drawn_schemas_are_valid(schema: Any, digest: byte
     instance = instance_for(schema, digest, grounding)
     assert_valid(schema, instance)
     assert json.dumps(instance_for(schema, digest, grounding)) == json.dumps(instance)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        " " * 1_000_000,
+        "A" * 1_000_000,
+        "Ab " * 300_000,
+        "<CURRENT MESSAGE>" * 60_000,
+        "<REFERENCE_TIME>" * 60_000,
+        "# date " * 150_000,
+        '"name": "' * 100_000,
+        "x" * 500_000 + ": 1",
+        "user:" + " " * 500_000,
+    ],
+    ids=[
+        "spaces",
+        "one-word",
+        "words",
+        "open-tags",
+        "clock-tags",
+        "heading",
+        "names",
+        "key",
+        "speaker",
+    ],
+)
+def test_a_hostile_prompt_costs_no_more_than_a_moment(hostile: str) -> None:
+    # Arm-sent text: every pattern must stay linear (a quadratic one took minutes on 20,000
+    # spaces).
+    started = time.perf_counter()
+    grounding = grounding_of(body(hostile))
+    instance_for(Edges.model_json_schema(), b"h" * 32, grounding)
+    assert time.perf_counter() - started < 3.0
