@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -124,27 +122,6 @@ def test_the_proxy_was_told_each_turn(run: dict[str, Any]) -> None:
     # (a control failure would have been an infrastructure failure on every turn).
     assert (run["dir"] / "calls.jsonl").exists()
     assert run["header"]["study"]["outcomes"].get("infra_failed") is None
-
-
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[str]]]:
-    """A server the test started on 127.0.0.1: it must never receive a connection."""
-    server = socket.create_server(("127.0.0.1", 0))
-    accepted: list[str] = []
-
-    def accept() -> None:
-        try:
-            conn, peer = server.accept()
-            accepted.append(str(peer))
-            conn.close()
-        except OSError:
-            pass
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], accepted
-    server.close()
-    thread.join(5)
 
 
 def test_a_stray_connection_is_refused_logged_and_fails_the_run(

@@ -4,13 +4,8 @@ versions are in tests/docker/test_isolation.py."""
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.harness.studies import harness, header, only_run, read_jsonl, write_study
 
@@ -19,27 +14,6 @@ HOSTILE_ARM = Path(__file__).with_name("hostile_arm.py")
 
 def hostile_arm() -> dict[str, str]:
     return {"command": f"python {HOSTILE_ARM}"}
-
-
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[str]]]:
-    """A server the test started on 127.0.0.1: it must never receive a connection."""
-    server = socket.create_server(("127.0.0.1", 0))
-    accepted: list[str] = []
-
-    def accept() -> None:
-        try:
-            conn, peer = server.accept()
-            accepted.append(str(peer))
-            conn.close()
-        except OSError:
-            pass
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], accepted
-    server.close()
-    thread.join(5)
 
 
 def test_a_stray_connection_halts_the_run_at_once(
