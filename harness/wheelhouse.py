@@ -66,6 +66,32 @@ def _run(cmd: list[str], what: str, cwd: Path | None = None) -> str:
     return proc.stdout
 
 
+def _uv_compile(
+    uv: list[str], root: Path, source: Path, constraints: Path, out: Path, what: str
+) -> None:
+    """`uv pip compile` for the images' Python (3.11), with overrides.txt and the constraints."""
+    _run(
+        [
+            *uv,
+            "pip",
+            "compile",
+            str(source),
+            "--override",
+            str(root / "overrides.txt"),
+            "--constraint",
+            str(constraints),
+            "--python-version",
+            "3.11",
+            "--no-header",
+            "--no-annotate",
+            "--quiet",
+            "--output-file",
+            str(out),
+        ],
+        f"resolving {what}",
+    )
+
+
 def _tool(module: str) -> list[str]:
     """A way to run uv or pip: the venv's project tools lack both, the system Python has them."""
     if module == "uv" and (found := shutil.which("uv")):
@@ -104,26 +130,7 @@ def lock_requirements(root: Path, out: Path, log: Log) -> str:
         log("wheelhouse: runtime dependencies unchanged")
         return out.read_text()
     log("wheelhouse: resolving runtime dependencies (uv, overrides.txt)")
-    _run(
-        [
-            *uv,
-            "pip",
-            "compile",
-            str(root / "pyproject.toml"),
-            "--override",
-            str(root / "overrides.txt"),
-            "--constraint",
-            str(constraints),
-            "--python-version",
-            "3.11",
-            "--no-header",
-            "--no-annotate",
-            "--quiet",
-            "--output-file",
-            str(out),
-        ],
-        "resolving the runtime dependencies",
-    )
+    _uv_compile(uv, root, root / "pyproject.toml", constraints, out, "the runtime dependencies")
     stamp.write_text(key)
     return out.read_text()
 
@@ -230,26 +237,7 @@ def lock_extra(root: Path, requirements_in: Path, base_text: str, out: Path, log
         return out.read_text()
     log(f"wheelhouse: resolving {requirements_in.parent.name} packages (uv)")
     resolved = out.parent / "resolved.txt"
-    _run(
-        [
-            *_tool("uv"),
-            "pip",
-            "compile",
-            str(requirements_in),
-            "--override",
-            str(root / "overrides.txt"),
-            "--constraint",
-            str(constraints),
-            "--python-version",
-            "3.11",
-            "--no-header",
-            "--no-annotate",
-            "--quiet",
-            "--output-file",
-            str(resolved),
-        ],
-        f"resolving {requirements_in}",
-    )
+    _uv_compile(_tool("uv"), root, requirements_in, constraints, resolved, str(requirements_in))
     base = _pins(base_text)
     extra = [
         f"{name}=={version}"
