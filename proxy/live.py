@@ -384,6 +384,12 @@ class LiveMode:
         if live.meter is not None and live.cleaner is not None:
             # The held tail never goes out, but the vendor sent (and bills) it: count it.
             live.meter.feed(live.cleaner.drain())
+        # The vendor had ended the stream itself (its terminal or error event was read) before
+        # the arm left, often because the SDK raised on that very event: nothing more will be
+        # generated or billed, so it settles as the vendor ended it.
+        ended_by_vendor = live.meter is not None and live.meter.usage().terminal_seen
+        if live.cut == "client_disconnect" and ended_by_vendor:
+            live.cut = None
         status = flow.response.status_code if flow.response else 0
         state.response_body = bytes(live.relayed) if live.meter else None
         usage = live.meter.usage() if live.meter else None
