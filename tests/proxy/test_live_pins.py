@@ -37,12 +37,6 @@ purposes = ["main"]
 
 
 @pytest.fixture(scope="module")
-def vendor() -> Iterator[FakeVendor]:
-    with FakeVendor() as fv:
-        yield fv
-
-
-@pytest.fixture(scope="module")
 def live(vendor: FakeVendor, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     tmp = tmp_path_factory.mktemp("pins")
     pins = tmp / "pins.toml"

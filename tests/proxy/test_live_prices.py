@@ -158,12 +158,6 @@ def canned_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def vendor() -> Iterator[FakeVendor]:
-    with FakeVendor() as fv:
-        yield fv
-
-
-@pytest.fixture(scope="module")
 def fake_proxy(
     vendor: FakeVendor, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ProxyProcess]:

@@ -32,12 +32,6 @@ TEN_SEARCHES = {"x-fake-behaviour": "web_searches=10"}
 
 
 @pytest.fixture(scope="module")
-def vendor() -> Iterator[FakeVendor]:
-    with FakeVendor() as fv:
-        yield fv
-
-
-@pytest.fixture(scope="module")
 def live(vendor: FakeVendor, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     proxy = start_live_proxy(tmp_path_factory.mktemp("tools"), vendor, cap="5")
     yield proxy

@@ -7,7 +7,6 @@ $0.001 and billed 200,000 input tokens by the vendor.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -30,12 +29,6 @@ PDF_BY_URL: Any = {
     "source": {"type": "url", "url": "https://x.test/report.pdf"},
 }
 FETCHED = {"x-fake-behaviour": f"input_tokens={BILLED_INPUT}"}
-
-
-@pytest.fixture(scope="module")
-def vendor() -> Iterator[FakeVendor]:
-    with FakeVendor() as fv:
-        yield fv
 
 
 def _proxy(tmp_path: Path, vendor: FakeVendor, cap: Decimal = CAP) -> ProxyProcess:

@@ -21,12 +21,6 @@ from tests.proxy.proxy_process import ProxyProcess
 USER: list[Any] = [{"role": "user", "content": "Name a lighthouse."}]
 
 
-@pytest.fixture(scope="module")
-def vendor() -> Iterator[FakeVendor]:
-    with FakeVendor() as fake:
-        yield fake
-
-
 def _closed_port() -> int:
     # Bound, never listening: a connect is refused at once, and no other test takes the port
     # while this socket holds it.
