@@ -85,13 +85,6 @@ FIELDS = [
 
 
 @pytest.fixture(scope="module")
-def record(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
-    proxy = ProxyProcess(tmp_path_factory.mktemp("hostile") / "record")
-    yield proxy
-    proxy.stop()
-
-
-@pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     with FakeVendor() as vendor:
         proxy = start_live_proxy(tmp_path_factory.mktemp("hostile"), vendor, name="live")
@@ -99,7 +92,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
         proxy.stop()
 
 
-@pytest.fixture(scope="module", params=["record", "live"])
+# record_proxy: the shared record-mode proxy of tests/conftest.py.
+@pytest.fixture(scope="module", params=[pytest.param("record_proxy", id="record"), "live"])
 def proxy(request: pytest.FixtureRequest) -> ProxyProcess:
     result: ProxyProcess = request.getfixturevalue(request.param)
     return result
