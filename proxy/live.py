@@ -384,15 +384,14 @@ class LiveMode:
         if live.meter is not None and live.cleaner is not None:
             # The held tail never goes out, but the vendor sent (and bills) it: count it.
             live.meter.feed(live.cleaner.drain())
-        # The vendor had ended the stream itself (its terminal or error event was read) before
-        # the arm left, often because the SDK raised on that very event: nothing more will be
-        # generated or billed, so it settles as the vendor ended it.
-        ended_by_vendor = live.meter is not None and live.meter.usage().terminal_seen
-        if live.cut == "client_disconnect" and ended_by_vendor:
+        usage = live.meter.usage() if live.meter else None
+        if live.cut == "client_disconnect" and usage is not None and usage.terminal_seen:
+            # The vendor had ended the stream itself (its terminal or error event was read)
+            # before the arm left, often because the SDK raised on that very event: nothing
+            # more will be generated or billed, so it settles as the vendor ended it.
             live.cut = None
         status = flow.response.status_code if flow.response else 0
         state.response_body = bytes(live.relayed) if live.meter else None
-        usage = live.meter.usage() if live.meter else None
         state.model_served = usage.model if usage is not None else None
         self._settle(state, status, usage)
 
