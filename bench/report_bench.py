@@ -22,9 +22,9 @@ from pathlib import Path
 from bench import walltime
 from bench.walltime import Figures, harness, measured
 from harness.report.chromium import find_chromium
-from harness.turnlog import TurnOutcome, TurnRecord
-from proxy.bodies import BodyStore
-from proxy.calllog import CallRecord
+from rundir.bodies import BodyStore
+from rundir.calllog import CallRecord
+from rundir.turns import TurnOutcome, TurnRecord
 from tests.harness.report_runs import call, turn, write_run
 
 SECTION = "Report generation on 10,000 calls (issue 10)"

@@ -21,13 +21,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import HarnessError
-from harness.manifest import NOT_LISTED, file_sha256, tool_version
-from harness.packread import PackReader
-from harness.rundir import RunHeader, now_iso
 from ledger.errors import PriceTableError, UnknownModelError
 from ledger.ledger import verify
 from ledger.prices import PriceTable, TokenCounts, UnpricedToolError, cost, load_prices
-from proxy.calllog import CallRecord
+from rundir.calllog import CallRecord
+from rundir.header import RunHeader, now_iso
+from rundir.manifest import NOT_LISTED, file_sha256, tool_version
+from rundir.packread import PackReader
 
 AUDIT_SCHEMA: Literal[1] = 1
 AUDIT_FILE = "audit.json"

@@ -21,7 +21,11 @@ from typing import Any, Literal
 
 import rfc8785
 
-from harness.gate_record import (
+from harness.masks import EXCLUDED_HEADERS, all_masks
+from harness.study import Study
+from harness.study_run import Isolation, RunRequest, RunResult, run_study
+from rundir.calllog import CallRecord, read_calls
+from rundir.gate_record import (
     GATE_FILE,
     Divergence,
     GateCounts,
@@ -29,13 +33,9 @@ from harness.gate_record import (
     GateRequest,
     GateRun,
 )
-from harness.masks import EXCLUDED_HEADERS, all_masks
-from harness.packread import PackReader
-from harness.rundir import new_run_id, now_iso
-from harness.study import Study
-from harness.study_run import Isolation, RunRequest, RunResult, run_study
-from proxy.calllog import CallRecord, read_calls
-from proxy.masking import mask_body
+from rundir.header import new_run_id, now_iso
+from rundir.masking import mask_body
+from rundir.packread import PackReader
 
 RUNS = 2
 _SHOWN = 160  # characters of a value shown in a diff line

@@ -16,7 +16,7 @@ from ledger.ledger import Ledger, verify
 from ledger.prices import ModelPrice, load_prices
 from ledger.reconcile import group_by_runs, read_usage_export
 from ledger.state import LedgerState
-from proxy.journal import recover_spend
+from rundir.journal import recover_spend
 
 ledger_app = typer.Typer(help="The durable spend ledger: show, verify, settle, reconcile.")
 prices_app = typer.Typer(help="Price tables.")

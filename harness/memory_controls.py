@@ -24,10 +24,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.packread import PackReader
 from harness.study import Item
-from harness.turnlog import TurnRecord, read_turns
-from proxy.calllog import CALL_SCHEMA, CallRecord
+from rundir.calllog import CALL_SCHEMA, CallRecord
+from rundir.packread import PackReader
+from rundir.turns import TurnRecord, read_turns
 
 # The call log line of a streamed main call is written when its stream ends, which can be a
 # moment after the arm's last delta reached the orchestrator: wait that long for it.

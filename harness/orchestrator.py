@@ -34,7 +34,7 @@ from harness import memory_controls
 from harness.backends.base import InfraError, IsolationBackend, ProxyInfo
 from harness.strays import Key, stray_key
 from harness.study import Item, Study
-from harness.turnlog import TurnLog, TurnOutcome, TurnRecord
+from rundir.turns import TurnLog, TurnOutcome, TurnRecord
 
 log = structlog.get_logger("harness.orchestrator")
 

@@ -33,7 +33,7 @@ from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPri
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from filelock import FileLock
 
-from proxy.vendors import VENDOR_HOSTS
+from vendors.hosts import VENDOR_HOSTS
 
 # mitmproxy's file names (mitmproxy.options.CONF_BASENAME): `confdir` must find them as they are.
 CONF_BASENAME = "mitmproxy"
@@ -181,7 +181,7 @@ def _write_vendor_cert(directory: Path) -> None:
 
 def _covers_vendor_hosts(path: Path) -> bool:
     """Whether the vendor certificate exists and names every vendor host (a new vendor host in
-    proxy/vendors.py gets a new certificate)."""
+    vendors/hosts.py gets a new certificate)."""
     try:
         cert = x509.load_pem_x509_certificate(path.read_bytes())
         names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName)

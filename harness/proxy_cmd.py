@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from harness.errors import HarnessError
-from harness.rundir import RunHeader, new_run_id, now_iso, sha256_file, versions, write_header
+from rundir.header import RunHeader, new_run_id, now_iso, sha256_file, versions, write_header
 
 PLACEHOLDER_KEY = "harness-placeholder-key"
 
@@ -153,7 +153,7 @@ def serve_command(
         ) from e
     finally:
         header.ended = now_iso()
-        from harness.manifest import write_manifest
+        from rundir.manifest import write_manifest
 
         # The proxy has stopped: list the run's files and the price table and ledger it used.
         live = mode == "live"

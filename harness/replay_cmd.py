@@ -34,9 +34,9 @@ def replay(
     """Replay a recorded run with no key and no network; exit 1 on any divergence or miss."""
     # Imported here: loading a study pulls in the vendor SDKs, which other commands need not pay.
     from harness.replay_compare import compare_runs, verdict_lines, write_comparison
-    from harness.rundir import RunHeader
     from harness.study import load_study
     from harness.study_run import RunRequest, run_study
+    from rundir.header import RunHeader
 
     try:
         header = RunHeader.model_validate(json.loads((source / "run.json").read_text()))

@@ -1,7 +1,7 @@
 """`replay.json`: does a replay reproduce the run it replayed? Same requests, same turn texts.
 
 Requests are compared per arm, item, turn and call index on the proxy's request hash (the masked
-request, proxy.masking), so a divergence names the very call that changed. Calls an arm makes
+request, rundir.masking), so a divergence names the very call that changed. Calls an arm makes
 concurrently within one turn (an embedding beside a completion) can reach the proxy in either
 order; a turn whose requests are the same multiset in another order is noted as reordered, not
 counted as a divergence, because the replay served each of them its own recorded answer.
@@ -17,8 +17,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.turnlog import read_turns
-from proxy.calllog import CallRecord, read_calls
+from rundir.calllog import CallRecord, read_calls
+from rundir.turns import read_turns
 
 REPLAY_SCHEMA: Literal[1] = 1
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from harness.errors import HarnessError
-from harness.rundir import RunHeader
 from harness.study import Item, Study
-from harness.turnlog import TurnRecord
+from rundir.header import RunHeader
+from rundir.turns import TurnRecord
 
 Pair = tuple[str, str]  # (item id, arm)
 

@@ -40,11 +40,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness.errors import HarnessError
-from harness.packread import PackReader
 from harness.scan_text import body_texts, file_texts
 from harness.study import load_items
-from harness.turnlog import read_turns
-from proxy.calllog import read_calls
+from rundir.calllog import read_calls
+from rundir.packread import PackReader
+from rundir.turns import read_turns
 
 SCAN_SCHEMA: Literal[1] = 1
 
@@ -290,7 +290,7 @@ def _item_clocks(header: dict[str, Any]) -> dict[str, datetime]:
     except (OSError, ValueError, KeyError) as e:
         raise HarnessError(f"an event_time canary needs the study's items ({e})", hint=hint) from e
     items_path = study_path.parent / items_name
-    from harness.rundir import sha256_file
+    from rundir.header import sha256_file
 
     if not items_path.is_file() or sha256_file(items_path) != study.get("items_sha256"):
         raise HarnessError(f"{items_path} is not the items file this run used", hint=hint)

@@ -55,7 +55,7 @@ from pydantic import (
 
 from harness.errors import HarnessError
 from proxy.sampling import Pins, PinsError
-from proxy.vendors import VENDORS
+from vendors.hosts import VENDORS
 
 STUDY_SCHEMA = 1
 DEFAULT_DEADLINE_MS = 60_000

@@ -17,16 +17,16 @@ from pydantic import ValidationError
 
 from harness.backends.base import InfraError, IsolationBackend, ProxySettings
 from harness.errors import HarnessError
-from harness.gate_record import passing_gate
-from harness.manifest import write_manifest
 from harness.masks import proxy_masks
 from harness.memory_controls import misses_per_arm
 from harness.orchestrator import Orchestrator, RunTally, StrayConnection
 from harness.resume import resumption
-from harness.rundir import RunHeader, StudyRun, new_run_id, now_iso, versions, write_header
 from harness.strays import at_teardown, by_destination
 from harness.study import Item, Study, sha256
-from harness.turnlog import TurnLog, TurnRecord
+from rundir.gate_record import passing_gate
+from rundir.header import RunHeader, StudyRun, new_run_id, now_iso, versions, write_header
+from rundir.manifest import write_manifest
+from rundir.turns import TurnLog, TurnRecord
 
 log = structlog.get_logger("harness.study")
 
@@ -141,7 +141,7 @@ def run_study(request: RunRequest) -> RunResult:
                 "live mode starts only after a record run of the same study and compose file "
                 "passed with no stray connection",
             )
-        if passing_gate(study, request.run_root) is None:
+        if passing_gate(study.study_sha256, study.compose_sha256, request.run_root) is None:
             raise HarnessError(
                 f"no passing determinism gate of this study under {request.run_root}",
                 hint=f"run `harness gate {study.path} --run-dir {request.run_root}` first; live "
@@ -300,7 +300,7 @@ async def _drive(
 
 
 def _count(run_dir: Path) -> dict[str, int]:
-    from harness.turnlog import read_turns
+    from rundir.turns import read_turns
 
     counts: dict[str, int] = {}
     for record in read_turns(run_dir / "turns.jsonl"):

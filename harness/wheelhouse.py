@@ -25,7 +25,7 @@ from harness.errors import HarnessError
 Log = Callable[[str], None]
 
 # What goes into the harness wheel; its hash decides when the wheel (and the images) are rebuilt.
-PACKAGE_DIRS = ("harness", "proxy", "stubs", "ledger", "arms")
+PACKAGE_DIRS = ("harness", "proxy", "stubs", "ledger", "arms", "rundir", "vendors")
 PROJECT_FILES = ("pyproject.toml", "README.md")
 
 

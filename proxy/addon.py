@@ -19,9 +19,7 @@ from typing import Any
 import structlog
 from mitmproxy import ctx, exceptions, http
 
-from proxy.bodies import BodyStore
 from proxy.call_record import build_record
-from proxy.calllog import CallLog, CallLogError, CallRecord
 from proxy.callstate import CallState
 from proxy.control import TurnRef, current
 from proxy.failsafe import (
@@ -33,16 +31,18 @@ from proxy.failsafe import (
     safe_text,
 )
 from proxy.intake import intake
-from proxy.masking import DEFAULT_BODY_MASKS
 from proxy.record import RecordMode
 from proxy.replay import CUT_OUTCOMES, ReplayMode, ReplaySourceError
 from proxy.stream_server import StreamServer
-from proxy.vendors import DEFAULT_UPSTREAMS, VENDORS, split_vendor
+from rundir.bodies import BodyStore
+from rundir.calllog import CallLog, CallLogError, CallRecord
+from rundir.masking import DEFAULT_BODY_MASKS
 from stubs.context import StubContext
 from stubs.errors import error_reply
 from stubs.replies import ReplyBook, StubsFileError
 from stubs.request import StubReply
 from stubs.routes import ROUTES
+from vendors.hosts import DEFAULT_UPSTREAMS, VENDORS, split_vendor
 
 log = structlog.get_logger("harness.proxy")
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from ledger.errors import BudgetExceeded
 from ledger.prices import ModelPrice, PriceTable, TokenCounts
-from proxy.calllog import TokenSource
 from proxy.server_tools import PER_CALL, ToolPlan
 from proxy.unbounded import InputBound, unbounded_inputs
 from proxy.usage import MeteredUsage, count_request_input
+from rundir.calllog import TokenSource
 from stubs.errors import error_reply
 from stubs.openai_common import is_reasoning_model
 from stubs.request import StubReply, Vendor

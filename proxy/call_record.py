@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from proxy.bodies import BodyStore
-from proxy.calllog import CallRecord, Timing, Tokens
 from proxy.callstate import CallState
 from proxy.control import TurnRef
 from proxy.failsafe import safe_text
+from rundir.bodies import BodyStore
+from rundir.calllog import CallRecord, Timing, Tokens
 
 
 def build_record(

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from proxy.calllog import Outcome, Rewrite, Tokens
+from rundir.calllog import Outcome, Rewrite, Tokens
 from stubs.request import StubReply, Vendor
 from stubs.routes import Route
 

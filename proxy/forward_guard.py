@@ -21,7 +21,7 @@ import structlog
 from mitmproxy import ctx, http
 from mitmproxy.proxy.mode_specs import RegularMode
 
-from proxy.vendors import VENDOR_HOSTS
+from vendors.hosts import VENDOR_HOSTS
 
 log = structlog.get_logger("harness.proxy.forward_guard")
 

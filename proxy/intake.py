@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from proxy.bodies import BodyStore
 from proxy.callstate import CallState
-from proxy.masking import hash_masked, mask_body, request_hash
 from proxy.safe_json import HostileJSON, parse_body
-from proxy.vendors import default_purpose
+from rundir.bodies import BodyStore
+from rundir.masking import hash_masked, mask_body, request_hash
 from stubs.checks import check_body
 from stubs.errors import StubRequestError, error_reply
 from stubs.request import StubReply
 from stubs.routes import find_route
+from vendors.hosts import default_purpose
 
 # Bodies the proxy reads as sent: it meters and hashes what the vendor will read, so it never
 # guesses at a compressed body (the SDKs send requests uncompressed).

@@ -33,10 +33,8 @@ from proxy.billing import (
     reserved_input,
     unpriced_option,
 )
-from proxy.calllog import Rewrite, Tokens, TokenSource
 from proxy.callstate import CallState
 from proxy.content_decode import DecodeError
-from proxy.journal import ReservationJournal
 from proxy.live_redact import UNDECODABLE, StreamCleaner, redact_head, redact_plain
 from proxy.redact import SecretRedactor
 from proxy.safe_json import copy_json
@@ -49,6 +47,8 @@ from proxy.usage import (
     model_from_body,
     usage_from_body,
 )
+from rundir.calllog import Rewrite, Tokens, TokenSource
+from rundir.journal import ReservationJournal
 from stubs.errors import error_reply
 from stubs.request import StubReply, Vendor
 

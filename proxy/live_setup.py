@@ -16,11 +16,11 @@ from ledger.errors import CapExceeded, LedgerError
 from ledger.ledger import Ledger
 from ledger.prices import PriceTable, load_prices
 from ledger.settlements import SettlementWriter
-from proxy.journal import ReservationJournal
 from proxy.live import LiveConfig, LiveMode
 from proxy.redact import install_log_redaction
 from proxy.sampling import Pins
 from proxy.tokencount import preload
+from rundir.journal import ReservationJournal
 
 log = structlog.get_logger("harness.proxy")
 

@@ -1,6 +1,6 @@
 """Replay mode: answer every call from an earlier run's call log, never from a vendor or a stub.
 
-A call is matched on (arm, request hash), the hash of the masked request (proxy.masking), so the
+A call is matched on (arm, request hash), the hash of the masked request (rundir.masking), so the
 volatile fields an SDK adds do not break a match while any real change to the request does. The
 same request may have been sent several times (a retried turn, a repeated question): its
 recordings are served in the order they were sent, and one more repeat than was recorded is a
@@ -20,10 +20,10 @@ from pathlib import Path
 import structlog
 from mitmproxy import http
 
-from proxy.bodies import BodyStore
-from proxy.calllog import CallRecord, Tokens, read_calls
 from proxy.callstate import CallState
 from proxy.stream_server import Playback, StreamServer
+from rundir.bodies import BodyStore
+from rundir.calllog import CallRecord, Tokens, read_calls
 from stubs.delays import DelayRule
 from stubs.errors import error_reply
 from stubs.request import StubReply

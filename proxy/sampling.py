@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from proxy.calllog import Rewrite
+from rundir.calllog import Rewrite
 from stubs.openai_common import is_reasoning_model
 
 # Models known to deprecate manual thinking budgets in favour of adaptive, for when the installed

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-Vendor = Literal["anthropic", "openai", "cohere", "voyage"]
+from vendors.hosts import Vendor
 
 
 @dataclass(frozen=True)

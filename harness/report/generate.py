@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.manifest import tool_version
 from harness.report import money, sections, verdicts
 from harness.report.chromium import print_pdf
 from harness.report.context import Context
@@ -22,6 +21,7 @@ from harness.report.public import Anonymizer, Private, check_public, host_names
 from harness.report.records import records, write_records
 from harness.report.render import render_html, render_markdown
 from harness.report.rundata import RunData, load_runs
+from rundir.manifest import tool_version
 
 FORMATS = ("md", "html", "pdf")
 

@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.report.latency import Latency, latency
 from harness.report.rundata import RunData
 from harness.stats.bootstrap import mean_interval
-from harness.turnlog import TurnRecord
-from proxy.calllog import CallRecord
+from rundir.calllog import CallRecord
+from rundir.turns import TurnRecord
 
 REPORT_SCHEMA = 2  # 2: cut turns ranked above completed ones, infra-failed items dropped
 

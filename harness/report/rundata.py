@@ -18,10 +18,10 @@ from typing import Any
 import zstandard
 
 from harness.errors import HarnessError
-from harness.manifest import file_sha256
-from harness.packread import PackReader
-from harness.turnlog import TurnRecord, read_turns
-from proxy.calllog import CallRecord, read_calls
+from rundir.calllog import CallRecord, read_calls
+from rundir.manifest import file_sha256
+from rundir.packread import PackReader
+from rundir.turns import TurnRecord, read_turns
 
 RUN_FILES = ("run.json", "turns.jsonl", "calls.jsonl", "egress.jsonl")
 

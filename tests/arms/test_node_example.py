@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 from arms.chat import system_prompt
-from harness.packread import PackReader
+from rundir.packread import PackReader
 from tests.harness.studies import harness, header, only_run, read_jsonl, write_study
 
 ITEM = {

@@ -28,7 +28,7 @@ import docker
 import pytest
 
 from harness.backends.docker_net import network_gateway
-from harness.packread import PackReader
+from rundir.packread import PackReader
 from tests.docker.test_docker_backend import leftovers
 from tests.fakevendor.records import ReceivedRequest, Served
 from tests.fakevendor.server import FakeVendor

@@ -7,9 +7,9 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-from harness.rundir import RunHeader, StudyRun, write_header
-from harness.turnlog import TurnOutcome, TurnRecord
-from proxy.calllog import CallRecord, Timing, Tokens
+from rundir.calllog import CallRecord, Timing, Tokens
+from rundir.header import RunHeader, StudyRun, write_header
+from rundir.turns import TurnOutcome, TurnRecord
 
 
 def turn(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proxy.calllog import Timing
+from rundir.calllog import Timing
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness
 

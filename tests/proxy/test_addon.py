@@ -9,7 +9,7 @@ import httpx
 import openai
 import pytest
 
-from proxy.bodies import BodyStore
+from rundir.bodies import BodyStore
 from tests.proxy.proxy_process import ProxyProcess
 
 MESSAGE = {

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from proxy.bodies import BodyStore
-from proxy.calllog import CallLog, CallRecord, Timing, read_calls
+from rundir.bodies import BodyStore
+from rundir.calllog import CallLog, CallRecord, Timing, read_calls
 
 
 def _record(seq: int) -> CallRecord:
@@ -77,7 +77,7 @@ def test_a_torn_last_body_is_cut_off_and_the_rest_kept(tmp_path: Path) -> None:
 
 
 def test_unwritable_log_raises(tmp_path: Path) -> None:
-    from proxy.calllog import CallLogError
+    from rundir.calllog import CallLogError
 
     log = CallLog(tmp_path / "calls.jsonl")
     log._file.close()

@@ -10,7 +10,7 @@ import pytest
 
 from proxy.callstate import CallState
 from proxy.intake import intake
-from proxy.masking import DEFAULT_BODY_MASKS, hash_masked
+from rundir.masking import DEFAULT_BODY_MASKS, hash_masked
 from stubs.request import Vendor
 
 HAIKU = "claude-haiku-4-5-20251001"

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from proxy.masking import mask_body, request_hash
+from rundir.masking import mask_body, request_hash
 
 
 def test_mask_removes_nested_and_wildcard_paths_without_touching_the_original() -> None:

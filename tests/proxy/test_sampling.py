@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from anthropic._data import MODELS_TO_WARN_WITH_THINKING_ENABLED
 
-from proxy.calllog import Rewrite
 from proxy.sampling import PinConflict, Pins, PinsError, prefers_adaptive, rewrite_sampling
+from rundir.calllog import Rewrite
 from stubs.anthropic_messages import messages
 from stubs.context import StubContext
 from stubs.errors import StubRequestError

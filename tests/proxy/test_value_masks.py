@@ -10,8 +10,8 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.masks import check_masks
-from proxy.masking import mask_body, request_hash
-from proxy.value_masks import MaskError, parse_value_mask
+from rundir.masking import mask_body, request_hash
+from rundir.value_masks import MaskError, parse_value_mask
 from tests.proxy.proxy_process import ProxyProcess
 
 # mem0 2.x's extraction input carries the day it runs on.

@@ -3,7 +3,7 @@
 Two runs of the same script must hash the same even when an SDK adds a random id or a timestamp,
 so those fields are removed first. Masks are dotted paths into the JSON body; `*` matches every
 element of a list or every key of an object (e.g. `messages.*.metadata`). A mask with `~` masks
-text inside string values instead (`~date`, `messages.*.content=~REGEX`: proxy.value_masks).
+text inside string values instead (`~date`, `messages.*.content=~REGEX`: rundir.value_masks).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import rfc8785
 
-from proxy.value_masks import apply_value_masks, is_value_mask, parse_value_mask
+from rundir.value_masks import apply_value_masks, is_value_mask, parse_value_mask
 
 # Fields the vendors' SDKs and common engines fill with per-call random ids or user handles.
 DEFAULT_BODY_MASKS: tuple[str, ...] = (
@@ -49,7 +49,7 @@ def mask_body(body: Any, masks: Iterable[str]) -> Any:
     """`body` without the masked paths. The original is never changed: it is copied first, but
     only when a mask can apply (most requests carry none of the volatile fields)."""
     masks = list(masks)
-    # "PATH~NAME" / "PATH=~REGEX" mask text inside string values (proxy.value_masks).
+    # "PATH~NAME" / "PATH=~REGEX" mask text inside string values (rundir.value_masks).
     values = [parse_value_mask(m) for m in masks if is_value_mask(m)]
     paths = [mask.split(".") for mask in masks if not is_value_mask(mask)]
     if (

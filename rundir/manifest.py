@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    # harness.rundir imports Manifest from here: its names are used at run time only.
-    from harness.rundir import RunHeader
+    # rundir.header imports Manifest from here: its names are used at run time only.
+    from rundir.header import RunHeader
 
 MANIFEST_SCHEMA: Literal[1] = 1
 REPO = Path(__file__).resolve().parents[1]
@@ -113,7 +113,7 @@ def write_manifest(
     """List the run's files in `header.manifest` and rewrite run.json. Call it when nothing
     writes into `run_dir` any more. `prices` and `ledger` are the files a live run used (the
     audit's defaults); a study run's hashes come from `header.study`."""
-    from harness.rundir import now_iso, write_header
+    from rundir.header import now_iso, write_header
 
     study = header.study
     prices_sha = study.prices_sha256 if study else None

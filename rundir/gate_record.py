@@ -12,8 +12,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.study import Study
-
 GATE_SCHEMA: Literal[1] = 1
 GATE_FILE = "gate.json"
 
@@ -97,16 +95,16 @@ def read_gate(path: Path) -> GateRecord | None:
         return None
 
 
-def passing_gate(study: Study, run_root: Path) -> Path | None:
-    """The newest passing gate of this very study (same study and compose hashes) under
+def passing_gate(study_sha256: str, compose_sha256: str | None, run_root: Path) -> Path | None:
+    """The newest passing gate of this very study (these study and compose hashes) under
     `run_root`, or None: live mode pays only for a study that sends the same requests twice."""
     for path in sorted(run_root.glob(f"*/{GATE_FILE}"), reverse=True):
         record = read_gate(path)
         if (
             record is not None
             and record.passed
-            and record.study_sha256 == study.study_sha256
-            and record.compose_sha256 == study.compose_sha256
+            and record.study_sha256 == study_sha256
+            and record.compose_sha256 == compose_sha256
         ):
             return path
     return None

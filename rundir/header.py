@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.manifest import Manifest
+from rundir.manifest import Manifest
 
 RUN_SCHEMA: Literal[1] = 1
 
@@ -73,7 +73,7 @@ class RunHeader(BaseModel):
     stubs_sha256: str | None = None
     versions: dict[str, str] = Field(default_factory=dict)
     study: StudyRun | None = None
-    manifest: Manifest | None = None  # written at the end of the run (harness/manifest.py)
+    manifest: Manifest | None = None  # written at the end of the run (rundir/manifest.py)
 
 
 def new_run_id(prefix: str) -> str:

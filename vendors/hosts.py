@@ -8,7 +8,10 @@ each SDK always sends.
 
 from __future__ import annotations
 
-from stubs.request import Vendor
+from typing import Literal
+
+# The vendors the proxy speaks for; stubs and live mode take the name from here.
+Vendor = Literal["anthropic", "openai", "cohere", "voyage"]
 
 VENDORS: tuple[Vendor, ...] = ("anthropic", "openai", "cohere", "voyage")
 
