@@ -32,7 +32,7 @@ from bench.markdown import replace_section
 REPO = Path(__file__).resolve().parents[1]
 SECTION = "CLI start-up: harness --help (issue 11)"
 TARGET_S = 0.35
-# The last revision whose harness/cli.py imported every command module up front.
+# The last revision whose harness/cli/__init__.py imported every command module up front.
 BEFORE_REV = "840f9d7"
 HEAVY = (
     *("pydantic", "ledger", "docker", "cryptography", "anthropic", "openai", "mitmproxy"),

@@ -8,7 +8,7 @@
 
     items = "items.jsonl"                 # {"id", "clock", "turns": [{"user", "addon"?}], ...}
                                           # a turn's "expect": ["word"] / "expect_regex": a
-                                          # memory control (harness/memory_controls.py)
+                                          # memory control (harness/checks/memory_controls.py)
     deadline_ms = 60000                   # per turn, wall time at the seam
     arm_order_seed = 7
     stubs = "stubs.toml"                  # record mode's replies (optional)
@@ -16,7 +16,7 @@
     ledger = "ledger.jsonl"
     stage = "default"
     stage_cap = "10"
-    mask = ["messages.0.content"]         # extra volatile body paths (harness/masks.py)
+    mask = ["messages.0.content"]         # extra volatile body paths (harness/checks/masks.py)
     ca_bundle = "corp-ca.pem"             # live: also trust this CA for the vendors' TLS
     cap_add = ["NET_BIND_SERVICE"]        # docker: capabilities every arm gets back (none by
                                           # default; per arm: [arms.X] cap_add = [...])
@@ -122,7 +122,7 @@ class TurnScript(BaseModel):
 
     user: str
     addon: str = ""
-    # A memory control (harness/memory_controls.py): words (case-insensitive) and a regex the
+    # A memory control (harness/checks/memory_controls.py): words (case-insensitive) and a regex the
     # arm must surface in this turn's reply or in its main call's context.
     expect: list[str] = Field(default_factory=list)
     expect_regex: str | None = None
@@ -203,8 +203,9 @@ class StudyFile(BaseModel):
     # "halt": the first refused connection stops the run at once (the turn in flight is marked
     # stray_connection); "fail": the run goes on and fails at its end.
     on_stray: Literal["halt", "fail"] = "halt"
-    # Dotted body paths masked from the request hash on top of the defaults (harness/masks.py),
-    # for fields an arm fills with a time or a random id: the gate compares masked requests.
+    # Dotted body paths masked from the request hash on top of the defaults
+    # (harness/checks/masks.py), for fields an arm fills with a time or a random id: the gate
+    # compares masked requests.
     mask: list[str] = Field(default_factory=list)
 
     @field_validator("schema_")

@@ -1,7 +1,7 @@
 """Errors of the ledger package.
 
 The ledger must not import the orchestrator (DESIGN: data flows one way), so these are plain
-exceptions; `harness.ledger_cmd` turns them into the CLI's `HarnessError`. Every message says what
+exceptions; `harness.cli.ledger` turns them into the CLI's `HarnessError`. Every message says what
 to do next, because the people reading them are deciding whether to spend money.
 """
 

@@ -1,7 +1,7 @@
 """Only vendor hosts through the forward-proxy listeners; anything else refused and named.
 
-Arms get HTTPS_PROXY pointing at a regular-mode listener (harness/proxy_ca.py) so engines that
-hard-code vendor hosts still reach the stubs or the meter. That listener must not become a way
+Arms get HTTPS_PROXY pointing at a regular-mode listener (harness/isolation/proxy_ca.py) so engines
+that hard-code vendor hosts still reach the stubs or the meter. That listener must not become a way
 out: a CONNECT (or an absolute-form request) for any host that is not a known vendor API is
 refused with 403 before a byte leaves, and written to the egress log like the socket guard's and
 the kernel's refusals, so the run is marked as having a stray connection. Without this, the

@@ -1,7 +1,7 @@
 """`gate.json`: the determinism gate's record, and the check `harness live` makes against it.
 
-Kept apart from harness/gate.py (which runs studies) so that harness/study_run.py can check for
-a passing gate without importing the code that drives runs.
+Kept apart from harness/checks/gate.py (which runs studies) so that harness/run/pipeline.py can
+check for a passing gate without importing the code that drives runs.
 """
 
 from __future__ import annotations

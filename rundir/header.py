@@ -45,10 +45,11 @@ class StudyRun(BaseModel):
     outcomes: dict[str, int] = Field(default_factory=dict)
     infra_failures: int = 0
     stray_connections: int = 0
-    # Per arm with memory controls: how many of its turns missed (harness/memory_controls.py).
+    # Per arm with memory controls: how many of its turns missed
+    # (harness/checks/memory_controls.py).
     memory_miss: dict[str, int] = Field(default_factory=dict)
     # Refused connections per arm and destination, and those made after the arm's last turn
-    # (its teardown: telemetry flushed at exit), from the final egress read (harness/strays.py).
+    # (its teardown: telemetry flushed at exit), from the final egress read (harness/run/strays.py).
     refused: dict[str, dict[str, int]] = Field(default_factory=dict)
     teardown_strays: dict[str, dict[str, int]] = Field(default_factory=dict)
     # --resume: the run this one continues, and the (item, arm) pairs it skipped as finished.

@@ -3,7 +3,7 @@ hashes that tie a run's numbers to its inputs (study, compose, items, prices, st
 to the tool that produced them.
 
 Written once, at the end of a run, after every process that writes into the run directory has
-stopped; an audit re-hashes the files against it (harness/audit.py). Files that are written
+stopped; an audit re-hashes the files against it (harness/checks/audit.py). Files that are written
 into a run directory after the run by other tools (audit.json, gate.json) are not listed.
 """
 

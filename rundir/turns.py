@@ -34,8 +34,8 @@ class TurnRecord(BaseModel):
     error: str | None = None
     # Connections the arm attempted during this turn that were refused (details: egress.jsonl).
     stray_connections: int = 0
-    # The turn's memory control (harness/memory_controls.py): None when it has none, [] when the
-    # arm surfaced everything, else the expected words (and /pattern/) it did not.
+    # The turn's memory control (harness/checks/memory_controls.py): None when it has none, [] when
+    # the arm surfaced everything, else the expected words (and /pattern/) it did not.
     memory_miss: list[str] | None = None
 
 

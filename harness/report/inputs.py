@@ -172,7 +172,7 @@ def _gold(inputs: Inputs, path: Path) -> None:
 
 
 def _scan(inputs: Inputs, path: Path) -> None:
-    from harness.scan import ScanResult
+    from harness.checks.scan import ScanResult
 
     result = ScanResult.model_validate_json(path.read_text(encoding="utf-8"))
     inputs.void_arms = {name: result.arms[name].reasons for name in result.void_arms}

@@ -1,4 +1,4 @@
-"""Arm test fixtures: the compiled TypeScript seam and example arm (harness/node_build.py)."""
+"""Arm test fixtures: the compiled TypeScript seam and example arm (harness/images/node.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.node_build import build_node
+from harness.images.node import build_node
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ import docker
 import pytest
 
 from harness.errors import HarnessError
-from harness.images import DockerCLI
+from harness.images.build import DockerCLI
 
 _skipped_reasons: set[str] = set()
 
@@ -50,6 +50,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 @pytest.fixture(scope="session")
 def images(docker_engine: docker.DockerClient) -> None:
     """The harness images, built offline (seconds when their inputs did not change)."""
-    from harness.images import BuildOptions, build_images
+    from harness.images.build import BuildOptions, build_images
 
     build_images(BuildOptions(offline=True), lambda line: None)

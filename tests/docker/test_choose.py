@@ -9,7 +9,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from harness.backends.choose import choose_isolation
+from harness.isolation.choose import choose_isolation
 from harness.study import load_study
 
 REPO = Path(__file__).resolve().parents[2]
@@ -18,7 +18,7 @@ QUICKSTART = REPO / "examples" / "quickstart" / "study.toml"
 
 @pytest.fixture(scope="module")
 def images(docker_engine: docker.DockerClient) -> None:
-    from harness.images import BuildOptions, build_images
+    from harness.images.build import BuildOptions, build_images
 
     build_images(BuildOptions(offline=True), lambda line: None)
 

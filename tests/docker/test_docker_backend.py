@@ -26,8 +26,8 @@ from pathlib import Path
 import docker
 import pytest
 
-from harness.backends.docker_net import network_gateway
-from harness.images import ARM
+from harness.images.build import ARM
+from harness.isolation.docker_net import network_gateway
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -38,7 +38,7 @@ TEST_LABEL = {"harness.test": "tests/docker/test_docker_backend.py"}
 
 @pytest.fixture(scope="module")
 def images(docker_engine: docker.DockerClient) -> None:
-    from harness.images import BuildOptions, build_images
+    from harness.images.build import BuildOptions, build_images
 
     build_images(BuildOptions(offline=True), lambda line: None)
 
@@ -75,7 +75,7 @@ def run_id_of(run_root: Path) -> str:
 def test_compose_file_names_the_proxy_and_arms_on_internal_networks(tmp_path: Path) -> None:
     from ruamel.yaml import YAML
 
-    from harness.backends.docker_config import compose_images
+    from harness.isolation.docker_config import compose_images
     from harness.study import load_study
 
     compose = REPO / "compose.yaml"
@@ -272,8 +272,8 @@ def test_arm_reaches_nothing_but_the_proxy(
 CRASH = """
 import asyncio, os, sys
 from pathlib import Path
-from harness.backends.base import ProxySettings
-from harness.backends.docker import DockerBackend
+from harness.isolation.base import ProxySettings
+from harness.isolation.docker import DockerBackend
 
 run_dir = Path(sys.argv[1])
 backend = DockerBackend(run_dir)

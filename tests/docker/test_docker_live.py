@@ -27,7 +27,7 @@ from typing import Any
 import docker
 import pytest
 
-from harness.backends.docker_net import network_gateway
+from harness.isolation.docker_net import network_gateway
 from rundir.packread import PackReader
 from tests.docker.test_docker_backend import leftovers
 from tests.fakevendor.records import ReceivedRequest, Served
@@ -119,7 +119,7 @@ class EnvWatcher:
 
 @pytest.fixture(scope="module")
 def images(docker_engine: docker.DockerClient) -> None:
-    from harness.images import BuildOptions, build_images
+    from harness.images.build import BuildOptions, build_images
 
     build_images(BuildOptions(offline=True), lambda line: None)
 

@@ -7,7 +7,7 @@ import uuid
 
 import docker
 
-from harness.backends.docker_net import interface_ipv4, network_gateway
+from harness.isolation.docker_net import interface_ipv4, network_gateway
 
 
 def test_default_bridge_gateway_is_the_docker0_address(docker_engine: docker.DockerClient) -> None:
@@ -35,8 +35,8 @@ def test_user_network_gateway_is_an_address_of_its_bridge(
 def test_an_arms_rules_match_its_bridge_in_both_families_and_are_removed_by_run(
     docker_engine: docker.DockerClient,
 ) -> None:
-    from harness.backends import docker_rules
-    from harness.backends.docker_net import network_bridge, remove_rules, rule_comment
+    from harness.isolation import docker_rules
+    from harness.isolation.docker_net import network_bridge, remove_rules, rule_comment
 
     run_id = f"rules-{uuid.uuid4().hex[:6]}"
     network = docker_engine.networks.create(f"harness-test-rules-{run_id}", internal=True)

@@ -15,7 +15,7 @@ from typing import Any
 import docker
 import pytest
 
-from harness.strays import by_destination
+from harness.run.strays import by_destination
 from tests.harness.studies import harness, header, read_jsonl
 
 pytestmark = pytest.mark.timeout(1500)
@@ -27,14 +27,14 @@ ITEMS = {item["id"]: item for item in read_jsonl(EXAMPLE / "items.jsonl")}
 
 @pytest.fixture(scope="module")
 def engine_images(docker_engine: docker.DockerClient) -> None:
-    from harness.images import BuildOptions, build_images
+    from harness.images.build import BuildOptions, build_images
 
     build_images(BuildOptions(offline=True, extras=("engines",)), lambda line: None)
 
 
 def test_a_second_build_skips_the_engine_images(engine_images: None) -> None:
-    from harness.engine_images import ENGINE_IMAGES
-    from harness.images import ARM, BuildOptions, build_images
+    from harness.images.build import ARM, BuildOptions, build_images
+    from harness.images.engines import ENGINE_IMAGES
 
     progress: list[str] = []
     build_images(BuildOptions(offline=True, extras=("engines",)), progress.append)

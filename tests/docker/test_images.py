@@ -19,7 +19,7 @@ from docker.models.containers import Container
 from docker.models.networks import Network
 
 from harness.errors import HarnessError
-from harness.images import (
+from harness.images.build import (
     ARM,
     BASE_TAG,
     IMAGES,
@@ -31,7 +31,7 @@ from harness.images import (
     ImageInfo,
     build_images,
 )
-from harness.proxy_ca import ensure_ca, fingerprint
+from harness.isolation.proxy_ca import ensure_ca, fingerprint
 
 # A cold build (debootstrap, wheels, three images) takes minutes; the first test pays for it.
 pytestmark = pytest.mark.timeout(1800)

@@ -22,7 +22,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from harness.backends.docker_net import network_gateway
+from harness.isolation.docker_net import network_gateway
 from tests.docker.test_docker_backend import (
     leftovers,
     run_harness,

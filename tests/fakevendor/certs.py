@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from harness.proxy_ca import ca_certificate
+from harness.isolation.proxy_ca import ca_certificate
 
 
 @dataclass(frozen=True)

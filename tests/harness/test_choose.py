@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends.choose import choose_isolation
+from harness.isolation.choose import choose_isolation
 from harness.study import load_study
 from tests.harness.studies import harness, header, only_run, toy_arm, write_study
 

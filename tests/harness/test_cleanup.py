@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.backends.pids import start_time
+from harness.isolation.pids import start_time
 from tests.harness.studies import harness
 
 

@@ -1,5 +1,6 @@
 """The command line: user errors print one short message and exit 2, never a traceback; `harness
---help` lists every command from the table in harness/cli.py without importing any of them."""
+--help` lists every command from the table in harness/cli/__init__.py without importing any of
+them."""
 
 from __future__ import annotations
 

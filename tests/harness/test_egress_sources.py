@@ -1,5 +1,5 @@
-"""Refused connections are attributed from the harness's own evidence (harness/backends/egress.py)
-and the arms' DNS server names what was looked up (harness/backends/dns_refuser.py)."""
+"""Refused connections are attributed from the harness's own evidence (harness/isolation/egress.py)
+and the arms' DNS server names what was looked up (harness/isolation/dns_refuser.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends import egress
-from harness.backends.dns_refuser import REFUSED, serve
+from harness.isolation import egress
+from harness.isolation.dns_refuser import REFUSED, serve
 
 
 def write_guard_lines(run_dir: Path, arm: str, lines: list[str]) -> None:

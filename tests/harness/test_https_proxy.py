@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from harness.proxy_ca import ensure_ca, fingerprint
+from harness.isolation.proxy_ca import ensure_ca, fingerprint
 from tests.fakevendor.server import FakeVendor
 from tests.harness.studies import (
     gate_then_live,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from harness.backends.ports import free_ports
+from harness.isolation.ports import free_ports
 
 
 def test_ports_for_one_proxy_are_distinct_and_bindable() -> None:

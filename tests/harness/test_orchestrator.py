@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.orchestrator import arm_order
+from harness.run.orchestrator import arm_order
 from tests.harness.studies import harness, header, only_run, read_jsonl, toy_arm, write_study
 
 DEADLINE_MS = 1000

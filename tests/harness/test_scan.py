@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.scan import ScanResult
+from harness.checks.scan import ScanResult
 from tests.harness.studies import harness, only_run, write_study
 
 SCAN_ARM = Path(__file__).with_name("scan_arm.py")

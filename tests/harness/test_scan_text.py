@@ -7,7 +7,7 @@ import json
 
 import zstandard
 
-from harness.scan_text import body_texts, file_texts
+from harness.checks.scan_text import body_texts, file_texts
 
 TOKEN = "ZEBRA-7731"
 

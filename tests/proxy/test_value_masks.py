@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.checks.masks import check_masks
 from harness.errors import HarnessError
-from harness.masks import check_masks
 from rundir.masking import mask_body, request_hash
 from rundir.value_masks import MaskError, parse_value_mask
 from tests.proxy.proxy_process import ProxyProcess

@@ -30,13 +30,13 @@ import structlog
 
 from arms.client import SeamClient, SeamError, TurnResult
 from arms.seam import OpenSession, Turn
-from harness import memory_controls
-from harness.backends.base import InfraError, IsolationBackend, ProxyInfo
-from harness.strays import Key, stray_key
+from harness.checks import memory_controls
+from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
+from harness.run.strays import Key, stray_key
 from harness.study import Item, Study
 from rundir.turns import TurnLog, TurnOutcome, TurnRecord
 
-log = structlog.get_logger("harness.orchestrator")
+log = structlog.get_logger("harness.run.orchestrator")
 
 MAX_RETRIES = 3
 BACKOFF_S = 0.5  # doubled after each retry: 0.5, 1, 2 s

@@ -1,4 +1,4 @@
-"""`python -m harness.backends.dns_refuser CONFIG.json`: the arms' only DNS server, which
+"""`python -m harness.isolation.dns_refuser CONFIG.json`: the arms' only DNS server, which
 answers every query REFUSED and logs the name that was asked for.
 
 Why: on an `--internal` network Docker's embedded resolver (127.0.0.11) does not forward names

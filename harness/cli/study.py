@@ -12,7 +12,7 @@ from harness.errors import HarnessError
 if TYPE_CHECKING:
     # Imported when a command runs: loading a study pulls in the vendor SDKs (pins), seconds
     # that every other `harness` command should not pay.
-    from harness.study_run import Isolation, RunResult
+    from harness.run.pipeline import Isolation, RunResult
 
 RUN_DIR = typer.Option(Path("runs"), "--run-dir", envvar="HARNESS_RUN_DIR", help="Run root.")
 ARM = typer.Option(
@@ -54,8 +54,8 @@ def _run(
     cap: str = "",
     resume: Path | None = None,
 ) -> int:
+    from harness.run.pipeline import RunRequest, run_study
     from harness.study import load_study
-    from harness.study_run import RunRequest, run_study
 
     request = RunRequest(
         study=load_study(study),
@@ -94,7 +94,7 @@ def _report(result: RunResult) -> int:
             f"  {run.stray_connections} stray connection(s) refused: see "
             f"{result.run_dir / 'egress.jsonl'}"
         )
-        from harness.strays import summary_lines
+        from harness.run.strays import summary_lines
 
         for line in summary_lines(run.refused, run.teardown_strays):
             typer.echo(f"    {line}")
@@ -133,11 +133,11 @@ def cleanup(
 ) -> None:
     """Stop what a crashed run left behind: processes (pids.json), containers, networks,
     iptables rules (by their harness.run label)."""
-    from harness.backends.pids import cleanup as clean
+    from harness.isolation.pids import cleanup as clean
 
     done = clean(run_dir, force=force)
     # Docker runs leave containers, networks and iptables rules, found by label/comment.
-    from harness.backends import docker_net
+    from harness.isolation import docker_net
 
     done += docker_net.cleanup(force=force)
     for line in done or ["nothing to clean up"]:

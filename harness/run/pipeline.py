@@ -15,13 +15,13 @@ from typing import Literal
 import structlog
 from pydantic import ValidationError
 
-from harness.backends.base import InfraError, IsolationBackend, ProxySettings
+from harness.checks.masks import proxy_masks
+from harness.checks.memory_controls import misses_per_arm
 from harness.errors import HarnessError
-from harness.masks import proxy_masks
-from harness.memory_controls import misses_per_arm
-from harness.orchestrator import Orchestrator, RunTally, StrayConnection
-from harness.resume import resumption
-from harness.strays import at_teardown, by_destination
+from harness.isolation.base import InfraError, IsolationBackend, ProxySettings
+from harness.run.orchestrator import Orchestrator, RunTally, StrayConnection
+from harness.run.resume import resumption
+from harness.run.strays import at_teardown, by_destination
 from harness.study import Item, Study, sha256
 from rundir.gate_record import passing_gate
 from rundir.header import RunHeader, StudyRun, new_run_id, now_iso, versions, write_header
@@ -31,7 +31,7 @@ from rundir.turns import TurnLog, TurnRecord
 log = structlog.get_logger("harness.study")
 
 Isolation = Literal["auto", "docker", "local"]
-PACKAGED_PRICES = Path(__file__).resolve().parents[1] / "ledger" / "prices.toml"
+PACKAGED_PRICES = Path(__file__).resolve().parents[2] / "ledger" / "prices.toml"
 
 
 @dataclass
@@ -80,15 +80,15 @@ def make_backend(
 ) -> IsolationBackend:
     reason = f"--isolation {isolation}"
     if isolation == "auto":
-        from harness.backends.choose import choose_isolation
+        from harness.isolation.choose import choose_isolation
 
         choice = choose_isolation(study)
         isolation, reason = choice.isolation, f"auto: {choice.reason}"
         log.info("isolation chosen", isolation=isolation, reason=choice.reason)
     backend: IsolationBackend
     if isolation == "docker":
-        from harness.backends import docker_net
-        from harness.backends.docker import DockerBackend
+        from harness.isolation import docker_net
+        from harness.isolation.docker import DockerBackend
 
         docker_net.require_engine()
         backend = DockerBackend(
@@ -97,7 +97,7 @@ def make_backend(
             compose=study.compose_path if study else None,
         )
     else:
-        from harness.backends.local import LocalBackend
+        from harness.isolation.local import LocalBackend
 
         backend = LocalBackend(run_dir)
     backend.isolation_reason = reason

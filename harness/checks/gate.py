@@ -1,10 +1,10 @@
 """The determinism gate: run a study in record mode twice and compare the requests.
 
 Each run starts its own proxy and fresh arm processes through the same isolation backend as any
-run (harness/study_run.py), so nothing an arm remembers in memory carries over. The requests the
+run (harness/run/pipeline.py), so nothing an arm remembers in memory carries over. The requests the
 proxy received are then compared per arm, item, turn and call index (arrival order within the
-turn), after removing the masked fields (harness/masks.py). A turn whose calls are the same but
-arrived in another order (concurrent calls) is counted, not failed: arrival order between
+turn), after removing the masked fields (harness/checks/masks.py). A turn whose calls are the same
+but arrived in another order (concurrent calls) is counted, not failed: arrival order between
 concurrent calls is the scheduler's, not the script's.
 
 The comparison reads the raw request bodies back from each run's pack and masks them again here,
@@ -21,9 +21,9 @@ from typing import Any, Literal
 
 import rfc8785
 
-from harness.masks import EXCLUDED_HEADERS, all_masks
+from harness.checks.masks import EXCLUDED_HEADERS, all_masks
+from harness.run.pipeline import Isolation, RunRequest, RunResult, run_study
 from harness.study import Study
-from harness.study_run import Isolation, RunRequest, RunResult, run_study
 from rundir.calllog import CallRecord, read_calls
 from rundir.gate_record import (
     GATE_FILE,

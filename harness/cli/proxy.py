@@ -157,7 +157,7 @@ def serve_command(
 
         # The proxy has stopped: list the run's files and the price table and ledger it used.
         live = mode == "live"
-        packaged = Path(__file__).resolve().parents[1] / "ledger" / "prices.toml"
+        packaged = Path(__file__).resolve().parents[2] / "ledger" / "prices.toml"
         write_manifest(
             run_dir,
             header,

@@ -23,8 +23,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from harness.errors import HarnessError
-from harness.proxy_ca import ensure_ca, fingerprint
-from harness.wheelhouse import (
+from harness.images.wheelhouse import (
     Log,
     build_harness_wheel,
     fill_wheelhouse,
@@ -33,6 +32,7 @@ from harness.wheelhouse import (
     sha256_text,
     source_hash,
 )
+from harness.isolation.proxy_ca import ensure_ca, fingerprint
 
 BASE_TAG = "harness-base:bookworm"
 INPUTS_LABEL = "harness.inputs"
@@ -66,12 +66,12 @@ class BuildOptions:
     offline: bool = False
     force: bool = False
     base: str | None = None  # a registry image such as python:3.11-slim-bookworm
-    # Images built only when asked (harness/engine_images.py): mem0, graphiti, node, "engines".
+    # Images built only when asked (harness/images/engines.py): mem0, graphiti, node, "engines".
     extras: tuple[str, ...] = ()
 
 
 def repo_root() -> Path:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     if not (root / "images" / "python" / "Dockerfile").is_file():
         raise HarnessError(
             f"no images/ folder next to the harness package ({root})",
@@ -370,7 +370,7 @@ def _build_all(
             )
         )
     if options.extras:
-        from harness.engine_images import build_extras  # it builds on this module's helpers
+        from harness.images.engines import build_extras  # it builds on this module's helpers
 
         arm = next(image for image in built if image.tag == ARM.tag)
         built += build_extras(
@@ -386,7 +386,7 @@ def list_images(docker: DockerCLI | None = None) -> list[ImageInfo | ImageSpec]:
     rows: list[ImageInfo | ImageSpec] = []
     for spec in (ImageSpec("base", BASE_TAG), *IMAGES):
         rows.append(docker.inspect(spec.tag) or spec)
-    from harness.engine_images import ENGINE_IMAGES  # built on request: shown when present
+    from harness.images.engines import ENGINE_IMAGES  # built on request: shown when present
 
     rows += [found for spec in ENGINE_IMAGES if (found := docker.inspect(spec.tag))]
     return rows

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.backends.base import ProxySettings
+from harness.isolation.base import ProxySettings
 
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("harness", "proxy", "stubs", "ledger", "arms", "rundir", "vendors")

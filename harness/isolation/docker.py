@@ -51,8 +51,9 @@ from typing import Any
 
 from arms.client import SeamClient
 from arms.server import parse_ready_line
-from harness.backends import docker_net, docker_rules, egress
-from harness.backends.base import (
+from harness.cli.proxy import sdk_env
+from harness.isolation import docker_net, docker_rules, egress
+from harness.isolation.base import (
     PROXY_READY,
     SECRET_SUFFIXES,
     ArmHandle,
@@ -62,13 +63,12 @@ from harness.backends.base import (
     ProxyInfo,
     ProxySettings,
 )
-from harness.backends.dns_refuser import DNS_PORT
-from harness.backends.docker_config import compose_images, read_text, write_atomic
-from harness.backends.docker_mounts import identity_mounts, source_mounts
-from harness.backends.docker_net import DockerError, docker
-from harness.backends.docker_security import hardening
-from harness.proxy_ca import ca_dir, install_ca_cert, proxy_env
-from harness.proxy_cmd import sdk_env
+from harness.isolation.dns_refuser import DNS_PORT
+from harness.isolation.docker_config import compose_images, read_text, write_atomic
+from harness.isolation.docker_mounts import identity_mounts, source_mounts
+from harness.isolation.docker_net import DockerError, docker
+from harness.isolation.docker_security import hardening
+from harness.isolation.proxy_ca import ca_dir, install_ca_cert, proxy_env
 from harness.study import ArmSpec
 
 GUARD_DIR = Path(__file__).parent / "guard"
@@ -144,8 +144,8 @@ class DockerBackend(IsolationBackend):
         # Beside it, the arms' DNS server (dns_refuser: every lookup refused and named).
         script = (
             f"while [ ! -e {config_path} ]; do sleep 0.1; done; "
-            f"python -m harness.backends.dns_refuser {config_path} >>{log_path} 2>&1 & "
-            f"exec python -m harness.backends.proxy_main {config_path} >>{log_path} 2>&1"
+            f"python -m harness.isolation.dns_refuser {config_path} >>{log_path} 2>&1 & "
+            f"exec python -m proxy {config_path} >>{log_path} 2>&1"
         )
         # Passed by name, so values never hit a command line; live mode only (record and replay
         # never forward, so they need no key).

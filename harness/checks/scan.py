@@ -39,8 +39,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from harness.checks.scan_text import body_texts, file_texts
 from harness.errors import HarnessError
-from harness.scan_text import body_texts, file_texts
 from harness.study import load_items
 from rundir.calllog import read_calls
 from rundir.packread import PackReader
@@ -137,7 +137,7 @@ def load_entries(path: Path, model: type[Canary] | type[ForgetWord], table: str)
     except (OSError, ValueError) as e:
         raise HarnessError(
             f"cannot read {path}: {e}",
-            hint=f"one JSON object a line, or TOML [[{table}]] tables (see harness/scan.py)",
+            hint=f"one JSON object a line, or TOML [[{table}]] tables (see harness/checks/scan.py)",
         ) from e
     entries = []
     for number, row in enumerate(rows, 1):
@@ -147,7 +147,7 @@ def load_entries(path: Path, model: type[Canary] | type[ForgetWord], table: str)
             first = e.errors()[0]
             raise HarnessError(
                 f"{path} entry {number}: {first['msg']} ({'.'.join(map(str, first['loc']))})",
-                hint=f"each {table} needs the fields described in harness/scan.py",
+                hint=f"each {table} needs the fields described in harness/checks/scan.py",
             ) from e
     return entries
 

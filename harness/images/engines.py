@@ -10,7 +10,7 @@
   TypeScript seam helper and example arm (arms/node/) compiled by the lock's `tsc`.
 
 Each is skipped when its `harness.inputs` label matches (its folder, its pins or lock, the arm
-image's id), like the chain in harness/images.py; the default build does not make them, so the
+image's id), like the chain in harness/images/build.py; the default build does not make them, so the
 tests and runs that need only the reference arms pay nothing for them.
 """
 
@@ -20,9 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.images import ARM, DockerCLI, ImageInfo, ImageSpec, _build_one, _folder_text
-from harness.node_build import node_inputs, stage_node
-from harness.wheelhouse import Log, fill_wheelhouse, lock_extra, sha256_text
+from harness.images.build import ARM, DockerCLI, ImageInfo, ImageSpec, _build_one, _folder_text
+from harness.images.node import node_inputs, stage_node
+from harness.images.wheelhouse import Log, fill_wheelhouse, lock_extra, sha256_text
 
 MEM0 = ImageSpec("mem0", "harness-mem0")
 GRAPHITI = ImageSpec("graphiti", "harness-graphiti")

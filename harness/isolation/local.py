@@ -7,7 +7,7 @@ connection a Python arm attempts to anything but its listener and its own seam. 
 pinned with libfaketime when the Debian package is installed, else only passed on the seam.
 
 Each arm's guard writes to a log of its own (`egress/<arm>/egress.jsonl`) and every line there is
-attributed to that arm whatever it says (harness/backends/egress.py); the proxy's refusals go to
+attributed to that arm whatever it says (harness/isolation/egress.py); the proxy's refusals go to
 `egress/proxy/`. Local arms run as the harness's user, so this attributes what a Python arm's
 guard saw; it cannot stop an arm writing elsewhere (the docker backend's mounts do).
 """
@@ -32,8 +32,9 @@ import structlog
 
 from arms.client import SeamClient, SeamError
 from arms.server import parse_ready_line
-from harness.backends import egress, pids
-from harness.backends.base import (
+from harness.cli.proxy import sdk_env
+from harness.isolation import egress, pids
+from harness.isolation.base import (
     PROXY_READY,
     SECRET_SUFFIXES,
     ArmHandle,
@@ -43,12 +44,11 @@ from harness.backends.base import (
     ProxyInfo,
     ProxySettings,
 )
-from harness.backends.ports import free_port, free_ports
-from harness.proxy_ca import ca_dir, install_ca_cert, proxy_env
-from harness.proxy_cmd import sdk_env
+from harness.isolation.ports import free_port, free_ports
+from harness.isolation.proxy_ca import ca_dir, install_ca_cert, proxy_env
 from harness.study import ArmSpec
 
-log = structlog.get_logger("harness.backends.local")
+log = structlog.get_logger("harness.isolation.local")
 GUARD_DIR = Path(__file__).parent / "guard"
 STARTUP_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 15.0
@@ -150,7 +150,7 @@ class LocalBackend(IsolationBackend):
         offset = log_path.stat().st_size if log_path.exists() else 0
         self.proxy = self._spawn(
             "proxy",
-            [sys.executable, "-m", "harness.backends.proxy_main", str(config_path)],
+            [sys.executable, "-m", "proxy", str(config_path)],
             proxy_env_for(settings.mode),
             log_path,
         )

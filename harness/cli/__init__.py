@@ -6,8 +6,8 @@ import sys
 
 import typer
 
+from harness.cli.lazy import Lazy, lazy_group
 from harness.errors import HarnessError
-from harness.lazy_cli import Lazy, lazy_group
 
 # Every command, in the order `harness --help` lists them: name, where it lives, its one-line
 # help. A command's module is imported only when that command runs, so `harness --help` and
@@ -16,58 +16,58 @@ from harness.lazy_cli import Lazy, lazy_group
 COMMANDS = (
     Lazy(
         "record",
-        "harness.study_cmd:record",
+        "harness.cli.study:record",
         "Run a study in record mode: every model call answered by stubs, free.",
     ),
     Lazy(
         "live",
-        "harness.study_cmd:live",
+        "harness.cli.study:live",
         "Run a study against the real vendors, metered and capped (after a clean record run).",
     ),
     Lazy(
         "replay",
-        "harness.replay_cmd:replay",
+        "harness.cli.replay:replay",
         "Replay a recorded run with no key and no network; exit 1 on any divergence or miss.",
     ),
     Lazy(
         "cleanup",
-        "harness.study_cmd:cleanup",
+        "harness.cli.study:cleanup",
         "Stop what a crashed run left behind: processes (pids.json), containers, networks, "
         "iptables rules (by their harness.run label).",
     ),
     Lazy(
         "gate",
-        "harness.check_cmd:gate",
+        "harness.cli.check:gate",
         "Run the study twice in record mode and check both runs sent the same requests.",
     ),
     Lazy(
         "audit",
-        "harness.check_cmd:audit",
+        "harness.cli.check:audit",
         "Recompute every cost and hash of a run and check them against its ledger.",
     ),
     Lazy(
         "report",
-        "harness.report_cmd:report",
+        "harness.cli.report:report",
         "Write the study report (13 sections; markdown, HTML, PDF) with report.json and "
         "records.jsonl into --out, from the runs' files and the optional inputs; calls no model.",
     ),
     Lazy(
         "scan",
-        "harness.scan_cmd:scan",
+        "harness.cli.scan:scan",
         "Search every request and response body, turn text and exported store of a run for "
         "canary tokens and forgotten words. Exits 1 when a canary served before its event voids "
         "an arm.",
     ),
-    Lazy("proxy", "harness.proxy_cmd:proxy_app", "Run the harness proxy on its own."),
+    Lazy("proxy", "harness.cli.proxy:proxy_app", "Run the harness proxy on its own."),
     Lazy(
         "ledger",
-        "harness.ledger_cmd:ledger_app",
+        "harness.cli.ledger:ledger_app",
         "The durable spend ledger: show, verify, settle, reconcile.",
     ),
-    Lazy("prices", "harness.ledger_cmd:prices_app", "Price tables."),
+    Lazy("prices", "harness.cli.ledger:prices_app", "Price tables."),
     Lazy(
         "images",
-        "harness.images_cmd:images_app",
+        "harness.cli.images:images_app",
         "Build and list the Docker images (base, harness-python, harness-arm, harness-proxy).",
     ),
 )

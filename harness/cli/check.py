@@ -1,6 +1,6 @@
 """`harness gate STUDY` and `harness audit RUN_DIR`: the checks that make a run's numbers
-believable (harness/gate.py, harness/audit.py). Exit 0 when the check passes, 1 when it finds a
-difference, 2 on a usage error."""
+believable (harness/checks/gate.py, harness/checks/audit.py). Exit 0 when the check passes, 1 when
+it finds a difference, 2 on a usage error."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from harness.study_cmd import ISOLATION, RUN_DIR, _isolation
+from harness.cli.study import ISOLATION, RUN_DIR, _isolation
 
 SHOWN = 10  # divergences or discrepancies printed; the JSON record has them all
 
@@ -20,7 +20,7 @@ def gate(
 ) -> int:
     """Run the study twice in record mode and check both runs sent the same requests."""
     # Imported here: loading a study and the orchestrator costs seconds other commands skip.
-    from harness.gate import run_gate
+    from harness.checks.gate import run_gate
     from harness.study import load_study
 
     record, path = run_gate(load_study(study), run_dir, _isolation(isolation))
@@ -57,7 +57,7 @@ def audit(
     ),
 ) -> int:
     """Recompute every cost and hash of a run and check them against its ledger."""
-    from harness.audit import AUDIT_FILE, audit_run
+    from harness.checks.audit import AUDIT_FILE, audit_run
 
     record = audit_run(run, prices, ledger)
     counts, totals = record.counts, record.totals

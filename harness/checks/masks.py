@@ -52,7 +52,7 @@ def check_masks(masks: list[str]) -> None:
                 parse_value_mask(mask)
             except MaskError as e:
                 raise HarnessError(
-                    str(e), "fix the study's `mask` list (see harness/masks.py)"
+                    str(e), "fix the study's `mask` list (see harness/checks/masks.py)"
                 ) from None
 
 

@@ -21,7 +21,7 @@ import tarfile
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.wheelhouse import Log
+from harness.images.wheelhouse import Log
 
 NODE_IMAGE_DIR = ("images", "node")
 LOCK_FILES = ("package.json", "package-lock.json")

@@ -15,8 +15,8 @@ import re
 import subprocess
 from collections.abc import Sequence
 
-from harness.backends import docker_rules, pids
 from harness.errors import HarnessError
+from harness.isolation import docker_rules, pids
 
 RUN_LABEL = "harness.run"
 OWNER_LABEL = "harness.owner"

@@ -3,7 +3,7 @@
 The study is re-run as it was (same arms, same items, same seeded order) with the proxy in replay
 mode: every call is answered from RUN_DIR's recorded responses, a call it did not record fails
 loudly, and nothing reaches a vendor, so no key is needed. The replay writes its own run
-directory with `replay.json`, the comparison with the original (harness/replay_compare.py).
+directory with `replay.json`, the comparison with the original (harness/checks/replay_compare.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 import typer
 from pydantic import ValidationError
 
+from harness.cli.study import ISOLATION, _isolation
 from harness.errors import HarnessError
-from harness.study_cmd import ISOLATION, _isolation
 
 
 def replay(
@@ -33,9 +33,9 @@ def replay(
 ) -> int:
     """Replay a recorded run with no key and no network; exit 1 on any divergence or miss."""
     # Imported here: loading a study pulls in the vendor SDKs, which other commands need not pay.
-    from harness.replay_compare import compare_runs, verdict_lines, write_comparison
+    from harness.checks.replay_compare import compare_runs, verdict_lines, write_comparison
+    from harness.run.pipeline import RunRequest, run_study
     from harness.study import load_study
-    from harness.study_run import RunRequest, run_study
     from rundir.header import RunHeader
 
     try:

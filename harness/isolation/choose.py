@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from harness.backends import docker_net
-from harness.backends.docker_config import compose_images
+from harness.isolation import docker_net
+from harness.isolation.docker_config import compose_images
 from harness.study import Study
 
 ARM_IMAGE = "harness-arm"

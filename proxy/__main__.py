@@ -1,4 +1,4 @@
-"""`python -m harness.backends.proxy_main CONFIG.json`: the run's proxy, one listener per arm.
+"""`python -m proxy CONFIG.json`: the run's proxy, one listener per arm.
 
 proxy/server.py serves one listener; a study needs one per arm so the proxy attributes each call
 by the port it arrived on (`harness_arm_ports`), plus the control endpoint (proxy/control.py).
@@ -15,13 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.backends.base import PROXY_READY
-from harness.backends.relay import start_relay
+from harness.isolation.base import PROXY_READY
+from harness.isolation.proxy_ca import VENDOR_CERT_FILE
 from harness.logging import configure_logging
-from harness.proxy_ca import VENDOR_CERT_FILE
 from proxy.addon import HarnessAddon
 from proxy.control import HarnessControl
 from proxy.forward_guard import VendorHostsOnly
+from proxy.relay import start_relay
 from proxy.server import BASE_OPTIONS, NOWHERE, reverse_master
 
 
@@ -38,7 +38,7 @@ async def serve(config: dict[str, Any]) -> None:
     modes = [f"reverse:{NOWHERE}@{hosts.get(arm, '127.0.0.1')}:{p}" for arm, p in ports.items()]
     # A second listener per arm in regular (forward-proxy) mode, for engines that hard-code vendor
     # hosts and come in through HTTPS_PROXY; mitmproxy intercepts their TLS with the harness CA
-    # in `confdir` (harness/proxy_ca.py). Attributed by port like the first.
+    # in `confdir` (harness/isolation/proxy_ca.py). Attributed by port like the first.
     https_ports: dict[str, int] = config.get("https_proxy_ports", {})
     modes += [f"regular@{hosts.get(arm, '127.0.0.1')}:{p}" for arm, p in https_ports.items()]
     listeners = [*ports.items(), *https_ports.items()]
@@ -51,8 +51,9 @@ async def serve(config: dict[str, Any]) -> None:
         **config["options"],
     }
     if config.get("confdir"):
-        # The harness CA (harness/proxy_ca.py), and the vendor-host certificate it signed, served
-        # for every intercepted host: dated so that arms with a pinned clock accept it.
+        # The harness CA (harness/isolation/proxy_ca.py), and the vendor-host certificate it
+        # signed, served for every intercepted host: dated so that arms with a pinned clock accept
+        # it.
         updates["confdir"] = config["confdir"]
         updates["certs"] = [f"*={Path(config['confdir']) / VENDOR_CERT_FILE}"]
     if config.get("ca_bundle"):

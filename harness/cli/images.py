@@ -6,7 +6,7 @@ import time
 
 import typer
 
-from harness.images import BuildOptions, ImageInfo, build_images, list_images
+from harness.images.build import BuildOptions, ImageInfo, build_images, list_images
 
 images_app = typer.Typer(
     help="Build and list the Docker images (base, harness-python, harness-arm, harness-proxy).",

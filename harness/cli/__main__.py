@@ -1,0 +1,5 @@
+"""`python -m harness.cli`: the same CLI as the `harness` script."""
+
+from harness.cli import run
+
+run()

@@ -1,0 +1,2 @@
+"""Building the offline images: the debootstrap base, the wheelhouse and the engine and Node
+images."""
