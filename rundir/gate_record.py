@@ -41,6 +41,10 @@ class Divergence(BaseModel):
     kind: Literal["differs", "only_in_first", "only_in_second", "body_unreadable"]
     paths: list[str] = Field(default_factory=list)  # JSON paths (mask syntax) that differ
     diff: str  # readable: one line per differing path, first run's value -> second's
+    # A unified diff of the two masked bodies as canonical JSON, long strings cut to the window
+    # around their first difference (harness/checks/body_diff.py); '' in gate.json files
+    # written before it was added.
+    body_diff: str = ""
     first: GateRequest | None = None
     second: GateRequest | None = None
 
@@ -53,6 +57,8 @@ class GateRun(BaseModel):
     passed: bool
     stray_connections: int
     calls: int
+    # How the run pinned its arms' clocks (its run.json); None in older gate.json files.
+    clock_pinning: str | None = None
 
 
 class GateCounts(BaseModel):

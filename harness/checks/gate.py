@@ -21,7 +21,9 @@ from typing import Any, Literal
 
 import rfc8785
 
+from harness.checks.body_diff import MISSING, body_diff, first_difference, request_body
 from harness.checks.masks import EXCLUDED_HEADERS, all_masks
+from harness.checks.pinning import pinning_difference
 from harness.run.pipeline import Isolation, RunRequest, RunResult, run_study
 from harness.study import Study
 from rundir.calllog import CallRecord, read_calls
@@ -56,7 +58,10 @@ def run_gate(
     counts = GateCounts()
     divergences = compare_runs(results[0].run_dir, results[1].run_dir, masks, counts)
     runs = [_gate_run(result) for result in results]
-    why = [
+    # First: a difference in clock pinning explains the divergences that follow it.
+    pinning = pinning_difference(*[(run.run_id, run.clock_pinning) for run in runs])
+    why = [pinning] if pinning else []
+    why += [
         f"run {run.run_id} did not pass (see its run.json)" for run in runs if not run.passed
     ] + [
         f"run {run.run_id}: {run.stray_connections} stray connection(s)"
@@ -106,6 +111,7 @@ def _gate_run(result: RunResult) -> GateRun:
         passed=bool(run and run.passed),
         stray_connections=run.stray_connections if run else 0,
         calls=sum(1 for _ in calls.open()) if calls.exists() else 0,
+        clock_pinning=run.clock_pinning if run else None,
     )
 
 
@@ -130,13 +136,7 @@ class _Side:
 
     def body(self, call: CallRecord) -> Any:
         """The request's JSON body (or its text when it is not JSON); raises on a bad pack."""
-        if call.request_body is None:
-            return None
-        raw = self.pack.get(call.request_body)
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw.decode("utf-8", errors="replace")
+        return request_body(self.pack, call)
 
     def request(self, call: CallRecord, body: Any) -> GateRequest:
         return GateRequest(
@@ -152,9 +152,7 @@ class _Side:
 
 
 def _canonical(call: CallRecord, body: Any, masks: list[str]) -> bytes:
-    return bytes(
-        rfc8785.dumps({"method": call.method, "route": call.route, "body": mask_body(body, masks)})
-    )
+    return bytes(rfc8785.dumps(_shown(call, body, masks)))
 
 
 def compare_runs(
@@ -209,15 +207,21 @@ def _divergence(
     ]
     kind: Literal["differs", "only_in_first", "only_in_second"]
     paths: list[str] = []
+    shown = [
+        _shown(calls[n][index], bodies[n][index], masks) if here[n] else MISSING for n in (0, 1)
+    ]
+    names = [
+        f"{side} run {calls[n][index].run_id} seq {calls[n][index].seq}"
+        if here[n]
+        else f"{side} run: no such call"
+        for n, side in enumerate(("first", "second"))
+    ]
     if not here[1]:
         kind, diff = "only_in_first", "the second run made no such call"
     elif not here[0]:
         kind, diff = "only_in_second", "the first run made no such call"
     else:
-        a, b = calls[0][index], calls[1][index]
-        left = {"method": a.method, "route": a.route, "body": mask_body(bodies[0][index], masks)}
-        right = {"method": b.method, "route": b.route, "body": mask_body(bodies[1][index], masks)}
-        lines = json_diff(left, right)
+        lines = json_diff(shown[0], shown[1])
         # Paths in mask syntax (relative to the body), so they can go into the study's mask.
         paths = [path.removeprefix("body.") for path, _ in lines]
         kind, diff = (
@@ -232,9 +236,15 @@ def _divergence(
         kind=kind,
         paths=paths,
         diff=diff,
+        body_diff=body_diff(shown[0], shown[1], names[0], names[1]),
         first=requests[0],
         second=requests[1],
     )
+
+
+def _shown(call: CallRecord, body: Any, masks: list[str]) -> dict[str, Any]:
+    """What the comparison saw of a call: its method, route and masked body."""
+    return {"method": call.method, "route": call.route, "body": mask_body(body, masks)}
 
 
 def _unreadable(key: TurnKey, why: str) -> Divergence:
@@ -282,9 +292,7 @@ def _show(value: Any) -> str:
 
 def _string_diff(a: str, b: str) -> str:
     """Two strings around their first difference: long prompts differ in a few characters."""
-    start = next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
+    start = first_difference(a, b)
     lo = max(0, start - 40)
     prefix = "..." if lo else ""
     return (

@@ -5,6 +5,10 @@ request, rundir.masking), so a divergence names the very call that changed. Call
 concurrently within one turn (an embedding beside a completion) can reach the proxy in either
 order; a turn whose requests are the same multiset in another order is noted as reordered, not
 counted as a divergence, because the replay served each of them its own recorded answer.
+
+Each request divergence carries a readable diff of the two masked bodies (harness/checks/
+body_diff.py), and a difference in how the two runs pinned their arms' clocks is named first
+(harness/checks/pinning.py): it alone can explain every divergence that carries a date.
 """
 
 from __future__ import annotations
@@ -15,9 +19,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.checks.body_diff import MISSING, body_diff, diff_block, request_body
+from harness.checks.pinning import pinning_difference
 from rundir.calllog import CallRecord, read_calls
+from rundir.header import RunHeader
+from rundir.masking import DEFAULT_BODY_MASKS, mask_body
+from rundir.packread import PackReader
 from rundir.turns import read_turns
 
 REPLAY_SCHEMA: Literal[1] = 1
@@ -43,6 +52,9 @@ class RequestDivergence(_Model):
     index: int  # the call's position among its turn's calls, from 0
     recorded: CallRef | None  # None: the replay sent a call the recording does not have
     replayed: CallRef | None  # None: the replay did not send a call the recording has
+    # A unified diff of the two masked bodies (harness/checks/body_diff.py); '' in replay.json
+    # files written before it was added.
+    body_diff: str = ""
 
 
 class TurnDivergence(_Model):
@@ -75,6 +87,9 @@ class ReplayComparison(_Model):
     source_run: str
     replay_run: str
     clean: bool
+    # "run A pinned clocks with libfaketime, run B seam-only ...", '' when they agree (or a
+    # header does not say); the first finding, and a replay pinned otherwise is not clean.
+    clock_pinning: str = ""
     calls_recorded: int
     calls_replayed: int
     turns_compared: int
@@ -158,10 +173,14 @@ def compare_turns(source: Path, replay: Path) -> tuple[int, list[TurnDivergence]
     return len(before.keys() | after.keys()), divergences
 
 
-def compare_runs(source: Path, replay: Path) -> ReplayComparison:
+def compare_runs(source: Path, replay: Path, masks: list[str] | None = None) -> ReplayComparison:
+    """`masks`: what the replay's proxy masked (harness.checks.masks.all_masks of the study),
+    so the body diffs show what the request hashes covered; default the proxy's own."""
     recorded = _calls(source)
     replayed = _calls(replay)
     requests, reordered = compare_requests(recorded, replayed)
+    _add_body_diffs(requests, (source, replay), (recorded, replayed), masks)
+    pinning = pinning_difference(_pinning(source), _pinning(replay))
     turns_compared, turns = compare_turns(source, replay)
     misses = [
         Miss(
@@ -178,7 +197,8 @@ def compare_runs(source: Path, replay: Path) -> ReplayComparison:
     return ReplayComparison(
         source_run=str(source),
         replay_run=str(replay),
-        clean=not (requests or turns or misses),
+        clean=not (requests or turns or misses or pinning),
+        clock_pinning=pinning,
         calls_recorded=len(recorded),
         calls_replayed=len(replayed),
         turns_compared=turns_compared,
@@ -187,6 +207,45 @@ def compare_runs(source: Path, replay: Path) -> ReplayComparison:
         misses=misses,
         reordered=reordered,
     )
+
+
+def _add_body_diffs(
+    divergences: list[RequestDivergence],
+    run_dirs: tuple[Path, Path],
+    calls: tuple[list[CallRecord], list[CallRecord]],
+    masks: list[str] | None,
+) -> None:
+    if not divergences:
+        return  # a clean replay reads no pack
+    packs = [PackReader.open(run_dir) for run_dir in run_dirs]
+    by_seq = [{c.seq: c for c in side} for side in calls]
+    names = ("recorded", "replayed")
+    for d in divergences:
+        shown: list[object] = []
+        labels: list[str] = []
+        for n, ref in enumerate((d.recorded, d.replayed)):
+            call = by_seq[n].get(ref.seq) if ref else None
+            if call is None:
+                shown.append(MISSING)
+                labels.append(f"{names[n]}: no such call")
+                continue
+            try:
+                body = request_body(packs[n], call)
+            except (KeyError, ValueError) as e:
+                body = f"(body unreadable: {e})"
+            masked = mask_body(body, list(DEFAULT_BODY_MASKS) if masks is None else masks)
+            shown.append({"method": call.method, "route": call.route, "body": masked})
+            labels.append(f"{names[n]} {run_dirs[n].name} seq {call.seq}")
+        d.body_diff = body_diff(shown[0], shown[1], labels[0], labels[1])
+
+
+def _pinning(run_dir: Path) -> tuple[str, str | None]:
+    """(run id, how it pinned clocks), the latter None when its run.json does not say."""
+    try:
+        header = RunHeader.model_validate(json.loads((run_dir / "run.json").read_text()))
+    except (OSError, ValueError, ValidationError):
+        return run_dir.name, None
+    return header.run_id, header.study.clock_pinning if header.study else None
 
 
 def _calls(run_dir: Path) -> list[CallRecord]:
@@ -217,6 +276,8 @@ def verdict_lines(comparison: ReplayComparison, limit: int = 10) -> list[str]:
         f"replay DIVERGED: {len(c.requests)} request divergence(s), {len(c.turns)} turn text "
         f"divergence(s), {len(c.misses)} miss(es)"
     ]
+    if c.clock_pinning:
+        lines.append(f"  clock pinning differs: {c.clock_pinning}")
     for d in c.requests[:limit]:
         where = f"arm {d.arm} item {d.item} turn {d.turn} call {d.index}"
         either = d.replayed or d.recorded
@@ -224,6 +285,7 @@ def verdict_lines(comparison: ReplayComparison, limit: int = 10) -> list[str]:
         old = d.recorded.request_hash[:16] if d.recorded else "(none)"
         new = d.replayed.request_hash[:16] if d.replayed else "(none)"
         lines.append(f"  request {where} ({route}): recorded {old} replayed {new}")
+        lines += diff_block(d.body_diff)
     for m in c.misses[:limit]:
         lines.append(
             f"  miss: arm {m.arm} item {m.item} turn {m.turn} ({m.route}) {m.request_hash}"

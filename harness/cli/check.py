@@ -20,6 +20,7 @@ def gate(
 ) -> int:
     """Run the study twice in record mode and check both runs sent the same requests."""
     # Imported here: loading a study and the orchestrator costs seconds other commands skip.
+    from harness.checks.body_diff import diff_block
     from harness.checks.gate import run_gate
     from harness.study import load_study
 
@@ -35,9 +36,15 @@ def gate(
     for why in record.why:
         typer.echo(f"  {why}")
     for d in record.divergences[:SHOWN]:
-        typer.echo(f"  {d.arm} item {d.item} turn {d.turn} call {d.index}: {d.kind}")
+        either = d.first or d.second
+        route = f" ({either.route})" if either else ""
+        typer.echo(f"  arm {d.arm} item {d.item} turn {d.turn} call {d.index}{route}: {d.kind}")
         for line in d.diff.splitlines()[:5]:
             typer.echo(f"    {line}")
+        for line in diff_block(d.body_diff):
+            typer.echo(line)
+    if len(record.divergences) > SHOWN:
+        typer.echo(f"  ... and {len(record.divergences) - SHOWN} more divergence(s) in gate.json")
     if record.divergences:
         typer.echo(
             "  hint: a path that legitimately varies (a time, a random id) goes in the study's "
