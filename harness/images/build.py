@@ -44,6 +44,11 @@ ENSURE_HINT = "run scripts/ensure-docker (as root): it installs docker.io and st
 class ImageSpec:
     name: str  # folder under images/ and the harness.image label
     tag: str
+    folder: str = ""  # images/<folder>/ when several images share one Dockerfile (the engines)
+
+    @property
+    def source(self) -> str:
+        return self.folder or self.name
 
 
 PYTHON = ImageSpec("python", "harness-python")
@@ -193,7 +198,7 @@ def _stage_context(root: Path, spec: ImageSpec, cache: Path, files: list[Path]) 
     context = cache / "build" / spec.name
     shutil.rmtree(context, ignore_errors=True)
     context.mkdir(parents=True)
-    source = root / "images" / spec.name
+    source = root / "images" / spec.source
     for name in ("Dockerfile", ".dockerignore"):
         shutil.copy2(source / name, context / name)
     link_files(files, context)
@@ -202,7 +207,7 @@ def _stage_context(root: Path, spec: ImageSpec, cache: Path, files: list[Path]) 
 
 def _folder_text(root: Path, spec: ImageSpec) -> str:
     """Every file of images/<name>/ (Dockerfile, .dockerignore, sources), for the inputs hash."""
-    folder = root / "images" / spec.name
+    folder = root / "images" / spec.source
     return "".join(
         f"{path.name}\0{path.read_text()}\0" for path in sorted(folder.iterdir()) if path.is_file()
     )
