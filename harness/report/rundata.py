@@ -1,9 +1,10 @@
 """The run files a report reads, from one run or a run and the runs that resumed it.
 
-Read-only over run.json, turns.jsonl, calls.jsonl, egress.jsonl and bodies/pack.bin, so it works
-on any copy of a run. Several directories are one study's chain (a stopped run, then its
-`--resume` runs): for each (item, arm) pair the turns of the LAST directory given that has any
-are kept, because a resume re-runs exactly the pairs the earlier run did not finish.
+Read-only over run.json, turns.jsonl, calls.jsonl, egress.jsonl, rtt.jsonl, strays_seen.jsonl
+and bodies/pack.bin, so it works on any copy of a run. Several directories are one study's
+chain (a stopped run, then its `--resume` runs): for each (item, arm) pair the turns of the LAST
+directory given that has any are kept, because a resume re-runs exactly the pairs the earlier
+run did not finish.
 """
 
 from __future__ import annotations
@@ -21,9 +22,18 @@ from harness.errors import HarnessError
 from rundir.calllog import CallRecord, read_calls
 from rundir.manifest import file_sha256
 from rundir.packread import PackReader
+from rundir.rtt import RttProbe, read_probes
+from rundir.strays_seen import StraySeen, read_seen
 from rundir.turns import TurnRecord, read_turns
 
-RUN_FILES = ("run.json", "turns.jsonl", "calls.jsonl", "egress.jsonl")
+RUN_FILES = (
+    "run.json",
+    "turns.jsonl",
+    "calls.jsonl",
+    "egress.jsonl",
+    "rtt.jsonl",
+    "strays_seen.jsonl",
+)
 
 
 @dataclass
@@ -45,6 +55,8 @@ class RunData:
     egress: list[dict[str, Any]]
     response_bytes: dict[str, int]  # response_hash -> body size, when the pack says
     read: list[ReadFile] = field(default_factory=list)
+    probes: list[RttProbe] = field(default_factory=list)  # rtt.jsonl: the round-trip floors
+    strays_seen: list[StraySeen] = field(default_factory=list)  # which turn saw each stray
 
     @property
     def header(self) -> dict[str, Any]:
@@ -77,6 +89,8 @@ def load_runs(run_dirs: list[Path]) -> RunData:
     calls: list[CallRecord] = []
     egress: list[dict[str, Any]] = []
     sizes: dict[str, int] = {}
+    probes: list[RttProbe] = []
+    seen: list[StraySeen] = []
     for run_dir in run_dirs:
         headers.append(_header(run_dir))
         turns: dict[tuple[str, str], list[TurnRecord]] = {}
@@ -88,6 +102,10 @@ def load_runs(run_dirs: list[Path]) -> RunData:
             calls += read_calls(calls_path) if calls_path.exists() else []
         with _parsing(run_dir / "egress.jsonl"):
             egress += _jsonl(run_dir / "egress.jsonl")
+        with _parsing(run_dir / "rtt.jsonl"):
+            probes += read_probes(run_dir / "rtt.jsonl")
+        with _parsing(run_dir / "strays_seen.jsonl"):
+            seen += read_seen(run_dir / "strays_seen.jsonl")
         by_pair.update(turns)  # a later run's pair replaces the earlier one's
         sizes.update(_body_sizes(run_dir))
         for name in RUN_FILES:
@@ -96,7 +114,7 @@ def load_runs(run_dirs: list[Path]) -> RunData:
         if (run_dir / "bodies" / "pack.bin").is_file():
             read.append(read_file("bodies/pack.bin", run_dir / "bodies" / "pack.bin"))
     turns_kept = [t for pair in by_pair.values() for t in pair]
-    return RunData(list(run_dirs), headers, turns_kept, calls, egress, sizes, read)
+    return RunData(list(run_dirs), headers, turns_kept, calls, egress, sizes, read, probes, seen)
 
 
 @contextmanager

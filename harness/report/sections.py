@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.report.context import Context
 from harness.report.model import NOT_RUN, Section, Table, money
+from harness.report.strays import refused_table, stray_turns
 
 
 def identity(ctx: Context) -> Section:
@@ -52,9 +53,10 @@ def question(ctx: Context) -> Section:
 
 
 def arms(ctx: Context) -> Section:
-    s = Section(3, read=ctx.run_files("run.json", "turns.jsonl", "calls.jsonl"))
-    s.read += ctx.input_file("scan")
+    s = Section(3, read=ctx.run_files("run.json", "turns.jsonl", "calls.jsonl", "egress.jsonl"))
+    s.read += ctx.run_files("strays_seen.jsonl") + ctx.input_file("scan")
     void = ctx.inputs.void_arms
+    halted = stray_turns(ctx)
     rows = [
         [
             name,
@@ -62,11 +64,16 @@ def arms(ctx: Context) -> Section:
             str(arm.calls),
             str(arm.stray_connections),
             "not run (no --scan)" if void is None else "VOID" if name in void else "clean",
+            str(halted.get(name, 0)),
         ]
         for name, arm in ctx.report.arms.items()
     ]
-    columns = ["arm", "turns", "calls", "refused connections", "canary scan"]
+    columns = ["arm", "turns", "calls", "refused connections", "canary scan",
+               "stray_connection turns"]  # fmt: skip
     s.tables.append(Table(columns, rows))
+    refused = refused_table(ctx)
+    if refused.rows:
+        s.tables.append(refused)
     s.paragraphs.append(
         "Every arm got the same script, deadline and pinned clock, alone on its own network, "
         "reaching nothing but the proxy; a refused connection fails the run."

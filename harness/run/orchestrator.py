@@ -32,8 +32,11 @@ from arms.client import SeamClient, SeamError, TurnResult
 from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
 from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
+from harness.run.rtt import live_upstreams, probe_all
 from harness.run.strays import Key, stray_key
 from harness.study import Item, Study
+from rundir.rtt import ProbePhase, RttLog
+from rundir.strays_seen import StraySeen, append_seen
 from rundir.turns import TurnLog, TurnOutcome, TurnRecord
 
 log = structlog.get_logger("harness.run.orchestrator")
@@ -119,6 +122,11 @@ class Orchestrator:
         self.seen_strays = self.tally.seen_strays
         self.halt_on_stray = study.file.on_stray == "halt"
         self.turn_strays: Counter[str] = Counter()  # refused attempts per arm, this turn
+        self.running: tuple[str, str, int] | None = None  # the turn in flight: arm, item, turn
+        self.seam_urls: dict[str, str] = {}  # arm -> its seam, for the round-trip probes
+        run_dir = turns.path.parent
+        self.rtt = RttLog(run_dir / "rtt.jsonl")
+        self.upstreams = live_upstreams(run_dir, dict(study.file.vendors))
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -136,8 +144,10 @@ class Orchestrator:
                 )
                 handle = await self.backend.start_arm(name, spec, proxy)
                 self.clients[name] = SeamClient(handle.seam_url)
+                self.seam_urls[name] = handle.seam_url
                 log.info("arm ready", arm=name, seam=handle.seam_url)
                 await self._halt_if_stray()  # an arm that reached out while starting
+            await self._probe("start")  # before any arm's first turn
             for item in self.items:
                 for arm in arm_order(self.study.file.arm_order_seed, item.id, self.arms):
                     if (item.id, arm) in self.skip:
@@ -146,6 +156,7 @@ class Orchestrator:
                         self.tally.interrupted = True
                         return self.tally
                     await self._item_on_arm(item, arm)
+            await self._probe("end")  # after every arm's last turn, before they stop
         finally:
             self._remove_signals()
             for client in self.clients.values():
@@ -180,6 +191,7 @@ class Orchestrator:
                     continue  # the next attempt fails fast and is counted
                 await self.clients[arm].aclose()
                 self.clients[arm] = SeamClient(handle.seam_url)
+                self.seam_urls[arm] = handle.seam_url
         # The memory controls read the calls the proxy logged for this item's turns.
         await asyncio.to_thread(memory_controls.check, self.turns.path.parent, item, done)
         for record in done:
@@ -215,6 +227,7 @@ class Orchestrator:
                 clock=item.clock,
             )
             self.turn_strays.clear()
+            self.running = (arm, item.id, number)
             try:
                 result = await self._collect_watched(arm, client, session_id, turn)
             except StrayConnection as stray:
@@ -239,6 +252,7 @@ class Orchestrator:
             record = self._from_result(item, arm, number, attempt, result)
             self.tally.last_turn_end[arm] = time.time()  # later strays are its teardown's
             new = await self._new_strays(f"{arm} {item.id} turn {number}")
+            self.running = None
             record.stray_connections = self.turn_strays[arm]
             if new and self.halt_on_stray:
                 # The turn ended before the watch saw it: its answer is kept, its outcome says
@@ -303,6 +317,7 @@ class Orchestrator:
             self.seen_strays.add(key)
             new.append(entry)
             self.turn_strays[str(entry.get("arm"))] += 1
+            self._note_seen(entry)
             log.warning(
                 "stray connection refused",
                 stray_arm=entry.get("arm"),
@@ -312,6 +327,14 @@ class Orchestrator:
                 during=during,
             )
         return new
+
+    def _note_seen(self, entry: dict[str, object]) -> None:
+        """strays_seen.jsonl: the turn running when `entry` was first seen, for the report."""
+        seen = StraySeen.of(self.run_id, entry, self.running)
+        append_seen(self.turns.path.parent / "strays_seen.jsonl", seen)
+
+    async def _probe(self, phase: ProbePhase) -> None:
+        await probe_all(self.rtt, self.run_id, self.seam_urls, self.upstreams, phase)
 
     async def _halt_if_stray(self) -> None:
         new = await self._new_strays("start-up")

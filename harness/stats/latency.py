@@ -12,7 +12,8 @@ So each route (e.g. `openai.chat`) gets a round-trip floor and it is subtracted:
   never below 0. A route with no floor gets no net figure (None), never a floor of 0 silently.
 - a turn pays one floor per stretch of calls that were in flight together (overlapping calls
   share their round trips; calls in sequence each pay their own), the largest floor of the
-  stretch. The turn's last-token latency minus those floors is its net latency.
+  stretch, plus one round trip of the seam itself (orchestrator to arm, measured the same way,
+  0 when it was not). The turn's last-token latency minus those floors is its net latency.
 
 Response size sits beside every figure: a call that streams 20 kB is slower for it, not worse.
 Inputs are plain numbers so any run's call log feeds them: from a `calls.jsonl` record, start =
@@ -69,7 +70,7 @@ class NetTurn(BaseModel):
     turn: int
     calls: int
     response_bytes: int
-    round_trips_s: float  # the floors this turn paid
+    round_trips_s: float  # the floors this turn paid, the seam's included
     last_token_s: float
     net_last_token_s: float
     # Calls on a route without a floor: their round trips could not be taken off.
@@ -131,11 +132,12 @@ def turn_minus_round_trip(
     last_token_s: float,
     calls: Sequence[CallTiming],
     floors: Mapping[str, RouteFloor],
+    seam_floor_s: float = 0.0,
 ) -> NetTurn:
-    """A turn's last-token latency minus the round trips of its calls (one per overlapping
-    stretch, see the module's doc)."""
+    """A turn's last-token latency minus the seam's round trip and those of its calls (one per
+    overlapping stretch, see the module's doc)."""
     ordered = sorted(calls, key=lambda c: c.start)
-    paid, stretch_end, stretch_floor = 0.0, float("-inf"), 0.0
+    paid, stretch_end, stretch_floor = seam_floor_s, float("-inf"), 0.0
     for call in ordered:
         end = call.end if call.end is not None else call.start
         floor = floors[call.route].floor_s if call.route in floors else 0.0
