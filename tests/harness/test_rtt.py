@@ -174,3 +174,28 @@ def test_the_report_uses_upstream_probes_for_their_vendors_routes(
         assert "openai.chat 50.0 ms (run_minimum, 1 calls)" in latency
         assert "| a | 0.45 s | 0.45 s | not measured | 100 | 100 |" in latency
         assert "Seam round trips: not measured" in latency
+
+
+def test_a_live_run_probes_its_vendor_and_the_report_uses_it(tmp_path: Path) -> None:
+    from tests.fakevendor.server import FakeVendor
+    from tests.harness.checks import gate_study
+    from tests.harness.studies import gate_then_live
+    from tests.proxy.live_helpers import STUDY_KEYS
+
+    with FakeVendor() as vendor:
+        study = gate_study(tmp_path / "study", vendors={"openai": vendor.url})
+        run_dir = gate_then_live(study, tmp_path / "runs", STUDY_KEYS)
+    probes = read_probes(run_dir / "rtt.jsonl")
+    upstream = [p for p in probes if p.kind == "upstream"]
+    assert [(p.target, p.phase, p.method) for p in upstream] == [
+        ("openai", "start", "tcp_connect"),
+        ("openai", "end", "tcp_connect"),
+    ]
+    assert all(p.error is None and len(p.samples_s) == 10 for p in upstream)
+    # The record runs of the gate reached no vendor: they probe their seams only.
+    for record in (p for p in (tmp_path / "runs").iterdir() if p != run_dir):
+        if (record / "rtt.jsonl").exists():
+            assert {p.kind for p in read_probes(record / "rtt.jsonl")} == {"seam"}
+    latency = _section(_report(run_dir, tmp_path / "out"), 9)
+    assert "openai.chat " in latency and "(probe, 20 handshakes)" in latency
+    assert "run_minimum" not in latency
