@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
+from rundir.errors import UserError
 
-class HarnessError(Exception):
-    def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
 
-    def __str__(self) -> str:
-        return f"{self.message}\n  hint: {self.hint}" if self.hint else self.message
+class HarnessError(UserError):
+    """The harness's own: message and hint as UserError (a run file's reader raises its sibling,
+    rundir's RunDirError)."""

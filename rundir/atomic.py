@@ -2,11 +2,15 @@
 
 A reader sees the old file or the new one, never half of either, and after a crash (kill -9, power)
 the rename is durable too: without the folder's fsync a renamed file can come back empty on ext4.
+The data is written into an unnamed file (O_TMPFILE) where the file system allows, so a writer
+killed mid-write leaves no temporary behind either; elsewhere a hidden `.<name>.<pid>.<hex>.tmp`.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import secrets
 from pathlib import Path
 
 
@@ -21,17 +25,46 @@ def fsync_dir(directory: Path) -> None:
 
 def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
     """Replace `path` with `data` (str is written as UTF-8); `mode` is the new file's permissions
-    (0o600 for a private key)."""
+    (0o600 for a private key), less the umask as for any new file. The folder is made if missing.
+    """
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Unique per call (two threads may replace one file), hidden, and ending in .tmp, which the
+    # audit ignores. The file is created with `mode` from the start: a key is never readable by
+    # others, even for a moment.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd, anonymous = _open_temp(path.parent, tmp, mode)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
             f.flush()
             os.fsync(f.fileno())
+            if anonymous:
+                # Named only now, for the rename: a writer killed while writing leaves nothing.
+                _name(f.fileno(), tmp)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+def _open_temp(folder: Path, tmp: Path, mode: int) -> tuple[int, bool]:
+    """An unnamed file in `folder` (O_TMPFILE) where the file system has them, else `tmp`."""
+    if hasattr(os, "O_TMPFILE"):
+        try:
+            return os.open(folder, os.O_TMPFILE | os.O_WRONLY, mode), True
+        except OSError as e:
+            if e.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                raise
+    return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), False
+
+
+def _name(fd: int, tmp: Path) -> None:
+    # linkat(AT_SYMLINK_FOLLOW) of /proc/self/fd/N links the open file itself. os.link calls
+    # plain link() (which would link the /proc symlink) unless a dir fd is given: hence one.
+    folder = os.open(tmp.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.link(f"/proc/self/fd/{fd}", tmp.name, dst_dir_fd=folder, follow_symlinks=True)
+    finally:
+        os.close(folder)

@@ -16,6 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rundir.model import RunDirModel
+
 CALL_SCHEMA: Literal[1] = 1
 
 Outcome = Literal[
@@ -69,9 +71,7 @@ class Rewrite(BaseModel):
     after: object = None
 
 
-class CallRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class CallRecord(RunDirModel):
     schema_: Literal[1] = Field(CALL_SCHEMA, alias="schema")
     run_id: str
     seq: int  # order in which calls finished in this run

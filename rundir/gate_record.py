@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rundir.model import RunDirModel
+
 GATE_SCHEMA: Literal[1] = 1
 GATE_FILE = "gate.json"
 
@@ -71,9 +73,7 @@ class GateCounts(BaseModel):
     divergences: int = 0
 
 
-class GateRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class GateRecord(RunDirModel):
     schema_: Literal[1] = Field(GATE_SCHEMA, alias="schema")
     gate_id: str
     study: str

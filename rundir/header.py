@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
 import secrets
 from datetime import UTC, datetime
@@ -12,11 +11,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rundir.atomic import write_atomic
+from rundir.errors import RunDirError
 from rundir.manifest import Manifest
+from rundir.model import RunDirModel, schema_too_new
 
 RUN_SCHEMA: Literal[1] = 1
+HEADER_FILE = "run.json"
 
 
 class StudyRun(BaseModel):
@@ -62,9 +65,7 @@ class StudyRun(BaseModel):
     halted: str | None = None
 
 
-class RunHeader(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RunHeader(RunDirModel):
     schema_: Literal[1] = Field(RUN_SCHEMA, alias="schema")
     run_id: str
     mode: Literal["record", "live", "replay"]
@@ -97,15 +98,36 @@ def sha256_file(path: Path) -> str:
 
 
 def write_header(run_dir: Path, header: RunHeader) -> None:
-    """Write run.json atomically (temporary file, fsync, rename)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = run_dir / "run.json.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(header.model_dump(by_alias=True), f, indent=2)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, run_dir / "run.json")
+    """Write run.json atomically (rundir.atomic: temporary file, fsync, rename)."""
+    text = json.dumps(header.model_dump(by_alias=True), indent=2) + "\n"
+    write_atomic(run_dir / HEADER_FILE, text)
+
+
+def read_header(run_dir: Path) -> RunHeader:
+    """run.json of `run_dir`, validated (and upgraded from an older schema). The one reader of
+    run headers: missing, unreadable or invalid all raise RunDirError saying what to do."""
+    path = run_dir / HEADER_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RunDirError(
+            f"{run_dir} is not a run directory (no {HEADER_FILE})",
+            hint="give a run directory, e.g. runs/<run-id>",
+        ) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise RunDirError(f"cannot read {path}: {e}", hint="check the file's permissions") from None
+    try:
+        return RunHeader.model_validate_json(text)
+    except ValidationError as e:
+        too_new = schema_too_new(e)
+        if too_new is not None:
+            raise RunDirError(f"{path}: {too_new.message}", hint=too_new.hint) from None
+        first = e.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(the file)"
+        raise RunDirError(
+            f"{path} is not a run header this harness reads: {where}: {first['msg']}",
+            hint="run `harness audit` on it to see what is damaged",
+        ) from None
 
 
 def now_iso() -> str:

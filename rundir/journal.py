@@ -25,11 +25,40 @@ import threading
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, TypeAdapter, ValidationError
+
+from rundir.errors import RunDirError
+from rundir.model import RunDirModel
 
 JOURNAL_NAME = "reservations.jsonl"
-JOURNAL_SCHEMA = 1
+JOURNAL_SCHEMA: Literal[1] = 1
 MIN_BLOCK = Decimal("0.05")
 BLOCK_CALLS = 8  # a block covers about this many calls like the one that asked for it
+
+
+class JournalCall(RunDirModel):
+    """A call about to be forwarded, and the worst case reserved for it."""
+
+    schema_: Literal[1] = Field(JOURNAL_SCHEMA, alias="schema")
+    kind: Literal["call"] = "call"
+    seq: int
+    reserved_usd: Decimal  # exact; serialised as a string
+    model: str
+    route: str
+
+
+class JournalBlock(RunDirModel):
+    """A durable allowance covering the reservations drawn from it."""
+
+    schema_: Literal[1] = Field(JOURNAL_SCHEMA, alias="schema")
+    kind: Literal["block"] = "block"
+    usd: Decimal
+
+
+JournalEntry = Annotated[JournalCall | JournalBlock, Field(discriminator="kind")]
+_ENTRY: TypeAdapter[JournalCall | JournalBlock] = TypeAdapter(JournalEntry)
 
 
 class JournalError(OSError):
@@ -48,8 +77,8 @@ class ReservationJournal:
         self._prefetch: asyncio.Task[None] | None = None
         self._error: BaseException | None = None
 
-    def _append(self, record: dict[str, object], sync: bool) -> None:
-        line = json.dumps({"schema": JOURNAL_SCHEMA, **record}, separators=(",", ":"))
+    def _append(self, entry: JournalCall | JournalBlock, sync: bool) -> None:
+        line = entry.model_dump_json(by_alias=True)
         with self._write_lock:
             if self._fd < 0:
                 raise JournalError(f"the reservation journal {self.path} is closed")
@@ -62,14 +91,7 @@ class ReservationJournal:
         if self._error is not None:
             raise JournalError(f"the reservation journal failed: {self._error}")
         self._append(
-            {
-                "kind": "call",
-                "seq": seq,
-                "reserved_usd": str(amount),
-                "model": model,
-                "route": route,
-            },
-            sync=False,
+            JournalCall(seq=seq, reserved_usd=amount, model=model, route=route), sync=False
         )
         self.drawn += amount
         block = max(MIN_BLOCK, amount * BLOCK_CALLS)
@@ -87,7 +109,7 @@ class ReservationJournal:
             if self.journaled >= target:
                 return  # another call's block already covers this one
             size = target - self.journaled + block
-            await asyncio.to_thread(self._append, {"kind": "block", "usd": str(size)}, True)
+            await asyncio.to_thread(self._append, JournalBlock(usd=size), True)
             self.journaled += size
 
     async def _prefetch_block(self, target: Decimal, block: Decimal) -> None:
@@ -132,6 +154,24 @@ def _lines(path: Path) -> list[dict[str, object]]:
     return out
 
 
+def read_journal(run_dir: Path) -> list[JournalCall | JournalBlock]:
+    """The journal's entries, validated. A line torn by the crash (never valid JSON: every line
+    is an object) is skipped; a whole line that is no entry is an error, never a guess at money."""
+    entries = []
+    path = run_dir / JOURNAL_NAME
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            entries.append(_ENTRY.validate_json(line))
+        except ValidationError as e:
+            if any(error["type"] == "json_invalid" for error in e.errors()):
+                continue
+            raise RunDirError(
+                f"{path}:{number}: not a reservation journal entry: {e.errors()[0]['msg']}",
+                hint="settle this run with a harness that reads it, or without --run-dir",
+            ) from None
+    return entries
+
+
 def recover_spend(run_dir: Path) -> RecoveredSpend:
     """A crashed run's spend from its files (see the module docstring)."""
     logged_cost: dict[int, Decimal] = {}
@@ -143,11 +183,11 @@ def recover_spend(run_dir: Path) -> RecoveredSpend:
     unlogged_lines = Decimal(0)
     unlogged_calls = 0
     blocks = Decimal(0)
-    for entry in _lines(run_dir / JOURNAL_NAME):
-        if entry.get("kind") == "block":
-            blocks += Decimal(str(entry["usd"]))
-        elif int(str(entry["seq"])) not in logged_cost:
-            unlogged_lines += Decimal(str(entry["reserved_usd"]))
+    for entry in read_journal(run_dir) if (run_dir / JOURNAL_NAME).exists() else []:
+        if isinstance(entry, JournalBlock):
+            blocks += entry.usd
+        elif entry.seq not in logged_cost:
+            unlogged_lines += entry.reserved_usd
             unlogged_calls += 1
     unlogged = max(unlogged_lines, blocks - logged_reserved, Decimal(0))
     return RecoveredSpend(

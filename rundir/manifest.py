@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rundir.model import RunDirModel
+
 if TYPE_CHECKING:
     # rundir.header imports Manifest from here: its names are used at run time only.
     from rundir.header import RunHeader
@@ -36,9 +38,7 @@ class ManifestFile(BaseModel):
     size: int
 
 
-class Manifest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Manifest(RunDirModel):
     schema_: Literal[1] = Field(MANIFEST_SCHEMA, alias="schema")
     written: str
     tool_version: str

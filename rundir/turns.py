@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from rundir.model import RunDirModel, Upgrade
 
 TURN_SCHEMA: Literal[1] = 1
 
@@ -17,8 +19,16 @@ TURN_SCHEMA: Literal[1] = 1
 TurnOutcome = Literal["done", "cut", "error", "infra_failed", "stray_connection"]
 
 
-class TurnRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+def _from_schema_0(record: dict[str, Any]) -> dict[str, Any]:
+    # Schema 0 named the run `run_id`, as calls.jsonl does. No release wrote it: it is the
+    # upgrade hook's first real step, which keeps the path from old lines to models exercised.
+    if "run_id" in record:
+        record["run"] = record.pop("run_id")
+    return record
+
+
+class TurnRecord(RunDirModel):
+    upgrades: ClassVar[dict[int, Upgrade]] = {0: _from_schema_0}
 
     schema_: Literal[1] = Field(TURN_SCHEMA, alias="schema")
     run: str

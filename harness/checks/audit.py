@@ -24,9 +24,11 @@ from harness.errors import HarnessError
 from ledger.errors import PriceTableError, UnknownModelError
 from ledger.ledger import verify
 from ledger.prices import PriceTable, TokenCounts, UnpricedToolError, cost, load_prices
+from rundir.atomic import write_atomic
 from rundir.calllog import CallRecord
-from rundir.header import RunHeader, now_iso
+from rundir.header import RunHeader, now_iso, read_header
 from rundir.manifest import NOT_LISTED, file_sha256, tool_version
+from rundir.model import RunDirModel
 from rundir.packread import PackReader
 
 AUDIT_SCHEMA: Literal[1] = 1
@@ -62,9 +64,7 @@ class AuditTotals(BaseModel):
     ledger_usd: Decimal | None = None
 
 
-class AuditRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class AuditRecord(RunDirModel):
     schema_: Literal[1] = Field(AUDIT_SCHEMA, alias="schema")
     run_id: str
     run_dir: str
@@ -86,7 +86,7 @@ class AuditRecord(BaseModel):
 
 def audit_run(run_dir: Path, prices: Path | None = None, ledger: Path | None = None) -> AuditRecord:
     """Audit `run_dir`; writes audit.json there and returns the record."""
-    header = _header(run_dir)
+    header = read_header(run_dir)
     manifest = header.manifest
     named = manifest.prices_path if manifest else None
     prices_path = prices or (Path(named) if named else None)
@@ -122,20 +122,8 @@ def audit_run(run_dir: Path, prices: Path | None = None, ledger: Path | None = N
     if ledger_path is not None or header.mode == "live":
         audit.ledger(ledger_path, calls)
     record.passed = not record.discrepancies
-    tmp = run_dir / f"{AUDIT_FILE}.tmp"
-    tmp.write_text(record.model_dump_json(by_alias=True, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(run_dir / AUDIT_FILE)
+    write_atomic(run_dir / AUDIT_FILE, record.model_dump_json(by_alias=True, indent=2) + "\n")
     return record
-
-
-def _header(run_dir: Path) -> RunHeader:
-    path = run_dir / "run.json"
-    if not path.is_file():
-        raise HarnessError(f"{run_dir} has no run.json", hint="give a run directory, runs/<id>")
-    try:
-        return RunHeader.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, ValidationError) as e:
-        raise HarnessError(f"{path} is not a run header this harness reads: {e}") from None
 
 
 def token_counts(call: CallRecord) -> TokenCounts:

@@ -43,6 +43,7 @@ from harness.checks.scan_text import body_texts, file_texts
 from harness.errors import HarnessError
 from harness.study import load_items
 from rundir.calllog import read_calls
+from rundir.header import read_header
 from rundir.packread import PackReader
 from rundir.turns import read_turns
 
@@ -158,10 +159,7 @@ def scan_run(
     forget: list[ForgetWord],
     stores: dict[str, list[Path]] | None = None,
 ) -> ScanResult:
-    header_path = run_dir / "run.json"
-    if not header_path.is_file():
-        raise HarnessError(f"{run_dir} is not a run directory (no run.json)", hint="pass runs/<id>")
-    header = json.loads(header_path.read_text(encoding="utf-8"))
+    header = read_header(run_dir).model_dump(by_alias=True, mode="json")
     try:
         turns = read_turns(run_dir / "turns.jsonl")
         calls = read_calls(run_dir / "calls.jsonl") if (run_dir / "calls.jsonl").exists() else []

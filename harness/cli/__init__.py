@@ -7,7 +7,7 @@ import sys
 import typer
 
 from harness.cli.lazy import Lazy, lazy_group
-from harness.errors import HarnessError
+from rundir.errors import UserError
 
 # Every command, in the order `harness --help` lists them: name, where it lives, its one-line
 # help. A command's module is imported only when that command runs, so `harness --help` and
@@ -99,7 +99,7 @@ def run() -> None:
     try:
         # standalone_mode=False returns a command's exit code instead of exiting with it.
         code = app(standalone_mode=False)
-    except HarnessError as e:
+    except UserError as e:  # HarnessError, or RunDirError from a run file's reader (rundir/)
         print(f"harness: error: {e}", file=sys.stderr)
         sys.exit(2)
     except typer.Abort:

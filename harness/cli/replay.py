@@ -8,11 +8,9 @@ directory with `replay.json`, the comparison with the original (harness/checks/r
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
-from pydantic import ValidationError
 
 from harness.cli.study import ISOLATION, _isolation
 from harness.errors import HarnessError
@@ -37,16 +35,9 @@ def replay(
     from harness.checks.replay_compare import compare_runs, verdict_lines, write_comparison
     from harness.run.pipeline import RunRequest, run_study
     from harness.study import load_study
-    from rundir.header import RunHeader
+    from rundir.header import read_header
 
-    try:
-        header = RunHeader.model_validate(json.loads((source / "run.json").read_text()))
-    except FileNotFoundError:
-        raise HarnessError(
-            f"{source} has no run.json", hint="give a run directory, e.g. runs/<run-id>"
-        ) from None
-    except (OSError, ValueError, ValidationError) as e:
-        raise HarnessError(f"cannot read {source / 'run.json'}: {e}") from None
+    header = read_header(source)
     recorded = header.study
     if recorded is None:
         raise HarnessError(

@@ -21,6 +21,10 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from rundir.egress import EgressEntry, write_egress
+
 PROXY_DIR = "proxy"  # egress/proxy/: the proxy's own refusals (an arm may not be named so)
 _FIELD_MAX = 300  # an arm's text kept in a field: enough to read, not enough to flood a report
 READ_MAX = 16 * 1024 * 1024  # of one log per look: an arm flooding its log cannot stall the run
@@ -84,7 +88,8 @@ def attribute(arm: str, line: str, number: int = 0) -> dict[str, object]:
     for key in ("destination", "time", "pid", "kind"):
         if key in claimed:
             value = claimed[key]
-            entry[key] = value if isinstance(value, int) else str(value)[:_FIELD_MAX]
+            keep_int = isinstance(value, int) and key in ("pid", "kind")
+            entry[key] = value if keep_int else str(value)[:_FIELD_MAX]
     entry.setdefault("destination", "?")
     entry.setdefault("time", "?")
     entry["arm"] = arm
@@ -129,8 +134,25 @@ def proxy_entries(run_dir: Path) -> list[dict[str, object]]:
         with contextlib.suppress(ValueError):
             entry = json.loads(line)
             if isinstance(entry, dict):
-                entries.append({"source": "proxy", **entry})
+                entries.append(_entry({"source": "proxy", **entry}).as_dict())
     return entries
+
+
+def _entry(entry: dict[str, object]) -> EgressEntry:
+    """An entry as egress.jsonl's model has it; one that does not fit is kept, flagged
+    `unreadable`: a refusal is evidence against the run, never dropped for its form."""
+    try:
+        return EgressEntry.model_validate(entry)
+    except ValidationError:
+        arm, source = entry.get("arm"), entry.get("source")
+        return EgressEntry(
+            arm=arm if isinstance(arm, str) else "?",
+            destination="?",
+            time="?",
+            source=source if source in ("guard", "proxy", "dns", "kernel") else "proxy",
+            flags=["unreadable"],
+            raw=json.dumps(entry, default=str)[:_FIELD_MAX],
+        )
 
 
 def merge(entries: list[dict[str, object]], path: Path) -> list[dict[str, object]]:
@@ -143,7 +165,6 @@ def merge(entries: list[dict[str, object]], path: Path) -> list[dict[str, object
         )
         unique.setdefault(key, entry)
     merged = sorted(unique.values(), key=lambda e: str(e.get("time")))
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(e) + "\n" for e in merged))
-    os.replace(tmp, path)
-    return merged
+    checked = [_entry(e) for e in merged]
+    write_egress(path, checked)
+    return [e.as_dict() for e in checked]

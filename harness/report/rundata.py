@@ -9,7 +9,6 @@ run did not finish.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,6 +19,8 @@ import zstandard
 
 from harness.errors import HarnessError
 from rundir.calllog import CallRecord, read_calls
+from rundir.egress import read_egress
+from rundir.header import read_header
 from rundir.manifest import file_sha256
 from rundir.packread import PackReader
 from rundir.rtt import RttProbe, read_probes
@@ -101,7 +102,7 @@ def load_runs(run_dirs: list[Path]) -> RunData:
         with _parsing(calls_path):
             calls += read_calls(calls_path) if calls_path.exists() else []
         with _parsing(run_dir / "egress.jsonl"):
-            egress += _jsonl(run_dir / "egress.jsonl")
+            egress += [e.as_dict() for e in read_egress(run_dir / "egress.jsonl")]
         with _parsing(run_dir / "rtt.jsonl"):
             probes += read_probes(run_dir / "rtt.jsonl")
         with _parsing(run_dir / "strays_seen.jsonl"):
@@ -141,19 +142,5 @@ def _body_sizes(run_dir: Path) -> dict[str, int]:
 
 
 def _header(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / "run.json"
-    try:
-        return dict(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        raise HarnessError(
-            f"{run_dir} is not a run directory (no run.json)",
-            hint="give a directory under --run-dir, e.g. runs/<run-id>",
-        ) from None
-    except (OSError, ValueError) as e:
-        raise HarnessError(f"cannot read {path}: {e}") from None
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    # The report reads headers as plain dicts; read_header validates (and upgrades) them first.
+    return read_header(run_dir).model_dump(by_alias=True, mode="json")

@@ -19,7 +19,8 @@ from pydantic import ValidationError
 
 from harness.errors import HarnessError
 from harness.study import Item, Study
-from rundir.header import RunHeader
+from rundir.errors import RunDirError
+from rundir.header import RunHeader, read_header
 from rundir.turns import TurnRecord
 
 Pair = tuple[str, str]  # (item id, arm)
@@ -60,15 +61,10 @@ def finished_pairs(records: list[TurnRecord], items: list[Item]) -> set[Pair]:
 
 
 def _header(run: Path) -> RunHeader:
-    path = run / "run.json"
     try:
-        return RunHeader.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        raise HarnessError(
-            f"--resume {run}: no run.json there", hint="give a run directory under --run-dir"
-        ) from None
-    except (OSError, ValueError, ValidationError) as e:
-        raise HarnessError(f"--resume {run}: cannot read {path}: {e}") from None
+        return read_header(run)
+    except RunDirError as e:
+        raise HarnessError(f"--resume {run}: {e.message}", hint=e.hint) from None
 
 
 def _check_same_study(run: Path, header: RunHeader, study: Study, mode: str) -> None:

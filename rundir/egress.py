@@ -1,0 +1,71 @@
+"""`egress.jsonl`: every refused connection of a run, one `EgressEntry` per attempt, in time order.
+
+Merged by the harness from its sources (harness/isolation/egress.py: the arms' guard logs, the
+proxy's and the DNS refuser's refusals, the kernel log) and rewritten whole on each merge, so it
+is replaced atomically rather than appended. Which fields an entry has depends on its source;
+every entry names an arm, a destination, a time and the source.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from rundir.atomic import write_atomic
+from rundir.errors import RunDirError
+from rundir.model import RunDirModel
+
+EGRESS_SCHEMA: Literal[1] = 1
+EGRESS_FILE = "egress.jsonl"
+
+EgressSource = Literal["guard", "proxy", "dns", "kernel"]
+
+
+class EgressEntry(RunDirModel):
+    schema_: Literal[1] = Field(EGRESS_SCHEMA, alias="schema")
+    arm: str  # whose attempt: from where it was seen (folder, listener, network), never its word
+    destination: str  # host:port, a DNS name, or "?"
+    time: str  # ISO 8601 in real time (a guard's own pinned-clock time is kept in arm_time)
+    source: EgressSource
+    line: int | None = None  # guard: the line of the arm's log
+    pid: int | str | None = None  # guard: as the arm wrote it
+    kind: int | str | None = None  # guard: "connect" or "raw_socket", as the arm wrote it
+    arm_time: str | None = None  # guard: the time the arm wrote, on its pinned clock
+    query_type: str | None = None  # dns
+    protocol: str | None = None  # kernel
+    interface: str | None = None  # kernel: the bridge the packet arrived on
+    # guard: the arm or source a forged line claimed; kernel: the packet's source address.
+    claimed_arm: str | None = None
+    claimed_source: str | None = None
+    flags: list[str] | None = None  # guard: "forged", "unreadable"
+    raw: str | None = None  # an unreadable line, cut short
+
+    def as_dict(self) -> dict[str, Any]:
+        """The entry as its JSON object: only the fields its source has."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def write_egress(path: Path, entries: list[EgressEntry]) -> None:
+    write_atomic(
+        path, "".join(e.model_dump_json(by_alias=True, exclude_none=True) + "\n" for e in entries)
+    )
+
+
+def read_egress(path: Path) -> list[EgressEntry]:
+    """Every entry of a run's egress.jsonl (none when the file is missing), validated."""
+    if not path.exists():
+        return []
+    entries = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entries.append(EgressEntry.model_validate_json(line))
+        except ValidationError as e:
+            raise RunDirError(
+                f"{path}:{number}: not an egress entry: {e.errors()[0]['msg']}",
+                hint="run `harness audit` on the run to see what is damaged",
+            ) from None
+    return entries

@@ -1,0 +1,80 @@
+"""rundir/journal.py: reservations.jsonl lines are models, written by the journal and read back by
+the spend recovery; a torn last line is skipped, a whole line that is no entry refused."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from rundir.errors import RunDirError
+from rundir.journal import (
+    JOURNAL_NAME,
+    JournalBlock,
+    JournalCall,
+    ReservationJournal,
+    read_journal,
+    recover_spend,
+)
+
+
+def journal_some_calls(run_dir: Path) -> None:
+    async def reserve() -> None:
+        journal = ReservationJournal(run_dir)
+        for seq in (1, 2, 3):
+            await journal.reserve(seq, Decimal("0.0125"), "claude-x", "anthropic.messages")
+        await journal.drain()
+        journal.close()
+
+    asyncio.run(reserve())
+
+
+def test_the_journal_writes_lines_of_its_models(tmp_path: Path) -> None:
+    journal_some_calls(tmp_path)
+    lines = (tmp_path / JOURNAL_NAME).read_text().splitlines()
+    first = json.loads(lines[0])
+    assert first == {
+        "schema": 1,
+        "kind": "call",
+        "seq": 1,
+        "reserved_usd": "0.0125",
+        "model": "claude-x",
+        "route": "anthropic.messages",
+    }
+    entries = read_journal(tmp_path)
+    assert [e.seq for e in entries if isinstance(e, JournalCall)] == [1, 2, 3]
+    blocks = sum((e.usd for e in entries if isinstance(e, JournalBlock)), Decimal(0))
+    assert blocks >= Decimal("0.0375")
+
+
+def test_unlogged_calls_are_charged_their_reservation(tmp_path: Path) -> None:
+    journal_some_calls(tmp_path)
+    (tmp_path / "calls.jsonl").write_text(
+        '{"seq": 1, "cost_usd": "0.002", "reserved_usd": "0.0125"}\n'
+    )
+    spend = recover_spend(tmp_path)
+    assert (spend.logged_calls, spend.unlogged_calls) == (1, 2)
+    assert spend.logged_usd == Decimal("0.002") and spend.unlogged_usd >= Decimal("0.025")
+
+
+def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
+    journal_some_calls(tmp_path)
+    with open(tmp_path / JOURNAL_NAME, "a") as f:
+        f.write('{"schema":1,"kind":"call","seq":4,"reser')
+    assert 4 not in [e.seq for e in read_journal(tmp_path) if isinstance(e, JournalCall)]
+
+
+def test_a_line_that_is_no_entry_is_refused(tmp_path: Path) -> None:
+    (tmp_path / JOURNAL_NAME).write_text('{"schema":1,"kind":"call","seq":1}\n')
+    with pytest.raises(RunDirError, match=f"{JOURNAL_NAME}:1: not a reservation journal entry"):
+        recover_spend(tmp_path)
+    (tmp_path / JOURNAL_NAME).write_text('{"schema":2,"kind":"block","usd":"1"}\n')
+    with pytest.raises(RunDirError, match="upgrade harness"):
+        recover_spend(tmp_path)
+
+
+def test_a_run_without_a_journal_recovers_nothing_unlogged(tmp_path: Path) -> None:
+    assert recover_spend(tmp_path).unlogged_calls == 0
