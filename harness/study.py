@@ -26,6 +26,10 @@
     openai = "https://api.openai.com"
     [pins]                                # pinned sampling (proxy/sampling.py Pins)
     temperature = 0
+    [purposes.utility]                    # a call with no X-Harness-Purpose header whose
+    route = "openai.chat"                 # route (stubs/routes.py names) and model (a shell
+    model = "gpt-4.1-nano*"               # pattern) match gets this purpose; first rule wins,
+                                          # either may be left out; else the route's default
 
 Every problem is reported before anything starts, naming the file, the field and what to do,
 because a study that dies after ten minutes of arm start-up wastes the user's time (and, live,
@@ -55,6 +59,7 @@ from pydantic import (
 
 from harness.errors import HarnessError
 from proxy.sampling import Pins, PinsError
+from proxy.settings import PurposeRule as ProxyPurposeRule
 from vendors.hosts import VENDORS
 
 STUDY_SCHEMA = 1
@@ -71,6 +76,8 @@ _CAPABILITY_NAMES = (
     "SYS_TTY_CONFIG SYSLOG WAKE_ALARM"
 )
 CAPABILITIES = frozenset(_CAPABILITY_NAMES.split())
+# A purpose is a key into pins and delays and a label in reports (proxy/failsafe.py's shape).
+_PURPOSE_NAME = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
 def _capabilities(value: list[str]) -> list[str]:
@@ -175,6 +182,14 @@ class PurposeRule(BaseModel):
     route: str | None = None
     model: str | None = None
 
+    @model_validator(mode="after")
+    def _matches_something(self) -> PurposeRule:
+        if self.route is None and self.model is None:
+            raise ValueError(
+                'give route = "..." and/or model = "..." (a rule of neither is every call)'
+            )
+        return self
+
 
 class StudyFile(BaseModel):
     """The TOML as written; paths are relative to the study file."""
@@ -226,6 +241,16 @@ class StudyFile(BaseModel):
     @classmethod
     def _caps(cls, value: list[str]) -> list[str]:
         return _capabilities(value)
+
+    @field_validator("purposes")
+    @classmethod
+    def _purpose_names(cls, value: dict[str, PurposeRule]) -> dict[str, PurposeRule]:
+        for name in value:
+            if not _PURPOSE_NAME.fullmatch(name):
+                raise ValueError(
+                    f"purpose {name!r}: 1-64 letters, digits, '.', '_', ':' or '-' (e.g. utility)"
+                )
+        return value
 
     @field_validator("stage_cap")
     @classmethod
@@ -283,6 +308,13 @@ class Study(BaseModel):
 
     def upstreams(self) -> list[str]:
         return [f"{vendor}={url}" for vendor, url in self.file.vendors.items()]
+
+    def purpose_rules(self) -> list[ProxyPurposeRule]:
+        """The `[purposes]` rules in the file's order, as the proxy applies them."""
+        return [
+            ProxyPurposeRule(purpose=name, route=rule.route, model=rule.model)
+            for name, rule in self.file.purposes.items()
+        ]
 
 
 def sha256(path: Path) -> str:

@@ -7,8 +7,6 @@ replay: answer from an earlier run's call log, fail closed on a miss (proxy.repl
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import time
 from collections.abc import Sequence
@@ -18,10 +16,11 @@ from typing import Any
 
 import structlog
 from mitmproxy import ctx, exceptions, http
+from mitmproxy.addonmanager import Loader
 
-from proxy.call_record import build_record
+from proxy.call_sink import CallSink
 from proxy.callstate import CallState
-from proxy.control import TurnRef, current
+from proxy.control import HarnessControl, TurnBoard
 from proxy.failsafe import (
     INTERNAL_ERROR_FLAG,
     as_response,
@@ -33,14 +32,12 @@ from proxy.failsafe import (
 from proxy.intake import intake
 from proxy.record import RecordMode
 from proxy.replay import CUT_OUTCOMES, ReplayMode, ReplaySourceError
+from proxy.settings import MODES, PurposeRule, declare_options, parse_purposes, rule_purpose
 from proxy.stream_server import StreamServer
-from rundir.bodies import BodyStore
-from rundir.calllog import CallLog, CallLogError, CallRecord
 from rundir.masking import DEFAULT_BODY_MASKS
 from stubs.context import StubContext
 from stubs.errors import error_reply
 from stubs.replies import ReplyBook, StubsFileError
-from stubs.request import StubReply
 from stubs.routes import ROUTES
 from vendors.hosts import DEFAULT_UPSTREAMS, VENDORS, split_vendor
 
@@ -53,47 +50,30 @@ HARNESS_HEADERS = (PURPOSE_HEADER, "x-harness-arm")
 
 class HarnessAddon:
     def __init__(self) -> None:
+        # Each arm's turn; the control addon's own board once it is found (`running`).
+        self.turns = TurnBoard()
         self.stream_server = StreamServer()
         self.record = RecordMode(StubContext(), self.stream_server)
         self.live: Any = None  # proxy.live.LiveMode in live mode
         self.live_setup: Any = None  # proxy.live_setup.LiveSetup (ledger, writer, journal)
         self.replay: ReplayMode | None = None
-        self.calls: CallLog | None = None
-        self.bodies: BodyStore | None = None
+        self.sink = CallSink()
         self.masks: tuple[str, ...] = DEFAULT_BODY_MASKS
         self.arm_ports: dict[int, str] = {}
-        # Set when the call log cannot be written: from then on every call is refused.
-        self.failed: str | None = None
-        self._sync_task: asyncio.Task[None] | None = None
-        # The item/turn each call's arm ran when it was sent (proxy.control), until it is logged.
-        self.turn_refs: dict[int, TurnRef | None] = {}
+        self.purposes: list[PurposeRule] = []
 
-    def load(self, loader: Any) -> None:
-        add = loader.add_option
-        add("harness_mode", str, "record", "record | live | replay")
-        add("harness_run_dir", str, "", "Run directory for calls.jsonl and bodies/.")
-        add("harness_run_id", str, "", "Run id written in every call record.")
-        add("harness_stubs", str, "", "A stubs TOML file layered on the defaults (record mode).")
-        add("harness_arm", str, "default", "Arm charged for calls on any listener.")
-        add("harness_arm_ports", Sequence[str], [], "PORT=ARM: calls on listener PORT are ARM's.")
-        add("harness_body_limit", int, 32 * 1024 * 1024, "Largest request body accepted (bytes).")
-        add("harness_masks", Sequence[str], [], "Extra dotted body paths masked from the hash.")
-        add("harness_sync_interval", float, 0.1, "Seconds between fsyncs of the call log.")
-        # Live mode.
-        add("harness_upstreams", Sequence[str], [], "VENDOR=URL overrides of vendor base URLs.")
-        add("harness_cap", str, "", "Live: the run's cap in USD.")
-        add("harness_prices", str, "", "Live: price table TOML (default: the packaged one).")
-        add("harness_ledger", str, "", "Live: the spend ledger file.")
-        add("harness_stage", str, "default", "Live: the ledger stage the run belongs to.")
-        add("harness_stage_cap", str, "", "Live: the stage's cap in USD, if it is new.")
-        add("harness_deadline", float, 60.0, "Live: upstream deadline per call, seconds.")
-        add("harness_pins", str, "", "Live: TOML file of pinned sampling values.")
-        add("harness_replay_from", str, "", "Replay: the run directory whose calls are served.")
-        add("harness_replay_timing", bool, False, "Replay: wait the recorded reply timings.")
+    def load(self, loader: Loader) -> None:
+        # One option per field of proxy.settings.ProxySettings, the model proxy.json holds; the
+        # listeners' ports come from its ProxyFile (one per arm and listener kind).
+        declare_options(loader)
+        loader.add_option(
+            "harness_arm_ports", Sequence[str], [], "PORT=ARM: calls on listener PORT are ARM's."
+        )
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
-        if "harness_mode" in updated and opts.harness_mode not in ("record", "live", "replay"):
+        # Its `choices` show in mitmproxy's help and console, but mitmproxy does not enforce them.
+        if "harness_mode" in updated and opts.harness_mode not in MODES:
             raise exceptions.OptionsError(
                 f"harness_mode {opts.harness_mode!r} is not available; use record, live or replay"
             )
@@ -113,6 +93,11 @@ class HarnessAddon:
                     )
                 ports[int(port)] = arm
             self.arm_ports = ports
+        if "harness_purposes" in updated:
+            try:
+                self.purposes = parse_purposes(opts.harness_purposes)
+            except ValueError as e:
+                raise exceptions.OptionsError(str(e)) from e
         if "harness_masks" in updated:
             self.masks = (*DEFAULT_BODY_MASKS, *opts.harness_masks)
         if "harness_body_limit" in updated and opts.harness_body_limit <= 0:
@@ -127,8 +112,7 @@ class HarnessAddon:
         if "harness_run_dir" in updated and opts.harness_run_dir:
             run_dir = Path(opts.harness_run_dir)
             try:
-                self.calls = CallLog(run_dir / "calls.jsonl")
-                self.bodies = BodyStore(run_dir / "bodies")
+                self.sink.open(run_dir)
             except OSError as e:
                 raise exceptions.OptionsError(
                     f"cannot write to run directory {run_dir}: {e.strerror}"
@@ -170,48 +154,28 @@ class HarnessAddon:
         return result
 
     async def running(self) -> None:
+        # The orchestrator writes the turns through the control endpoint: read that board.
+        control = ctx.master.addons.get("harnesscontrol")
+        if isinstance(control, HarnessControl):
+            self.turns = control.turns
         # Import every stub handler now so the first call does not pay for it.
         for route in ROUTES:
             route.handler()
         await self.stream_server.start()
-        self._sync_task = asyncio.create_task(self._sync_loop())
+        self.sink.start(ctx.options.harness_sync_interval)
 
     async def done(self) -> None:
-        if self._sync_task:
-            self._sync_task.cancel()
+        self.sink.stop()
         await self.stream_server.stop()
         if self.live is not None:
             for state in self.live.shutdown():
                 self._log(state, 0, None, time.time())
-        with contextlib.suppress(CallLogError, OSError):
-            self._sync()
+        self.sink.sync_quietly()
         if self.live_setup is not None:
             self.live_setup.close(self.live)
         if self.replay is not None:
             self.replay.close()
-        if self.calls:
-            self.calls.close()
-        if self.bodies:
-            self.bodies.close()
-
-    async def _sync_loop(self) -> None:
-        while True:
-            await asyncio.sleep(ctx.options.harness_sync_interval)
-            try:
-                await asyncio.to_thread(self._sync)
-            except (CallLogError, OSError) as e:
-                self._fail(f"call log cannot be made durable: {e}")
-
-    def _sync(self) -> None:
-        if self.bodies:
-            self.bodies.sync()
-        if self.calls:
-            self.calls.sync()
-
-    def _fail(self, why: str) -> None:
-        if not self.failed:
-            log.error("proxy stopped serving calls", reason=why)
-        self.failed = why
+        self.sink.close()
 
     # --- hooks -------------------------------------------------------------------------------
 
@@ -231,7 +195,7 @@ class HarnessAddon:
             req = flow.request
             vendor, path = split_vendor(req.path, req.host_header or "", {})
             state = CallState(vendor, path, req.method, ctx.options.harness_arm, "", time.time())
-            state.seq = self.calls.next_seq() if self.calls else 0
+            state.seq = self.sink.next_seq()
             flow.metadata["harness"] = state
         mark_failed(state, hook)
         if state.played:
@@ -245,39 +209,43 @@ class HarnessAddon:
         headers = {k.lower(): v for k, v in req.headers.items()}
         vendor, path = split_vendor(req.path, req.host_header or "", headers)
         port = flow.client_conn.sockname[1] if flow.client_conn.sockname else 0
+        arm = self.arm_ports.get(port, ctx.options.harness_arm)
         state = CallState(
             vendor=vendor,
             path=safe_text(path),  # stray bytes in the request line: hashed and logged escaped
             method=safe_text(req.method),
-            arm=self.arm_ports.get(port, ctx.options.harness_arm),
+            arm=arm,
             purpose=headers.get(PURPOSE_HEADER, ""),
             start=req.timestamp_end or time.time(),
-            seq=self.calls.next_seq() if self.calls else 0,
+            seq=self.sink.next_seq(),
+            turn=self.turns.current(arm),
         )
         flow.metadata["harness"] = state
-        self.turn_refs[id(state)] = current(state.arm)
         for name in HARNESS_HEADERS:
             req.headers.pop(name, None)
-        reply = self._refusal(state) or bad_purpose(state)
+        reply = self.sink.refusal(state) or bad_purpose(state)
         if reply is None:
+            headed = bool(state.purpose)
             try:
                 reply = intake(
                     state,
                     req.raw_content or b"",
                     self.masks,
                     ctx.options.harness_body_limit,
-                    self.bodies,
+                    self.sink.bodies,
                     req.headers.get("content-encoding", ""),
                 )
             except OSError as e:
-                self._fail(f"cannot store request body: {e}")
-                reply = self._refusal(state)
+                self.sink.fail(f"cannot store request body: {e}")
+                reply = self.sink.refusal(state)
+            if not headed and self.purposes:
+                self._rule_purpose(state)
         if reply is None and self.live is not None:
             try:
                 reply = await self.live.forward(flow, state)
             except OSError as e:
-                self._fail(str(e))
-                reply = self._refusal(state)
+                self.sink.fail(str(e))
+                reply = self.sink.refusal(state)
             if reply is None:
                 return  # forwarded
         if reply is None and self.replay is not None:
@@ -286,11 +254,14 @@ class HarnessAddon:
             reply = self.record.answer(state)
         (self.replay or self.record).send(flow, state, reply)
 
-    def _refusal(self, state: CallState) -> StubReply | None:
-        if not self.failed:
-            return None
-        state.outcome = "proxy_error"
-        return error_reply(state.vendor, 503, f"harness proxy stopped: {self.failed}")
+    def _rule_purpose(self, state: CallState) -> None:
+        """The study's `[purposes]` rules, for a call that named no purpose: by route, model."""
+        model = state.body.get("model") if isinstance(state.body, dict) else None
+        named = rule_purpose(
+            self.purposes, state.route_name, model if isinstance(model, str) else None
+        )
+        if named is not None:
+            state.purpose = named
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         state = flow.metadata.get("harness")
@@ -336,7 +307,7 @@ class HarnessAddon:
             state.played or state.stream
         ):
             # The reply has not left yet: refuse it rather than serve an unrecorded call.
-            refused = error_reply(state.vendor, 503, f"harness proxy: {self.failed}")
+            refused = error_reply(state.vendor, 503, f"harness proxy: {self.sink.failed}")
             flow.response = http.Response.make(
                 503, refused.body, {"content-type": "application/json"}
             )
@@ -376,33 +347,13 @@ class HarnessAddon:
 
     def _log(self, state: CallState, status: int, first_byte: float | None, end: float) -> bool:
         """Append the call's record; False (and the proxy stops serving) if it cannot."""
-        if self.calls is None or state.logged:
-            return True
-        state.logged = True
-        try:
-            self.calls.append(self._record(state, status, first_byte, end))
-            return True
-        except (CallLogError, OSError) as e:
-            self._fail(str(e))
-            return False
-        except Exception as e:
-            # A record that cannot be built is a call that cannot be accounted for: fail closed.
-            log.exception("call record failed", seq=state.seq)
-            self._fail(f"cannot write the record of call {state.seq}: {type(e).__name__}")
-            return False
-
-    def _record(
-        self, state: CallState, status: int, first_byte: float | None, end: float
-    ) -> CallRecord:
-        return build_record(
+        return self.sink.append(
             state,
             status,
             first_byte,
             end,
             run_id=ctx.options.harness_run_id,
             mode="live" if state.live else "replay" if self.replay else "record",
-            bodies=self.bodies,
-            ref=self.turn_refs.pop(id(state), None),
         )
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rundir.calllog import Outcome, Rewrite, Tokens
+from rundir.calllog import CallRecord, Outcome, Rewrite, Tokens
 from stubs.request import StubReply, Vendor
 from stubs.routes import Route
+
+if TYPE_CHECKING:
+    from proxy.control import TurnRef
 
 
 @dataclass
@@ -20,6 +23,8 @@ class CallState:
     purpose: str
     start: float
     seq: int = 0
+    # The item and turn the arm ran when the call arrived (proxy.control), for its record.
+    turn: TurnRef | None = None
     route: Route | None = None
     body: dict[str, Any] | None = None
     raw: bytes = b""
@@ -29,6 +34,8 @@ class CallState:
     # Record mode: the stub's reply, and the StreamServer path when it is played, not set.
     reply: StubReply | None = None
     played: str | None = None
+    # Replay mode: the recording the call is answered from (its timing and cut), until sent.
+    recording: CallRecord | None = None
     # Live mode: what was metered and booked.
     tokens: Tokens | None = None
     cost: Decimal = Decimal(0)

@@ -1,9 +1,10 @@
 """The orchestrator's control channel into the proxy: which item and turn each arm is running.
 
 A separate mitmproxy addon serving a tiny HTTP endpoint on 127.0.0.1 (option
-`harness_control_port`, 0 = off). The orchestrator POSTs `{"arm", "item", "turn"}` before each
-turn; `HarnessAddon` reads `current(arm)` when a call arrives, so a call is charged to the turn
-running when it was sent (a cut turn's leftover work lands on the turn that runs then).
+`harness_control_port`, 0 = off). The orchestrator POSTs a `TurnMessage` (rundir/turn_message.py)
+before each turn into a `TurnBoard` that this addon and `HarnessAddon` share; the addon reads the
+arm's turn when a call arrives, so a call is charged to the turn running when it was sent (a cut
+turn's leftover work lands on the turn that runs then).
 
 It is not served through mitmproxy's listeners on purpose: every flow there is an arm's vendor
 call (logged, metered); control requests must never look like one. Arms cannot reach it: the
@@ -20,6 +21,10 @@ from dataclasses import dataclass
 
 import structlog
 from mitmproxy import ctx
+from mitmproxy.addonmanager import Loader
+from pydantic import ValidationError
+
+from rundir.turn_message import TurnMessage
 
 log = structlog.get_logger("harness.proxy.control")
 
@@ -32,27 +37,34 @@ class TurnRef:
     turn: int
 
 
-_current: dict[str, TurnRef] = {}
+class TurnBoard:
+    """The item and turn each arm runs now, as the orchestrator last said. One per control
+    addon (HarnessAddon finds it with `addons.get`), so two proxies in one process (the
+    in-process tests) never see each other's turns."""
 
+    def __init__(self) -> None:
+        self._turns: dict[str, TurnRef] = {}
 
-def current(arm: str) -> TurnRef | None:
-    """The item and turn `arm` is running now, if the orchestrator said so."""
-    return _current.get(arm)
+    def current(self, arm: str) -> TurnRef | None:
+        return self._turns.get(arm)
 
+    def set(self, arm: str, ref: TurnRef | None) -> None:
+        if ref is None:
+            self._turns.pop(arm, None)
+        else:
+            self._turns[arm] = ref
 
-def set_current(arm: str, ref: TurnRef | None) -> None:
-    if ref is None:
-        _current.pop(arm, None)
-    else:
-        _current[arm] = ref
+    def snapshot(self) -> dict[str, dict[str, object]]:
+        return {arm: vars(ref) for arm, ref in self._turns.items()}
 
 
 class HarnessControl:
     def __init__(self) -> None:
+        self.turns = TurnBoard()
         self.server: asyncio.Server | None = None
 
-    def load(self, loader: object) -> None:
-        loader.add_option(  # type: ignore[attr-defined]
+    def load(self, loader: Loader) -> None:
+        loader.add_option(
             "harness_control_port", int, 0, "127.0.0.1 port of the control endpoint (0: off)."
         )
 
@@ -91,17 +103,21 @@ class HarnessControl:
         if path != "/turn":
             return 400, {"error": f"unknown path {path}; use /turn"}
         if method == "GET":
-            return 200, {arm: vars(ref) for arm, ref in _current.items()}
+            return 200, self.turns.snapshot()
         try:
-            data = json.loads(body)
-            arm = str(data["arm"])
-            ref = (
-                None if data.get("item") is None else TurnRef(str(data["item"]), int(data["turn"]))
-            )
-        except (ValueError, KeyError, TypeError) as e:
-            return 400, {"error": f'body must be {{"arm", "item", "turn"}}: {e}'}
-        set_current(arm, ref)
-        log.debug("turn", arm=arm, item=ref and ref.item, turn=ref and ref.turn)
+            message = TurnMessage.model_validate_json(body)
+        except ValidationError as e:
+            first = e.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"]) or "body"
+            return 400, {
+                "error": f'body must be {{"arm", "item", "turn"}}: {where}: {first["msg"]}'
+            }
+        arm = message.arm
+        ref = None
+        if message.item is not None and message.turn is not None:
+            ref = TurnRef(message.item, message.turn)
+        self.turns.set(arm, ref)
+        log.debug("turn", arm=arm, item=message.item, turn=message.turn)
         return 200, {"arm": arm, "item": ref and ref.item, "turn": ref and ref.turn}
 
 

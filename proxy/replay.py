@@ -60,8 +60,6 @@ class ReplayMode:
     queues: dict[tuple[str, str], deque[CallRecord]] = field(default_factory=dict)
     bodies: BodyStore | None = None
     misses: list[Miss] = field(default_factory=list)
-    # The recording each call in flight is answered from, by id(CallState), until it is sent.
-    serving: dict[int, CallRecord] = field(default_factory=dict)
 
     @classmethod
     def load(cls, source: Path, stream_server: StreamServer, timing: bool = False) -> ReplayMode:
@@ -108,7 +106,7 @@ class ReplayMode:
         state.outcome = record.outcome
         state.tokens = Tokens(**record.tokens.model_dump())
         state.flags.append(f"replay_of={record.seq}")
-        self.serving[id(state)] = record
+        state.recording = record
         return StubReply(
             status=record.status,
             chunks=_split(body, record.response_chunks if record.stream else None),
@@ -151,7 +149,7 @@ class ReplayMode:
         req.method, req.path, req.content = "GET", state.played, b""
 
     def _delay(self, state: CallState, reply: StubReply) -> DelayRule:
-        record = self.serving.pop(id(state), None)
+        record, state.recording = state.recording, None
         rule = self._timing(record)
         if record is not None and record.stream and record.outcome in CUT_OUTCOMES:
             # The arm saw this stream break: it sees it break again, after the same bytes.

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from mitmproxy import master, options
@@ -21,35 +19,11 @@ from mitmproxy.addons import (
 )
 
 from proxy.addon import HarnessAddon
+from proxy.settings import ProxySettings
 
 # Record mode never contacts this address: every call is answered by the addon or replayed by
 # its local stream server. Reverse mode still needs a target; this one refuses connections.
 NOWHERE = "http://127.0.0.1:9"
-
-
-@dataclass
-class ProxyConfig:
-    run_dir: Path
-    run_id: str
-    mode: str = "record"
-    host: str = "127.0.0.1"
-    port: int = 8080
-    arm: str = "default"
-    stubs: Path | None = None
-    body_limit: int = 32 * 1024 * 1024
-    masks: list[str] = field(default_factory=list)
-    # Live mode.
-    cap: str = ""
-    prices: Path | None = None
-    ledger: Path | None = None
-    stage: str = "default"
-    stage_cap: str = ""
-    upstreams: list[str] = field(default_factory=list)
-    ca_bundle: Path | None = None
-    deadline: float = 60.0
-    pins: Path | None = None
-    # Replay mode: the run directory whose recorded calls answer every request.
-    replay_from: Path | None = None
 
 
 class _Ready:
@@ -91,33 +65,17 @@ def reverse_master(modes: list[str], listen_host: str) -> master.Master:
     return proxy_master
 
 
-async def serve(config: ProxyConfig, on_ready: Callable[[str, int], None]) -> None:
+async def serve(
+    settings: ProxySettings, host: str, port: int, on_ready: Callable[[str, int], None]
+) -> None:
     """Serve until SIGINT/SIGTERM, then flush the call log."""
-    proxy_master = reverse_master([f"reverse:{NOWHERE}@{config.port}"], config.host)
+    proxy_master = reverse_master([f"reverse:{NOWHERE}@{port}"], host)
     addon = HarnessAddon()
     proxy_master.addons.add(addon, _Ready(on_ready))
-    updates: dict[str, Any] = {
-        **BASE_OPTIONS,
-        "harness_mode": config.mode,
-        "harness_run_id": config.run_id,
-        "harness_run_dir": str(config.run_dir),
-        "harness_stubs": str(config.stubs) if config.stubs else "",
-        "harness_arm": config.arm,
-        "harness_body_limit": config.body_limit,
-        "harness_masks": list(config.masks),
-        "harness_upstreams": list(config.upstreams),
-        "harness_cap": config.cap,
-        "harness_prices": str(config.prices) if config.prices else "",
-        "harness_ledger": str(config.ledger) if config.ledger else "",
-        "harness_stage": config.stage,
-        "harness_stage_cap": config.stage_cap,
-        "harness_deadline": config.deadline,
-        "harness_pins": str(config.pins) if config.pins else "",
-        "harness_replay_from": str(config.replay_from) if config.replay_from else "",
-    }
-    if config.ca_bundle:
+    updates: dict[str, Any] = {**BASE_OPTIONS, **settings.addon_options()}
+    if settings.ca_bundle:
         # Trust this CA for upstream TLS (a local fake vendor in tests, a corporate CA).
-        updates["ssl_verify_upstream_trusted_ca"] = str(config.ca_bundle)
+        updates["ssl_verify_upstream_trusted_ca"] = str(settings.ca_bundle)
     proxy_master.options.update(**updates)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -9,27 +9,10 @@ from pathlib import Path
 import typer
 
 from harness.errors import HarnessError
+from harness.isolation.sdk_env import sdk_env
 from rundir.header import RunHeader, new_run_id, now_iso, sha256_file, versions, write_header
 
-PLACEHOLDER_KEY = "harness-placeholder-key"
-
 proxy_app = typer.Typer(help="Run the harness proxy on its own.", no_args_is_help=True)
-
-
-def sdk_env(host: str, port: int) -> dict[str, str]:
-    """The variables that point the official SDKs at the proxy, with placeholder keys."""
-    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
-    base = f"http://{shown}:{port}"
-    return {
-        "ANTHROPIC_BASE_URL": f"{base}/anthropic",
-        "ANTHROPIC_API_KEY": PLACEHOLDER_KEY,
-        "OPENAI_BASE_URL": f"{base}/openai/v1",
-        "OPENAI_API_KEY": PLACEHOLDER_KEY,
-        "CO_API_URL": f"{base}/cohere",
-        "CO_API_KEY": PLACEHOLDER_KEY,
-        "VOYAGE_API_BASE": f"{base}/voyage/v1",
-        "VOYAGE_API_KEY": PLACEHOLDER_KEY,
-    }
 
 
 def exports(host: str, port: int) -> str:
@@ -98,7 +81,8 @@ def serve_command(
     # mitmproxy takes seconds to import: only the command that runs the proxy pays for it.
     from mitmproxy.exceptions import OptionsError
 
-    from proxy.server import ProxyConfig, serve
+    from proxy.server import serve
+    from proxy.settings import ProxySettings
 
     run_id = run_dir.name if run_dir else new_run_id("proxy")
     run_dir = run_dir or Path("runs") / run_id
@@ -114,12 +98,10 @@ def serve_command(
         write_header(run_dir, header)
     except OSError as e:
         raise HarnessError(f"cannot write run directory {run_dir}: {e.strerror}") from e
-    config = ProxyConfig(
+    settings = ProxySettings(
         run_dir=run_dir,
         run_id=run_id,
-        mode=mode,
-        host=host,
-        port=port,
+        mode=header.mode,
         arm=arm,
         stubs=stubs,
         body_limit=body_limit,
@@ -141,7 +123,7 @@ def serve_command(
         print(exports(listen_host, listen_port), flush=True)
 
     try:
-        asyncio.run(serve(config, on_ready))
+        asyncio.run(serve(settings, host, port, on_ready))
     except KeyboardInterrupt:
         pass
     except OptionsError as e:

@@ -9,76 +9,23 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from harness.study import ArmSpec
 
+# What the run's proxy needs, whatever runs it, and the line it prints once it listens: the
+# proxy's own model (proxy.json holds it), which imports no mitmproxy into the orchestrator.
+from proxy.settings import PROXY_READY, ProxySettings
+
+__all__ = ["PROXY_READY", "ProxySettings"]
+
 ClockPinning = Literal["libfaketime", "seam-only"]
-# The line the run's proxy (proxy_main) prints once it listens. Here, not in proxy_main, so the
-# backends that wait for it do not import mitmproxy into the orchestrator.
-PROXY_READY = "harness proxy ready"
 # Environment variables holding the study's vendor keys: the proxy alone gets them, live only.
 SECRET_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN")
 
 
 class InfraError(RuntimeError):
     """The machinery failed (a process died, a port refused), not the arm's answer."""
-
-
-@dataclass
-class ProxySettings:
-    """What the run's proxy needs, whatever runs it."""
-
-    run_dir: Path
-    run_id: str
-    mode: Literal["record", "live", "replay"]
-    arms: list[str]
-    stubs: Path | None = None
-    pins_file: Path | None = None  # a TOML file with a [pins] table (the study file itself)
-    cap: str = ""
-    prices: Path | None = None
-    ledger: Path | None = None
-    stage: str = "default"
-    stage_cap: str = ""
-    upstreams: list[str] = field(default_factory=list)
-    ca_bundle: Path | None = None  # live: a CA bundle trusted for the vendors' TLS
-    deadline_s: float = 60.0
-    replay_from: Path | None = None  # replay: the run directory whose recorded calls are served
-    masks: list[str] = field(default_factory=list)  # on top of the proxy's DEFAULT_BODY_MASKS
-
-    def addon_options(self) -> dict[str, Any]:
-        """The proxy addon's options (proxy/addon.py) for this run, whatever runs the proxy.
-        Paths are absolute: the docker backend mounts each at the same path."""
-
-        def absolute(path: Path | None) -> str:
-            return str(path.resolve()) if path else ""
-
-        options: dict[str, Any] = {
-            "harness_mode": self.mode,
-            "harness_run_id": self.run_id,
-            "harness_run_dir": absolute(self.run_dir),
-            "harness_stubs": absolute(self.stubs),
-            "harness_pins": absolute(self.pins_file),
-            "harness_upstreams": self.upstreams,
-            "harness_deadline": self.deadline_s,
-            "harness_masks": self.masks,
-        }
-        if self.mode == "replay":
-            options["harness_replay_from"] = absolute(self.replay_from)
-        if self.mode == "live":
-            options |= {
-                "harness_cap": self.cap,
-                "harness_prices": absolute(self.prices),
-                "harness_ledger": absolute(self.ledger),
-                "harness_stage": self.stage,
-                "harness_stage_cap": self.stage_cap,
-            }
-        return options
-
-    def upstream_ca(self) -> str:
-        """The CA bundle the proxy trusts for the vendors' TLS, live mode only ('' = none)."""
-        return str(self.ca_bundle.resolve()) if self.ca_bundle and self.mode == "live" else ""
 
 
 @dataclass

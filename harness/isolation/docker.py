@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import math
 import os
 import time
@@ -51,7 +50,6 @@ from typing import Any
 
 from arms.client import SeamClient
 from arms.server import parse_ready_line
-from harness.cli.proxy import sdk_env
 from harness.isolation import docker_net, docker_rules, egress
 from harness.isolation.base import (
     PROXY_READY,
@@ -68,8 +66,10 @@ from harness.isolation.docker_config import compose_images, read_text, write_ato
 from harness.isolation.docker_mounts import identity_mounts, source_mounts
 from harness.isolation.docker_net import DockerError, docker
 from harness.isolation.docker_security import hardening
-from harness.isolation.proxy_ca import ca_dir, install_ca_cert, proxy_env
+from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
+from harness.isolation.sdk_env import sdk_env
 from harness.study import ArmSpec
+from proxy.settings import ControlRelay, ProxyFile
 
 GUARD_DIR = Path(__file__).parent / "guard"
 ARM_IMAGE = "harness-arm"
@@ -185,22 +185,21 @@ class DockerBackend(IsolationBackend):
             except docker_rules.RulesError as e:
                 raise DockerError(str(e)) from e
         control_ip = addresses[ctl]
-        config = {
-            "arm_ports": self.arm_ports,
-            "arm_hosts": self.arm_ips,
-            "https_proxy_ports": self.https_ports,
-            "confdir": CA_STORE,
-            "control_port": CONTROL_PORT,
-            "control_relay": {"host": control_ip, "port": RELAY_PORT},
-            "dns": {"log": str(egress.proxy_log(self.run_dir).with_name("dns.jsonl"))},
+        config = ProxyFile(
+            settings=settings,
+            arm_ports=self.arm_ports,
+            arm_hosts=self.arm_ips,
+            https_proxy_ports=self.https_ports,
+            control_port=CONTROL_PORT,
+            control_relay=ControlRelay(host=control_ip, port=RELAY_PORT),
+            confdir=CA_STORE,
+            vendor_cert=f"{CA_STORE}/{VENDOR_CERT_FILE}",
+            ca_bundle=settings.upstream_ca(),
             # The proxy's refusals of non-vendor hosts, merged into egress.jsonl with the rest.
-            "ca_bundle": settings.upstream_ca(),
-            "options": settings.addon_options()
-            | {"harness_egress_log": str(egress.proxy_log(self.run_dir))},
-        }
-        tmp = config_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(config, indent=2))
-        os.replace(tmp, config_path)
+            egress_log=str(egress.proxy_log(self.run_dir)),
+            dns={"log": str(egress.proxy_log(self.run_dir).with_name("dns.jsonl"))},
+        )
+        config.write(config_path)  # atomic: the container waits for the file to appear
         self._wait(proxy, lambda: PROXY_READY in read_text(log_path), "the proxy", log_path)
         self.proxy_info = ProxyInfo.listening(
             self.arm_ips, self.arm_ports, self.https_ports, f"http://{control_ip}:{RELAY_PORT}"

@@ -26,12 +26,11 @@ def source_mounts() -> list[str]:
 
 
 def identity_mounts(settings: ProxySettings) -> list[str]:
-    paths = [settings.stubs, settings.pins_file, settings.prices, settings.ca_bundle]
-    dirs = {str(Path(p).resolve().parent) for p in paths if p}
-    dirs.add(str(settings.run_dir.resolve()))
-    if settings.replay_from:
-        dirs.add(str(Path(settings.replay_from).resolve()))
+    # The settings' paths are absolute already (proxy.settings makes them so).
+    paths = [settings.stubs, settings.pins, settings.prices, settings.ca_bundle]
+    dirs = {str(p.parent) for p in paths if p}
+    dirs |= {str(p) for p in (settings.run_dir, settings.replay_from) if p}
     if settings.ledger:
-        settings.ledger.resolve().parent.mkdir(parents=True, exist_ok=True)
-        dirs.add(str(settings.ledger.resolve().parent))
+        settings.ledger.parent.mkdir(parents=True, exist_ok=True)
+        dirs.add(str(settings.ledger.parent))
     return [a for d in sorted(dirs) for a in ("-v", f"{d}:{d}")]

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import glob
-import json
 import math
 import os
 import signal
@@ -32,7 +31,6 @@ import structlog
 
 from arms.client import SeamClient, SeamError
 from arms.server import parse_ready_line
-from harness.cli.proxy import sdk_env
 from harness.isolation import egress, pids
 from harness.isolation.base import (
     PROXY_READY,
@@ -45,8 +43,10 @@ from harness.isolation.base import (
     ProxySettings,
 )
 from harness.isolation.ports import free_port, free_ports
-from harness.isolation.proxy_ca import ca_dir, install_ca_cert, proxy_env
+from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
+from harness.isolation.sdk_env import sdk_env
 from harness.study import ArmSpec
+from proxy.settings import ProxyFile
 
 log = structlog.get_logger("harness.isolation.local")
 GUARD_DIR = Path(__file__).parent / "guard"
@@ -134,18 +134,18 @@ class LocalBackend(IsolationBackend):
         control_port = ports[-1]
         self.ca_cert = install_ca_cert(self.run_dir)
         # The proxy's refusals of non-vendor hosts, merged into egress.jsonl with the guards'.
-        proxy_log = egress.proxy_log(self.run_dir).resolve()
-        options = settings.addon_options() | {"harness_egress_log": str(proxy_log)}
-        config = {
-            "arm_ports": self.arm_ports,
-            "https_proxy_ports": self.https_ports,
-            "confdir": str(ca_dir()),
-            "ca_bundle": settings.upstream_ca(),
-            "control_port": control_port,
-            "options": options,
-        }
+        config = ProxyFile(
+            settings=settings,
+            arm_ports=self.arm_ports,
+            https_proxy_ports=self.https_ports,
+            control_port=control_port,
+            confdir=str(ca_dir()),
+            vendor_cert=str(ca_dir() / VENDOR_CERT_FILE),
+            ca_bundle=settings.upstream_ca(),
+            egress_log=str(egress.proxy_log(self.run_dir).resolve()),
+        )
         config_path = self.run_dir / "proxy.json"
-        config_path.write_text(json.dumps(config, indent=2))
+        config.write(config_path)
         log_path = self.logs / "proxy.log"
         offset = log_path.stat().st_size if log_path.exists() else 0
         self.proxy = self._spawn(

@@ -204,7 +204,7 @@ def run_study(request: RunRequest) -> RunResult:
         arms=arms,
         stubs=study.stubs_path,
         # The proxy reads a [pins] table from a TOML file: the study file has one.
-        pins_file=study.path if study.file.pins else None,
+        pins=study.path if study.file.pins else None,
         cap=request.cap,
         prices=study.prices_path,
         ledger=study.ledger_path,
@@ -212,8 +212,9 @@ def run_study(request: RunRequest) -> RunResult:
         stage_cap=study.file.stage_cap or "",
         upstreams=study.upstreams(),
         ca_bundle=study.ca_bundle_path,
-        deadline_s=study.deadline_ms / 1000,
+        deadline=study.deadline_ms / 1000,
         masks=proxy_masks(study),
+        purposes=study.purpose_rules(),
         replay_from=request.replay_from,
     )
     total = sum(len(item.turns) for item in items for arm in arms if (item.id, arm) not in skip)

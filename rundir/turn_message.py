@@ -1,0 +1,29 @@
+"""The `/turn` control message: which item and turn an arm runs now (orchestrator -> proxy).
+
+The orchestrator POSTs it to the proxy's control endpoint (proxy/control.py) before each turn and
+with `item` null once the arm is between turns; every call the arm sends meanwhile is attributed
+to that turn. A format the harness and the proxy share, so it lives with the run's formats.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+TURN_MESSAGE_SCHEMA = 1
+
+
+class TurnMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal[1] = Field(1, alias="schema")
+    arm: str = Field(min_length=1)
+    item: str | None = None
+    turn: int | None = Field(None, ge=0)
+
+    @model_validator(mode="after")
+    def _turn_with_item(self) -> TurnMessage:
+        if self.item is not None and self.turn is None:
+            raise ValueError("a message naming an item names its turn too")
+        return self
