@@ -22,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import PydanticUndefined
 
 from rundir.atomic import write_atomic
+from rundir.errors import RunDirError
+from rundir.model import RunDirModel
 
 PROXY_FILE_SCHEMA = 1
 # The line `python -m proxy` prints once it listens; the backends wait for it.
@@ -174,8 +176,9 @@ class ControlRelay(BaseModel):
     port: int
 
 
-class ProxyFile(BaseModel):
-    """`proxy.json`: everything `python -m proxy` needs, written by the isolation backend."""
+class ProxyFile(RunDirModel):
+    """`proxy.json`: everything `python -m proxy` needs, written by the isolation backend.
+    A file of another schema is upgraded (RunDirModel.upgrades) or refused, never misread."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -224,15 +227,13 @@ class ProxyFile(BaseModel):
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
             raise ProxySettingsError(f"cannot read proxy settings {path}: {e}") from None
-        if isinstance(data, dict) and data.get("schema") != PROXY_FILE_SCHEMA:
-            raise ProxySettingsError(
-                f"{path}: proxy settings schema {data.get('schema')!r}, this proxy reads "
-                f"{PROXY_FILE_SCHEMA}; start the run again with this harness"
-            )
         try:
             return cls.model_validate(data)
         except ValidationError as e:
             first = e.errors(include_url=False)[0]
+            cause = (first.get("ctx") or {}).get("error")
+            if isinstance(cause, RunDirError):  # a schema this proxy cannot read
+                raise ProxySettingsError(f"{path}: {cause.message}; {cause.hint}") from None
             where = ".".join(str(p) for p in first["loc"]) or "file"
             raise ProxySettingsError(
                 f"{path}: invalid proxy settings: {where}: {first['msg']} "

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+
+from rundir.model import RunDirModel
 
 TURN_MESSAGE_SCHEMA = 1
 
 
-class TurnMessage(BaseModel):
+class TurnMessage(RunDirModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     schema_: Literal[1] = Field(1, alias="schema")
