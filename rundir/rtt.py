@@ -17,7 +17,9 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from rundir.model import RunDirModel
 
 RTT_SCHEMA: Literal[1] = 1
 
@@ -26,9 +28,7 @@ ProbePhase = Literal["start", "end"]
 ProbeMethod = Literal["http_keepalive", "tcp_connect"]
 
 
-class RttProbe(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RttProbe(RunDirModel):
     schema_: Literal[1] = Field(RTT_SCHEMA, alias="schema")
     run: str
     kind: ProbeKind

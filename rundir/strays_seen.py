@@ -13,14 +13,14 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from rundir.model import RunDirModel
 
 STRAYS_SEEN_SCHEMA: Literal[1] = 1
 
 
-class StraySeen(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class StraySeen(RunDirModel):
     schema_: Literal[1] = Field(STRAYS_SEEN_SCHEMA, alias="schema")
     run: str
     arm: str  # the arm the egress entry is charged to

@@ -26,6 +26,7 @@ from harness.checks.masks import EXCLUDED_HEADERS, all_masks
 from harness.checks.pinning import pinning_difference
 from harness.run.pipeline import Isolation, RunRequest, RunResult, run_study
 from harness.study import Study
+from rundir.atomic import write_atomic
 from rundir.calllog import CallRecord, read_calls
 from rundir.gate_record import (
     GATE_FILE,
@@ -96,9 +97,8 @@ def run_gate(
     gate_dir = run_root / gate_id
     gate_dir.mkdir(parents=True, exist_ok=True)
     path = gate_dir / GATE_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(record.model_dump_json(by_alias=True, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)  # a half-written gate.json must never read as a gate
+    # Durable as well as whole: a passing gate.json later authorises live spending.
+    write_atomic(path, record.model_dump_json(by_alias=True, indent=2) + "\n")
     return record, path
 
 

@@ -14,17 +14,18 @@ body_diff.py), and a difference in how the two runs pinned their arms' clocks is
 from __future__ import annotations
 
 import json
-import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.checks.body_diff import MISSING, body_diff, diff_block, request_body
 from harness.checks.pinning import pinning_difference
+from rundir.atomic import write_atomic
 from rundir.calllog import CallRecord, read_calls
-from rundir.header import RunHeader
+from rundir.errors import RunDirError
+from rundir.header import read_header
 from rundir.masking import DEFAULT_BODY_MASKS, mask_body
 from rundir.packread import PackReader
 from rundir.turns import read_turns
@@ -242,8 +243,8 @@ def _add_body_diffs(
 def _pinning(run_dir: Path) -> tuple[str, str | None]:
     """(run id, how it pinned clocks), the latter None when its run.json does not say."""
     try:
-        header = RunHeader.model_validate(json.loads((run_dir / "run.json").read_text()))
-    except (OSError, ValueError, ValidationError):
+        header = read_header(run_dir)
+    except RunDirError:
         return run_dir.name, None
     return header.run_id, header.study.clock_pinning if header.study else None
 
@@ -254,13 +255,9 @@ def _calls(run_dir: Path) -> list[CallRecord]:
 
 
 def write_comparison(path: Path, comparison: ReplayComparison) -> None:
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(comparison.model_dump(by_alias=True, mode="json"), f, indent=2)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_atomic(
+        path, json.dumps(comparison.model_dump(by_alias=True, mode="json"), indent=2) + "\n"
+    )
 
 
 def verdict_lines(comparison: ReplayComparison, limit: int = 10) -> list[str]:

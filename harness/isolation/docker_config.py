@@ -6,8 +6,11 @@ Kept apart from docker.py so the backend module stays about containers and netwo
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
+
+from rundir.atomic import write_atomic
+
+__all__ = ["compose_images", "read_text", "write_atomic"]  # docker.py takes write_atomic from here
 
 
 def compose_images(compose: Path | None) -> dict[str, str]:
@@ -25,10 +28,3 @@ def read_text(path: Path) -> str:
     with contextlib.suppress(OSError):
         return path.read_text(encoding="utf-8", errors="replace")
     return ""
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)

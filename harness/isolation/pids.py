@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rundir.atomic import write_atomic
+
 FILE = "pids.json"
 
 
@@ -44,9 +46,7 @@ class PidFile:
         self.data["processes"].append(
             {"name": name, "pid": pid, "start": start_time(pid), "command": command}
         )
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.data, indent=2))
-        os.replace(tmp, self.path)
+        write_atomic(self.path, json.dumps(self.data, indent=2))
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)

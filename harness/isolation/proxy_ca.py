@@ -33,6 +33,7 @@ from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPri
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from filelock import FileLock
 
+from rundir.atomic import write_atomic
 from vendors.hosts import VENDOR_HOSTS
 
 # mitmproxy's file names (mitmproxy.options.CONF_BASENAME): `confdir` must find them as they are.
@@ -95,13 +96,7 @@ def _key_pem(key: rsa.RSAPrivateKey) -> bytes:
 
 
 def _write_private(path: Path, data: bytes) -> None:
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, data, mode=0o600)  # 0o600 from the first byte: the key signs for vendors
 
 
 def ca_certificate(
@@ -194,10 +189,7 @@ def install_ca_cert(run_dir: Path) -> Path:
     """A copy of the CA's public certificate in the run directory (`ca/harness-ca.pem`): what
     the run's arms trust, mounted or named from there, and a record of which CA that was."""
     target = run_dir / "ca" / "harness-ca.pem"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    tmp.write_bytes(ensure_ca().read_bytes())
-    os.replace(tmp, target)
+    write_atomic(target, ensure_ca().read_bytes())
     return target.resolve()
 
 

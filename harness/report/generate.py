@@ -4,7 +4,6 @@ afterwards fails `harness audit`. The generator reads files and computes; it cal
 
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from harness.report.public import Anonymizer, Private, check_public, host_names
 from harness.report.records import records, write_records
 from harness.report.render import render_html, render_markdown
 from harness.report.rundata import RunData, load_runs
+from rundir.atomic import write_atomic
 from rundir.manifest import tool_version
 
 FORMATS = ("md", "html", "pdf")
@@ -177,7 +177,5 @@ def _outside_runs(out: Path, run_dirs: list[Path]) -> None:
 
 
 def _write(path: Path, text: str) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, text)
     return path

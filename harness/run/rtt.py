@@ -18,7 +18,6 @@ connection, mid-run, and the call log has no field for it yet.
 from __future__ import annotations
 
 import asyncio
-import json
 import statistics
 import time
 from datetime import UTC, datetime
@@ -27,6 +26,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from rundir.errors import RunDirError
+from rundir.header import read_header
 from rundir.rtt import ProbeKind, ProbeMethod, ProbePhase, RttLog, RttProbe
 
 SEAM_SAMPLES = 20
@@ -122,8 +123,8 @@ def live_upstreams(run_dir: Path, vendors: dict[str, str]) -> dict[str, str]:
     """The vendors to probe: the study's, in live mode only (the run's header, written before
     any arm starts, says the mode). Record and replay reach no vendor."""
     try:
-        mode = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("mode")
-    except (OSError, ValueError):
+        mode = read_header(run_dir).mode
+    except RunDirError:
         return {}
     return dict(vendors) if mode == "live" else {}
 

@@ -14,6 +14,8 @@ from rundir.gate_record import GateRecord
 from rundir.header import RunHeader
 from rundir.manifest import Manifest
 from rundir.model import RunDirModel, Upgrade, schema_too_new
+from rundir.rtt import RttProbe
+from rundir.strays_seen import StraySeen
 from rundir.turns import TurnRecord
 
 TURN = {"item": "i1", "arm": "a", "turn": 1, "text": "hello", "outcome": "done"}
@@ -47,7 +49,7 @@ def test_a_turn_line_of_schema_0_is_upgraded() -> None:
     assert '"schema":1,"run":"r1"' in record.model_dump_json(by_alias=True)
 
 
-RECORDS = [TurnRecord, Weather, RunHeader, CallRecord, GateRecord, Manifest]
+RECORDS = [TurnRecord, Weather, RunHeader, CallRecord, GateRecord, Manifest, RttProbe, StraySeen]
 
 
 @pytest.mark.parametrize("model", RECORDS)
