@@ -1,0 +1,85 @@
+"""The pipeline's last stage: what the run saw, its verdict, and the manifest in run.json.
+
+Everything is stopped by now (the start stage stops what it started). This stage reads what the
+backend refused, attributes strays to turns or to teardown, counts memory-control misses, decides
+whether the run passed and completes run.json with the file list (rundir/manifest.py rewrites the
+header prepare wrote). A run that stopped on an infrastructure failure raises here, after its
+run.json says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from harness.checks.memory_controls import misses_per_arm
+from harness.errors import HarnessError
+from harness.run.drive import Driven
+from harness.run.prepare import Plan
+from harness.run.strays import at_teardown, by_destination
+from rundir.header import RunHeader, now_iso
+from rundir.manifest import write_manifest
+from rundir.turns import read_turns
+
+log = structlog.get_logger("harness.study")
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    header: RunHeader
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.header.study and self.header.study.passed)
+
+
+def finish(plan: Plan, driven: Driven) -> RunResult:
+    backend, run_dir, header = plan.backend, plan.run_dir, plan.header
+    stray = backend.egress_attempts()
+    images = backend.image_digests()
+    run = header.study
+    assert run is not None
+    run.interrupted = driven.interrupted
+    run.infra_failures = driven.infra_failures
+    run.outcomes = driven.outcomes or _count(run_dir / "turns.jsonl")
+    run.stray_connections = len(stray)
+    run.memory_miss = misses_per_arm(run_dir / "turns.jsonl")
+    run.refused = by_destination(stray)
+    ran = driven.tally
+    run.teardown_strays = by_destination(at_teardown(stray, ran.seen_strays, ran.last_turn_end))
+    run.halted = str(driven.halted) if driven.halted else None
+    run.passed = (
+        driven.fatal is None
+        and driven.halted is None
+        and not driven.interrupted
+        and not stray
+        and not run.outcomes.get("infra_failed")
+    )
+    header.ended = now_iso()
+    write_manifest(
+        run_dir,
+        header,
+        prices=plan.prices,
+        ledger=plan.study.ledger_path if plan.request.mode == "live" else None,
+        images=images,
+    )  # rewrites run.json with the file list
+    if driven.fatal:
+        hint = f"see the logs in {run_dir}/logs"
+        raise HarnessError(f"the run stopped: {driven.fatal}", hint=hint)
+    if driven.halted:
+        # A failed run (exit 1, with its summary), not a usage error: run.json says why.
+        log.error(
+            "run halted at once", reason=str(driven.halted), egress=str(run_dir / "egress.jsonl")
+        )
+    return RunResult(run_dir, header)
+
+
+def _count(turns_path: Path) -> dict[str, int]:
+    """Outcomes from turns.jsonl, for a drive that ended before the orchestrator's tally did."""
+    counts: dict[str, int] = {}
+    for record in read_turns(turns_path):
+        counts[record.outcome] = counts.get(record.outcome, 0) + 1
+    return counts

@@ -1,0 +1,267 @@
+"""The pipeline's first stage: everything that can be checked is checked before a process starts.
+
+It picks the arms and items, refuses a live run without a clean record run and a passing gate,
+works out what a resumed run skips, chooses the isolation backend (the header records which and
+why), creates the run directory and writes its header, run.json. What the later stages need is
+in the `Plan` it returns; they read the study, the backend and the header from there and never
+come back here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import structlog
+
+from harness.checks.masks import proxy_masks
+from harness.errors import HarnessError
+from harness.isolation.base import IsolationBackend, ProxySettings
+from harness.run.resume import resumption
+from harness.study import Item, Study, sha256
+from rundir.errors import RunDirError
+from rundir.gate_record import passing_gate
+from rundir.header import (
+    RunHeader,
+    StudyRun,
+    new_run_id,
+    now_iso,
+    read_header,
+    versions,
+    write_header,
+)
+
+log = structlog.get_logger("harness.study")
+
+Isolation = Literal["auto", "docker", "local"]
+PACKAGED_PRICES = Path(__file__).resolve().parents[2] / "ledger" / "prices.toml"
+Pair = tuple[str, str]  # (item id, arm)
+
+
+@dataclass
+class RunRequest:
+    study: Study
+    mode: Literal["record", "live", "replay"]
+    run_root: Path
+    arms: list[str] = field(default_factory=list)
+    limit: int | None = None
+    isolation: Isolation = "auto"
+    cap: str = ""
+    replay_from: Path | None = None  # replay: the recorded run that answers every call
+    resume_from: Path | None = None  # --resume: skip what this stopped run finished
+
+
+@dataclass
+class Plan:
+    """A prepared run: its directory exists and holds run.json; no process has started."""
+
+    request: RunRequest
+    study: Study
+    arms: list[str]
+    items: list[Item]
+    skip: frozenset[Pair]  # (item, arm) pairs a resumed run already finished
+    run_dir: Path
+    backend: IsolationBackend
+    header: RunHeader
+    settings: ProxySettings
+    prices: Path | None  # the price table the run is priced with, if it exists
+    turns_to_run: int  # for the progress bar
+
+
+def prepare(request: RunRequest) -> Plan:
+    """One pass, in the order the files are needed: the checks, what the run takes from the
+    study (read once, here), the run id, the backend, then run.json and the proxy's settings."""
+    study = request.study
+    arms = select_arms(study, request.arms)
+    items = select_items(study, request.limit)
+    if request.mode == "live":
+        _check_live(request)
+    arms, skip = _resumed(request, arms, items)
+    prices = study.prices_path or PACKAGED_PRICES
+    name, deadline_ms = study.name, study.deadline_ms
+    stubs_sha256 = sha256(study.stubs_path) if study.stubs_path else None
+    prices_sha256 = sha256(prices) if prices.is_file() else None
+    capabilities = {arm: study.capabilities(arm) for arm in arms}
+    upstreams, purposes = study.upstreams(), study.purpose_rules()
+    masks = proxy_masks(study)
+    run_id, started, tool_versions = new_run_id(name), now_iso(), versions()
+    run_dir = request.run_root / run_id
+    try:
+        run_dir.mkdir(parents=True)
+    except OSError as e:
+        raise HarnessError(f"cannot create run directory {run_dir}: {e.strerror}") from e
+    backend = make_backend(request.isolation, run_dir, study)
+    header = RunHeader(
+        run_id=run_id,
+        mode=request.mode,
+        kind="study",
+        started=started,
+        stubs_sha256=stubs_sha256,
+        versions=tool_versions,
+        study=StudyRun(
+            name=name,
+            study_path=str(study.path),
+            study_sha256=study.study_sha256,
+            compose_sha256=study.compose_sha256,
+            items_sha256=study.items_sha256,
+            prices_sha256=prices_sha256,
+            pins=study.pins.model_dump(exclude_none=True),
+            isolation=backend.isolation,
+            isolation_reason=backend.isolation_reason,
+            clock_pinning=backend.clock_pinning,
+            seeds={"arm_order_seed": study.file.arm_order_seed},
+            arms=arms,
+            items=len(items),
+            deadline_ms=deadline_ms,
+            resumed_from=str(request.resume_from.resolve()) if request.resume_from else None,
+            skipped_pairs=sum((item.id, arm) in skip for item in items for arm in arms),
+            capabilities=capabilities if backend.isolation == "docker" else {},
+            on_stray=study.file.on_stray,
+        ),
+    )
+    write_header(run_dir, header)
+    settings = ProxySettings(
+        run_dir=run_dir,
+        run_id=run_id,
+        mode=request.mode,
+        arms=arms,
+        stubs=study.stubs_path,
+        # The proxy reads a [pins] table from a TOML file: the study file has one.
+        pins=study.path if study.file.pins else None,
+        cap=request.cap,
+        prices=study.prices_path,
+        ledger=study.ledger_path,
+        stage=study.file.stage,
+        stage_cap=study.file.stage_cap or "",
+        upstreams=upstreams,
+        ca_bundle=study.ca_bundle_path,
+        deadline=deadline_ms / 1000,
+        masks=masks,
+        purposes=purposes,
+        replay_from=request.replay_from,
+    )
+    return Plan(
+        request=request,
+        study=study,
+        arms=arms,
+        items=items,
+        skip=skip,
+        run_dir=run_dir,
+        backend=backend,
+        header=header,
+        settings=settings,
+        prices=prices if prices.is_file() else None,
+        turns_to_run=sum(
+            len(item.turns) for item in items for arm in arms if (item.id, arm) not in skip
+        ),
+    )
+
+
+def _resumed(
+    request: RunRequest, arms: list[str], items: list[Item]
+) -> tuple[list[str], frozenset[Pair]]:
+    """The arms left to run and the (item, arm) pairs to skip: all of them, none, unless
+    --resume names a stopped run of this study."""
+    if request.resume_from is None:
+        return arms, frozenset()
+    skip = resumption(request.resume_from, request.study, request.mode, items).done
+    arms = [a for a in arms if any((item.id, a) not in skip for item in items)]
+    if not arms:
+        raise HarnessError(
+            f"--resume {request.resume_from}: nothing left to run; it finished every item "
+            "on every arm asked for"
+        )
+    log.info("resuming", run=str(request.resume_from), finished_pairs=len(skip))
+    return arms, skip
+
+
+def select_arms(study: Study, wanted: list[str]) -> list[str]:
+    if not wanted:
+        return list(study.arms)
+    unknown = [name for name in wanted if name not in study.arms]
+    if unknown:
+        raise HarnessError(
+            f"--arm {', '.join(unknown)}: not an arm of study {study.name!r}",
+            hint=f"choose among {', '.join(study.arms)}",
+        )
+    return list(dict.fromkeys(wanted))
+
+
+def select_items(study: Study, limit: int | None) -> list[Item]:
+    if limit is not None and limit <= 0:
+        raise HarnessError("--limit must be a positive number of items")
+    return study.items[:limit] if limit else list(study.items)
+
+
+def _check_live(request: RunRequest) -> None:
+    study = request.study
+    if not request.cap:
+        raise HarnessError("live mode needs a cap", hint="pass --cap USD, e.g. --cap 10")
+    if passing_record_run(study, request.run_root) is None:
+        raise HarnessError(
+            f"no passing record run of this study under {request.run_root}",
+            hint=f"run `harness record {study.path} --run-dir {request.run_root}` first; "
+            "live mode starts only after a record run of the same study and compose file "
+            "passed with no stray connection",
+        )
+    if passing_gate(study.study_sha256, study.compose_sha256, request.run_root) is None:
+        raise HarnessError(
+            f"no passing determinism gate of this study under {request.run_root}",
+            hint=f"run `harness gate {study.path} --run-dir {request.run_root}` first; live "
+            "mode starts only after two record runs of the same study and compose file sent "
+            "the same requests",
+        )
+
+
+def passing_record_run(study: Study, run_root: Path) -> Path | None:
+    """A record run of this very study (same study and compose hashes) that passed with no
+    stray connection: live mode spends money only on a study that has run clean for free."""
+    for header_path in sorted(run_root.glob("*/run.json"), reverse=True):
+        try:
+            header = read_header(header_path.parent)
+        except RunDirError:
+            continue  # not a run this harness reads: never the proof a live run needs
+        run = header.study
+        if (
+            header.mode == "record"
+            and run is not None
+            and run.study_sha256 == study.study_sha256
+            and run.compose_sha256 == study.compose_sha256
+            and run.passed
+        ):
+            egress = header_path.parent / "egress.jsonl"
+            if egress.exists() and not egress.read_text().strip():
+                return header_path.parent
+    return None
+
+
+def make_backend(
+    isolation: Isolation, run_dir: Path, study: Study | None = None
+) -> IsolationBackend:
+    """The backend object only: choosing is a check (docker must answer), starting is the next
+    stage's. Chosen here because the header records the isolation and why."""
+    reason = f"--isolation {isolation}"
+    if isolation == "auto":
+        from harness.isolation.choose import choose_isolation
+
+        choice = choose_isolation(study)
+        isolation, reason = choice.isolation, f"auto: {choice.reason}"
+        log.info("isolation chosen", isolation=isolation, reason=choice.reason)
+    backend: IsolationBackend
+    if isolation == "docker":
+        from harness.isolation import docker_net
+        from harness.isolation.docker import DockerBackend
+
+        docker_net.require_engine()
+        backend = DockerBackend(
+            run_dir,
+            work_dir=study.path.parent if study else None,
+            compose=study.compose_path if study else None,
+        )
+    else:
+        from harness.isolation.local import LocalBackend
+
+        backend = LocalBackend(run_dir, work_dir=study.path.parent if study else None)
+    backend.isolation_reason = reason
+    return backend
