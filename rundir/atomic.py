@@ -3,12 +3,14 @@
 A reader sees the old file or the new one, never half of either, and after a crash (kill -9, power)
 the rename is durable too: without the folder's fsync a renamed file can come back empty on ext4.
 The data is written into an unnamed file (O_TMPFILE) where the file system allows, so a writer
-killed mid-write leaves no temporary behind either; elsewhere a hidden `.<name>.<pid>.<hex>.tmp`.
+killed mid-write leaves no temporary behind either; elsewhere a hidden `.<name>.<pid>.<hex>.tmp`,
+which the next write of the file removes once its writer is dead.
 """
 
 from __future__ import annotations
 
 import errno
+import glob
 import os
 import secrets
 from pathlib import Path
@@ -47,6 +49,26 @@ def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
         tmp.unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+    _sweep(path)
+
+
+def _sweep(path: Path) -> None:
+    """Remove the temporaries of writers of `path` that died between naming theirs and the
+    rename (an instant, but kill -9 can land there); a live writer's is left alone."""
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        pid = stale.name[len(path.name) + 2 :].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            stale.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: alive
+    return True
 
 
 def _open_temp(folder: Path, tmp: Path, mode: int) -> tuple[int, bool]:

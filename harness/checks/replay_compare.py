@@ -27,6 +27,7 @@ from rundir.calllog import CallRecord, read_calls
 from rundir.errors import RunDirError
 from rundir.header import read_header
 from rundir.masking import DEFAULT_BODY_MASKS, mask_body
+from rundir.model import RunDirModel
 from rundir.packread import PackReader
 from rundir.turns import read_turns
 
@@ -83,7 +84,7 @@ class TurnRef(_Model):
     turn: int | None
 
 
-class ReplayComparison(_Model):
+class ReplayComparison(RunDirModel):  # replay.json
     schema_: Literal[1] = Field(REPLAY_SCHEMA, alias="schema")
     source_run: str
     replay_run: str

@@ -88,6 +88,25 @@ def test_a_writer_killed_mid_write_leaves_a_whole_file_or_none(
         data = target.read_bytes()
         assert len(data) == SIZE and data == data[:1] * SIZE
     # The data went to an unnamed file (O_TMPFILE, which ext4 and tmpfs have): nothing is left,
-    # unless the kill fell in the instant between naming it and the rename.
+    # unless the kill fell in the instant between naming it and the rename; the next write
+    # removes that one.
     left = [p.name for p in tmp_path.iterdir() if p != target]
     assert len(left) <= 1 and all(n.startswith(".gate.json.") and n.endswith(".tmp") for n in left)
+    write_atomic(target, "next\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["gate.json"]
+
+
+def test_a_dead_writers_temporary_is_removed_and_a_live_ones_kept(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], stdout=subprocess.PIPE
+    )
+    dead, live = int(done.stdout), os.getpid()
+    (tmp_path / f".run.json.{dead}.00c0ffee.tmp").write_text("{half")
+    (tmp_path / f".run.json.{live}.00c0ffee.tmp").write_text("{being written")
+    (tmp_path / f".other.json.{dead}.00c0ffee.tmp").write_text("{not this file's")
+    write_atomic(tmp_path / "run.json", "{}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        f".other.json.{dead}.00c0ffee.tmp",
+        f".run.json.{live}.00c0ffee.tmp",
+        "run.json",
+    ]
