@@ -15,6 +15,8 @@ from tests.arms.arm_process import ArmProcess
 from tests.arms.proxy_calls import new_calls, request_body
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 CLOCK = datetime(2024, 5, 1, 10, 0, 0)
 SHOWN_DATE = "Wednesday, 01 May 2024"
 

@@ -14,6 +14,8 @@ from tests.arms.arm_process import ArmProcess
 from tests.arms.proxy_calls import new_calls, request_body
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 CLOCK = datetime(2024, 5, 1, 10, 0, 0)
 SCRIPT = [
     "My sister Ana lives in Lisbon.",

@@ -29,7 +29,7 @@ import pytest
 from harness.images.build import ARM
 from harness.isolation.docker_net import network_gateway
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESS = [sys.executable, "-m", "harness.cli"]

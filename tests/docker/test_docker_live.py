@@ -35,7 +35,7 @@ from tests.fakevendor.server import FakeVendor
 from tests.harness.studies import harness, read_jsonl
 from tests.proxy.live_helpers import STUDY_ANTHROPIC_KEY, STUDY_KEYS, STUDY_OPENAI_KEY
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 ARMS = {"claude": "anthropic", "gpt": "openai"}  # arm -> the vendor its model belongs to
 ITEMS = [

@@ -18,7 +18,7 @@ import pytest
 from harness.run.strays import by_destination
 from tests.harness.studies import harness, header, read_jsonl
 
-pytestmark = pytest.mark.timeout(1500)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "engines"

@@ -30,7 +30,7 @@ from tests.docker.test_docker_backend import (
     wait_for_arms,
 )
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 FORGED_V4 = "10.123.45.67"
 
 

@@ -17,6 +17,8 @@ from tests.harness.checks import gate_study
 from tests.harness.studies import REPO, harness, read_jsonl
 from tests.proxy.live_helpers import STUDY_KEYS
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(scope="module")
 def live_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:

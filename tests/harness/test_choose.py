@@ -10,6 +10,8 @@ from harness.isolation.choose import choose_isolation
 from harness.study import load_study
 from tests.harness.studies import harness, header, only_run, toy_arm, write_study
 
+pytestmark = pytest.mark.integration
+
 ITEM = {"id": "i1", "clock": "2024-05-01T10:00:00", "turns": [{"user": "echo hi"}]}
 
 

@@ -8,8 +8,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from harness.isolation.pids import start_time
 from tests.harness.studies import harness
+
+pytestmark = pytest.mark.integration
 
 
 def test_cleanup_stops_leftovers_of_a_crashed_run(tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
+pytestmark = pytest.mark.integration
+
 
 def harness_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

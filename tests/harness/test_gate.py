@@ -8,8 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.harness.checks import gate_study
 from tests.harness.studies import REPO, harness
+
+pytestmark = pytest.mark.integration
 
 QUICKSTART = REPO / "examples" / "quickstart" / "study.toml"
 

@@ -29,6 +29,8 @@ from tests.harness.studies import (
 )
 from tests.proxy.live_helpers import STUDY_ANTHROPIC_KEY, STUDY_KEYS, STUDY_OPENAI_KEY
 
+pytestmark = pytest.mark.integration
+
 HARDCODED_ARM = Path(__file__).with_name("hardcoded_arm.py")
 ITEMS = [
     {

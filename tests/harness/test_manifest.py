@@ -7,12 +7,16 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 from ledger.prices import load_prices
 from rundir.header import RunHeader, now_iso
 from rundir.manifest import tool_version, write_manifest
 from tests.fakevendor.server import FakeVendor
 from tests.harness.studies import harness, header, only_run, toy_arm, write_study
 from tests.proxy.live_helpers import start_live_proxy
+
+pytestmark = pytest.mark.integration
 
 ITEM = {"id": "a", "clock": "2024-05-01T10:00:00", "turns": [{"user": "echo hi"}]}
 

@@ -16,6 +16,8 @@ from harness.errors import HarnessError
 from harness.study import load_study
 from tests.harness.studies import harness, header, only_run, read_jsonl, toy_arm, write_study
 
+pytestmark = pytest.mark.integration
+
 BARE = {"command": "python -m arms.bare", "env": {"ARM_MAX_TOKENS": "64"}}
 FORGETFUL = {"command": "python -m arms.bare", "env": {"ARM_MAX_TOKENS": "64", "ARM_WINDOW": "1"}}
 LISBON = {

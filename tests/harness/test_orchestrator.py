@@ -13,6 +13,8 @@ import pytest
 from harness.run.orchestrator import arm_order
 from tests.harness.studies import harness, header, only_run, read_jsonl, toy_arm, write_study
 
+pytestmark = pytest.mark.integration
+
 DEADLINE_MS = 1000
 # The cut turn must end within this of the deadline, and the next turn must arrive at the arm
 # within this of the cut: process scheduling on a loaded 2-core machine, not the harness.

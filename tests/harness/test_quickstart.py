@@ -8,7 +8,11 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.harness.studies import REPO, header, only_run, read_jsonl
+
+pytestmark = pytest.mark.integration
 
 QUICKSTART = REPO / "examples" / "quickstart" / "study.toml"
 BUDGET_S = 120

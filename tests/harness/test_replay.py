@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.harness.studies import REPO, harness, header, read_jsonl, write_study
+
+pytestmark = pytest.mark.integration
 
 QUICKSTART = REPO / "examples" / "quickstart" / "study.toml"
 REPLAY_ARM = Path(__file__).with_name("replay_arm.py")

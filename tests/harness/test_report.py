@@ -9,6 +9,7 @@ import re
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from pypdf import PdfReader
 
 from harness.report.model import TITLES
@@ -17,6 +18,8 @@ from tests.harness.browser import chromium
 from tests.harness.checks import ITEMS, gate_study
 from tests.harness.studies import gate_then_live, harness, only_run, read_jsonl
 from tests.proxy.live_helpers import STUDY_KEYS
+
+pytestmark = pytest.mark.integration
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "study.toml"
 

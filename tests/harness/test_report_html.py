@@ -7,6 +7,7 @@ import re
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from pypdf import PdfReader
 
 from harness.report.model import TITLES
@@ -14,6 +15,8 @@ from ledger.ledger import Ledger
 from tests.harness.browser import Hits, chromium, hits, open_page
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness
+
+pytestmark = pytest.mark.integration
 
 __all__ = ["chromium", "hits"]  # fixtures
 

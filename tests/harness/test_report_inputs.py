@@ -12,6 +12,8 @@ from ledger.ledger import Ledger
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness
 
+pytestmark = pytest.mark.integration
+
 PRICES = """schema = 1
 table_version = "test.1"
 checked = 2026-12-01

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rundir.calllog import Timing
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness
+
+pytestmark = pytest.mark.integration
 
 
 def test_each_arm_latency_minus_its_round_trips(tmp_path: Path) -> None:

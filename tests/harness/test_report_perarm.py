@@ -8,8 +8,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness
+
+pytestmark = pytest.mark.integration
 
 
 def report_json(run_dir: Path, out: Path) -> dict[str, Any]:

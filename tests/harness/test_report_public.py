@@ -12,6 +12,8 @@ import pytest
 
 from tests.harness.studies import harness, only_run
 
+pytestmark = pytest.mark.integration
+
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "study.toml"
 ITEM_IDS = ("lisbon", "garden", "trip")
 

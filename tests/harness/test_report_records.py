@@ -8,9 +8,12 @@ from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness, read_jsonl
+
+pytestmark = pytest.mark.integration
 
 
 def test_every_per_arm_aggregate_recomputes_from_the_records(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ import pytest
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness
 
+pytestmark = pytest.mark.integration
+
 
 def test_a_run_and_its_resume_read_as_one_study(tmp_path: Path) -> None:
     first = write_run(

@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.harness.report_runs import turn, write_run
 from tests.harness.studies import harness
+
+pytestmark = pytest.mark.integration
 
 ITEMS = [f"q{n:02d}" for n in range(12)]
 

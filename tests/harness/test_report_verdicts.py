@@ -7,8 +7,12 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.harness.report_runs import turn, write_run
 from tests.harness.studies import harness
+
+pytestmark = pytest.mark.integration
 
 ITEMS = [f"q{n:02d}" for n in range(30)]
 # How many of the 30 items each arm answered right: `strong` clearly beats `weak`; `strong-again`

@@ -7,6 +7,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.harness.studies import (
     harness,
     header,
@@ -15,6 +17,8 @@ from tests.harness.studies import (
     toy_arm,
     write_study,
 )
+
+pytestmark = pytest.mark.integration
 
 ITEMS = [
     {

@@ -13,6 +13,8 @@ import pytest
 from harness.checks.scan import ScanResult
 from tests.harness.studies import harness, only_run, write_study
 
+pytestmark = pytest.mark.integration
+
 SCAN_ARM = Path(__file__).with_name("scan_arm.py")
 CANARY = "ZEBRA-7731"
 ITEMS = [

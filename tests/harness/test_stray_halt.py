@@ -7,7 +7,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.harness.studies import harness, header, only_run, read_jsonl, write_study
+
+pytestmark = pytest.mark.integration
 
 HOSTILE_ARM = Path(__file__).with_name("hostile_arm.py")
 

@@ -17,6 +17,8 @@ from tests.harness.checks import gate_study
 from tests.harness.studies import gate_then_live, read_jsonl
 from tests.proxy.live_helpers import STUDY_KEYS
 
+pytestmark = pytest.mark.integration
+
 
 def test_live_calls_reach_a_vendor_signed_by_the_studys_ca_bundle(tmp_path: Path) -> None:
     with FakeVendor(tls=True) as vendor:

@@ -9,8 +9,12 @@ import sys
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
+
 from ledger.entries import CallSettlement
 from ledger.ledger import Ledger
+
+pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 

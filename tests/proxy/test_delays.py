@@ -14,6 +14,8 @@ import pytest
 
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 STUBS = """
 schema = 1
 [[delays]]

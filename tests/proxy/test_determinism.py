@@ -6,8 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.proxy.proxy_process import ProxyProcess
+
+pytestmark = pytest.mark.integration
 
 SCHEMA = {
     "type": "object",

@@ -23,6 +23,8 @@ from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
 from tests.proxy.test_intake import CRASHERS, GOOD_ANTHROPIC, GOOD_OPENAI
 
+pytestmark = pytest.mark.integration
+
 # Statuses the vendors (and the harness, speaking as them) answer a refused call with.
 VENDOR_STATUSES = {400, 401, 402, 404, 413, 429, 500, 503}
 ROUTES = {

@@ -21,6 +21,8 @@ from tests.proxy.live_helpers import (
 )
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 HAIKU = "claude-haiku-4-5-20251001"
 USER = [{"role": "user", "content": "Tell me about lighthouses, briefly."}]
 

@@ -29,6 +29,8 @@ from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import harness, start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 CALLS = 200
 HOLD_S = 4.0  # how long the fake holds every reply: longer than the burst takes to arrive
 HAIKU = "claude-haiku-4-5-20251001"

@@ -43,7 +43,7 @@ from tests.proxy.proxy_process import ProxyProcess
 
 # About 90 s on an idle 2-core machine: 20 proxy starts of ~6 CPU-seconds each (imports and the
 # tokenizer's vocabularies) dominate. The timeout allows for a machine shared with other work.
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 TRIALS = 20
 AT_ONCE = 3  # proxies alive at the same time (more only starve each other's start on 2 cores)
 STREAMS = 3  # streamed calls per trial

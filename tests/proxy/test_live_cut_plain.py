@@ -19,6 +19,8 @@ from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 HAIKU = "claude-haiku-4-5"
 USER: list[Any] = [{"role": "user", "content": "Name a lighthouse."}]
 CUTS = ["cut_bytes=25", "chunked;cut_bytes=25"]  # short of content-length; no last chunk

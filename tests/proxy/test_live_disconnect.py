@@ -22,6 +22,8 @@ from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 HAIKU = "claude-haiku-4-5"
 MINI = "gpt-4.1-mini"
 # Far more than the socket buffers between the fake, the proxy and the SDK hold, so the arm leaves

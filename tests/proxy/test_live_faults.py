@@ -17,6 +17,8 @@ from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 HAIKU = "claude-haiku-4-5-20251001"
 USER = [{"role": "user", "content": "Write a long story about a lighthouse keeper and the sea."}]
 DEADLINE = 3.0

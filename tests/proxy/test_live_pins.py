@@ -22,6 +22,8 @@ from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 HAIKU = "claude-haiku-4-5-20251001"
 PROMPT = "Say something about lighthouses."
 USER: list[MessageParam] = [{"role": "user", "content": PROMPT}]

@@ -28,6 +28,8 @@ from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import STUDY_KEYS, start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 MILLION = Decimal(1_000_000)
 CENT_MILLIONTH = Decimal("0.00000001")
 PROMPT = "Summarise the document above in one line."

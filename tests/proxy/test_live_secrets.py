@@ -28,6 +28,8 @@ from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import STUDY_ANTHROPIC_KEY, STUDY_OPENAI_KEY, start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 HAIKU = "claude-haiku-4-5-20251001"
 MINI = "gpt-4.1-mini"
 PROMPT = "Tell me about lighthouses."

@@ -24,6 +24,8 @@ from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 HAIKU = "claude-haiku-4-5"
 MINI = "gpt-4.1-mini"
 USER: list[Any] = [{"role": "user", "content": "What is new in lighthouse design this year?"}]

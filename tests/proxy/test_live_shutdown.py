@@ -8,9 +8,12 @@ from decimal import Decimal
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import harness, start_live_proxy
+
+pytestmark = pytest.mark.integration
 
 USER = [{"role": "user", "content": "Write a long story about a lighthouse keeper."}]
 

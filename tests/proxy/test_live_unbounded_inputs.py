@@ -20,6 +20,8 @@ from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 HAIKU = "claude-haiku-4-5"
 MINI = "gpt-4.1-mini"
 BILLED_INPUT = 200_000  # what the fake vendor bills for the document it "fetched"

@@ -18,6 +18,8 @@ from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import STUDY_KEYS
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 USER: list[Any] = [{"role": "user", "content": "Name a lighthouse."}]
 
 

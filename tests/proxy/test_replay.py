@@ -18,6 +18,8 @@ from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 HAIKU = "claude-haiku-4-5-20251001"
 MINI = "gpt-4.1-mini"
 USER: Any = [{"role": "user", "content": "Remember that my sister lives in Lisbon."}]

@@ -11,6 +11,8 @@ from pydantic import BaseModel
 
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 HAIKU = "claude-haiku-4-5-20251001"
 USER = [{"role": "user", "content": "Remember that my sister lives in Lisbon."}]
 WEATHER_TOOL = {

@@ -14,6 +14,8 @@ from rundir.masking import mask_body, request_hash
 from rundir.value_masks import MaskError, parse_value_mask
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 # mem0 2.x's extraction input carries the day it runs on.
 MEM0_INPUT = "## New Messages\nuser: {said}\n\n## Observation Date\n{day}\n\n## Current Date\n{day}"
 

@@ -20,6 +20,8 @@ import pytest
 
 from tests.proxy.proxy_process import ProxyProcess
 
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parents[2]
 ENGINES_PYTHON = Path(
     os.environ.get("HARNESS_ENGINES_PYTHON", ROOT / ".cache" / "engines-venv" / "bin" / "python")
