@@ -8,7 +8,7 @@ from typing import IO, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from rundir.model import RunDirModel, Upgrade
+from rundir.model import Upgradable, Upgrade
 
 TURN_SCHEMA: Literal[1] = 1
 
@@ -27,7 +27,7 @@ def _from_schema_0(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-class TurnRecord(RunDirModel):
+class TurnRecord(Upgradable):
     upgrades: ClassVar[dict[int, Upgrade]] = {0: _from_schema_0}
 
     schema_: Literal[1] = Field(TURN_SCHEMA, alias="schema")

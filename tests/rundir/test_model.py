@@ -13,7 +13,7 @@ from rundir.errors import SchemaTooNew
 from rundir.gate_record import GateRecord
 from rundir.header import RunHeader
 from rundir.manifest import Manifest
-from rundir.model import RunDirModel, Upgrade, schema_too_new
+from rundir.model import RunDirModel, Upgradable, Upgrade, schema_too_new
 from rundir.rtt import RttProbe
 from rundir.strays_seen import StraySeen
 from rundir.turns import TurnRecord
@@ -21,7 +21,7 @@ from rundir.turns import TurnRecord
 TURN = {"item": "i1", "arm": "a", "turn": 1, "text": "hello", "outcome": "done"}
 
 
-class Weather(RunDirModel):
+class Weather(Upgradable):
     """A record at schema 3 whose field was renamed at 1 (`temp`) and again at 2 (`celsius`),
     and which gained a unit at 3."""
 
@@ -63,7 +63,7 @@ def test_a_newer_record_is_refused_with_the_fix(model: type[RunDirModel]) -> Non
 
 
 def test_a_version_with_no_upgrade_is_refused() -> None:
-    class Later(RunDirModel):
+    class Later(Upgradable):
         upgrades: ClassVar[dict[int, Upgrade]] = {1: lambda r: r}
         schema_: Literal[2] = Field(2, alias="schema")
 
@@ -84,3 +84,11 @@ def test_a_schema_that_is_no_number_is_named_by_the_field() -> None:
     data: dict[str, Any] = {"schema": "1", "run": "r1", **TURN}
     with pytest.raises(ValidationError, match="schema"):
         TurnRecord.model_validate(data)
+
+
+def test_upgrades_on_a_model_without_the_hook_are_refused_when_defined() -> None:
+    with pytest.raises(TypeError, match="Upgradable"):
+
+        class Forgot(RunDirModel):
+            upgrades: ClassVar[dict[int, Upgrade]] = {0: lambda r: r}
+            schema_: Literal[1] = Field(1, alias="schema")
