@@ -41,10 +41,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import os
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +60,7 @@ from harness.isolation.base import (
     ProxyInfo,
     ProxySettings,
 )
+from harness.isolation.clock import FAKETIME_ENV, offset_line, settle
 from harness.isolation.dns_refuser import DNS_PORT
 from harness.isolation.docker_config import compose_images, read_text, write_atomic
 from harness.isolation.docker_mounts import identity_mounts, source_mounts
@@ -266,9 +266,7 @@ class DockerBackend(IsolationBackend):
             # it on the seam only.
             "LD_PRELOAD": docker_net.image_env(image).get("HARNESS_FAKETIME_PRELOAD", ""),
             "FAKETIME_TIMESTAMP_FILE": "/harness/clock/faketime",
-            "FAKETIME_NO_CACHE": "1",  # re-read: the clock moves per item
-            "DONT_FAKE_MONOTONIC": "1",  # deadlines and latencies stay real
-            "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+            **FAKETIME_ENV,  # a cached file, settled after each write (harness/isolation/clock.py)
         }
         log_path = self._arm_log(name)
         # sh appends the arm's output to its own log folder (no other arm mounts it), as the
@@ -302,14 +300,14 @@ class DockerBackend(IsolationBackend):
         return await self.start_arm(name, self.specs[name], self.proxy_info)
 
     def pin_clock(self, name: str, clock: datetime) -> None:
-        # A relative offset ("+N" seconds, rounded up) as the local backend writes: the arm sees
-        # the item's date, then time passing normally. Atomic replace in a bind-mounted folder
-        # (not a mounted file, whose inode a rename would detach from the container).
-        pinned = clock if clock.tzinfo else clock.replace(tzinfo=UTC)
+        # A relative offset as the local backend writes (harness/isolation/clock.py): the arm
+        # sees the item's date, then time passing normally. Atomic replace in a bind-mounted
+        # folder (not a mounted file, whose inode a rename would detach from the container).
         now = time.time()
-        offset = math.ceil(pinned.timestamp() - now)
+        offset, line = offset_line(clock, now)
         self.clock_history.setdefault(name, []).append((now, offset))
-        write_atomic(self._arm_dir("clock", name) / "faketime", f"{offset:+d}\n")
+        write_atomic(self._arm_dir("clock", name) / "faketime", line)
+        settle(now)  # libfaketime's cache: no turn may start on the previous item's clock
 
     def image_digests(self) -> dict[str, str]:
         """Image id per service (proxy and each arm), for the run manifest."""

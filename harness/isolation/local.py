@@ -17,13 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import glob
-import math
 import os
 import signal
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +41,13 @@ from harness.isolation.base import (
     ProxyInfo,
     ProxySettings,
 )
+from harness.isolation.clock import FAKETIME_ENV, offset_line, preload, settle
 from harness.isolation.ports import free_port, free_ports
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
 from harness.isolation.sdk_env import sdk_env
 from harness.study import ArmSpec
 from proxy.settings import ProxyFile
+from rundir.atomic import write_atomic
 
 log = structlog.get_logger("harness.isolation.local")
 GUARD_DIR = Path(__file__).parent / "guard"
@@ -95,14 +96,18 @@ def argv(spec: ArmSpec) -> list[str]:
 class LocalBackend(IsolationBackend):
     isolation = "local"
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, work_dir: Path | None = None) -> None:
         self.run_dir = run_dir
+        # The study's folder: arms start there (as in the docker backend), so a relative arm
+        # command or a file the arm reads next to its study is found wherever harness runs.
+        self.work_dir = (work_dir or Path.cwd()).resolve()
         self.logs = run_dir / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         self.egress_log = run_dir / "egress.jsonl"
         self.egress_log.touch()
         self.faketime = find_libfaketime()
         self.clock_pinning: ClockPinning = "libfaketime" if self.faketime else "seam-only"
+        self.preload = preload(self.faketime) if self.faketime else ""
         self.proxy: subprocess.Popen[bytes] | None = None
         self.proxy_info: ProxyInfo | None = None
         self.arm_ports: dict[str, int] = {}
@@ -191,20 +196,15 @@ class LocalBackend(IsolationBackend):
         if self.faketime:
             clock_file = self._clock_file(name)
             if not clock_file.exists():
-                _write_atomic(clock_file, "+0\n")
-            env |= {
-                "LD_PRELOAD": self.faketime,
+                write_atomic(clock_file, "+0\n")
+            env |= FAKETIME_ENV | {
+                "LD_PRELOAD": self.preload,
                 "FAKETIME_TIMESTAMP_FILE": str(clock_file.resolve()),
-                "FAKETIME_NO_CACHE": "1",  # re-read the file: the clock moves per item
-                # Both spellings (old and new libfaketime): monotonic timers and sleeps stay
-                # real, so deadlines and latencies are not distorted.
-                "DONT_FAKE_MONOTONIC": "1",
-                "FAKETIME_DONT_FAKE_MONOTONIC": "1",
             }
         (self.logs / name).mkdir(exist_ok=True)
         log_path = self.logs / name / "arm.log"
         offset = log_path.stat().st_size if log_path.exists() else 0
-        process = self._spawn(name, argv(spec), env, log_path)
+        process = self._spawn(name, argv(spec), env, log_path, cwd=self.work_dir)
         self.arms[name] = process
         line = await self._wait_for(
             process, log_path, offset, lambda text: parse_ready_line(text) is not None, name
@@ -234,13 +234,11 @@ class LocalBackend(IsolationBackend):
     def pin_clock(self, name: str, clock: datetime) -> None:
         if not self.faketime:
             return
-        # A relative offset from the real clock ("+N" seconds), written when the item starts:
-        # the arm then sees the item's date and time passing normally from there.
-        pinned = clock if clock.tzinfo else clock.replace(tzinfo=UTC)
-        # Whole seconds (the offset format), rounded up: the arm never sees a time before the
-        # item's clock, at most one second after it.
-        offset = math.ceil(pinned.timestamp() - time.time())
-        _write_atomic(self._clock_file(name), f"{offset:+d}\n")
+        # A relative offset from the real clock, written when the item starts: the arm then
+        # sees the item's date and time passing normally from there (harness/isolation/clock.py).
+        now = time.time()
+        write_atomic(self._clock_file(name), offset_line(clock, now)[1])
+        settle(now)  # libfaketime's cache: no turn may start on the previous item's clock
 
     def _clock_file(self, name: str) -> Path:
         return self.run_dir / "clocks" / name
@@ -269,7 +267,12 @@ class LocalBackend(IsolationBackend):
     # --- helpers ---------------------------------------------------------------------------
 
     def _spawn(
-        self, name: str, command: list[str], env: dict[str, str], log_path: Path
+        self,
+        name: str,
+        command: list[str],
+        env: dict[str, str],
+        log_path: Path,
+        cwd: Path | None = None,
     ) -> subprocess.Popen[bytes]:
         with open(log_path, "ab") as log:
             try:
@@ -279,6 +282,7 @@ class LocalBackend(IsolationBackend):
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     env=env,
+                    cwd=cwd,
                     # Own process group: Ctrl-C in the terminal reaches the harness only, which
                     # then stops children in order (arms first, proxy last to flush its log).
                     start_new_session=True,
@@ -311,14 +315,6 @@ class LocalBackend(IsolationBackend):
             await asyncio.sleep(0.05)
         _terminate(process, 5.0)
         raise InfraError(f"{name} was not ready after {STARTUP_TIMEOUT_S:.0f} s; see {log_path}")
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    # libfaketime re-reads the file on every clock call: it must never see a half-written one.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def _signal(process: subprocess.Popen[bytes], sig: int) -> None:
