@@ -10,36 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import structlog
 from mitmproxy import ctx, http
 
-from ledger.budget import Reservation, RunBudget
-from ledger.entries import CallSettlement
-from ledger.errors import BudgetExceeded, UnknownModelError
-from ledger.prices import ModelPrice, PriceTable, TokenCounts, cost, worst_case
-from ledger.settlements import SettlementWriter
-from proxy.billing import (
-    PREMIUM_TIER_WORST_MULTIPLE,
-    PREMIUM_TIERS,
-    billable,
-    booked_tool_uses,
-    budget_refusal,
-    input_bound,  # noqa: F401 - re-exported: tests compute the byte bound as the proxy does
-    max_output,
-    reserved_input,
-    unpriced_option,
-)
+# Re-exported (__all__): tests compute the bounds as the proxy does.
+from proxy.billing import input_bound, max_output
 from proxy.callstate import CallState
 from proxy.content_decode import DecodeError
+from proxy.live_call import KEY_ENV, LiveCall, LiveConfig
 from proxy.live_redact import UNDECODABLE, StreamCleaner, redact_head, redact_plain
+from proxy.live_reserve import price_and_reserve
+from proxy.live_settle import book
 from proxy.redact import SecretRedactor
 from proxy.safe_json import copy_json
-from proxy.sampling import PinConflict, Pins, rewrite_sampling
-from proxy.server_tools import ToolPlan, plan_tools
 from proxy.usage import (
     STREAM_ROUTES,
     MeteredUsage,
@@ -47,10 +33,10 @@ from proxy.usage import (
     model_from_body,
     usage_from_body,
 )
-from rundir.calllog import Rewrite, Tokens, TokenSource
-from rundir.journal import ReservationJournal
 from stubs.errors import error_reply
-from stubs.request import StubReply, Vendor
+from stubs.request import StubReply
+
+__all__ = ["KEY_ENV", "LiveCall", "LiveConfig", "LiveMode", "input_bound", "max_output"]
 
 log = structlog.get_logger("harness.proxy")
 
@@ -64,44 +50,6 @@ CREDENTIAL_HEADERS = (
     "anthropic-api-key",
     "x-goog-api-key",
 )
-KEY_ENV = {
-    "anthropic": "ANTHROPIC_API_KEY",
-    "openai": "OPENAI_API_KEY",
-    "cohere": "CO_API_KEY",
-    "voyage": "VOYAGE_API_KEY",
-}
-
-
-@dataclass
-class LiveConfig:
-    run_id: str
-    upstreams: dict[Vendor, str]
-    keys: dict[Vendor, str]
-    prices: PriceTable
-    budget: RunBudget
-    journal: ReservationJournal
-    writer: SettlementWriter | None
-    pins: Pins = field(default_factory=Pins)
-    deadline_s: float = 60.0
-
-
-@dataclass
-class LiveCall:
-    model: str = ""
-    price: ModelPrice | None = None
-    reservation: Reservation | None = None
-    max_output: int = 0
-    tools: ToolPlan = field(default_factory=ToolPlan)
-    unbounded: bool = False  # some input is not bounded by the request's bytes (proxy.unbounded)
-    meter: StreamMeter | None = None
-    hide_usage: bool = False
-    timer: asyncio.TimerHandle | None = None
-    # "deadline" | "upstream_cut" | "upstream_unreachable" | "client_disconnect" | "shutdown"
-    cut: str | None = None
-    settled: bool = False
-    relayed: bytearray = field(default_factory=bytearray)
-    chunks: list[int] = field(default_factory=list)
-    cleaner: StreamCleaner | None = None  # the stream's decoder and key redactor
 
 
 class LiveMode:
@@ -136,7 +84,7 @@ class LiveMode:
         body = copy_json(state.body)  # never recurses (proxy.safe_json)
         route = state.route.name
         if route not in FREE_ROUTES:
-            refusal = self._price_and_reserve(state, live, body)
+            refusal = price_and_reserve(cfg, state, live, body)
             if refusal is not None:
                 return refusal
             assert live.reservation is not None
@@ -153,84 +101,6 @@ class LiveMode:
         live.timer = asyncio.get_running_loop().call_later(
             cfg.deadline_s, self._deadline, flow, state
         )
-        return None
-
-    def _price_and_reserve(
-        self, state: CallState, live: LiveCall, body: dict[str, Any]
-    ) -> StubReply | None:
-        cfg = self.config
-        assert state.route is not None
-        route = state.route.name
-        model = body.get("model")
-        if not isinstance(model, str):
-            state.outcome = "bad_request"
-            return error_reply(state.vendor, 400, "model: Field required", "model")
-        live.model = model
-        try:
-            live.price = cfg.prices.model(model)
-        except UnknownModelError as e:
-            state.outcome = "refused"
-            return error_reply(state.vendor, 400, str(e), "model")
-        premium = unpriced_option(route, body)
-        if premium is not None:
-            state.outcome = "refused"
-            state.flags.append("unpriced_option")
-            return error_reply(
-                state.vendor,
-                400,
-                f"The harness proxy cannot price {premium}: the price table has standard rates "
-                "only, and a premium tier billed at them would be under-counted. Remove it from "
-                "the request.",
-                premium.split("=", 1)[0],
-            )
-        try:
-            state.rewrites = rewrite_sampling(route, model, body, state.purpose, cfg.pins)
-        except PinConflict as e:
-            state.outcome = "refused"
-            return error_reply(state.vendor, 400, str(e))
-        if route == "openai.chat" and body.get("stream"):
-            # Usage only arrives in a stream that asks for it; the extra chunk is then hidden
-            # from an arm that did not ask (code reading chunk.choices[0] breaks on it).
-            options = dict(body.get("stream_options") or {})
-            if not options.get("include_usage"):
-                live.hide_usage = True
-                state.rewrites.append(
-                    Rewrite(
-                        field="stream_options.include_usage",
-                        before=options.get("include_usage"),
-                        after=True,
-                    )
-                )
-                body["stream_options"] = {**options, "include_usage": True}
-        live.tools = plan_tools(route, body, cfg.prices)
-        if live.tools.refusal is not None:
-            state.outcome = "refused"
-            state.flags.append("unpriced_tool")
-            return error_reply(state.vendor, 400, live.tools.refusal, live.tools.param)
-        live.max_output = max_output(route, body, live.price)
-        if route == "anthropic.messages":
-            # max_tokens is not documented as a bound across a server-tool loop's iterations;
-            # OpenAI's max_output_tokens is ("for a response", its Responses API reference).
-            live.max_output *= live.tools.iterations
-        prompt, found = reserved_input(route, body, len(state.raw), live.price, live.tools)
-        if found.unbounded:
-            live.unbounded = True
-            state.flags.append("unbounded_input")
-            log.info(
-                "input not bounded by the request; reserving the full window",
-                seq=state.seq,
-                why=found.unbounded,
-                window=prompt,
-            )
-        if live.tools.offered:
-            state.flags.append("server_tools")
-        worst = worst_case(live.price, prompt, live.max_output) + live.tools.worst_fee
-        try:
-            live.reservation = cfg.budget.reserve(worst, f"call {state.seq} ({route} {model})")
-        except BudgetExceeded as e:
-            state.outcome = "refused"
-            state.flags.append("over_cap")
-            return budget_refusal(state.vendor, e)
         return None
 
     def _point_upstream(
@@ -287,20 +157,18 @@ class LiveMode:
             if cleaner is None or UNDECODABLE in state.flags:
                 return []
             try:
-                # Keys are cut out before the meter and the relay see a byte.
+                # Keys are cut out before the meter and the relay see a byte; the cleaner hands
+                # the meter events it framed and parsed, so that is done once per event.
                 clean = cleaner.feed(chunk) if chunk else cleaner.finish()
             except DecodeError as e:
                 self._undecodable(flow, state, e)
                 return []
-            if chunk:
-                out = meter.feed(clean)
-            else:
-                out = meter.feed(clean) + meter.finish()
-                if not meter.usage().terminal_seen and live.cut is None:
-                    # The stream ended without the vendor's terminal event. A clean end would
-                    # look complete to the SDK, so break the arm's connection instead.
-                    live.cut = "upstream_cut"
-                    self._abort_client(flow)
+            out = meter.feed_events(clean)
+            if not chunk and not meter.terminal_seen and live.cut is None:
+                # The stream ended without the vendor's terminal event. A clean end would look
+                # complete to the SDK, so break the arm's connection instead.
+                live.cut = "upstream_cut"
+                self._abort_client(flow)
             if not out:
                 # Never hand mitmproxy b"": it would send an empty chunk, which ends a chunked
                 # body early. An empty list sends nothing.
@@ -383,7 +251,7 @@ class LiveMode:
             state.error = self.redactor.redact_text(state.error)
         if live.meter is not None and live.cleaner is not None:
             # The held tail never goes out, but the vendor sent (and bills) it: count it.
-            live.meter.feed(live.cleaner.drain())
+            live.meter.feed_events(live.cleaner.drain())
         usage = live.meter.usage() if live.meter else None
         if live.cut == "client_disconnect" and usage is not None and usage.terminal_seen:
             # The vendor had ended the stream itself (its terminal or error event was read)
@@ -424,62 +292,9 @@ class LiveMode:
             live.timer.cancel()
         if live.reservation is None:
             return  # a free route: nothing reserved, nothing to book
-        assert live.price is not None
-        flags = state.flags
-        assert state.route is not None and state.body is not None
-        route, prices = state.route.name, self.config.prices
-        tokens, source = billable(
-            state.vendor, route, live.model, state.body, status, usage, live.cut, live.unbounded
-        )
-        tool_uses = booked_tool_uses(live.tools, usage, status, prices)
-        if live.cut == "upstream_unreachable":
-            tokens, source, tool_uses = TokenCounts(), "none", {}
-        if tool_uses is None and usage is not None and usage.source == "vendor":
-            flags.append("unpriced_tool_use")
-        if tokens is None or tool_uses is None or live.cut == "client_disconnect":
-            # A client that disconnects does not stop the vendor: it goes on generating and
-            # bills the whole reply, which the proxy never sees (trap 13). The rule: such a
-            # call is booked at its full reservation, the most the vendor can bill.
-            actual = live.reservation.amount
-            flags.append("billed_at_reservation")
-            state.tokens = _logged_tokens(tokens or TokenCounts(), "reservation", tool_uses or {})
-        else:
-            actual = cost(live.price, tokens) + prices.fees(tool_uses)
-            state.tokens = _logged_tokens(tokens, source, tool_uses)
-        tier = usage.service_tier if usage is not None else None
-        if tier in PREMIUM_TIERS:
-            # Billed above the table's rates by a rate it does not have: book the worst case,
-            # flag it, and stop forwarding until the tier is set back to standard.
-            actual *= PREMIUM_TIER_WORST_MULTIPLE
-            flags.append(f"premium_tier:{tier}")
-            self.halted = (
-                f"{state.vendor} served call {state.seq} at service tier {tier!r}, which the price "
-                "table cannot price (booked at "
-                f"{PREMIUM_TIER_WORST_MULTIPLE}x standard); set the project's default service "
-                "tier to standard"
-            )
-            log.error("premium service tier billed; refusing further calls", reason=self.halted)
-        if live.cut:
-            flags.append(f"cut:{live.cut}")
-            state.outcome = {
-                "deadline": "upstream_deadline",
-                "client_disconnect": "client_disconnect",
-                "shutdown": "shutdown",
-            }.get(live.cut, "upstream_cut")  # type: ignore[assignment]
-        elif usage is not None and usage.error_event is not None:
-            flags.append("error_event")
-            state.outcome = "error_event"
-        elif status != 200:
-            state.outcome = "vendor_error"
-        booked = self.config.budget.settle(live.reservation, actual)
-        flags.extend(f for f in booked.flags if f not in flags)
-        state.cost = actual
-        if self.config.writer is not None:
-            self.config.writer.submit(
-                CallSettlement(
-                    run_id=self.config.run_id, seq=state.seq, cost_usd=actual, flags=tuple(flags)
-                )
-            )
+        halted = book(self.config, state, status, usage)
+        if halted is not None:
+            self.halted = halted
 
     # --- connections -------------------------------------------------------------------------
 
@@ -501,19 +316,6 @@ class LiveMode:
         handler = self._handler(flow)
         if handler is not None and flow.server_conn in handler.transports:
             handler.close_connection(flow.server_conn)
-
-
-def _logged_tokens(tokens: TokenCounts, source: TokenSource, uses: dict[str, int]) -> Tokens:
-    return Tokens(
-        input=tokens.input,
-        output=tokens.output,
-        cache_read=tokens.cache_read,
-        cache_write=tokens.cache_write_5m + tokens.cache_write_1h,
-        cache_write_1h=tokens.cache_write_1h,
-        reasoning=tokens.reasoning,
-        tool_uses=uses,
-        source=source,
-    )
 
 
 def _client_gone(flow: http.HTTPFlow) -> bool:

@@ -16,6 +16,7 @@ from proxy.callstate import CallState
 from proxy.content_decode import DecodeError, StreamDecoder, decode_body
 from proxy.redact import FLAG, SecretRedactor, StreamRedactor
 from proxy.redact_events import EventTextGuard
+from proxy.sse_events import Relayed
 from stubs.errors import error_reply
 
 log = structlog.get_logger("harness.proxy")
@@ -56,22 +57,25 @@ class StreamCleaner:
         # Bytes first (a key inside one event), then text (a key split across events).
         self.events = EventTextGuard(redactor)
 
-    def feed(self, chunk: bytes) -> bytes:
-        data = self.decoder.feed(chunk) if self.decoder else chunk
-        return self._count(self.events.feed(self.secrets.feed(data)))
+    # Each returns the events that go out, framed and parsed once for the key guard and the
+    # usage meter both (`StreamMeter.feed_events`).
 
-    def finish(self) -> bytes:
+    def feed(self, chunk: bytes) -> list[Relayed]:
+        data = self.decoder.feed(chunk) if self.decoder else chunk
+        return self._count(self.events.feed_events(self.secrets.feed(data)))
+
+    def finish(self) -> list[Relayed]:
         """The end of the stream: the held tail, redacted. It must go out before the end."""
         data = self.decoder.flush() if self.decoder else b""
-        return self._count(self.events.finish(self.secrets.finish(data)))
+        return self._count(self.events.finish_events(self.secrets.finish(data)))
 
-    def drain(self) -> bytes:
+    def drain(self) -> list[Relayed]:
         """A cut stream: the held tail (redacted), for the meter only; never relayed."""
         if self.secrets.finished:
-            return b""
-        return self._count(self.events.finish(self.secrets.finish()))
+            return []
+        return self._count(self.events.finish_events(self.secrets.finish()))
 
-    def _count(self, out: bytes) -> bytes:
+    def _count(self, out: list[Relayed]) -> list[Relayed]:
         flag(self.state, self.secrets.hits + self.events.hits)
         return out
 

@@ -21,8 +21,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from httpx_sse import ServerSentEvent
+
 from proxy.redact import SecretRedactor
-from proxy.sse_events import EventFramer, RawEvent
+from proxy.sse_events import UNPARSED, EventFramer, RawEvent, Relayed
 
 _TEXT_KEYS = frozenset({"text", "thinking", "partial_json", "content", "arguments", "delta"})
 _INDEX_KEYS = ("index", "output_index", "content_index", "item_id")
@@ -39,9 +41,15 @@ Channel = tuple[Any, ...]
 @dataclass
 class _Held:
     raw: bytes
+    event: ServerSentEvent | None = None
     name: str | None = None  # the SSE event name, to write it back
     data: Any = None  # parsed JSON, when the event's text is rewritten
+    parsed: bool = False  # `data` holds the event's JSON
     dirty: bool = False
+
+    def relayed(self) -> Relayed:
+        # The parsed JSON goes along (rewritten, if it was), so the meter need not parse again.
+        return Relayed(self.bytes(), self.event, self.data if self.parsed else UNPARSED)
 
     def bytes(self) -> bytes:
         if not self.dirty:
@@ -73,34 +81,53 @@ class EventTextGuard:
     def feed(self, chunk: bytes) -> bytes:
         if not self.redactor or not chunk:
             return chunk
-        return b"".join(self._event(raw) for raw in self.framer.feed(chunk))
+        return b"".join(e.raw for e in self.feed_events(chunk))
 
     def finish(self, chunk: bytes = b"") -> bytes:
         """The end of the stream: everything held goes out (nothing can complete a key now)."""
         if not self.redactor:
             return chunk
-        out = self.feed(chunk)
+        return b"".join(e.raw for e in self.finish_events(chunk))
+
+    def feed_events(self, chunk: bytes) -> list[Relayed]:
+        """`feed`, as the events that go out (for the next stage: framed and parsed once)."""
+        if not chunk:
+            return []
+        if not self.redactor:
+            return [Relayed(raw.raw, raw.event) for raw in self.framer.feed(chunk)]
+        out: list[Relayed] = []
+        for raw in self.framer.feed(chunk):
+            self._event(raw, out)
+        return out
+
+    def finish_events(self, chunk: bytes = b"") -> list[Relayed]:
+        """`finish`, as events; the last may be one no empty line closed (see EventFramer)."""
+        out = self.feed_events(chunk)
         rest = self.framer.finish()
         out += self._release()
-        return out + (rest.raw if rest is not None else b"")
+        if rest is not None:
+            out.append(Relayed(rest.raw, rest.event))
+        return out
 
-    def _event(self, raw: RawEvent) -> bytes:
-        held = _Held(raw.raw)
+    def _event(self, raw: RawEvent, out: list[Relayed]) -> None:
+        held = _Held(raw.raw, raw.event)
         texts = self._texts(held, raw)
         if not texts:
             if self.queue and (raw.event is None or raw.event.event in _TRANSPARENT):
                 self.queue.append(held)
-                return b""
+                return
             # A stop or usage event: no channel continues a held key.
-            return self._release() + held.raw
+            out += self._release()
+            out.append(held.relayed())
+            return
         self.queue.append(held)
         for key, path in texts:
             channel = self.channels.setdefault(key, _Channel())
             channel.parts.append((held, path))
             self._settle(channel)
         if any(channel.parts for channel in self.channels.values()):
-            return b""
-        return self._release()
+            return
+        out += self._release()
 
     def _settle(self, channel: _Channel) -> None:
         tail, held = channel.tail, channel.held_text()
@@ -130,11 +157,11 @@ class EventTextGuard:
         channel.tail = joined[-keep:] if keep > 0 else ""
         channel.parts = []
 
-    def _release(self) -> bytes:
+    def _release(self) -> list[Relayed]:
         for channel in self.channels.values():
             if channel.parts:
                 self._released(channel)
-        out = b"".join(held.bytes() for held in self.queue)
+        out = [held.relayed() for held in self.queue]
         self.queue.clear()
         return out
 
@@ -147,6 +174,7 @@ class EventTextGuard:
             return []
         held.name = raw.event.event if raw.event.event != "message" else None
         held.data = data
+        held.parsed = True
         found: list[tuple[Path, Path]] = []
         _walk(data, (), (), found)
         kind: Any = None
@@ -163,15 +191,23 @@ def _common_prefix(a: str, b: str) -> int:
 def _walk(node: Any, path: Path, logical: Path, found: list[tuple[Path, Path]]) -> None:
     """Every text string: where it is, and the channel it belongs to (`logical`: a list item
     with an `index` field, such as an OpenAI choice, is named by it, not by its position)."""
+    # Only containers are descended into: most values of a chunk are scalars, and a call per
+    # scalar was most of this walk's cost on every event.
     if isinstance(node, dict):
         for key, value in node.items():
-            if key in _TEXT_KEYS and isinstance(value, str):
-                found.append(((*path, key), (*logical, key)))
-            else:
+            if isinstance(value, str):
+                if key in _TEXT_KEYS:
+                    found.append(((*path, key), (*logical, key)))
+            elif isinstance(value, dict | list):
                 _walk(value, (*path, key), (*logical, key), found)
     elif isinstance(node, list):
         for position, value in enumerate(node):
-            name = value.get("index", position) if isinstance(value, dict) else position
+            if isinstance(value, dict):
+                name = value.get("index", position)
+            elif isinstance(value, list):
+                name = position
+            else:
+                continue
             _walk(value, (*path, position), (*logical, f"#{name}"), found)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any, Final
 
 from httpx_sse import ServerSentEvent
 from httpx_sse._decoders import SSEDecoder
@@ -29,6 +30,21 @@ class RawEvent:
 
     raw: bytes
     event: ServerSentEvent | None
+
+
+#: `Relayed.data` of an event nobody parsed as JSON (its data is not an object or an array).
+UNPARSED: Final = object()
+
+
+@dataclass(frozen=True)
+class Relayed:
+    """An event on its way to the arm, passed from one stage of the relay to the next so that
+    the stream is framed and its JSON parsed once (the key guard, then the usage meter): the
+    bytes that go out, the event they dispatch, and its parsed JSON when a stage had it."""
+
+    raw: bytes
+    event: ServerSentEvent | None
+    data: Any = UNPARSED
 
 
 class EventFramer:
