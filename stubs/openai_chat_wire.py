@@ -7,13 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stubs.openai_chat_request import ChatParams
-from stubs.openai_common import (
-    CREATED,
-    SYSTEM_FINGERPRINT,
-    group,
-    pieces,
-    sse_data,
-)
+from stubs.openai_common import CREATED, SYSTEM_FINGERPRINT, group, pieces, sse_data
 
 _TOKENS_PER_DELTA = 3  # "a few words" per content chunk, as the vendor streams
 _ARGUMENT_PIECE = 16  # characters of tool arguments per delta

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stubs.openai_common import (
-    dumps,
-    group,
-    pieces,
-)
+from stubs.openai_common import dumps, group, pieces
 
 _TOKENS_PER_DELTA = 3
 _ARGUMENT_PIECE = 16
