@@ -1,17 +1,23 @@
-"""The record-mode addon through a real `harness proxy serve` process and the official SDKs."""
+"""The record-mode addon through a real `harness proxy serve` process and the official SDKs;
+its option checks and per-call state in process, with mitmproxy's test kit (at the end)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import anthropic
 import httpx
 import openai
 import pytest
+from mitmproxy import exceptions
 
 from rundir.bodies import BodyStore
+from tests.proxy.addon_kit import addon_context
 from tests.proxy.proxy_process import ProxyProcess
 
+CHAT = "/openai/v1/chat/completions"
+CHAT_BODY = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]}
 MESSAGE = {
     "model": "claude-haiku-4-5-20251001",
     "max_tokens": 64,
@@ -27,6 +33,7 @@ def openai_client(proxy: ProxyProcess) -> openai.OpenAI:
     return proxy.openai()
 
 
+@pytest.mark.integration
 def test_malformed_json_gets_each_vendors_error_and_the_proxy_keeps_serving(
     record_proxy: ProxyProcess,
 ) -> None:
@@ -50,6 +57,7 @@ def test_malformed_json_gets_each_vendors_error_and_the_proxy_keeps_serving(
     assert anthropic_client(record_proxy).messages.create(**MESSAGE).content
 
 
+@pytest.mark.integration
 def test_missing_fields_raise_the_sdks_typed_errors(record_proxy: ProxyProcess) -> None:
     with pytest.raises(anthropic.BadRequestError) as a_err:
         anthropic_client(record_proxy).post(
@@ -68,6 +76,7 @@ def test_missing_fields_raise_the_sdks_typed_errors(record_proxy: ProxyProcess) 
     assert openai_client(record_proxy).models.list().data
 
 
+@pytest.mark.integration
 def test_unknown_route_is_not_found(record_proxy: ProxyProcess) -> None:
     with pytest.raises(anthropic.NotFoundError):
         anthropic_client(record_proxy).get("/v1/nowhere", cast_to=object)
@@ -76,6 +85,7 @@ def test_unknown_route_is_not_found(record_proxy: ProxyProcess) -> None:
     assert anthropic_client(record_proxy).models.list().data
 
 
+@pytest.mark.integration
 def test_body_over_the_limit_is_refused_as_too_large(tmp_path) -> None:  # type: ignore[no-untyped-def]
     proxy = ProxyProcess(tmp_path / "run", "--body-limit", "2000")
     try:
@@ -93,6 +103,7 @@ def test_body_over_the_limit_is_refused_as_too_large(tmp_path) -> None:  # type:
         proxy.stop()
 
 
+@pytest.mark.integration
 def test_call_record_carries_attribution_tokens_and_hashes(fresh_proxy: ProxyProcess) -> None:
     client = openai_client(fresh_proxy)
     client.chat.completions.create(
@@ -122,6 +133,7 @@ def test_call_record_carries_attribution_tokens_and_hashes(fresh_proxy: ProxyPro
     assert json.loads(bodies.get(chat["request_body"]))["model"] == "gpt-4.1-mini"
 
 
+@pytest.mark.integration
 def test_arm_name_is_recorded(tmp_path) -> None:  # type: ignore[no-untyped-def]
     proxy = ProxyProcess(tmp_path / "run", "--arm", "retrieval")
     try:
@@ -129,3 +141,45 @@ def test_arm_name_is_recorded(tmp_path) -> None:  # type: ignore[no-untyped-def]
         assert proxy.calls(at_least=1)[0]["arm"] == "retrieval"
     finally:
         proxy.stop()
+
+
+# --- in process (mitmproxy's test kit) ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [
+        ("harness_mode", "paid", "use record, live or replay"),
+        ("harness_arm_ports", ["8081:a"], "must look like 8081=arm-name"),
+        ("harness_body_limit", 0, "positive number of bytes"),
+    ],
+)
+async def test_a_bad_option_is_refused_at_configure_time(
+    tmp_path: Path, option: str, value: object, says: str
+) -> None:
+    async with addon_context(tmp_path) as kit:
+        with pytest.raises(exceptions.OptionsError, match=says):
+            kit.tctx.options.update(**{option: value})
+
+
+async def test_the_mode_option_lists_its_choices(tmp_path: Path) -> None:
+    async with addon_context(tmp_path) as kit:
+        assert kit.tctx.options._options["harness_mode"].choices == ["record", "live", "replay"]
+
+
+async def test_replay_keeps_the_recording_it_serves_on_the_call_not_in_a_table(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "source"
+    async with addon_context(source) as kit:
+        await kit.call(CHAT, CHAT_BODY)
+    replayed = tmp_path / "replayed"
+    async with addon_context(
+        replayed, harness_mode="replay", harness_replay_from=str(source)
+    ) as kit:
+        status, _, flow = await kit.call(CHAT, CHAT_BODY)
+        assert status == 200
+        state = flow.metadata["harness"]
+        assert "replay_of=1" in state.flags  # the source's first call
+        assert state.recording is None  # handed over when the reply was sent
+    assert [c["outcome"] for c in kit.calls()] == ["ok"]
