@@ -95,7 +95,7 @@ def net_latency(ctx: Context) -> tuple[Table, str]:
                 "-" if size.per_turn_mean is None else f"{size.per_turn_mean:.0f}",
             ]
         )
-    columns = ["arm", "last token minus round trips, p50", "p95", "seam round trip",
+    columns = ["arm", "last token minus round trips, p50", "p95", "seam round-trip",
                "response bytes/call", "response bytes/turn"]  # fmt: skip
     return Table(columns, rows), _described(ctx, floors, seams)
 
