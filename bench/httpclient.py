@@ -53,6 +53,7 @@ class Connection:
     async def request(
         self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
     ) -> Reply:
+        reused = self.writer is not None
         reader, writer = await self._connect()
         extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         head = (
@@ -61,7 +62,15 @@ class Connection:
         )
         sent = time.perf_counter()
         writer.write(head.encode() + body)
-        raw_head = await reader.readuntil(b"\r\n\r\n")
+        try:
+            raw_head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError) as e:
+            if not reused or (isinstance(e, asyncio.IncompleteReadError) and e.partial):
+                raise
+            # The server closed the idle keep-alive connection (uvicorn's timeout is 5 s, and
+            # a stream round can leave one idle longer): open a new one, as an HTTP client does.
+            await self.close()
+            return await self.request(method, path, body, headers)
         head_at = time.perf_counter()
         lines = raw_head.decode("latin-1").split("\r\n")
         status = int(lines[0].split(" ", 2)[1])
@@ -140,6 +149,7 @@ class Throughput:
     seconds: float
     errors: int
     total_calls: int  # completed in the whole run, warm-up included
+    latencies: list[float] = field(default_factory=list)  # seconds, the counted calls
 
     @property
     def per_second(self) -> float:
@@ -154,6 +164,7 @@ async def concurrent(
     start = time.perf_counter()
     window = (start + warmup, start + warmup + duration)
     counted = [0]
+    latencies: list[float] = []
     errors = [0]
     total = [0]
     sequence = iter(range(1_000_000_000))
@@ -167,6 +178,7 @@ async def concurrent(
                 if window[0] <= reply.end <= window[1]:
                     if reply.status == 200:
                         counted[0] += 1
+                        latencies.append(reply.latency)
                     else:
                         errors[0] += 1
         finally:
@@ -175,4 +187,4 @@ async def concurrent(
     await asyncio.wait_for(
         asyncio.gather(*(worker() for _ in range(clients))), warmup + duration + 30
     )
-    return Throughput(counted[0], duration, errors[0], total[0])
+    return Throughput(counted[0], duration, errors[0], total[0], latencies)

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from statistics import median
 
-from bench import ledger_bench
+from bench import ledger_bench, litellm_target
 from bench.httpclient import Connection, RequestFactory, percentile
 from bench.live_report import (
     LedgerFigures,
@@ -38,6 +38,7 @@ from bench.live_report import (
     PlainFigures,
     StreamFigures,
     render,
+    save_figures,
     write_section,
 )
 from bench.proxybench import (
@@ -52,14 +53,16 @@ from bench.proxybench import (
 )
 
 MODEL = "gpt-4.1-mini"  # in the packaged price table
-PLAIN_TARGETS = ["direct", "bare", "metered"]
-STREAM_TARGETS = ["direct", "bare", "bare_streaming", "metered", "metered_hidden"]
+PLAIN_TARGETS = ["direct", "bare", "litellm", "metered"]
+STREAM_TARGETS = ["direct", "bare", "bare_streaming", "litellm", "metered", "metered_hidden"]
 DUMMY_KEY = "sk-bench-dummy-study-key"
 # The arm's placeholder, as an SDK sends it; the metered proxy swaps in the study key.
 ARM_HEADERS = {"authorization": "Bearer harness-placeholder-key"}
 
 
-def chat_request(path: str, stream: bool = False, ask_usage: bool = True) -> RequestFactory:
+def chat_request(
+    path: str, stream: bool = False, ask_usage: bool = True, headers: dict[str, str] = ARM_HEADERS
+) -> RequestFactory:
     n = itertools.count()  # every body differs, so each call stores and logs new bodies
 
     def make(_: int) -> tuple[str, str, bytes, dict[str, str]]:
@@ -72,13 +75,17 @@ def chat_request(path: str, stream: bool = False, ask_usage: bool = True) -> Req
             body["stream"] = True
             if ask_usage:
                 body["stream_options"] = {"include_usage": True}
-        return "POST", path, json.dumps(body, separators=(",", ":")).encode(), ARM_HEADERS
+        return "POST", path, json.dumps(body, separators=(",", ":")).encode(), headers
 
     return make
 
 
 def _path(target: str) -> str:
     return "/openai/v1/chat/completions" if target.startswith("metered") else "/v1/chat/completions"
+
+
+def _headers(target: str) -> dict[str, str]:
+    return litellm_target.HEADERS if target == "litellm" else ARM_HEADERS
 
 
 def _port(target: str) -> str:
@@ -94,12 +101,20 @@ def servers(workdir: Path, args: argparse.Namespace) -> Iterator[dict[str, Serve
     with launched(workdir) as launch:
         pace = ["--chunks", str(args.chunks), "--chunk-ms", str(args.chunk_ms)]
         upstream = launch.upstream("direct", [sys.executable, "-m", "bench.vendor_upstream", *pace])
+        if "litellm" in args.targets:
+            # First: its start-up is by far the longest, and it overlaps the others'.
+            launch.deadline += litellm_target.STARTUP_TIMEOUT
+            litellm_target.start(launch, upstream, MODEL)
         launch.bare_mitmdumps(upstream)
         up_url = f"http://{HOST}:{upstream.port}"
         options = ["--mode", "live", "--port", "0", "--run-dir", str(workdir / "run")]
         options += ["--cap", "1000", "--ledger", str(workdir / "ledger.jsonl"), "--deadline", "600"]
         options += ["--upstream", f"openai={up_url}", "--upstream", f"anthropic={up_url}"]
         env = {**os.environ, "OPENAI_API_KEY": DUMMY_KEY, "ANTHROPIC_API_KEY": DUMMY_KEY}
+        if args.proxy_src:
+            # Another checkout's proxy code (a `git worktree` of an older commit: "before"),
+            # ahead of this venv's editable install of the repository's.
+            env["PYTHONPATH"] = str(args.proxy_src.resolve())
         launch.harness_proxy("metered", options, env)
         yield launch.wait_listening()
 
@@ -108,36 +123,38 @@ def servers(workdir: Path, args: argparse.Namespace) -> Iterator[dict[str, Serve
 
 
 async def measure_plain(running: dict[str, Server], args: argparse.Namespace) -> list[PlainFigures]:
+    targets = [t for t in PLAIN_TARGETS if t in args.targets]
     loads = await measure_load(
         running,
-        {t: chat_request(_path(t)) for t in PLAIN_TARGETS},
+        {t: chat_request(_path(t), headers=_headers(t)) for t in targets},
         args,
         label="plain  ",
         show=lambda t, load: (
             f"{t} p50 {percentile(load.latencies, 50) * 1000:.2f} ms {load.rates[-1]:.0f}/s"
         ),
     )
-    return [PlainFigures(target=t, **loads[t].summary()) for t in PLAIN_TARGETS]
+    return [PlainFigures(target=t, **loads[t].summary()) for t in targets]
 
 
 async def measure_streams(
     running: dict[str, Server], args: argparse.Namespace
 ) -> list[StreamFigures]:
+    targets = [t for t in STREAM_TARGETS if t in args.targets]
     makes = {
-        t: chat_request(_path(t), stream=True, ask_usage=t != "metered_hidden")
-        for t in STREAM_TARGETS
+        t: chat_request(_path(t), stream=True, ask_usage=t != "metered_hidden", headers=_headers(t))
+        for t in targets
     }
-    heads: dict[str, list[float]] = {t: [] for t in STREAM_TARGETS}
-    firsts: dict[str, list[float]] = {t: [] for t in STREAM_TARGETS}
-    lasts: dict[str, list[float]] = {t: [] for t in STREAM_TARGETS}
-    chunks: dict[str, list[int]] = {t: [] for t in STREAM_TARGETS}
-    conns = {t: Connection(HOST, running[_port(t)].port) for t in STREAM_TARGETS}
+    heads: dict[str, list[float]] = {t: [] for t in targets}
+    firsts: dict[str, list[float]] = {t: [] for t in targets}
+    lasts: dict[str, list[float]] = {t: [] for t in targets}
+    chunks: dict[str, list[int]] = {t: [] for t in targets}
+    conns = {t: Connection(HOST, running[_port(t)].port) for t in targets}
     try:
-        for t in STREAM_TARGETS:  # one warm-up stream each: connections open, code paths hot
+        for t in targets:  # one warm-up stream each: connections open, code paths hot
             await conns[t].request(*makes[t](0))
         for round_ in range(args.rounds):
-            shift = round_ % len(STREAM_TARGETS)
-            for t in STREAM_TARGETS[shift:] + STREAM_TARGETS[:shift]:
+            shift = round_ % len(targets)
+            for t in targets[shift:] + targets[:shift]:
                 for i in range(args.stream_repeats):
                     reply = await conns[t].request(*makes[t](i))
                     if reply.status != 200 or reply.first_data is None:
@@ -152,7 +169,7 @@ async def measure_streams(
         for conn in conns.values():
             await conn.close()
     results = []
-    for t in STREAM_TARGETS:
+    for t in targets:
         results.append(
             StreamFigures(
                 target=t,
@@ -218,14 +235,26 @@ async def measure(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     add_load_options(parser, requests=1500)
-    parser.add_argument("--chunks", type=int, default=10, help="SSE writes per streamed reply")
-    parser.add_argument("--chunk-ms", type=float, default=20.0, help="pause between SSE writes")
+    parser.add_argument("--chunks", type=int, default=50, help="SSE writes per streamed reply")
+    parser.add_argument("--chunk-ms", type=float, default=10.0, help="pause between SSE writes")
     parser.add_argument("--stream-repeats", type=int, default=4, help="streams per target/round")
     parser.add_argument("--ledger-single", type=int, default=1000)
     parser.add_argument("--ledger-calls", type=int, default=20000)
     parser.add_argument("--ledger-per-process", type=int, default=100)
     parser.add_argument("--write", type=Path, help="update this Markdown file's section")
+    parser.add_argument(
+        "--no-litellm", action="store_true", help="leave out LiteLLM's proxy (bench/litellm_target)"
+    )
+    parser.add_argument(
+        "--proxy-src",
+        type=Path,
+        help="run the metered proxy from this checkout (e.g. a git worktree of an older commit)",
+    )
+    parser.add_argument(
+        "--json", type=Path, help="also save the figures here (bench.live_compare reads them)"
+    )
     args = parser.parse_args(argv)
+    args.targets = set(PLAIN_TARGETS + STREAM_TARGETS) - ({"litellm"} if args.no_litellm else set())
     if min(args.requests, args.rounds, args.clients, args.stream_repeats) < 1:
         parser.error("--requests, --rounds, --clients and --stream-repeats must be positive")
     if args.duration <= 0 or args.chunks < 2:
@@ -241,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         check = check_metered(workdir)
         ledger = measure_ledger(workdir, args)
     section = render(plain, streams, ledger, check, settings=args, **run.facts())
+    if args.json:
+        save_figures(args.json, plain, streams, ledger, check, run.facts())
     if args.write:
         write_section(args.write, section)
     print(section)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bench.markdown import replace_section
@@ -13,6 +14,7 @@ TARGET_NAMES = {
     "direct": "direct (no proxy)",
     "bare": "bare `mitmdump --mode reverse`",
     "bare_streaming": "bare `mitmdump --mode reverse`, `stream_large_bodies=1`",
+    "litellm": "LiteLLM proxy (`litellm --config`, no database)",
     "metered": "harness live proxy (metered)",
     "metered_hidden": "harness live proxy, arm did not ask for usage (chunk hidden)",
 }
@@ -32,6 +34,7 @@ class PlainFigures:
     rate_range: tuple[float, float]
     cpu_ms_per_call: float  # the serving process's CPU per call under the concurrent load
     errors: int
+    conc_p99_ms: float = 0.0  # latency p99 under the concurrent clients, median of rounds
 
 
 @dataclass
@@ -194,3 +197,23 @@ def render(
 def write_section(path: Path, section: str) -> None:
     """Replace this bench's section of `path`, or append it; other sections stay."""
     replace_section(path, SECTION, section)
+
+
+def save_figures(
+    path: Path,
+    plain: list[PlainFigures],
+    streams: list[StreamFigures],
+    ledger: LedgerFigures,
+    check: MeteredCheck,
+    facts: object,
+) -> None:
+    """One run's figures as JSON, for `bench.live_compare` to set runs side by side."""
+    data = {
+        "plain": [asdict(f) for f in plain],
+        "streams": [asdict(s) for s in streams],
+        "ledger": asdict(ledger),
+        "check": asdict(check),
+        "facts": facts,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n")

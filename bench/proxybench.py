@@ -173,6 +173,7 @@ class LoadSummary(TypedDict):
     rate_range: tuple[float, float]  # lowest and highest round
     cpu_ms_per_call: float  # the serving process's CPU per call, median of rounds
     errors: int
+    conc_p99_ms: float  # latency p99 under the concurrent clients, median of rounds
 
 
 @dataclass
@@ -182,6 +183,7 @@ class Load:
     latencies: list[float] = field(default_factory=list)  # seconds, sequential
     rates: list[float] = field(default_factory=list)  # calls/s, one per round
     cpu: list[float] = field(default_factory=list)  # CPU seconds per call, one per round
+    conc_p99: list[float] = field(default_factory=list)  # seconds, concurrent p99 per round
     errors: int = 0
 
     def summary(self) -> LoadSummary:
@@ -193,6 +195,7 @@ class Load:
             rate_range=(min(self.rates), max(self.rates)),
             cpu_ms_per_call=median(self.cpu) * 1000,
             errors=self.errors,
+            conc_p99_ms=median(self.conc_p99) * 1000 if self.conc_p99 else 0.0,
         )
 
 
@@ -224,6 +227,8 @@ async def measure_load(
             )
             load.cpu.append((cpu_seconds(server.proc.pid) - before) / max(1, tput.total_calls))
             load.rates.append(tput.per_second)
+            if tput.latencies:
+                load.conc_p99.append(percentile(tput.latencies, 99))
             load.errors += tput.errors
         print(
             f"  {label} round {round_ + 1}/{args.rounds}: "

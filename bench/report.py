@@ -28,6 +28,7 @@ class Figures:
     rate_range: tuple[float, float]  # lowest and highest round
     cpu_ms_per_call: float  # the serving process's CPU per call, 32 clients, median of rounds
     errors: int
+    conc_p99_ms: float = 0.0  # latency p99 under the concurrent clients, median of rounds
 
 
 @dataclass

@@ -1,0 +1,108 @@
+"""CPU per streamed event of the live proxy's stream tap (key redaction, the key guard across
+events, the usage meter), without mitmproxy or sockets: steadier than wall times on a loaded
+machine, and what py-spy showed as the proxy's largest per-chunk cost (issue 11).
+
+Feeds `bench.vendor_upstream`'s 50-event reply, write by write, through `StreamCleaner` and
+`StreamMeter` as `proxy.live`'s tap does, and checks the bytes out and the usage. With
+`--before DIR` (a `git worktree` of an older commit) it measures that checkout too, in
+alternating child processes, so both share the machine's load.
+
+Run: `.venv/bin/python -m bench.tap_bench [--before /tmp/p5-before] [--rounds 3]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+KEYS = {
+    "OPENAI_API_KEY": "sk-bench-dummy-study-key",
+    "ANTHROPIC_API_KEY": "sk-ant-bench-dummy-0123",
+}
+
+
+def measure(streams: int, events: int) -> float:
+    """CPU seconds per stream of the tap in this process's checkout."""
+    from mitmproxy import http
+
+    from bench.vendor_upstream import stream_writes
+    from proxy.callstate import CallState
+    from proxy.live_redact import StreamCleaner
+    from proxy.redact import SecretRedactor
+    from proxy.usage import StreamMeter
+
+    writes = [w.partition(b"\r\n")[2][:-2] for w in stream_writes(events)]  # de-chunked
+    redactor = SecretRedactor(KEYS)
+    by_events = hasattr(StreamMeter, "feed_events")  # the one-framing tap (issue 11)
+
+    def one() -> bytes:
+        state = CallState("openai", "/v1/chat/completions", "POST", "arm", "", 0.0)
+        response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+        # Any: the two checkouts' cleaners return events (after) or bytes (before).
+        cleaner: Any = StreamCleaner(redactor, state, response)
+        meter = StreamMeter("openai.chat", "gpt-4.1-mini")
+        feed: Any = meter.feed_events if by_events else meter.feed
+        out = b"".join(feed(cleaner.feed(w)) for w in writes)
+        out += feed(cleaner.finish()) + (b"" if by_events else meter.finish())
+        usage = meter.usage()
+        if usage.source != "vendor" or not usage.terminal_seen:
+            raise RuntimeError(f"the tap metered {usage}")
+        return out
+
+    if one() != b"".join(writes):
+        raise RuntimeError("the tap changed the stream's bytes")
+    for _ in range(20):
+        one()
+    start = time.process_time()
+    for _ in range(streams):
+        one()
+    return (time.process_time() - start) / streams
+
+
+def child(src: Path, streams: int, events: int) -> float:
+    # This file runs as a script, so the checkout's own packages (proxy, bench) are `src`'s.
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    cmd = [sys.executable, __file__, "--child", str(streams), str(events)]
+    out = subprocess.run(cmd, env=env, cwd="/", capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--before", type=Path, help="also measure this checkout")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--streams", type=int, default=300)
+    parser.add_argument("--events", type=int, default=50)
+    parser.add_argument("--child", nargs=2, type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(measure(*args.child))
+        return 0
+    runs: dict[str, list[float]] = {"after": []}
+    if args.before:
+        runs["before"] = []
+    for _ in range(args.rounds):
+        for name in runs:
+            src = args.before.resolve() if name == "before" else ROOT
+            runs[name].append(child(src, args.streams, args.events))
+    load = os.getloadavg()[0]
+    for name, values in runs.items():
+        per = median(values)
+        print(
+            f"{name:<6} tap CPU per {args.events}-event stream {per * 1e3:.2f} ms "
+            f"({per / args.events * 1e6:.0f} us/event; rounds "
+            + ", ".join(f"{v * 1e3:.2f}" for v in values)
+            + f"); load average {load:.1f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
