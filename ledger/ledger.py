@@ -117,6 +117,14 @@ class VerifyReport:
         return not self.problems
 
 
+def chain_end(path: Path) -> tuple[int, str] | None:
+    """The ledger's length and head (what a run's manifest keeps), or None with no ledger yet."""
+    if not path.is_file():
+        return None
+    report = verify(path)
+    return report.entries, report.head
+
+
 def verify(path: Path) -> VerifyReport:
     """Check every line's hash, seq and link to the previous line, without changing the file.
 

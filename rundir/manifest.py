@@ -108,11 +108,14 @@ def write_manifest(
     *,
     prices: Path | None = None,
     ledger: Path | None = None,
+    ledger_chain: tuple[int, str] | None = None,
     images: dict[str, str] | None = None,
 ) -> Manifest:
     """List the run's files in `header.manifest` and rewrite run.json. Call it when nothing
     writes into `run_dir` any more. `prices` and `ledger` are the files a live run used (the
-    audit's defaults); a study run's hashes come from `header.study`."""
+    audit's defaults); `ledger_chain` is that ledger's length and head when the run ended
+    (`ledger.ledger.chain_end`: the caller reads it, this room imports nothing of the ledger's); a
+    study run's hashes come from `header.study`."""
     from rundir.header import now_iso, write_header
 
     study = header.study
@@ -133,11 +136,8 @@ def write_manifest(
         ledger_path=str(ledger.resolve()) if ledger is not None else None,
         files=list_files(run_dir),
     )
-    if ledger is not None and ledger.is_file() and header.mode == "live":
-        from ledger.ledger import verify
-
-        report = verify(ledger)
-        manifest.ledger_entries, manifest.ledger_head = report.entries, report.head
+    if ledger_chain is not None and header.mode == "live":
+        manifest.ledger_entries, manifest.ledger_head = ledger_chain
     header.manifest = manifest
     write_header(run_dir, header)
     return manifest

@@ -135,15 +135,18 @@ def serve_command(
         ) from e
     finally:
         header.ended = now_iso()
+        from ledger.ledger import chain_end
         from rundir.manifest import write_manifest
 
         # The proxy has stopped: list the run's files and the price table and ledger it used.
         live = mode == "live"
         packaged = Path(__file__).resolve().parents[2] / "ledger" / "prices.toml"
+        ledger_file = (ledger or Path("ledger.jsonl")) if live else None
         write_manifest(
             run_dir,
             header,
             prices=(prices or packaged) if live else None,
-            ledger=(ledger or Path("ledger.jsonl")) if live else None,
+            ledger=ledger_file,
+            ledger_chain=chain_end(ledger_file) if ledger_file else None,
         )
         print(f"# harness proxy stopped; calls in {run_dir / 'calls.jsonl'}", file=sys.stderr)

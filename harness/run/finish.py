@@ -19,6 +19,7 @@ from harness.errors import HarnessError
 from harness.run.drive import Driven
 from harness.run.prepare import Plan
 from harness.run.strays import at_teardown, by_destination
+from ledger.ledger import chain_end
 from rundir.header import RunHeader, now_iso
 from rundir.manifest import write_manifest
 from rundir.turns import read_turns
@@ -59,11 +60,13 @@ def finish(plan: Plan, driven: Driven) -> RunResult:
         and not run.outcomes.get("infra_failed")
     )
     header.ended = now_iso()
+    ledger = plan.study.ledger_path if plan.request.mode == "live" else None
     write_manifest(
         run_dir,
         header,
         prices=plan.prices,
-        ledger=plan.study.ledger_path if plan.request.mode == "live" else None,
+        ledger=ledger,
+        ledger_chain=chain_end(ledger) if ledger else None,
         images=images,
     )  # rewrites run.json with the file list
     if driven.fatal:
