@@ -21,6 +21,13 @@ from harness.report.rundata import RunData
 def records(data: RunData, anon: Anonymizer) -> list[dict[str, Any]]:
     dropped = dropped_items(data.turns)
     costs = turn_costs(data.calls)
+    # The response bytes of each turn's calls whose size the run's files give.
+    turn_bytes: dict[tuple[str, str | None, int | None], int] = {}
+    for c in data.calls:
+        size = response_size(c, data.response_bytes)
+        if size is not None:
+            key = (c.arm, c.item, c.turn)
+            turn_bytes[key] = turn_bytes.get(key, 0) + size
     rows: list[dict[str, Any]] = []
     for t in data.turns:
         row: dict[str, Any] = {
@@ -35,6 +42,7 @@ def records(data: RunData, anon: Anonymizer) -> list[dict[str, Any]]:
             "last_token_s": t.last_token_s,
             "attempts": t.attempts,
             "cost_usd": str(costs.get((t.arm, t.item, t.turn), Decimal(0))),
+            "response_bytes": turn_bytes.get((t.arm, t.item, t.turn), 0),
             "text_chars": len(t.text),
             "stray_connections": t.stray_connections,
         }

@@ -167,6 +167,9 @@ def test_the_report_uses_upstream_probes_for_their_vendors_routes(
                          min_s=0.01, median_s=0.02)  # fmt: skip
         (run_dir / "rtt.jsonl").write_text(probe.model_dump_json(by_alias=True) + "\n")
     latency = _section(_report(run_dir, tmp_path / "out"), 9)
+    # records.jsonl: the turn's response size beside its latency (the call's 40 + 60 bytes).
+    (row,) = [r for r in read_jsonl(tmp_path / "out" / "records.jsonl") if r["kind"] == "turn"]
+    assert row["response_bytes"] == 100
     if probed:
         assert "openai.chat 20.0 ms (probe, 3 handshakes)" in latency
         assert "| a | 0.48 s | 0.48 s | not measured | 100 | 100 |" in latency
