@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
+
+from tests.study_builder import StudyBuilder
 
 GATE_ARM = Path(__file__).with_name("gate_arm.py")
 ITEMS = [
@@ -20,18 +22,12 @@ def gate_study(
     ca_bundle: Path | None = None,
 ) -> Path:
     """A study with one gate toy arm; `vendors` points live mode at a fake vendor."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "items.jsonl").write_text("".join(json.dumps(item) + "\n" for item in ITEMS))
-    lines = ['name = "gate-test"', 'items = "items.jsonl"', "deadline_ms = 20000"]
+    fields: dict[str, Any] = {"deadline_ms": 20000}
     if mask is not None:
-        lines.append(f"mask = {json.dumps(mask)}")
+        fields["mask"] = mask
     if ca_bundle is not None:
-        lines.append(f"ca_bundle = {json.dumps(str(ca_bundle))}")
-    lines += ["[arms.toy]", f"command = {json.dumps(f'python {GATE_ARM}')}"]
-    lines.append(f"env = {{ GATE_ARM_VOLATILE = {json.dumps(volatile)} }}")
+        fields["ca_bundle"] = str(ca_bundle)
     if vendors:
-        lines.append("[vendors]")
-        lines += [f"{name} = {json.dumps(url)}" for name, url in vendors.items()]
-    study = folder / "study.toml"
-    study.write_text("\n".join(lines) + "\n")
-    return study
+        fields["vendors"] = vendors
+    study = StudyBuilder(name="gate-test", items=ITEMS, fields=fields)
+    return study.arm("toy", f"python {GATE_ARM}", GATE_ARM_VOLATILE=volatile).write(folder)

@@ -6,8 +6,11 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from tests.study_builder import StudyBuilder
 
 REPO = Path(__file__).resolve().parents[2]
 TOY_ARM = Path(__file__).with_name("study_arm.py")
@@ -21,18 +24,12 @@ def toy_arm(**env: str) -> dict[str, Any]:
 def write_study(
     folder: Path, arms: dict[str, dict[str, Any]], items: list[dict[str, Any]], **fields: Any
 ) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "items.jsonl").write_text("".join(json.dumps(item) + "\n" for item in items))
-    lines = ['name = "test"', 'items = "items.jsonl"']
-    lines += [f"{key} = {json.dumps(value)}" for key, value in fields.items()]
-    for name, spec in arms.items():
-        lines.append(f"[arms.{name}]")
-        lines.append(f"command = {json.dumps(spec['command'])}")
-        env = ", ".join(f"{k} = {json.dumps(v)}" for k, v in spec.get("env", {}).items())
-        lines.append(f"env = {{ {env} }}")
-    study = folder / "study.toml"
-    study.write_text("\n".join(lines) + "\n")
-    return study
+    """A study of `arms` (each {"command", "env"}) over `items`; `fields` are study.toml's."""
+    tables = {
+        name: {"command": spec["command"], "env": spec.get("env", {})}
+        for name, spec in arms.items()
+    }
+    return StudyBuilder(items=items, arms=tables, fields=fields).write(folder)
 
 
 def spawn_harness(*args: str) -> subprocess.Popen[str]:
@@ -47,13 +44,20 @@ def spawn_harness(*args: str) -> subprocess.Popen[str]:
     )
 
 
-def harness(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def harness(
+    *args: str, env: Mapping[str, str | None] | None = None, cwd: Path = REPO
+) -> subprocess.CompletedProcess[str]:
+    """The `harness` CLI run to its end: the one helper every test that runs it uses.
+
+    `env` is laid over this process's environment; a None value unsets that variable (a test of
+    a default must not inherit the developer's own, e.g. HARNESS_LEDGER)."""
+    merged = {**os.environ, "HARNESS_NO_PROGRESS": "1", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", "--log-json", *args],
         capture_output=True,
         text=True,
-        cwd=REPO,
-        env={**os.environ, "HARNESS_NO_PROGRESS": "1", **(env or {})},
+        cwd=cwd,
+        env={key: value for key, value in merged.items() if value is not None},
         timeout=RUN_TIMEOUT,
     )
 

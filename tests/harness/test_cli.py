@@ -11,13 +11,9 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
+from tests.harness.studies import harness
+
 pytestmark = pytest.mark.integration
-
-
-def harness_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, timeout=60
-    )
 
 
 @pytest.mark.parametrize(
@@ -31,7 +27,7 @@ def harness_cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_usage_errors_print_a_short_message_and_no_traceback(
     args: tuple[str, ...], message: str
 ) -> None:
-    done = harness_cli(*args)
+    done = harness(*args)
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
@@ -111,7 +107,7 @@ def test_every_command_is_reached_through_the_table() -> None:
 
 
 def test_a_misspelt_command_is_refused_with_a_suggestion() -> None:
-    done = harness_cli("recrd")
+    done = harness("recrd")
     assert done.returncode == 2
     assert "No such command 'recrd'. Did you mean 'record'?" in done.stderr
     assert "Traceback" not in done.stderr

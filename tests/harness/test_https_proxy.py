@@ -9,7 +9,6 @@ harness CA) gets it there. Nothing leaves the machine: the SDK sends CONNECT to 
 
 from __future__ import annotations
 
-import json
 import ssl
 from decimal import Decimal
 from pathlib import Path
@@ -28,6 +27,7 @@ from tests.harness.studies import (
     write_study,
 )
 from tests.proxy.live_helpers import STUDY_ANTHROPIC_KEY, STUDY_KEYS, STUDY_OPENAI_KEY
+from tests.study_builder import StudyBuilder
 
 pytestmark = pytest.mark.integration
 
@@ -117,14 +117,11 @@ def test_live_mode_meters_hardcoded_host_calls_with_the_study_key(tmp_path: Path
     answers only the study's key), metered and priced, and the key stays in the proxy."""
     keys = {"openai": STUDY_OPENAI_KEY, "anthropic": STUDY_ANTHROPIC_KEY}
     with FakeVendor(api_keys=keys) as vendor:
-        folder = tmp_path / "study"
-        folder.mkdir()
-        (folder / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in ITEMS))
-        study = folder / "study.toml"
-        study.write_text(
-            'name = "hardcoded-live"\nitems = "items.jsonl"\n'
-            f'[arms.engine]\ncommand = "python {HARDCODED_ARM}"\n'
-            f'[vendors]\nopenai = "{vendor.url}"\nanthropic = "{vendor.url}"\n'
+        study = (
+            StudyBuilder(name="hardcoded-live", items=ITEMS)
+            .arm("engine", f"python {HARDCODED_ARM}")
+            .set(vendors={"openai": vendor.url, "anthropic": vendor.url})
+            .write(tmp_path / "study")
         )
         run_dir = gate_then_live(study, tmp_path / "runs", STUDY_KEYS)
         served = len(vendor.requests)

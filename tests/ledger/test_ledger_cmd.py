@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import pytest
 
 from ledger.entries import CallSettlement
 from ledger.ledger import Ledger
+from tests.harness.studies import harness as run_harness
 
 pytestmark = pytest.mark.integration
 
@@ -22,16 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def harness(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Each call is a fresh process (a few seconds: the CLI imports mitmproxy), so tests are few."""
-    base = {k: v for k, v in os.environ.items() if k != "HARNESS_LEDGER"}
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd or ROOT,
-        env={**base, **(env or {}), "PYTHONPATH": str(ROOT)},
-        timeout=120,
-    )
+    """Each call is a fresh process (a few seconds: the CLI imports mitmproxy), so tests are few.
+    The developer's own HARNESS_LEDGER is unset: these tests check where the ledger is found."""
+    base: dict[str, str | None] = {"HARNESS_LEDGER": None, "PYTHONPATH": str(ROOT)}
+    return run_harness(*args, cwd=cwd or ROOT, env={**base, **(env or {})})
 
 
 def make_ledger(path: Path, stage_by_cli: bool = False) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.fakevendor.server import FakeVendor
@@ -40,13 +38,3 @@ def start_live_proxy(
     if vendor.tls:
         args += ["--ca-bundle", str(vendor.ca_file)]
     return ProxyProcess(tmp_path / name, *args, env=STUDY_KEYS)
-
-
-def harness(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )

@@ -38,7 +38,8 @@ from harness.errors import HarnessError
 from ledger.prices import TokenCounts, cost, load_prices
 from tests.fakevendor.records import Served
 from tests.fakevendor.server import FakeVendor
-from tests.proxy.live_helpers import STUDY_KEYS, harness
+from tests.harness.studies import harness
+from tests.proxy.live_helpers import STUDY_KEYS
 from tests.proxy.proxy_process import ProxyProcess
 
 # About 90 s on an idle 2-core machine: 20 proxy starts of ~6 CPU-seconds each (imports and the

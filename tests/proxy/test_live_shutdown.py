@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from tests.fakevendor.server import FakeVendor
-from tests.proxy.live_helpers import harness, start_live_proxy
+from tests.harness.studies import harness
+from tests.proxy.live_helpers import start_live_proxy
 
 pytestmark = pytest.mark.integration
 
