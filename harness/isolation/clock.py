@@ -5,8 +5,8 @@ Each arm reads its offset from the real clock ("+N" / "-N" seconds) in a timesta
 normally from there. libfaketime has three ways to follow such a file; bench/faketime_bench.py
 measured them (BENCHMARKS.md, "Clock pinning"): re-reading it on every clock call
 (`FAKETIME_NO_CACHE=1`) made a loop of time.time(), datetime.now() and os.stat() 4 to 6 times
-slower (sys time 5 to 6 times) in two runs; a cache costs about a tenth. libfaketime 0.9.10 re-reads a
-cached file when the real clock's whole second has moved past its last read, so with
+slower (sys time 5 to 6 times) in two runs; a cache costs about a tenth. libfaketime 0.9.10
+re-reads a cached file when the real clock's whole second has moved past its last read, so with
 `FAKETIME_CACHE_DURATION=0` an arm can see the old offset until the next real second begins
 (measured: at most 0.92 s after the write, always right after a second boundary). `settle`
 waits out that window after each write, so no turn ever starts on the previous item's clock:

@@ -282,7 +282,7 @@ async def test_an_exception_anywhere_in_the_request_hook_is_the_vendors_500(
         call = json.loads((tmp_path / "calls.jsonl").read_text().splitlines()[-1])
         assert call["status"] == 500 and call["outcome"] == "proxy_error"
         assert "proxy_exception" in call["flags"]
-        assert addon.failed is None  # the proxy keeps serving
+        assert addon.sink.failed is None  # the proxy keeps serving
         await addon.done()
 
 
@@ -321,5 +321,5 @@ async def test_a_failure_while_the_reply_streams_breaks_the_call_instead_of_rela
         addon.error(flow)
         call = json.loads((tmp_path / "calls.jsonl").read_text().splitlines()[-1])
         assert call["outcome"] == "proxy_error" and "proxy_exception" in call["flags"]
-        assert addon.failed is None
+        assert addon.sink.failed is None
         await addon.done()

@@ -13,10 +13,10 @@ import pytest
 
 from ledger.prices import TokenCounts, cost, load_prices
 from tests.fakevendor.server import FakeVendor
+from tests.harness.studies import harness
 from tests.proxy.live_helpers import (
     STUDY_ANTHROPIC_KEY,
     STUDY_OPENAI_KEY,
-    harness,
     start_live_proxy,
 )
 from tests.proxy.proxy_process import ProxyProcess
