@@ -19,6 +19,7 @@ import json
 from typing import Any
 
 from rundir.calllog import CallRecord
+from rundir.masking import mask_body
 from rundir.packread import PackReader
 
 LONG = 200  # a string longer than this is shown as a window
@@ -81,6 +82,11 @@ def first_difference(a: str, b: str) -> int:
     return next(
         (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
     )
+
+
+def compared_view(call: CallRecord, body: Any, masks: list[str]) -> dict[str, Any]:
+    """What a comparison sees of a call, and so what its diff shows: method, route, masked body."""
+    return {"method": call.method, "route": call.route, "body": mask_body(body, masks)}
 
 
 def request_body(pack: PackReader, call: CallRecord) -> Any:

@@ -21,7 +21,13 @@ from typing import Any, Literal
 
 import rfc8785
 
-from harness.checks.body_diff import MISSING, body_diff, first_difference, request_body
+from harness.checks.body_diff import (
+    MISSING,
+    body_diff,
+    compared_view,
+    first_difference,
+    request_body,
+)
 from harness.checks.masks import EXCLUDED_HEADERS, all_masks
 from harness.checks.pinning import pinning_difference
 from harness.run.pipeline import Isolation, RunRequest, RunResult, run_study
@@ -37,7 +43,6 @@ from rundir.gate_record import (
     GateRun,
 )
 from rundir.header import new_run_id, now_iso
-from rundir.masking import mask_body
 from rundir.packread import PackReader
 
 RUNS = 2
@@ -152,7 +157,7 @@ class _Side:
 
 
 def _canonical(call: CallRecord, body: Any, masks: list[str]) -> bytes:
-    return bytes(rfc8785.dumps(_shown(call, body, masks)))
+    return bytes(rfc8785.dumps(compared_view(call, body, masks)))
 
 
 def compare_runs(
@@ -208,7 +213,8 @@ def _divergence(
     kind: Literal["differs", "only_in_first", "only_in_second"]
     paths: list[str] = []
     shown = [
-        _shown(calls[n][index], bodies[n][index], masks) if here[n] else MISSING for n in (0, 1)
+        compared_view(calls[n][index], bodies[n][index], masks) if here[n] else MISSING
+        for n in (0, 1)
     ]
     names = [
         f"{side} run {calls[n][index].run_id} seq {calls[n][index].seq}"
@@ -240,11 +246,6 @@ def _divergence(
         first=requests[0],
         second=requests[1],
     )
-
-
-def _shown(call: CallRecord, body: Any, masks: list[str]) -> dict[str, Any]:
-    """What the comparison saw of a call: its method, route and masked body."""
-    return {"method": call.method, "route": call.route, "body": mask_body(body, masks)}
 
 
 def _unreadable(key: TurnKey, why: str) -> Divergence:

@@ -20,13 +20,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.checks.body_diff import MISSING, body_diff, diff_block, request_body
+from harness.checks.body_diff import MISSING, body_diff, compared_view, diff_block, request_body
 from harness.checks.pinning import pinning_difference
 from rundir.atomic import write_atomic
 from rundir.calllog import CallRecord, read_calls
 from rundir.errors import RunDirError
 from rundir.header import read_header
-from rundir.masking import DEFAULT_BODY_MASKS, mask_body
+from rundir.masking import DEFAULT_BODY_MASKS
 from rundir.model import RunDirModel
 from rundir.packread import PackReader
 from rundir.turns import read_turns
@@ -235,8 +235,9 @@ def _add_body_diffs(
                 body = request_body(packs[n], call)
             except (KeyError, ValueError) as e:
                 body = f"(body unreadable: {e})"
-            masked = mask_body(body, list(DEFAULT_BODY_MASKS) if masks is None else masks)
-            shown.append({"method": call.method, "route": call.route, "body": masked})
+            shown.append(
+                compared_view(call, body, list(DEFAULT_BODY_MASKS) if masks is None else masks)
+            )
             labels.append(f"{names[n]} {run_dirs[n].name} seq {call.seq}")
         d.body_diff = body_diff(shown[0], shown[1], labels[0], labels[1])
 
