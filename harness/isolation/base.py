@@ -87,7 +87,8 @@ class IsolationBackend(ABC):
     @abstractmethod
     def pin_clock(self, name: str, clock: datetime) -> None:
         """Set the arm's wall clock to `clock` from now on (no-op when clock_pinning is
-        seam-only: the clock then reaches the arm on the seam only)."""
+        seam-only: the clock then reaches the arm on the seam only). It may block for up to about
+        a second (harness/isolation/clock.py's `settle`): call it off the event loop."""
 
     @abstractmethod
     async def stop(self) -> None:

@@ -51,8 +51,9 @@ def offset_line(clock: datetime, now: float) -> tuple[int, str]:
 
 def settle(written: float) -> None:
     """Wait until every arm's libfaketime must have re-read a timestamp file written at real
-    time `written`: its cache holds until the next whole real second. Blocking on purpose: the
-    orchestrator pins a clock between an arm's items, when nothing else of the run is in flight."""
+    time `written`: its cache holds until the next whole real second. Blocking (up to about a
+    second): the orchestrator calls `pin_clock` in a worker thread, so its event loop (the
+    proxy's control client, Ctrl-C) goes on meanwhile."""
     delay = math.floor(written) + 1 + SETTLE_MARGIN_S - time.time()
     if delay > 0:
         time.sleep(delay)

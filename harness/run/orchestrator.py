@@ -37,6 +37,7 @@ from harness.run.strays import Key, stray_key
 from harness.study import Item, Study
 from rundir.rtt import ProbePhase, RttLog
 from rundir.strays_seen import StraySeen, append_seen
+from rundir.turn_message import TurnMessage
 from rundir.turns import TurnLog, TurnOutcome, TurnRecord
 
 log = structlog.get_logger("harness.run.orchestrator")
@@ -202,7 +203,9 @@ class Orchestrator:
     async def _attempt(self, item: Item, arm: str, attempt: int, done: list[TurnRecord]) -> None:
         """Run the item's turns on `arm`; records go to `done`. Raises InfraError."""
         client = self.clients[arm]
-        self.backend.pin_clock(arm, item.clock)
+        # In a thread: pinning waits out libfaketime's cache (up to a second), and the loop
+        # must not stop meanwhile (a Ctrl-C, the control client's connection).
+        await asyncio.to_thread(self.backend.pin_clock, arm, item.clock)
         session_id = f"{item.id}.{attempt}"
         opened = OpenSession(
             session_id=session_id, item_id=item.id, clock=item.clock, context=item.context
@@ -402,9 +405,13 @@ class Orchestrator:
 
     async def _tell_proxy(self, arm: str, item: str | None, turn: int) -> None:
         assert self.control is not None
+        # The model the proxy's control endpoint validates with (proxy/control.py).
+        message = TurnMessage(arm=arm, item=item, turn=turn)
         try:
             response = await self.control.post(
-                "/turn", json={"arm": arm, "item": item, "turn": turn}
+                "/turn",
+                content=message.model_dump_json(by_alias=True),
+                headers={"content-type": "application/json"},
             )
             response.raise_for_status()
         except httpx.HTTPError as e:
