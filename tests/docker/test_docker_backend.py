@@ -28,6 +28,8 @@ import pytest
 
 from harness.images.build import ARM
 from harness.isolation.docker_net import network_gateway
+from tests.harness.studies import read_jsonl
+from tests.study_builder import StudyBuilder
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -86,11 +88,10 @@ def test_compose_file_names_the_proxy_and_arms_on_internal_networks(tmp_path: Pa
         assert data["networks"][arm]["internal"] is True
     # A study next to it names its services as arms; the backend takes their images.
     shutil.copy(compose, tmp_path / "compose.yaml")
-    shutil.copy(REPO / "examples" / "quickstart" / "items.jsonl", tmp_path / "items.jsonl")
-    (tmp_path / "study.toml").write_text(
-        'name = "c"\nitems = "items.jsonl"\narms = ["bare", "retrieval"]\n'
+    items = read_jsonl(REPO / "examples" / "quickstart" / "items.jsonl")
+    study = load_study(
+        StudyBuilder(name="c", items=items, arms=["bare", "retrieval"]).write(tmp_path)
     )
-    study = load_study(tmp_path / "study.toml")
     assert study.arms["bare"].command == ["python", "-m", "arms.bare"]
     assert compose_images(study.compose_path) == {
         "proxy": "harness-proxy",
@@ -166,22 +167,15 @@ def server_container(docker_engine: docker.DockerClient, images: None) -> Iterat
     network.remove()
 
 
-def write_egress_study(folder: Path, extra: str = 'on_stray = "fail"\n') -> Path:
+def write_egress_study(folder: Path, on_stray: str = "fail") -> Path:
     """The prober and the other arm; by default the run goes on past strays (`on_stray =
     "fail"`) so the other arm's turn runs too."""
     shutil.copy(Path(__file__).parent / "egress_arm.py", folder / "egress_arm.py")
-    (folder / "items.jsonl").write_text(
-        json.dumps({"id": "probe", "clock": "2024-05-01T10:00:00Z", "turns": [{"user": "go"}]})
-        + "\n"
-    )
-    study = folder / "study.toml"
-    study.write_text(
-        'name = "egress"\nitems = "items.jsonl"\ndeadline_ms = 90000\nledger = "ledger.jsonl"\n'
-        f"{extra}"
-        '[arms.prober]\ncommand = "python egress_arm.py"\n'
-        '[arms.other]\ncommand = "python egress_arm.py"\n'
-    )
-    return study
+    item = {"id": "probe", "clock": "2024-05-01T10:00:00Z", "turns": [{"user": "go"}]}
+    study = StudyBuilder(name="egress", items=[item])
+    study.arm("prober", "python egress_arm.py").arm("other", "python egress_arm.py")
+    study.set(deadline_ms=90000, ledger="ledger.jsonl", on_stray=on_stray)
+    return study.write(folder)
 
 
 def wait_for_arms(
@@ -311,11 +305,8 @@ def write_sleeper_study(tmp_path: Path) -> Path:
     study_dir.mkdir()
     shutil.copy(REPO / "tests" / "harness" / "study_arm.py", study_dir / "study_arm.py")
     item = {"id": "slow", "clock": "2024-05-01T10:00:00Z", "turns": [{"user": "sleep 6"}]}
-    (study_dir / "items.jsonl").write_text(json.dumps(item) + "\n")
-    (study_dir / "study.toml").write_text(
-        'name = "kill"\nitems = "items.jsonl"\nledger = "ledger.jsonl"\n'
-        '[arms.sleeper]\ncommand = "python study_arm.py"\n'
-    )
+    study = StudyBuilder(name="kill", items=[item]).arm("sleeper", "python study_arm.py")
+    study.set(ledger="ledger.jsonl").write(study_dir)
     return study_dir
 
 
@@ -388,12 +379,8 @@ def test_an_engine_that_hard_codes_vendor_hosts_reaches_the_proxy_from_its_conta
     shutil.copy(REPO / "tests" / "harness" / "hardcoded_arm.py", study_dir / "hardcoded_arm.py")
     turns = ["openai hello", "anthropic tell me a story", "fetch https://exfiltrate.example/x"]
     item = {"id": "i1", "clock": "2024-05-01T10:00:00Z", "turns": [{"user": t} for t in turns]}
-    (study_dir / "items.jsonl").write_text(json.dumps(item) + "\n")
-    study = study_dir / "study.toml"
-    study.write_text(
-        'name = "hardcoded"\nitems = "items.jsonl"\non_stray = "fail"\n'
-        '[arms.engine]\ncommand = "python hardcoded_arm.py"\n'
-    )
+    builder = StudyBuilder(name="hardcoded", items=[item]).set(on_stray="fail")
+    study = builder.arm("engine", "python hardcoded_arm.py").write(study_dir)
     runs = tmp_path / "runs"
     process = run_harness("record", str(study), "--isolation", "docker", "--run-dir", str(runs))
     output, _ = process.communicate(timeout=300)

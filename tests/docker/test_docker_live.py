@@ -34,6 +34,7 @@ from tests.fakevendor.records import ReceivedRequest, Served
 from tests.fakevendor.server import FakeVendor
 from tests.harness.studies import harness, read_jsonl
 from tests.proxy.live_helpers import STUDY_ANTHROPIC_KEY, STUDY_KEYS, STUDY_OPENAI_KEY
+from tests.study_builder import StudyBuilder
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -65,27 +66,13 @@ def bridge_gateway(client: docker.DockerClient) -> str:
 
 def write_study(folder: Path, vendor_url: str) -> Path:
     """Two reference arms (arms.bare), one per vendor, with a small max_tokens to reserve."""
-    folder.mkdir(parents=True)
-    (folder / "items.jsonl").write_text("".join(json.dumps(item) + "\n" for item in ITEMS))
+    study = StudyBuilder(name="docker-live", items=ITEMS)
     models = {"claude": "claude-haiku-4-5", "gpt": "gpt-4.1-mini"}
-    lines = [
-        'name = "docker-live"',
-        'items = "items.jsonl"',
-        "deadline_ms = 30000",
-        'ledger = "ledger.jsonl"',
-        "[pins]",
-        "temperature = 0",
-    ]
     for arm, model in models.items():
-        lines += [
-            f"[arms.{arm}]",
-            'command = "python -m arms.bare"',
-            f'env = {{ ARM_MODEL = "{model}", ARM_MAX_TOKENS = "128" }}',
-        ]
-    lines += ["[vendors]", f'anthropic = "{vendor_url}"', f'openai = "{vendor_url}"']
-    study = folder / "study.toml"
-    study.write_text("\n".join(lines) + "\n")
-    return study
+        study.arm(arm, "python -m arms.bare", ARM_MODEL=model, ARM_MAX_TOKENS="128")
+    study.set(deadline_ms=30000, ledger="ledger.jsonl", pins={"temperature": 0})
+    study.set(vendors={"anthropic": vendor_url, "openai": vendor_url})
+    return study.write(folder)
 
 
 class EnvWatcher:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 
 from harness.run.strays import by_destination
 from tests.harness.studies import harness, header, read_jsonl
+from tests.study_builder import StudyBuilder
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 
@@ -143,37 +145,40 @@ def test_gate_replay_and_audit_pass(recorded: Path) -> None:
 
 
 def _variant(
-    tmp_path: Path, arms: list[str], stubs: str = "", env: dict[str, str] | None = None
+    tmp_path: Path,
+    arms: list[str],
+    stubs: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
 ) -> Path:
     """examples/engines with some arms, one item, extra stub rules and engine environment."""
     study = tmp_path / "engines"
     shutil.copytree(EXAMPLE, study)
-    (study / "items.jsonl").write_text(json.dumps(ITEMS["sister"]) + "\n")
-    text = (study / "study.toml").read_text()
-    text = text.replace(
-        'arms = ["bare", "mem0", "graphiti", "node-openai"]', f"arms = {json.dumps(arms)}"
-    )
-    text = text.replace('ledger = "../../ledger.jsonl"', 'ledger = "ledger.jsonl"')
-    if stubs:
-        (study / "stubs.toml").write_text(stubs)
-        text = text.replace('items = "items.jsonl"', 'items = "items.jsonl"\nstubs = "stubs.toml"')
-    text = text.replace("[pins]", 'on_stray = "fail"\n\n[pins]')
-    (study / "study.toml").write_text(text)
+    example = tomllib.loads((EXAMPLE / "study.toml").read_text())
+    fields = {k: v for k, v in example.items() if k not in ("name", "items", "arms")}
+    fields |= {"ledger": "ledger.jsonl", "on_stray": "fail"}
+    builder = StudyBuilder(name=example["name"], items=[ITEMS["sister"]], arms=arms, stubs=stubs)
+    path = builder.set(**fields).write(study)
     compose = (study / "compose.yaml").read_text()
     for key, value in (env or {}).items():
         compose = compose.replace(f'      {key}: "false"', f'      {key}: "{value}"')
     (study / "compose.yaml").write_text(compose)
-    return study / "study.toml"
+    return path
 
 
 def test_an_engine_that_stores_nothing_fails_its_memory_control(
     engine_images: None, tmp_path: Path
 ) -> None:
     # mem0's extractor is told there is nothing to remember: every turn still ends `done`.
-    nothing = (
-        'schema = 1\n[[rules]]\nname = "extract-nothing"\nsystem_contains = "Memory Extractor"\n'
-        "reply = '{\"memory\": []}'\n"
-    )
+    nothing = {
+        "schema": 1,
+        "rules": [
+            {
+                "name": "extract-nothing",
+                "system_contains": "Memory Extractor",
+                "reply": '{"memory": []}',
+            }
+        ],
+    }
     runs = tmp_path / "runs"
     code, out = _docker(
         "record", str(_variant(tmp_path, ["mem0"], nothing)), "--run-dir", str(runs)

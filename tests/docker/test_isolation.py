@@ -18,6 +18,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import docker
 import pytest
@@ -29,6 +30,7 @@ from tests.docker.test_docker_backend import (
     run_id_of,
     wait_for_arms,
 )
+from tests.study_builder import StudyBuilder
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 FORGED_V4 = "10.123.45.67"
@@ -80,21 +82,25 @@ def link_local(interface: str) -> str:
 
 
 def run_raw_arm(
-    client: docker.DockerClient, folder: Path, servers: Servers, fields: str, prober: str = ""
+    client: docker.DockerClient,
+    folder: Path,
+    servers: Servers,
+    fields: dict[str, Any],
+    prober: dict[str, Any] | None = None,
 ) -> tuple[subprocess.Popen[str], str, Path, dict[str, object]]:
-    """Start `harness record` on the raw arm; once its container runs, aim it at the servers."""
+    """Start `harness record` on the raw arm; once its container runs, aim it at the servers.
+    `fields` are study.toml's, `prober` the prober arm's table beside its command."""
     study_dir = folder / "study"
     study_dir.mkdir()
     shutil.copy(Path(__file__).with_name("raw_arm.py"), study_dir / "raw_arm.py")
     turns = [{"user": "probe"}, {"user": "again"}]
     items = [{"id": f"i{n}", "clock": "2024-05-01T10:00:00Z", "turns": turns} for n in (1, 2)]
-    (study_dir / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
-    study = study_dir / "study.toml"
-    study.write_text(
-        f'name = "raw"\nitems = "items.jsonl"\ndeadline_ms = 60000\n{fields}'
-        f'[arms.prober]\ncommand = "python raw_arm.py"\n{prober}'
-        '[arms.other]\ncommand = "python raw_arm.py"\n'
-    )
+    arms = {
+        "prober": {"command": "python raw_arm.py", **(prober or {})},
+        "other": {"command": "python raw_arm.py"},
+    }
+    builder = StudyBuilder(name="raw", items=items, arms=arms)
+    study = builder.set(deadline_ms=60000, **fields).write(study_dir)
     runs = folder / "runs"
     process = run_harness("record", str(study), "--isolation", "docker", "--run-dir", str(runs))
     try:
@@ -130,7 +136,7 @@ def records(run_dir: Path, name: str) -> list[dict[str, object]]:
 def test_a_root_arm_without_capabilities_is_refused_and_the_run_halts(
     docker_engine: docker.DockerClient, images: None, servers: Servers, tmp_path: Path
 ) -> None:
-    process, output, run_dir, _ = run_raw_arm(docker_engine, tmp_path, servers, "")
+    process, output, run_dir, _ = run_raw_arm(docker_engine, tmp_path, servers, {})
     assert process.returncode == 1, output  # a failed run, and the summary says why
     # Named by the first evidence seen: the guard's refused raw socket, or the DNS refuser's
     # lookup when both arrived before the harness looked (the harness's own evidence first).
@@ -160,7 +166,7 @@ def test_an_arm_given_net_raw_is_still_refused_and_named_by_the_host(
     docker_engine: docker.DockerClient, images: None, servers: Servers, tmp_path: Path
 ) -> None:
     process, output, run_dir, targets = run_raw_arm(
-        docker_engine, tmp_path, servers, 'on_stray = "fail"\n', 'cap_add = ["NET_RAW"]\n'
+        docker_engine, tmp_path, servers, {"on_stray": "fail"}, {"cap_add": ["NET_RAW"]}
     )
     assert process.returncode == 1, output  # every turn ran; the run failed at its end
     turns = records(run_dir, "turns.jsonl")
