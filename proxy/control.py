@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from dataclasses import dataclass
 
 import structlog
@@ -24,11 +25,28 @@ from mitmproxy import ctx
 from mitmproxy.addonmanager import Loader
 from pydantic import ValidationError
 
+from proxy.safe_json import HostileJSON, parse_body
 from rundir.turn_message import TurnMessage
 
 log = structlog.get_logger("harness.proxy.control")
 
 MAX_BODY = 64 * 1024
+REASONS = {200: "OK", 400: "Bad Request", 413: "Content Too Large"}
+
+
+# A refused body is read and dropped, up to this much, before the connection closes: closing on
+# unread bytes resets it, and a reset can discard the answer before the sender reads it.
+DRAIN_LIMIT = 1024 * 1024
+DRAIN_TIMEOUT_S = 2.0
+
+
+class RefusedFraming(ValueError):
+    """A control request whose head cannot be trusted (a body too large, a length that is no
+    number): answered with `status`, then the connection is closed, its body never parsed."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -82,18 +100,16 @@ class HarnessControl:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
-                request = await _read_request(reader)
+                try:
+                    request = await _read_request(reader)
+                except RefusedFraming as e:
+                    await _answer(writer, e.status, {"error": str(e)}, close=True)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(_drain(reader), DRAIN_TIMEOUT_S)
+                    break
                 if request is None:
                     break
-                status, body = self._handle(*request)
-                payload = json.dumps(body).encode()
-                reason = "OK" if status == 200 else "Bad Request"
-                head = (
-                    f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
-                    f"content-length: {len(payload)}\r\n\r\n"
-                )
-                writer.write(head.encode() + payload)
-                await writer.drain()
+                await _answer(writer, *self._handle(*request))
         except (ConnectionError, asyncio.IncompleteReadError, ValueError):
             pass
         finally:
@@ -105,7 +121,11 @@ class HarnessControl:
         if method == "GET":
             return 200, self.turns.snapshot()
         try:
-            message = TurnMessage.model_validate_json(body)
+            # Strict: a turn of `true`, "3" or 3.0 is a sender's bug, not turn 1 or 3; a key given
+            # twice, a huge number or a deep body is refused as the vendor routes refuse them.
+            message = TurnMessage.model_validate(parse_body(body), strict=True)
+        except HostileJSON as e:
+            return 400, {"error": f"body must be one JSON object: {e}"}
         except ValidationError as e:
             first = e.errors(include_url=False)[0]
             where = ".".join(str(p) for p in first["loc"]) or "body"
@@ -131,8 +151,30 @@ async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes] 
     for line in lines[1:]:
         name, _, value = line.partition(":")
         if name.strip().lower() == "content-length":
+            if not re.fullmatch(r"[0-9]{1,20}", value.strip()):
+                raise RefusedFraming(400, f"content-length {value.strip()[:40]!r} is no length")
             length = int(value.strip())
     if length > MAX_BODY:
-        raise ValueError("control request too large")
+        raise RefusedFraming(413, f"a control request body is at most {MAX_BODY} bytes")
     body = await reader.readexactly(length) if length else b""
     return method, path, body
+
+
+async def _answer(
+    writer: asyncio.StreamWriter, status: int, body: object, close: bool = False
+) -> None:
+    payload = json.dumps(body).encode()
+    # A refused request's connection closes after the answer: the sender must not reuse it.
+    closing = "connection: close\r\n" if close else ""
+    head = (
+        f"HTTP/1.1 {status} {REASONS[status]}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(payload)}\r\n{closing}\r\n"
+    )
+    writer.write(head.encode() + payload)
+    await writer.drain()
+
+
+async def _drain(reader: asyncio.StreamReader) -> None:
+    left = DRAIN_LIMIT
+    while left > 0 and (chunk := await reader.read(min(left, 64 * 1024))):
+        left -= len(chunk)

@@ -3,14 +3,16 @@ keeps the turn on each call's flow when it arrives, so the call's record carries
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from pydantic import ValidationError
 
 from harness.isolation.ports import free_port
-from proxy.control import HarnessControl, TurnRef
+from proxy.control import MAX_BODY, HarnessControl, TurnRef
 from rundir.turn_message import TurnMessage
 from tests.proxy.addon_kit import addon_context
 
@@ -72,3 +74,115 @@ def test_the_message_model() -> None:
     assert TurnMessage.model_validate({"schema": 1, "arm": "a", "item": "i", "turn": 0}).turn == 0
     with pytest.raises(ValidationError):
         TurnMessage.model_validate({"schema": 2, "arm": "a"})
+
+
+PACED = 'schema = 1\n[[delays]]\npurpose = "paced"\nchunk_ms = 80\n'
+STORY = {
+    "model": "gpt-4.1",
+    "stream": True,
+    "messages": [{"role": "user", "content": "Tell me a long story about a lighthouse keeper"}],
+}
+
+
+async def test_a_streamed_call_keeps_its_turn_while_new_turns_land(tmp_path: Path) -> None:
+    """Two calls in flight (paced streams), each sent under another turn, and the board moved on
+    twice before either ends: each is charged to the turn current when its request arrived."""
+    stubs = tmp_path / "stubs.toml"
+    stubs.write_text(PACED)
+    port = free_port()
+    async with (
+        addon_context(tmp_path / "run", harness_control_port=port, harness_stubs=str(stubs)) as kit,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as control,
+    ):
+
+        async def start(turn: int) -> tuple[Any, asyncio.Task[Any]]:
+            said = await control.post("/turn", json={"arm": "default", "item": "i1", "turn": turn})
+            assert said.status_code == 200
+            flow = kit.flow(CHAT, STORY, headers={"x-harness-purpose": "paced"})
+            sent = asyncio.create_task(kit.send(flow))
+            while flow.request.path == CHAT:  # until the reply is handed to the stream server
+                await asyncio.sleep(0.005)
+            return flow, sent
+
+        first, first_sent = await start(0)
+        second, second_sent = await start(1)
+        await control.post("/turn", json={"arm": "default", "item": None, "turn": None})
+        # Both streams are still playing (80 ms a chunk) when the board has moved on.
+        assert not first_sent.done() and not second_sent.done()
+        await asyncio.gather(first_sent, second_sent)
+        _, _, after = await kit.call(CHAT, BODY)
+    assert first.response is not None and first.response.status_code == 200
+    assert "data: [DONE]" in first.response.get_text()
+    assert first.metadata["harness"].turn == TurnRef("i1", 0)
+    assert second.metadata["harness"].turn == TurnRef("i1", 1)
+    assert after.metadata["harness"].turn is None
+    by_seq = sorted(kit.calls(), key=lambda c: c["seq"])
+    assert [(c["item"], c["turn"], c["stream"]) for c in by_seq] == [
+        ("i1", 0, True),
+        ("i1", 1, True),
+        (None, None, False),
+    ]
+
+
+HOSTILE = {
+    "turn true": b'{"arm": "a", "item": "i9", "turn": true}',
+    "turn as text": b'{"arm": "a", "item": "i9", "turn": "3"}',
+    "turn a float": b'{"arm": "a", "item": "i9", "turn": 3.0}',
+    "negative turn": b'{"arm": "a", "item": "i9", "turn": -1}',
+    "item a number": b'{"arm": "a", "item": 9, "turn": 3}',
+    "arm a list": b'{"arm": ["a"], "item": "i9", "turn": 3}',
+    "empty arm": b'{"arm": "", "item": "i9", "turn": 3}',
+    "arm twice": b'{"arm": "x", "item": "i9", "turn": 3, "arm": "a"}',
+    "a huge turn": b'{"arm": "a", "item": "i9", "turn": ' + b"9" * 400 + b"}",
+    "schema 2": b'{"schema": 2, "arm": "a", "item": "i9", "turn": 3}',
+    "extra keys": b'{"arm": "a", "item": "i9", "turn": 3, "cost": 0, "seq": 1}',
+    "not an object": b'[{"arm": "a", "item": "i9", "turn": 3}]',
+    "deeply nested": b'{"arm": "a", "item": "i9", "turn": 3, "x": '
+    + b"[" * 5000
+    + b"]" * 5000
+    + b"}",
+    "not JSON": b"arm=a&item=i9&turn=3",
+    "not UTF-8": b'{"arm": "\xff", "item": "i9", "turn": 3}',
+    "empty": b"",
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+async def test_a_hostile_message_gets_a_400_and_leaves_the_board(tmp_path: Path, case: str) -> None:
+    port = free_port()
+    async with (
+        addon_context(tmp_path, harness_control_port=port),
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as control,
+    ):
+        await control.post("/turn", json={"arm": "a", "item": "i1", "turn": 2})
+        refused = await control.post(
+            "/turn", content=HOSTILE[case], headers={"content-type": "application/json"}
+        )
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]
+        assert (await control.get("/turn")).json() == {"a": {"item": "i1", "turn": 2}}
+
+
+async def test_a_huge_or_unframed_message_is_refused_and_the_endpoint_serves_on(
+    tmp_path: Path,
+) -> None:
+    """A body past MAX_BODY gets a 413 (not a dropped connection), a content-length that is no
+    number a 400, and neither touches the board or stops the endpoint."""
+    port = free_port()
+    async with (
+        addon_context(tmp_path, harness_control_port=port),
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as control,
+    ):
+        await control.post("/turn", json={"arm": "a", "item": "i1", "turn": 2})
+        huge = {"arm": "a", "item": "i" * (MAX_BODY + 1), "turn": 3}
+        too_big = await control.post("/turn", json=huge)
+        assert too_big.status_code == 413, too_big.text
+        assert too_big.headers["connection"] == "close"
+        assert str(MAX_BODY) in too_big.json()["error"]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"POST /turn HTTP/1.1\r\ncontent-length: lots\r\n\r\n{}")
+        writer.write_eof()
+        unframed = await reader.read()  # answered, then closed: the framing cannot be trusted
+        writer.close()
+        assert unframed.startswith(b"HTTP/1.1 400 ")
+        assert (await control.get("/turn")).json() == {"a": {"item": "i1", "turn": 2}}
