@@ -30,7 +30,9 @@ from stubs.request import StubReply
 
 log = structlog.get_logger("harness.proxy")
 
-MISS_STATUS = 409  # Conflict: the request conflicts with the recording; both SDKs type it.
+# Conflict: the request conflicts with the recording. Both SDKs raise ConflictError; the body's
+# type is each vendor's for a 409 (stubs/errors.py: conflict_error, invalid_request_error).
+MISS_STATUS = 409
 # Both official SDKs retry a 409 unless told not to; a retry of a miss can only miss again.
 NO_RETRY = {"x-should-retry": "false"}
 # Recorded outcomes of a stream that broke before its end (the vendor, the deadline, shutdown).

@@ -6,12 +6,15 @@ import json
 
 from stubs.request import StubReply, Vendor
 
-# Anthropic documents these error types per status (docs.anthropic.com, "Errors").
+# Anthropic documents these error types per status (docs.anthropic.com, "Errors"), and
+# `invalid_request_error` for any other 4xx; 409 is `conflict_error` (the SDK's ErrorType, which
+# anthropic 2.x raises as ConflictError). A status missing here takes its class's type (_typed).
 _ANTHROPIC_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
     403: "permission_error",
     404: "not_found_error",
+    409: "conflict_error",
     413: "request_too_large",
     429: "rate_limit_error",
     500: "api_error",
@@ -19,6 +22,8 @@ _ANTHROPIC_TYPES = {
     504: "api_error",
     529: "overloaded_error",
 }
+# OpenAI types a client error `invalid_request_error` (409 too: the SDK's ConflictError) and
+# every 5xx `server_error`.
 _OPENAI_TYPES = {
     400: "invalid_request_error",
     401: "invalid_request_error",
@@ -52,14 +57,17 @@ def error_reply(
     if vendor == "anthropic":
         body = {
             "type": "error",
-            "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"), "message": message},
+            "error": {
+                "type": _typed(_ANTHROPIC_TYPES, status, "invalid_request_error", "api_error"),
+                "message": message,
+            },
         }
     elif vendor == "openai":
         code = code or {404: "unknown_url", 413: "request_too_large"}.get(status)
         body = {
             "error": {
                 "message": message,
-                "type": _OPENAI_TYPES.get(status, "invalid_request_error"),
+                "type": _typed(_OPENAI_TYPES, status, "invalid_request_error", "server_error"),
                 "param": param,
                 "code": code,
             }
@@ -70,6 +78,12 @@ def error_reply(
         body = {"detail": message}
     data = json.dumps(body, separators=(",", ":")).encode()
     return StubReply(status=status, chunks=[data])
+
+
+def _typed(types: dict[int, str], status: int, client_error: str, server_error: str) -> str:
+    """The vendor's type for `status`: its own, else its class's (a 5xx is never blamed on the
+    request, a 4xx never on the vendor)."""
+    return types.get(status) or (server_error if status >= 500 else client_error)
 
 
 def require(body: dict[str, object], *fields: str) -> None:

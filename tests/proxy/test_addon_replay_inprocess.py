@@ -80,6 +80,7 @@ async def test_a_miss_in_anthropic_shape(tmp_path: Path) -> None:
         status, reply, _ = await proxy.call(ANTHROPIC, {**MESSAGE, "max_tokens": 65})
     assert status == 409
     assert reply["type"] == "error" and set(reply["error"]) == {"type", "message"}
+    assert reply["error"]["type"] == "conflict_error"  # Anthropic's 409, not a 500's api_error
     assert "no recorded response" in reply["error"]["message"]
 
 
