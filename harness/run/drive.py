@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 import structlog
 
 from harness.isolation.base import InfraError
-from harness.run.orchestrator import Orchestrator, RunTally, StrayConnection
+from harness.run.orchestrator import Orchestrator, RunTally
 from harness.run.prepare import Plan
 from harness.run.start import running
+from harness.run.stray_watch import StrayConnection
 from rundir.turns import TurnLog, TurnRecord
 
 log = structlog.get_logger("harness.study")
