@@ -30,54 +30,45 @@ def _answering(vendor: Vendor, status: int) -> httpx2.Client:
     return httpx2.Client(transport=httpx2.MockTransport(answer))
 
 
-@pytest.mark.parametrize(
-    ("status", "raised", "kind"),
-    [
-        (400, anthropic.BadRequestError, "invalid_request_error"),
-        (404, anthropic.NotFoundError, "not_found_error"),
-        (409, anthropic.ConflictError, "conflict_error"),  # was api_error: a server fault
-        (422, anthropic.UnprocessableEntityError, "invalid_request_error"),  # any other 4xx
-        (429, anthropic.RateLimitError, "rate_limit_error"),
-        (500, anthropic.InternalServerError, "api_error"),
-        (503, anthropic.ServiceUnavailableError, "api_error"),
-        (529, anthropic.OverloadedError, "overloaded_error"),
-    ],
-)
-def test_anthropic_raises_its_class_with_the_documented_type(
-    status: int, raised: type[anthropic.APIStatusError], kind: str
-) -> None:
-    client = anthropic.Anthropic(
-        api_key="x", base_url="http://stub", http_client=_answering("anthropic", status)
-    )
-    with pytest.raises(raised) as caught:
-        client.with_options(max_retries=0).messages.create(model=HAIKU, max_tokens=8, messages=USER)
-    assert type(caught.value) is raised  # not a subclass picked by an error code
-    assert caught.value.status_code == status
-    assert caught.value.type == kind
-    assert caught.value.api_message == f"status {status} on purpose"
-    client.close()
+CASES: list[tuple[Vendor, int, type[Exception], str]] = [
+    ("anthropic", 400, anthropic.BadRequestError, "invalid_request_error"),
+    ("anthropic", 404, anthropic.NotFoundError, "not_found_error"),
+    ("anthropic", 409, anthropic.ConflictError, "conflict_error"),  # was api_error: a server fault
+    ("anthropic", 422, anthropic.UnprocessableEntityError, "invalid_request_error"),  # other 4xx
+    ("anthropic", 429, anthropic.RateLimitError, "rate_limit_error"),
+    ("anthropic", 500, anthropic.InternalServerError, "api_error"),
+    ("anthropic", 503, anthropic.ServiceUnavailableError, "api_error"),
+    ("anthropic", 529, anthropic.OverloadedError, "overloaded_error"),
+    ("openai", 400, openai.BadRequestError, "invalid_request_error"),
+    ("openai", 409, openai.ConflictError, "invalid_request_error"),
+    ("openai", 422, openai.UnprocessableEntityError, "invalid_request_error"),
+    ("openai", 429, openai.RateLimitError, "rate_limit_error"),
+    ("openai", 500, openai.InternalServerError, "server_error"),
+    ("openai", 503, openai.InternalServerError, "server_error"),  # was invalid_request_error
+]
 
 
-@pytest.mark.parametrize(
-    ("status", "raised", "kind"),
-    [
-        (400, openai.BadRequestError, "invalid_request_error"),
-        (409, openai.ConflictError, "invalid_request_error"),
-        (422, openai.UnprocessableEntityError, "invalid_request_error"),
-        (429, openai.RateLimitError, "rate_limit_error"),
-        (500, openai.InternalServerError, "server_error"),
-        (503, openai.InternalServerError, "server_error"),  # was invalid_request_error
-    ],
-)
-def test_openai_raises_its_class_with_the_documented_type(
-    status: int, raised: type[openai.APIStatusError], kind: str
+def _send(vendor: Vendor, status: int) -> None:
+    """One call with the vendor's SDK, no retries, through a client answering `status`."""
+    http = _answering(vendor, status)
+    if vendor == "anthropic":
+        with anthropic.Anthropic(api_key="x", base_url="http://stub", http_client=http) as ant:
+            ant.with_options(max_retries=0).messages.create(
+                model=HAIKU, max_tokens=8, messages=USER
+            )
+    else:
+        with openai.OpenAI(api_key="x", base_url="http://stub/v1", http_client=http) as oai:
+            oai.with_options(max_retries=0).chat.completions.create(model="gpt-4.1", messages=USER)
+
+
+@pytest.mark.parametrize(("vendor", "status", "raised", "kind"), CASES)
+def test_each_sdk_raises_its_class_with_the_documented_type(
+    vendor: Vendor, status: int, raised: type[Exception], kind: str
 ) -> None:
-    client = openai.OpenAI(
-        api_key="x", base_url="http://stub/v1", http_client=_answering("openai", status)
-    )
     with pytest.raises(raised) as caught:
-        client.with_options(max_retries=0).chat.completions.create(model="gpt-4.1", messages=USER)
-    assert type(caught.value) is raised
-    assert caught.value.status_code == status
-    assert caught.value.type == kind
-    client.close()
+        _send(vendor, status)
+    error: Any = caught.value
+    assert type(error) is raised  # not a subclass an error code would pick
+    assert error.status_code == status
+    assert error.type == kind
+    assert "on purpose" in error.message
