@@ -14,10 +14,10 @@ from stubs.openai_common import (
     check_top_logprobs,
     is_reasoning_model,
     mentions_json,
-    parse_function_tools,
     stream_flag,
 )
 from stubs.openai_options import check_chat_options, check_stream_options
+from stubs.openai_tools import CHAT_TOOLS, parse_tools
 from stubs.output_limit import max_output_tokens
 
 _ROLES = ("system", "assistant", "user", "function", "tool", "developer")
@@ -117,58 +117,9 @@ def _check_messages(messages: Any) -> None:
 
 
 def _parse_tools(body: dict[str, Any], params: ChatParams) -> None:
-    params.functions, choice = parse_function_tools(body, _function_of)
-    params.tool_choice = choice
-    if not isinstance(choice, dict):
-        return
-    kind = choice.get("type")
-    if kind == "function":
-        function = choice.get("function")
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise StubRequestError(
-                400,
-                "Missing required parameter: 'tool_choice.function.name'.",
-                "tool_choice.function.name",
-            )
-        params.named_function = function["name"]
-    elif kind == "allowed_tools":
-        allowed = choice.get("allowed_tools")
-        if not isinstance(allowed, dict) or not isinstance(allowed.get("tools"), list):
-            raise StubRequestError(
-                400,
-                "Missing required parameter: 'tool_choice.allowed_tools.tools'.",
-                "tool_choice.allowed_tools.tools",
-            )
-        names = {
-            t["function"].get("name")
-            for t in allowed["tools"]
-            if isinstance(t, dict) and isinstance(t.get("function"), dict)
-        }
-        params.functions = [f for f in params.functions if f.name in names]
-        params.tool_choice = allowed.get("mode", "auto")
-    elif kind != "custom":
-        raise StubRequestError(
-            400, f"Invalid value for 'tool_choice.type': '{kind}'.", "tool_choice.type"
-        )
-
-
-def _function_of(i: int, tool: Any) -> tuple[dict[str, Any], str] | None:
-    if not isinstance(tool, dict) or tool.get("type") not in ("function", "custom"):
-        raise StubRequestError(
-            400,
-            f"Invalid value for 'tools[{i}].type': expected 'function' or 'custom'.",
-            f"tools[{i}].type",
-        )
-    if tool["type"] != "function":
-        return None  # custom (free-text) tools are offered but never forced by this stub
-    function = tool.get("function")
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        raise StubRequestError(
-            400,
-            f"Missing required parameter: 'tools[{i}].function.name'.",
-            f"tools[{i}].function.name",
-        )
-    return function, f"tools[{i}].function"
+    offer = parse_tools(body, CHAT_TOOLS)
+    params.functions, params.tool_choice = offer.functions, offer.tool_choice
+    params.named_function = offer.named_function
 
 
 def _parse_response_format(body: dict[str, Any], params: ChatParams) -> None:

@@ -12,10 +12,10 @@ from stubs.openai_common import (
     check_request,
     check_top_logprobs,
     mentions_json,
-    parse_function_tools,
     stream_flag,
 )
 from stubs.openai_options import check_responses_options
+from stubs.openai_tools import RESPONSES_TOOLS, parse_tools
 
 _INPUT_ROLES = ("user", "assistant", "system", "developer")
 _LOGPROBS_INCLUDE = "message.output_text.logprobs"
@@ -93,39 +93,9 @@ def _check_input(value: Any) -> None:
 
 
 def _parse_tools(body: dict[str, Any], params: ResponsesParams) -> None:
-    params.functions, choice = parse_function_tools(body, _function_of)
-    params.tool_choice = choice
-    if not isinstance(choice, dict):
-        return
-    if choice.get("type") == "function":
-        if not isinstance(choice.get("name"), str):
-            raise StubRequestError(
-                400, "Missing required parameter: 'tool_choice.name'.", "tool_choice.name"
-            )
-        params.named_function = choice["name"]
-    elif choice.get("type") == "allowed_tools":
-        allowed = choice.get("tools")
-        if not isinstance(allowed, list):
-            raise StubRequestError(
-                400, "Missing required parameter: 'tool_choice.tools'.", "tool_choice.tools"
-            )
-        names = {t.get("name") for t in allowed if isinstance(t, dict)}
-        params.functions = [f for f in params.functions if f.name in names]
-        params.tool_choice = choice.get("mode", "auto")
-
-
-def _function_of(i: int, tool: Any) -> tuple[dict[str, Any], str] | None:
-    if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
-        raise StubRequestError(
-            400, f"Missing required parameter: 'tools[{i}].type'.", f"tools[{i}].type"
-        )
-    if tool["type"] != "function":
-        return None  # built-in and custom tools are offered but never forced by this stub
-    if not isinstance(tool.get("name"), str):
-        raise StubRequestError(
-            400, f"Missing required parameter: 'tools[{i}].name'.", f"tools[{i}].name"
-        )
-    return tool, f"tools[{i}]"
+    offer = parse_tools(body, RESPONSES_TOOLS)
+    params.functions, params.tool_choice = offer.functions, offer.tool_choice
+    params.named_function = offer.named_function
 
 
 def _parse_text(body: dict[str, Any], params: ResponsesParams) -> None:
