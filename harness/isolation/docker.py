@@ -43,6 +43,7 @@ import asyncio
 import contextlib
 import os
 import time
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,7 @@ from harness.isolation.base import (
 )
 from harness.isolation.clock import FAKETIME_ENV, offset_line, settle
 from harness.isolation.dns_refuser import DNS_PORT
+from harness.isolation.docker_clock import clock_pinning_for, faketime_preload
 from harness.isolation.docker_config import compose_images, read_text, write_atomic
 from harness.isolation.docker_mounts import identity_mounts, source_mounts
 from harness.isolation.docker_net import DockerError, docker
@@ -89,13 +91,19 @@ class DockerBackend(IsolationBackend):
     clock_pinning: ClockPinning = "libfaketime"
 
     def __init__(
-        self, run_dir: Path, work_dir: Path | None = None, compose: Path | None = None
+        self,
+        run_dir: Path,
+        work_dir: Path | None = None,
+        compose: Path | None = None,
+        arms: Iterable[str] = (),
     ) -> None:
         self.run_dir = run_dir.resolve()
         # The study's folder: mounted read-only into arms as their working directory, so an arm
         # that lives next to its study runs as it does locally.
         self.work_dir = (work_dir or Path.cwd()).resolve()
         self.images = compose_images(compose)
+        # What run.json records: an arm image without libfaketime gets an empty LD_PRELOAD.
+        self.clock_pinning = clock_pinning_for(self.images.get(arm, ARM_IMAGE) for arm in arms)
         (self.run_dir / "logs").mkdir(parents=True, exist_ok=True)
         self.egress_log = self.run_dir / "egress.jsonl"
         self.egress_log.touch()
@@ -264,7 +272,7 @@ class DockerBackend(IsolationBackend):
             "PYTHONPATH": "/harness/guard:/harness/src",
             # An image not built FROM harness-arm has no libfaketime: its clock then reaches
             # it on the seam only.
-            "LD_PRELOAD": docker_net.image_env(image).get("HARNESS_FAKETIME_PRELOAD", ""),
+            "LD_PRELOAD": faketime_preload(image),
             "FAKETIME_TIMESTAMP_FILE": "/harness/clock/faketime",
             **FAKETIME_ENV,  # a cached file, settled after each write (harness/isolation/clock.py)
         }

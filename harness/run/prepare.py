@@ -258,6 +258,7 @@ def make_backend(
             run_dir,
             work_dir=study.path.parent if study else None,
             compose=study.compose_path if study else None,
+            arms=study.arms if study else (),
         )
     else:
         from harness.isolation.local import LocalBackend
