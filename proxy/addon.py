@@ -18,6 +18,7 @@ import structlog
 from mitmproxy import ctx, exceptions, http
 from mitmproxy.addonmanager import Loader
 
+from proxy.after_reply import AfterReply
 from proxy.call_sink import CallSink
 from proxy.callstate import CallState
 from proxy.control import HarnessControl, TurnBoard
@@ -29,6 +30,7 @@ from proxy.failsafe import (
     mark_failed,
     safe_text,
 )
+from proxy.header_fields import lowered, rewrite
 from proxy.intake import intake
 from proxy.record import RecordMode
 from proxy.replay import CUT_OUTCOMES, ReplayMode, ReplaySourceError
@@ -58,6 +60,7 @@ class HarnessAddon:
         self.live_setup: Any = None  # proxy.live_setup.LiveSetup (ledger, writer, journal)
         self.replay: ReplayMode | None = None
         self.sink = CallSink()
+        self.after_reply = AfterReply()  # a streamed reply's booking and record, after its end
         self.masks: tuple[str, ...] = DEFAULT_BODY_MASKS
         self.arm_ports: dict[int, str] = {}
         self.purposes: list[PurposeRule] = []
@@ -165,6 +168,7 @@ class HarnessAddon:
         self.sink.start(ctx.options.harness_sync_interval)
 
     async def done(self) -> None:
+        self.after_reply.flush()  # streams that ended just now: settled as served, not as cut
         self.sink.stop()
         await self.stream_server.stop()
         if self.live is not None:
@@ -206,7 +210,7 @@ class HarnessAddon:
 
     async def _request(self, flow: http.HTTPFlow) -> None:
         req = flow.request
-        headers = {k.lower(): v for k, v in req.headers.items()}
+        headers = lowered(req.headers)
         vendor, path = split_vendor(req.path, req.host_header or "", headers)
         port = flow.client_conn.sockname[1] if flow.client_conn.sockname else 0
         arm = self.arm_ports.get(port, ctx.options.harness_arm)
@@ -221,8 +225,7 @@ class HarnessAddon:
             turn=self.turns.current(arm),
         )
         flow.metadata["harness"] = state
-        for name in HARNESS_HEADERS:
-            req.headers.pop(name, None)
+        rewrite(req.headers, HARNESS_HEADERS, {})
         reply = self.sink.refusal(state) or bad_purpose(state)
         if reply is None:
             headed = bool(state.purpose)
@@ -233,7 +236,7 @@ class HarnessAddon:
                     self.masks,
                     ctx.options.harness_body_limit,
                     self.sink.bodies,
-                    req.headers.get("content-encoding", ""),
+                    headers.get("content-encoding", ""),
                 )
             except OSError as e:
                 self.sink.fail(f"cannot store request body: {e}")
@@ -283,6 +286,17 @@ class HarnessAddon:
         state = flow.metadata.get("harness")
         if not isinstance(state, CallState) or flow.response is None:
             return
+        if state.played or state.stream:
+            # Its body has gone out; its end goes out when this hook returns (proxy.after_reply):
+            # book and log it just after, not on the stream's tail. The deadline stops now.
+            if self.live is not None:
+                self.live.reply_ended(state)
+            self.after_reply.defer(lambda: self._finish(flow, state))
+        else:
+            self._finish(flow, state)
+
+    def _finish(self, flow: http.HTTPFlow, state: CallState) -> None:
+        assert flow.response is not None
         try:
             self._response(flow, state)
         except Exception:

@@ -20,6 +20,7 @@ from mitmproxy import ctx, http
 from proxy.billing import input_bound, max_output
 from proxy.callstate import CallState
 from proxy.content_decode import DecodeError
+from proxy.header_fields import rewrite
 from proxy.live_call import KEY_ENV, LiveCall, LiveConfig
 from proxy.live_redact import UNDECODABLE, StreamCleaner, redact_head, redact_plain
 from proxy.live_reserve import price_and_reserve
@@ -113,15 +114,14 @@ class LiveMode:
         req.host = upstream.hostname or ""
         req.port = upstream.port or (443 if upstream.scheme == "https" else 80)
         req.path = upstream.path.rstrip("/") + state.path + (f"?{query}" if query else "")
-        req.headers["host"] = upstream.netloc
-        for name in CREDENTIAL_HEADERS:
-            req.headers.pop(name, None)
+        # The arm's credentials out, the study's key in; chunks must arrive as the vendor sent
+        # them, not compressed, for the usage tap.
+        put = {"host": upstream.netloc, "accept-encoding": "identity"}
         if state.vendor == "anthropic":
-            req.headers["x-api-key"] = key
+            put["x-api-key"] = key
         else:
-            req.headers["authorization"] = f"Bearer {key}"
-        # Chunks must arrive as the vendor sent them, not compressed, for the usage tap.
-        req.headers["accept-encoding"] = "identity"
+            put["authorization"] = f"Bearer {key}"
+        rewrite(req.headers, CREDENTIAL_HEADERS, put)
         if state.rewrites:
             req.content = json.dumps(body, separators=(",", ":")).encode()
 
@@ -229,6 +229,13 @@ class LiveMode:
                 usage.model if usage is not None else model_from_body(state.response_body)
             )
             self._settle(state, status, usage)
+
+    def reply_ended(self, state: CallState) -> None:
+        """The reply's last byte is out (its booking follows, proxy.after_reply): the deadline
+        can no longer cut it."""
+        live: LiveCall | None = state.live
+        if live is not None and live.timer:
+            live.timer.cancel()
 
     def failed(self, flow: http.HTTPFlow, state: CallState) -> None:
         """The `error` hook: the client went away, the upstream broke, or the deadline hit."""

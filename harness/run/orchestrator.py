@@ -168,11 +168,19 @@ class Orchestrator:
                 await asyncio.sleep(BACKOFF_S * 2 ** (attempt - 1))
                 attempt += 1
                 await self._restart(arm)
-        # The memory controls read the calls the proxy logged for this item's turns.
+        # The arm is between turns. The proxy answers this only once it has logged every call
+        # that ended before (a stream's record follows its end: proxy/after_reply.py), so the
+        # memory controls, which read the calls of this item's turns, see them all.
+        unreachable: InfraError | None = None
+        try:
+            await self._tell_proxy(arm, None, 0)
+        except InfraError as e:
+            unreachable = e  # raised once the item's records are kept
         await asyncio.to_thread(memory_controls.check, self.turns.path.parent, item, done)
         for record in done:
             self._write(record)
-        await self._tell_proxy(arm, None, 0)
+        if unreachable is not None:
+            raise unreachable
         structlog.contextvars.unbind_contextvars("item", "arm")
 
     async def _restart(self, arm: str) -> None:

@@ -12,6 +12,7 @@ addon's exception and goes on: a bug in a hook must fail the test, not pass as a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import warnings
 from collections.abc import AsyncIterator
@@ -72,7 +73,7 @@ class AddonKit:
         flow.client_conn.proxy_mode = ProxyMode.parse(f"reverse:{NOWHERE}@{port}")
         return flow
 
-    async def send(self, flow: http.HTTPFlow) -> http.HTTPFlow:
+    async def send(self, flow: http.HTTPFlow, *, loop_turn: bool = True) -> http.HTTPFlow:
         """Every hook of the flow's life, in mitmproxy's order (`eventsequence.iterate`).
 
         A reply the addon hands to its stream server (a stream, a delay) re-targets the request
@@ -82,6 +83,11 @@ class AddonKit:
             await self.hook(event)
             if event.name == "request" and flow.response is None:
                 flow.response = await _fetch_upstream(flow.request)
+        # mitmproxy's loop turns after the flow's end is sent, before it reads another request:
+        # the work a streamed reply left for then (proxy.after_reply) runs here. `loop_turn=False`
+        # stops where mitmproxy writes the end.
+        if loop_turn:
+            await asyncio.sleep(0)
         return flow
 
     async def call(self, path: str, body: bytes | dict[str, Any] | None = None, **kw: Any) -> Any:
