@@ -156,6 +156,9 @@ class Throughput:
         return self.calls / self.seconds
 
 
+REQUEST_TIMEOUT_S = 20.0  # one call of a concurrent load; longer counts as an error
+
+
 async def concurrent(
     host: str, port: int, make: RequestFactory, clients: int, warmup: float, duration: float
 ) -> Throughput:
@@ -173,7 +176,16 @@ async def concurrent(
         conn = Connection(host, port)
         try:
             while time.perf_counter() < window[1]:
-                reply = await conn.request(*make(next(sequence)))
+                try:
+                    reply = await asyncio.wait_for(
+                        conn.request(*make(next(sequence))), REQUEST_TIMEOUT_S
+                    )
+                except (TimeoutError, ConnectionError, asyncio.IncompleteReadError):
+                    # A target that stalls or drops one call (LiteLLM on a saturated machine)
+                    # costs that call, counted as an error, not the whole bench.
+                    errors[0] += 1
+                    await conn.close()
+                    continue
                 total[0] += 1
                 if window[0] <= reply.end <= window[1]:
                     if reply.status == 200:

@@ -31,7 +31,7 @@ from pathlib import Path
 from statistics import median
 
 from bench import ledger_bench, litellm_target
-from bench.httpclient import Connection, RequestFactory, percentile
+from bench.httpclient import Connection, Reply, RequestFactory, percentile
 from bench.live_report import (
     LedgerFigures,
     MeteredCheck,
@@ -61,14 +61,21 @@ ARM_HEADERS = {"authorization": "Bearer harness-placeholder-key"}
 
 
 def chat_request(
-    path: str, stream: bool = False, ask_usage: bool = True, headers: dict[str, str] = ARM_HEADERS
+    path: str,
+    stream: bool = False,
+    ask_usage: bool = True,
+    headers: dict[str, str] = ARM_HEADERS,
+    tag: str = "",
 ) -> RequestFactory:
+    """Requests that differ by a counter; with `tag`, the text says `bench stream TAG-N`, which
+    the upstream's `--timing-log` names the stream by."""
     n = itertools.count()  # every body differs, so each call stores and logs new bodies
 
     def make(_: int) -> tuple[str, str, bytes, dict[str, str]]:
+        text = f"bench stream {tag}-{next(n)}" if tag else f"Hello, this is bench request {next(n)}"
         body: dict[str, object] = {
             "model": MODEL,
-            "messages": [{"role": "user", "content": f"Hello, this is bench request {next(n)}"}],
+            "messages": [{"role": "user", "content": text}],
             "max_tokens": 64,
         }
         if stream:
@@ -95,11 +102,28 @@ def _port(target: str) -> str:
 # --- processes -------------------------------------------------------------------------------
 
 
+def timing_log(workdir: Path) -> Path:
+    """Where the upstream writes each tagged stream's timing (bench.vendor_upstream)."""
+    return workdir / "stream-timing.log"
+
+
+def upstream_times(workdir: Path) -> dict[str, tuple[float, float]]:
+    """Tag -> (the upstream had read the request, had written the reply's last byte), both
+    `time.perf_counter()` of the upstream process: the same clock as this process's."""
+    path = timing_log(workdir)
+    times: dict[str, tuple[float, float]] = {}
+    for line in path.read_text().splitlines() if path.exists() else []:
+        tag, received, last_write = line.split()
+        times[tag] = (float(received), float(last_write))
+    return times
+
+
 @contextlib.contextmanager
 def servers(workdir: Path, args: argparse.Namespace) -> Iterator[dict[str, Server]]:
     """Start the fake vendor, two bare mitmdumps and the live proxy; stop them all on exit."""
     with launched(workdir) as launch:
         pace = ["--chunks", str(args.chunks), "--chunk-ms", str(args.chunk_ms)]
+        pace += ["--timing-log", str(timing_log(workdir))]
         upstream = launch.upstream("direct", [sys.executable, "-m", "bench.vendor_upstream", *pace])
         if "litellm" in args.targets:
             # First: its start-up is by far the longest, and it overlaps the others'.
@@ -137,13 +161,23 @@ async def measure_plain(running: dict[str, Server], args: argparse.Namespace) ->
 
 
 async def measure_streams(
-    running: dict[str, Server], args: argparse.Namespace
+    running: dict[str, Server], args: argparse.Namespace, workdir: Path
 ) -> list[StreamFigures]:
+    """Each target's streams; `overhead_ms` is the end-to-end time minus the upstream's own span
+    for that very stream (its pacing sleeps' jitter cancels), so the proxies compare by what
+    they add: request forwarding, per-chunk relay and the tail after the upstream's last byte."""
     targets = [t for t in STREAM_TARGETS if t in args.targets]
     makes = {
-        t: chat_request(_path(t), stream=True, ask_usage=t != "metered_hidden", headers=_headers(t))
+        t: chat_request(
+            _path(t),
+            stream=True,
+            ask_usage=t != "metered_hidden",
+            headers=_headers(t),
+            tag=t,
+        )
         for t in targets
     }
+    replies: dict[str, list[tuple[int, Reply]]] = {t: [] for t in targets}
     heads: dict[str, list[float]] = {t: [] for t in targets}
     firsts: dict[str, list[float]] = {t: [] for t in targets}
     lasts: dict[str, list[float]] = {t: [] for t in targets}
@@ -152,6 +186,7 @@ async def measure_streams(
     try:
         for t in targets:  # one warm-up stream each: connections open, code paths hot
             await conns[t].request(*makes[t](0))
+        sequence = {t: 1 for t in targets}  # the factory's counter: the tag's N
         for round_ in range(args.rounds):
             shift = round_ % len(targets)
             for t in targets[shift:] + targets[:shift]:
@@ -165,11 +200,18 @@ async def measure_streams(
                     firsts[t].append(reply.first_data - reply.sent)
                     lasts[t].append(reply.end - reply.sent)
                     chunks[t].append(len(reply.chunk_times))
+                    replies[t].append((sequence[t], reply))
+                    sequence[t] += 1
     finally:
         for conn in conns.values():
             await conn.close()
+    upstream = upstream_times(workdir)
     results = []
     for t in targets:
+        timed = [(reply, upstream[f"{t}-{n}"]) for n, reply in replies[t] if f"{t}-{n}" in upstream]
+        forward = [received - reply.sent for reply, (received, _) in timed]
+        tail = [reply.end - last for reply, (_, last) in timed]
+        overhead = [ahead + behind for ahead, behind in zip(forward, tail, strict=True)]
         results.append(
             StreamFigures(
                 target=t,
@@ -178,12 +220,21 @@ async def measure_streams(
                 last_byte_ms=median(lasts[t]) * 1000,
                 chunks=median(chunks[t]),
                 samples=len(heads[t]),
+                overhead_ms=median(overhead) * 1000 if timed else None,
+                forward_ms=median(forward) * 1000 if timed else None,
+                tail_ms=median(tail) * 1000 if timed else None,
             )
         )
         s = results[-1]
+        over = (
+            f", over upstream {s.overhead_ms:.2f} ms (request {s.forward_ms:.2f}, "
+            f"tail {s.tail_ms:.2f})"
+            if s.overhead_ms is not None and s.forward_ms is not None and s.tail_ms is not None
+            else ""
+        )
         print(
             f"  stream  {t:<15} head {s.head_ms:.1f} ms, first data {s.first_data_ms:.1f} ms, "
-            f"last byte {s.last_byte_ms:.1f} ms, {s.chunks:.0f} chunks",
+            f"last byte {s.last_byte_ms:.1f} ms{over}, {s.chunks:.0f} chunks",
             flush=True,
         )
     return results
@@ -226,10 +277,10 @@ def check_metered(workdir: Path) -> MeteredCheck:
 
 
 async def measure(
-    running: dict[str, Server], args: argparse.Namespace
+    running: dict[str, Server], args: argparse.Namespace, workdir: Path
 ) -> tuple[list[PlainFigures], list[StreamFigures]]:
     plain = await measure_plain(running, args)
-    return plain, await measure_streams(running, args)
+    return plain, await measure_streams(running, args, workdir)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -266,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="live-bench-", dir=RESULTS) as tmp:
         workdir = Path(tmp)
         with servers(workdir, args) as running:
-            plain, streams = asyncio.run(measure(running, args))
+            plain, streams = asyncio.run(measure(running, args, workdir))
         check = check_metered(workdir)
         ledger = measure_ledger(workdir, args)
     section = render(plain, streams, ledger, check, settings=args, **run.facts())

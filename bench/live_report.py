@@ -45,6 +45,11 @@ class StreamFigures:
     last_byte_ms: float
     chunks: float  # median HTTP chunks the client received per reply (0: not chunked)
     samples: int
+    # Median end-to-end time minus the upstream's own span for the same stream (request read to
+    # last byte written): what the path in front of it adds. None: the upstream logged no timing.
+    overhead_ms: float | None = None
+    forward_ms: float | None = None  # request sent -> the upstream had read it
+    tail_ms: float | None = None  # the upstream's last byte written -> the client's last byte
 
 
 @dataclass
