@@ -111,8 +111,12 @@ class LiveMode:
         upstream = urlsplit(self.config.upstreams[state.vendor])
         query = req.path.partition("?")[2]
         req.scheme = upstream.scheme
-        req.host = upstream.hostname or ""
-        req.port = upstream.port or (443 if upstream.scheme == "https" else 80)
+        # Through `data`: the `host` and `port` setters would each rebuild the Host header and
+        # the authority; the Host header is set below, the authority (HTTP/2) here, once.
+        req.data.host = upstream.hostname or ""
+        req.data.port = upstream.port or (443 if upstream.scheme == "https" else 80)
+        if req.data.authority:
+            req.authority = upstream.netloc
         req.path = upstream.path.rstrip("/") + state.path + (f"?{query}" if query else "")
         # The arm's credentials out, the study's key in; chunks must arrive as the vendor sent
         # them, not compressed, for the usage tap.

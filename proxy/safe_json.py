@@ -27,6 +27,10 @@ MAX_INT_DIGITS = 20
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*+(?:"|\\?\Z)', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+# Raw UTF-8 holds no surrogate; one can only come from a `\uD800`-`\uDFFF` escape. A text without
+# anything like one (an escaped backslash before "ud8" only makes this match more, never less)
+# skips the check that serialises the whole value again.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class HostileJSON(ValueError):
@@ -80,8 +84,9 @@ def parse_body(raw: bytes) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise HostileJSON(f"The request body is not valid UTF-8 (byte {e.start}).") from e
-    depth = nesting_depth(text)
-    if depth > MAX_DEPTH:
+    # The depth is at most the number of opening brackets (those inside strings included), so a
+    # body with few of them, the common case, needs no scan.
+    if text.count("{") + text.count("[") > MAX_DEPTH and (depth := nesting_depth(text)) > MAX_DEPTH:
         raise HostileJSON(
             f"The request body nests {depth} levels deep; at most {MAX_DEPTH} are accepted."
         )
@@ -98,7 +103,8 @@ def parse_body(raw: bytes) -> Any:
     try:
         # A `\ud800` escape decodes to a lone surrogate, which no UTF-8 encoder (the hash, the
         # call log, the vendor's own parser) accepts. Depth is bounded, so this cannot recurse far.
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        if _SURROGATE_ESCAPE.search(text):
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as e:
         raise HostileJSON(
             "The request body has a lone UTF-16 surrogate escape (such as \\ud800): "
