@@ -71,6 +71,13 @@ def _run(cmd: list[str], what: str, cwd: Path | None = None) -> str:
     return proc.stdout
 
 
+# What image_pip asks .venv's interpreter: its minor version and whether it has pip.
+_PROBE = (
+    "import sys, importlib.util as u;"
+    "print('%d.%d' % sys.version_info[:2], bool(u.find_spec('pip')))"
+)
+
+
 def image_pip(root: Path) -> list[str]:
     """`.venv`'s pip, refused unless `.venv` runs the images' Python: the wheels it picks and the
     pins it reads must be the ones the containers run."""
@@ -80,15 +87,14 @@ def image_pip(root: Path) -> list[str]:
     if not python.exists():
         raise HarnessError(f"no .venv in {root} to pin the images' packages to", hint=hint)
     probe = subprocess.run(
-        [str(python), "-c", "import sys, pip; print('%d.%d' % sys.version_info[:2])"],
-        capture_output=True,
-        text=True,
-    )
-    have = probe.stdout.strip() if probe.returncode == 0 else "without pip"
-    if have != want:
+        [str(python), "-c", _PROBE], capture_output=True, text=True, timeout=60
+    ).stdout.split()
+    have, has_pip = (probe[0], probe[1] == "True") if len(probe) == 2 else ("unknown", False)
+    if have != want or not has_pip:
+        found = f"Python {have}" if have != want else "without pip (made by uv)"
         raise HarnessError(
             f"the images run Python {want} and their wheels are resolved by .venv's pip, "
-            f"but .venv is Python {have}",
+            f"but .venv is {found}",
             hint=hint,
         )
     return [str(python), "-m", "pip"]
