@@ -35,7 +35,7 @@ def build_command(
         None,
         "--base",
         envvar="HARNESS_BASE_IMAGE",
-        help="A registry base image with Python 3.11 (e.g. python:3.11-slim-bookworm); when it "
+        help="A registry base image with Python 3.13 (e.g. python:3.13-slim-trixie); when it "
         "cannot be pulled the offline base is built instead. Default: the offline base.",
     ),
 ) -> None:

@@ -34,7 +34,7 @@ from harness.images.wheelhouse import (
 )
 from harness.isolation.proxy_ca import ensure_ca, fingerprint
 
-BASE_TAG = "harness-base:bookworm"
+BASE_TAG = "harness-base:trixie"
 INPUTS_LABEL = "harness.inputs"
 IMAGE_LABEL = "harness.image"
 ENSURE_HINT = "run scripts/ensure-docker (as root): it installs docker.io and starts dockerd"
@@ -70,7 +70,7 @@ class ImageInfo:
 class BuildOptions:
     offline: bool = False
     force: bool = False
-    base: str | None = None  # a registry image such as python:3.11-slim-bookworm
+    base: str | None = None  # a registry image such as python:3.13-slim-trixie
     # Images built only when asked (harness/images/engines.py): mem0, graphiti, node, "engines".
     extras: tuple[str, ...] = ()
 
@@ -214,7 +214,9 @@ def _folder_text(root: Path, spec: ImageSpec) -> str:
 
 
 def compile_sleepfix(root: Path, cache: Path) -> Path:
-    """images/arm/sleepfix.c as a shared object, built by the host's gcc (bookworm's glibc)."""
+    """images/arm/sleepfix.c as a shared object, built by the host's gcc. It links against the
+    host's glibc (bookworm's 2.36 here) and asks for nothing newer than the images' (trixie's
+    2.41) has, so it loads there (tests/docker/test_images.py)."""
     source = root / "images" / "arm" / "sleepfix.c"
     out = cache / "sleepfix" / sha256_text(source.read_text()) / "sleepfix.so"
     if out.exists():
@@ -334,7 +336,7 @@ def _build_all(
     def python_files() -> list[Path]:
         # Only fetched when the python image is rebuilt: a fresh clone on a machine that has the
         # images skips a minute of downloads.
-        fill_wheelhouse(wheelhouse, requirements_text, log)
+        fill_wheelhouse(root, wheelhouse, requirements_text, log)
         return [requirements, *sorted(wheelhouse.glob("*.whl"))]
 
     python = _build_one(

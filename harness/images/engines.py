@@ -5,10 +5,10 @@
   (images/engine/<engine>/requirements.in resolved on top of harness-python's pins, fetched once
   into `.cache/wheelhouse-<engine>/`), installed `--no-deps` into /opt/engine, which the venv reads
   through a .pth file: the image adds one small layer, and the harness's own pins are untouched.
-- `harness-node`: FROM harness-arm, plus Debian bookworm's Node.js 18 from .deb files fetched on
-  the host (`apt-get download`, cached in `.cache/node-debs/`) and the npm packages of
-  images/node/package-lock.json (`npm ci` on the host, cache in `.cache/npm/`), with the
-  TypeScript seam helper and example arm (arms/node/) compiled by the lock's `tsc`.
+- `harness-node`: FROM harness-arm, plus Debian trixie's Node.js 20 from .deb files fetched on
+  the host (`apt-get download` on a private apt state, cached in `.cache/node-debs/`) and the npm
+  packages of images/node/package-lock.json (`npm ci` on the host, cache in `.cache/npm/`), with
+  the TypeScript seam helper and example arm (arms/node/) compiled by the lock's `tsc`.
 
 Each is skipped when its `harness.inputs` label matches (its folder, its build arguments, its pins
 or lock, the arm image's id), like the chain in harness/images/build.py; the default build does
@@ -105,7 +105,7 @@ def _engine_inputs(
 
     def files() -> list[Path]:
         # Fetched only when the image is rebuilt.
-        fill_wheelhouse(wheelhouse, pinned, log)
+        fill_wheelhouse(root, wheelhouse, pinned, log)
         return [requirements, *sorted(wheelhouse.glob("*.whl"))]
 
     return sha256_text(pinned), files

@@ -1,7 +1,10 @@
 """What Node.js arms need, made on the host so no image build reaches a registry.
 
-- Node.js itself: Debian bookworm's packages pinned in images/node/debs.txt (nodejs 18 and the
-  libraries the offline base lacks), fetched with `apt-get download` into `.cache/node-debs/`.
+- Node.js itself: Debian trixie's packages pinned in images/node/debs.txt (nodejs 20 and what the
+  offline base lacks of its dependencies), fetched with `apt-get download` into
+  `.cache/node-debs/`. The host's apt knows its own release's package lists (bookworm here), not
+  the images' suite, so apt runs on a private state of its own (`.cache/apt-trixie/`: the lists
+  of the suite and mirror the base image is built from), leaving the host's apt untouched.
 - The npm packages of images/node/package-lock.json (the official `openai` SDK; TypeScript and
   Node's types to compile), installed with `npm ci` from the npm cache `.cache/npm/` (the first
   build fills it from the registry; later ones run offline: `--prefer-offline`).
@@ -54,6 +57,43 @@ def _run(cmd: list[str], what: str, cwd: Path | None = None, hint: str = "") -> 
         raise HarnessError(f"{what} failed ({' '.join(cmd[:3])} ...):\n{tail}", hint=hint)
 
 
+def image_apt_source(root: Path) -> tuple[str, str]:
+    """The Debian mirror and suite the offline base is built from (images/base/build-offline.sh
+    says), so the image's Node.js packages come from the release the image runs."""
+    script = root / "images" / "base" / "build-offline.sh"
+    proc = subprocess.run(["bash", str(script), "--apt-source"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise HarnessError(f"{script} --apt-source failed: {proc.stderr.strip()}")
+    mirror, suite = proc.stdout.split()
+    return mirror, suite
+
+
+def _private_apt(cache: Path, mirror: str, suite: str) -> list[str]:
+    """apt-get options for an apt state of the images' suite alone, under `.cache/apt-<suite>/`:
+    its own sources, lists, archives, preferences and an empty dpkg status (download needs
+    no installed set, and the host's pins must not steer the choice)."""
+    state = cache / f"apt-{suite}"
+    (state / "lists" / "partial").mkdir(parents=True, exist_ok=True)
+    (state / "archives" / "partial").mkdir(parents=True, exist_ok=True)
+    (state / "parts").mkdir(exist_ok=True)
+    (state / "status").touch()
+    keyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
+    (state / "sources.list").write_text(f"deb [signed-by={keyring}] {mirror} {suite} main\n")
+    options = {
+        "Dir::Etc::SourceList": state / "sources.list",
+        "Dir::Etc::SourceParts": state / "parts",
+        "Dir::Etc::Preferences": state / "preferences",
+        "Dir::Etc::PreferencesParts": state / "parts",
+        "Dir::State": state,
+        "Dir::State::Lists": state / "lists",
+        "Dir::State::status": state / "status",
+        "Dir::Cache": state,
+        "Dir::Cache::Archives": state / "archives",
+        "Debug::NoLocking": "1",  # the lock files are the host apt's; this state is ours
+    }
+    return [arg for key, value in options.items() for arg in ("-o", f"{key}={value}")]
+
+
 def fetch_debs(root: Path, cache: Path, log: Log) -> list[Path]:
     """The pinned .deb files, downloaded once; a pin no longer listed is dropped."""
     pins = root.joinpath(*NODE_IMAGE_DIR, "debs.txt").read_text().split()
@@ -72,13 +112,14 @@ def fetch_debs(root: Path, cache: Path, log: Log) -> list[Path]:
 
     missing = [pin for pin in pins if not file_of(pin).exists()]
     if missing:
-        log(f"node: fetching {len(missing)} Debian packages (apt-get download)")
-        _run(
-            ["apt-get", "download", *missing],
-            "downloading Node.js's Debian packages",
-            cwd=folder,
-            hint="run `apt-get update` (as root) so apt knows bookworm's nodejs 18",
-        )
+        mirror, suite = image_apt_source(root)
+        log(f"node: fetching {len(missing)} Debian {suite} packages (apt-get download)")
+        apt = ["apt-get", *_private_apt(cache, mirror, suite)]
+        hint = f"the Debian mirror must answer: the first build fetches {suite}'s lists"
+        # Fresh lists every time something is missing: a pin newer than the cached lists
+        # would otherwise fail as unknown.
+        _run([*apt, "update", "-qq"], f"apt-get update ({suite})", hint=hint)
+        _run([*apt, "download", *missing], "downloading Node.js's Debian packages", folder, hint)
     wanted = {file_of(pin) for pin in pins}
     for stale in set(folder.glob("*.deb")) - wanted:
         stale.unlink()

@@ -1,10 +1,12 @@
 """The wheelhouse the images install from: no image build ever reaches a package index.
 
 Two parts, cached under `.cache/` of the repo:
-- third-party wheels (`.cache/wheelhouse/`): the project's runtime dependencies, resolved with the
-  same `overrides.txt` as `scripts/bootstrap` (mitmproxy 11.0.2 caps h11, the SDKs need h11>=0.16)
-  and constrained to the versions in `.venv`, so containers run what the host tests ran. They are
-  installed with `--no-deps`, which is how the override survives pip inside the image.
+- third-party wheels (`.cache/wheelhouse/`): the project's runtime dependencies, resolved by plain
+  pip for the images' Python (Debian trixie's 3.13) and constrained to the versions in `.venv`, so
+  containers run what the host tests ran. The resolving and fetching is done by `.venv`'s own pip,
+  which therefore must be that Python too (scripts/bootstrap makes it so where a 3.12+ exists):
+  pip picks wheels, and evaluates markers, for the interpreter it runs on. They are installed
+  with `--no-deps`: the set is already resolved, and the image needs no index to check it.
 - the harness wheel (`.cache/harness-wheel/<source hash>/`): built from a copy of the packages, so
   the build never writes `build/` or egg-info into the work tree.
 """
@@ -12,11 +14,12 @@ Two parts, cached under `.cache/` of the repo:
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shutil
 import subprocess
-import sys
 import time
+import tomllib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -27,6 +30,8 @@ Log = Callable[[str], None]
 # What goes into the harness wheel; its hash decides when the wheel (and the images) are rebuilt.
 PACKAGE_DIRS = ("harness", "proxy", "stubs", "ledger", "arms", "rundir", "vendors")
 PROJECT_FILES = ("pyproject.toml", "README.md")
+# The images' python3 (images/base/build-offline.sh: Debian trixie); the wheels are built for it.
+IMAGE_PYTHON = (3, 13)
 
 
 def sha256_text(*parts: str) -> str:
@@ -61,76 +66,88 @@ def _run(cmd: list[str], what: str, cwd: Path | None = None) -> str:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
         raise HarnessError(
             f"{what} failed ({' '.join(cmd[:4])} ...):\n{tail}",
-            hint="check that PyPI answers (pip and uv need it to fill the wheelhouse)",
+            hint="check that PyPI answers (pip needs it to fill the wheelhouse)",
         )
     return proc.stdout
 
 
-def _uv_compile(
-    uv: list[str], root: Path, source: Path, constraints: Path, out: Path, what: str
-) -> None:
-    """`uv pip compile` for the images' Python (3.11), with overrides.txt and the constraints."""
+# What image_pip asks .venv's interpreter: its minor version and whether it has pip.
+_PROBE = (
+    "import sys, importlib.util as u;"
+    "print('%d.%d' % sys.version_info[:2], bool(u.find_spec('pip')))"
+)
+
+
+def image_pip(root: Path) -> list[str]:
+    """`.venv`'s pip, refused unless `.venv` runs the images' Python: the wheels it picks and the
+    pins it reads must be the ones the containers run."""
+    python = root / ".venv" / "bin" / "python"
+    want = ".".join(map(str, IMAGE_PYTHON))
+    hint = f"run scripts/bootstrap with a Python {want} (PYTHON=/path/to/python{want})"
+    if not python.exists():
+        raise HarnessError(f"no .venv in {root} to pin the images' packages to", hint=hint)
+    probe = subprocess.run(
+        [str(python), "-c", _PROBE], capture_output=True, text=True, timeout=60
+    ).stdout.split()
+    have, has_pip = (probe[0], probe[1] == "True") if len(probe) == 2 else ("unknown", False)
+    if have != want or not has_pip:
+        found = f"Python {have}" if have != want else "without pip (made by uv)"
+        raise HarnessError(
+            f"the images run Python {want} and their wheels are resolved by .venv's pip, "
+            f"but .venv is {found}",
+            hint=hint,
+        )
+    return [str(python), "-m", "pip"]
+
+
+def _resolve(pip: list[str], requirements: Path, constraints: Path, what: str) -> str:
+    """Plain pip's resolution of `requirements` under `constraints`, as sorted `name==version`
+    lines: every package of the set, also those already installed (--ignore-installed)."""
+    report = constraints.parent / "resolved.json"  # beside the constraints, under .cache/
     _run(
         [
-            *uv,
-            "pip",
-            "compile",
-            str(source),
-            "--override",
-            str(root / "overrides.txt"),
-            "--constraint",
-            str(constraints),
-            "--python-version",
-            "3.11",
-            "--no-header",
-            "--no-annotate",
+            *pip,
+            "install",
+            "--dry-run",
+            "--ignore-installed",
             "--quiet",
-            "--output-file",
-            str(out),
+            "--report",
+            str(report),
+            "-r",
+            str(requirements),
+            "-c",
+            str(constraints),
         ],
         f"resolving {what}",
     )
-
-
-def _tool(module: str) -> list[str]:
-    """A way to run uv or pip: the venv's project tools lack both, the system Python has them."""
-    if module == "uv" and (found := shutil.which("uv")):
-        return [found]
-    for python in (sys.executable, shutil.which("python3") or "python3"):
-        probe = subprocess.run([python, "-m", module, "--version"], capture_output=True)
-        if probe.returncode == 0:
-            return [python, "-m", module]
-    raise HarnessError(
-        f"no {module} found to build the wheelhouse",
-        hint=f"run `python3 -m pip install {module}` (scripts/bootstrap installs uv)",
-    )
+    installs = json.loads(report.read_text())["install"]
+    report.unlink()
+    pins = sorted(f"{item['metadata']['name']}=={item['metadata']['version']}" for item in installs)
+    return "\n".join(pins) + "\n"
 
 
 def lock_requirements(root: Path, out: Path, log: Log) -> str:
     """Resolve the runtime dependencies (no dev tools) to pins; returns the pinned text."""
-    uv = _tool("uv")
+    pip = image_pip(root)
     out.parent.mkdir(parents=True, exist_ok=True)
     constraints = out.parent / "venv-constraints.txt"
-    venv_python = root / ".venv" / "bin" / "python"
-    if venv_python.exists():
-        frozen = _run([*uv, "pip", "freeze", "--python", str(venv_python)], "uv pip freeze")
-        # Editable and direct-URL lines (the project itself) cannot be constraints.
-        pins = [line for line in frozen.splitlines() if "==" in line and " @ " not in line]
-        constraints.write_text("\n".join(pins) + "\n")
-    else:
-        constraints.write_text("")
+    frozen = _run([*pip, "freeze", "--exclude-editable"], "pip freeze of .venv")
+    # Direct-URL lines (a package installed from a folder) cannot be constraints.
+    pins = [line for line in frozen.splitlines() if "==" in line and " @ " not in line]
+    constraints.write_text("\n".join(pins) + "\n")
+    # pyproject's dependencies, not the project itself: resolving the project would build its
+    # metadata in the work tree.
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text())
+    requirements = out.parent / "runtime.in"
+    requirements.write_text("\n".join(pyproject["project"]["dependencies"]) + "\n")
     # Resolving asks PyPI (seconds); skip it while nothing it depends on has changed.
-    key = sha256_text(
-        (root / "pyproject.toml").read_text(),
-        (root / "overrides.txt").read_text(),
-        constraints.read_text(),
-    )
+    key = sha256_text(requirements.read_text(), constraints.read_text(), *pip)
     stamp = out.with_suffix(".inputs")
     if out.exists() and stamp.exists() and stamp.read_text() == key:
         log("wheelhouse: runtime dependencies unchanged")
         return out.read_text()
-    log("wheelhouse: resolving runtime dependencies (uv, overrides.txt)")
-    _uv_compile(uv, root, root / "pyproject.toml", constraints, out, "the runtime dependencies")
+    log("wheelhouse: resolving runtime dependencies (pip, pinned to .venv)")
+    out.write_text(_resolve(pip, requirements, constraints, "the runtime dependencies"))
     stamp.write_text(key)
     return out.read_text()
 
@@ -154,8 +171,9 @@ def _wheel_key(wheel: Path) -> tuple[str, str]:
     return _normal(name), version
 
 
-def fill_wheelhouse(directory: Path, requirements_text: str, log: Log) -> None:
-    """Fetch (or build) a wheel for every pin not yet in `directory`; drop wheels no pin names."""
+def fill_wheelhouse(root: Path, directory: Path, requirements_text: str, log: Log) -> None:
+    """Fetch (or build) a wheel for every pin not yet in `directory`; drop wheels no pin names.
+    `.venv`'s pip does it, so the wheels are for the images' Python (image_pip)."""
     pins = _pins(requirements_text)
     have = {_wheel_key(w): w for w in directory.glob("*.whl")}
     for key, wheel in have.items():
@@ -167,7 +185,7 @@ def fill_wheelhouse(directory: Path, requirements_text: str, log: Log) -> None:
         return
     log(f"wheelhouse: fetching {len(missing)} of {len(pins)} wheels (pip wheel)")
     started = time.monotonic()
-    pip = _tool("pip")
+    pip = image_pip(root)
     request = directory / "missing.txt"
     request.write_text("\n".join(missing) + "\n")
     _run(
@@ -200,13 +218,13 @@ def build_harness_wheel(root: Path, cache: Path, log: Log) -> tuple[Path, str]:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
     _run(
-        [*_tool("uv"), "build", "--wheel", "--quiet", "--out-dir", str(out), str(staging)],
+        [*image_pip(root), "wheel", "--no-deps", "--quiet", "--wheel-dir", str(out), str(staging)],
         "building the harness wheel",
     )
     shutil.rmtree(staging, ignore_errors=True)
     wheels = sorted(out.glob("harness-*.whl"))
     if not wheels:
-        raise HarnessError(f"uv build left no harness wheel in {out}")
+        raise HarnessError(f"pip wheel left no harness wheel in {out}")
     return wheels[0], digest
 
 
@@ -227,23 +245,19 @@ def lock_extra(root: Path, requirements_in: Path, base_text: str, out: Path, log
     """Pins for an image's extra packages (an engine's `requirements.in`), resolved on top of
     the base image's pins: what the base already has keeps its version (it is installed), and
     only the packages it lacks are returned, to install `--no-deps` in the image."""
+    pip = image_pip(root)
     out.parent.mkdir(parents=True, exist_ok=True)
     constraints = out.parent / "base-constraints.txt"
     constraints.write_text(base_text)
-    key = sha256_text(requirements_in.read_text(), base_text, (root / "overrides.txt").read_text())
+    key = sha256_text(requirements_in.read_text(), base_text, *pip)
     stamp = out.with_suffix(".inputs")
     if out.exists() and stamp.exists() and stamp.read_text() == key:
         log(f"wheelhouse: {requirements_in.parent.name} packages unchanged")
         return out.read_text()
-    log(f"wheelhouse: resolving {requirements_in.parent.name} packages (uv)")
-    resolved = out.parent / "resolved.txt"
-    _uv_compile(_tool("uv"), root, requirements_in, constraints, resolved, str(requirements_in))
+    log(f"wheelhouse: resolving {requirements_in.parent.name} packages (pip)")
+    resolved = _resolve(pip, requirements_in, constraints, str(requirements_in))
     base = _pins(base_text)
-    extra = [
-        f"{name}=={version}"
-        for name, version in sorted(_pins(resolved.read_text()).items())
-        if name not in base
-    ]
-    out.write_text("\n".join(extra) + "\n")
+    extra = [f"{name}=={version}" for name, version in _pins(resolved).items() if name not in base]
+    out.write_text("\n".join(sorted(extra)) + "\n")
     stamp.write_text(key)
     return out.read_text()

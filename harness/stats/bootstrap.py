@@ -16,6 +16,7 @@ records in another order give the same interval, and a fixed seed gives the same
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Sequence
 
 import numpy as np
@@ -114,7 +115,10 @@ def _cluster_bootstrap(
     codes, k = _cluster_codes(clusters, values.size)
     sums = np.bincount(codes, weights=values, minlength=k)
     counts = np.bincount(codes, minlength=k).astype(np.float64)
-    estimate = float(sums.sum() / counts.sum())
+    # The exactly rounded sum: the point estimate must not hang on how the values group into
+    # clusters or in what order they are added (numpy's pairwise sum and Python 3.12+'s
+    # compensated sum() differ in the last bit), so one recomputed from the records matches it.
+    estimate = math.fsum(values.tolist()) / values.size
 
     rng = np.random.default_rng(seed)
     stats = np.empty(resamples)

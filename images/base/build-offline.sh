@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
-# Builds the base image without an image registry: debootstrap a minimal Debian bookworm from the
+# Builds the base image without an image registry: debootstrap a minimal Debian trixie from the
 # apt mirror this machine already uses, then `docker import` the tree.
 #
-#   images/base/build-offline.sh [--force] [TAG]     (default TAG: harness-base:bookworm)
+#   images/base/build-offline.sh [--force] [TAG]     (default TAG: harness-base:trixie)
+#   images/base/build-offline.sh --apt-source        prints the mirror and suite it would use
 #
 # The image carries a `harness.inputs` label: the hash of this script, the package list and the
 # mirror. When an image with that tag and label exists the build is skipped, so running it again
 # costs a `docker image inspect`. Downloaded .debs are kept in .cache/debootstrap-debs so a rebuild
 # on the same machine does not fetch them again.
 #
-# bookworm's python3 is 3.11, the host's Python: the wheelhouse built on the host runs unchanged.
+# trixie's python3 is 3.13, the Python scripts/bootstrap makes .venv with where the host has it: the
+# wheelhouse (cp313 wheels, pinned to .venv's versions) runs what the host tested.
 # libfaketime is here (not only in the arm image) so that the arm image needs no apt at build time.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 FORCE=0
 if [ "${1:-}" = "--force" ]; then FORCE=1; shift; fi
-TAG="${1:-harness-base:bookworm}"
-SUITE=bookworm
+TAG="${1:-harness-base:trixie}"
+SUITE=trixie
 PACKAGES="python3,python3-venv,libfaketime,ca-certificates,iproute2,tzdata"
 
 say() { echo "base: $*" >&2; }
@@ -33,6 +35,8 @@ mirror() {
     echo "${found:-http://deb.debian.org/debian}"
 }
 MIRROR="$(mirror)"
+# harness/images/node.py fetches the suite's Node.js packages from the same mirror.
+if [ "${1:-}" = "--apt-source" ]; then echo "$MIRROR $SUITE"; exit 0; fi
 
 INPUTS="$( { cat "$0"; echo "$SUITE $PACKAGES $MIRROR"; } | sha256sum | cut -c1-16)"
 

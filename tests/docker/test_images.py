@@ -13,7 +13,9 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import anthropic
 import docker
+import openai
 import pytest
 from docker.models.containers import Container
 from docker.models.networks import Network
@@ -31,6 +33,7 @@ from harness.images.build import (
     ImageInfo,
     build_images,
 )
+from harness.images.wheelhouse import IMAGE_PYTHON
 from harness.isolation.proxy_ca import ensure_ca, fingerprint
 
 # A cold build (debootstrap, wheels, three images) takes minutes; the first test pays for it.
@@ -96,7 +99,7 @@ def test_second_build_skips_unchanged_images(
     progress: list[str] = []
     again = build_images(BuildOptions(offline=True), progress.append)
     text = "\n".join(progress)
-    assert "base: harness-base:bookworm is up to date" in text
+    assert f"base: {BASE_TAG} is up to date" in text
     assert f"{PYTHON.tag}: up to date" in text
     # The harness sources can change under a running test session (other work in the tree);
     # the base and the dependency image cannot.
@@ -113,7 +116,9 @@ def test_arm_image_runs_the_harness_and_the_sdks(
     )
     out = run_in(docker_engine, ARM.tag, ["python3", "-c", script], network_mode="none")
     facts = json.loads(out.strip().splitlines()[-1])
-    assert facts["python"] == [3, 11]
+    # The images' Python (trixie's 3.13) and the very SDK versions the host's .venv tests.
+    assert facts["python"] == list(IMAGE_PYTHON)
+    assert (facts["anthropic"], facts["openai"]) == (anthropic.__version__, openai.__version__)
 
 
 def test_arm_image_trusts_the_harness_proxy_ca_with_no_environment(
