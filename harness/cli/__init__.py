@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from harness.cli.lazy import Lazy, lazy_group
+from harness.cli.lazy import HELP_MARKUP, Lazy, lazy_group
 from rundir.errors import UserError
 
 # Every command, in the order `harness --help` lists them: name, where it lives, its one-line
@@ -77,6 +77,9 @@ app = typer.Typer(
     "verifiably.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=HELP_MARKUP,
+    # click caps help at 80 columns; a wider terminal gets its width, as rich's help did.
+    context_settings={"max_content_width": 200},
     cls=lazy_group(COMMANDS),
 )
 

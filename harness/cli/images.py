@@ -6,11 +6,13 @@ import time
 
 import typer
 
+from harness.cli.lazy import HELP_MARKUP
 from harness.images.build import BuildOptions, ImageInfo, build_images, list_images
 
 images_app = typer.Typer(
     help="Build and list the Docker images (base, harness-python, harness-arm, harness-proxy).",
     no_args_is_help=True,
+    rich_markup_mode=HELP_MARKUP,
 )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -23,6 +23,12 @@ from typer.main import get_command, get_group
 if TYPE_CHECKING:
     # Typer 0.2x vendors click as typer._click; its Command and Context are what the group holds.
     from typer._click import Command, Context
+
+
+# Every harness Typer prints click's plain help. typer's rich help imports rich's markdown,
+# traceback and table renderers first: 0.19 s of `harness --help`'s 0.38 s on Python 3.13
+# (BENCHMARKS.md, "CLI start-up"), for boxes around the same text.
+HELP_MARKUP: Literal["markdown", "rich"] | None = None
 
 
 @dataclass(frozen=True)
@@ -42,15 +48,16 @@ class Lazy:
             # What app.add_typer(found, name=...) built: a group, no completion options of its own.
             command = get_group(found)
         else:
-            single = typer.Typer(add_completion=False)
+            single = typer.Typer(add_completion=False, rich_markup_mode=HELP_MARKUP)
             single.command(self.name)(found)
             command = get_command(single)
         command.name = self.name
         return command
 
     def placeholder(self) -> Command:
-        """A stand-in carrying only the name and help, for the group's command list."""
-        return TyperCommand(name=self.name, help=self.help)
+        """A stand-in carrying only the name and help, for the group's command list. As its
+        short help the line is shown whole (wrapped), not cut to click's 45 characters."""
+        return TyperCommand(name=self.name, help=self.help, short_help=self.help)
 
 
 class LazyCommands(MutableMapping[str, "Command"]):
