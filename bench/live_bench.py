@@ -56,6 +56,7 @@ MODEL = "gpt-4.1-mini"  # in the packaged price table
 PLAIN_TARGETS = ["direct", "bare", "litellm", "metered"]
 STREAM_TARGETS = ["direct", "bare", "bare_streaming", "litellm", "metered", "metered_hidden"]
 DUMMY_KEY = "sk-bench-dummy-study-key"
+STREAM_TIMEOUT_S = 30.0  # one streamed call (about 0.5 s when nothing stalls)
 # The arm's placeholder, as an SDK sends it; the metered proxy swaps in the study key.
 ARM_HEADERS = {"authorization": "Bearer harness-placeholder-key"}
 
@@ -191,7 +192,16 @@ async def measure_streams(
             shift = round_ % len(targets)
             for t in targets[shift:] + targets[:shift]:
                 for i in range(args.stream_repeats):
-                    reply = await conns[t].request(*makes[t](i))
+                    try:
+                        reply = await asyncio.wait_for(
+                            conns[t].request(*makes[t](i)), STREAM_TIMEOUT_S
+                        )
+                    except TimeoutError as e:
+                        # A target that stalls a stream (LiteLLM once did) fails the bench with
+                        # its name, rather than hanging it.
+                        raise RuntimeError(
+                            f"{t}: a streamed call took over {STREAM_TIMEOUT_S} s"
+                        ) from e
                     if reply.status != 200 or reply.first_data is None:
                         raise RuntimeError(f"{t}: streamed call answered {reply.status}")
                     if b"[DONE]" not in reply.body:
