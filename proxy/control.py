@@ -76,10 +76,14 @@ class TurnBoard:
         return {arm: vars(ref) for arm, ref in self._turns.items()}
 
 
+SHUTDOWN_TIMEOUT_S = 5.0  # for the control server's connections to end at shutdown
+
+
 class HarnessControl:
     def __init__(self) -> None:
         self.turns = TurnBoard()
         self.server: asyncio.Server | None = None
+        self._clients: set[asyncio.StreamWriter] = set()
 
     def load(self, loader: Loader) -> None:
         loader.add_option(
@@ -94,10 +98,16 @@ class HarnessControl:
     async def done(self) -> None:
         if self.server is not None:
             self.server.close()
+            # Since Python 3.12 `wait_closed` also waits for every connection to end, and the
+            # orchestrator's keep-alive client may still hold one: the proxy would never stop.
+            # Close them first (nothing is in flight: a message is answered before it returns).
+            for writer in list(self._clients):
+                writer.close()
             with contextlib.suppress(Exception):
-                await self.server.wait_closed()
+                await asyncio.wait_for(self.server.wait_closed(), SHUTDOWN_TIMEOUT_S)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._clients.add(writer)
         try:
             while True:
                 try:
@@ -113,6 +123,7 @@ class HarnessControl:
         except (ConnectionError, asyncio.IncompleteReadError, ValueError):
             pass
         finally:
+            self._clients.discard(writer)
             writer.close()
 
     def _handle(self, method: str, path: str, body: bytes) -> tuple[int, object]:
