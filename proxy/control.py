@@ -39,6 +39,8 @@ REASONS = {200: "OK", 400: "Bad Request", 413: "Content Too Large"}
 DRAIN_LIMIT = 1024 * 1024
 DRAIN_TIMEOUT_S = 2.0
 
+SHUTDOWN_TIMEOUT_S = 5.0  # for the control server's connections to end at shutdown
+
 
 class RefusedFraming(ValueError):
     """A control request whose head cannot be trusted (a body too large, a length that is no
@@ -74,9 +76,6 @@ class TurnBoard:
 
     def snapshot(self) -> dict[str, dict[str, object]]:
         return {arm: vars(ref) for arm, ref in self._turns.items()}
-
-
-SHUTDOWN_TIMEOUT_S = 5.0  # for the control server's connections to end at shutdown
 
 
 class HarnessControl:
