@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from harness.cli.lazy import HELP_MARKUP, Lazy, lazy_group
+from harness.cli.lazy import Lazy, lazy_group, typer_app
 from rundir.errors import UserError
 
 # Every command, in the order `harness --help` lists them: name, where it lives, its one-line
@@ -72,12 +72,11 @@ COMMANDS = (
     ),
 )
 
-app = typer.Typer(
+app = typer_app(
     help="Run benchmark studies of LLM memory engines and agent arms fairly, cheaply and "
     "verifiably.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    rich_markup_mode=HELP_MARKUP,
     # click caps help at 80 columns; a wider terminal gets its width, as rich's help did.
     context_settings={"max_content_width": 200},
     cls=lazy_group(COMMANDS),

@@ -6,13 +6,12 @@ import time
 
 import typer
 
-from harness.cli.lazy import HELP_MARKUP
+from harness.cli.lazy import typer_app
 from harness.images.build import BuildOptions, ImageInfo, build_images, list_images
 
-images_app = typer.Typer(
+images_app = typer_app(
     help="Build and list the Docker images (base, harness-python, harness-arm, harness-proxy).",
     no_args_is_help=True,
-    rich_markup_mode=HELP_MARKUP,
 )
 
 

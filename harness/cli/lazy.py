@@ -31,6 +31,13 @@ if TYPE_CHECKING:
 HELP_MARKUP: Literal["markdown", "rich"] | None = None
 
 
+def typer_app(**settings: Any) -> typer.Typer:
+    """A `typer.Typer` with harness's help markup: every Typer of harness/cli is made here, so a
+    new command group cannot forget it (typer's default is rich). Passing `rich_markup_mode` is a
+    TypeError (given twice), not a silent override."""
+    return typer.Typer(rich_markup_mode=HELP_MARKUP, **settings)
+
+
 @dataclass(frozen=True)
 class Lazy:
     """One command of the table: `target` is "module:attribute", a typer command function or a
@@ -48,7 +55,7 @@ class Lazy:
             # What app.add_typer(found, name=...) built: a group, no completion options of its own.
             command = get_group(found)
         else:
-            single = typer.Typer(add_completion=False, rich_markup_mode=HELP_MARKUP)
+            single = typer_app(add_completion=False)
             single.command(self.name)(found)
             command = get_command(single)
         command.name = self.name

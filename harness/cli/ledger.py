@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli.lazy import HELP_MARKUP
+from harness.cli.lazy import typer_app
 from harness.errors import HarnessError
 from ledger.errors import LedgerError
 from ledger.ledger import Ledger, verify
@@ -19,10 +19,8 @@ from ledger.reconcile import group_by_runs, read_usage_export
 from ledger.state import LedgerState
 from rundir.journal import recover_spend
 
-ledger_app = typer.Typer(
-    help="The durable spend ledger: show, verify, settle, reconcile.", rich_markup_mode=HELP_MARKUP
-)
-prices_app = typer.Typer(help="Price tables.", rich_markup_mode=HELP_MARKUP)
+ledger_app = typer_app(help="The durable spend ledger: show, verify, settle, reconcile.")
+prices_app = typer_app(help="Price tables.")
 
 LEDGER_OPTION = typer.Option(
     Path("ledger.jsonl"),

@@ -8,14 +8,12 @@ from pathlib import Path
 
 import typer
 
-from harness.cli.lazy import HELP_MARKUP
+from harness.cli.lazy import typer_app
 from harness.errors import HarnessError
 from harness.isolation.sdk_env import sdk_env
 from rundir.header import RunHeader, new_run_id, now_iso, sha256_file, versions, write_header
 
-proxy_app = typer.Typer(
-    help="Run the harness proxy on its own.", no_args_is_help=True, rich_markup_mode=HELP_MARKUP
-)
+proxy_app = typer_app(help="Run the harness proxy on its own.", no_args_is_help=True)
 
 
 def exports(host: str, port: int) -> str:
