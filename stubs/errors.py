@@ -6,9 +6,11 @@ import json
 
 from stubs.request import StubReply, Vendor
 
-# Anthropic documents these error types per status (docs.anthropic.com, "Errors"), and
-# `invalid_request_error` for any other 4xx; 409 is `conflict_error` (the SDK's ErrorType, which
-# anthropic 2.x raises as ConflictError). A status missing here takes its class's type (_typed).
+# Anthropic documents these error types per status (docs.anthropic.com/en/api/errors, "HTTP
+# errors"), and `invalid_request_error` for any other 4xx; 409 is `conflict_error` (the SDK's
+# ErrorType, which anthropic 2.x raises as ConflictError). 504 is `timeout_error` there, a request
+# that timed out while being processed (anthropic 2.x: GatewayTimeoutErrorObject's type, raised as
+# GatewayTimeoutError). A status missing here takes its class's type (_typed).
 _ANTHROPIC_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -19,7 +21,7 @@ _ANTHROPIC_TYPES = {
     429: "rate_limit_error",
     500: "api_error",
     502: "api_error",
-    504: "api_error",
+    504: "timeout_error",
     529: "overloaded_error",
 }
 # OpenAI types a client error `invalid_request_error` (409 too: the SDK's ConflictError) and

@@ -37,7 +37,9 @@ CASES: list[tuple[Vendor, int, type[Exception], str]] = [
     ("anthropic", 422, anthropic.UnprocessableEntityError, "invalid_request_error"),  # other 4xx
     ("anthropic", 429, anthropic.RateLimitError, "rate_limit_error"),
     ("anthropic", 500, anthropic.InternalServerError, "api_error"),
+    ("anthropic", 502, anthropic.InternalServerError, "api_error"),
     ("anthropic", 503, anthropic.ServiceUnavailableError, "api_error"),
+    ("anthropic", 504, anthropic.GatewayTimeoutError, "timeout_error"),  # was api_error
     ("anthropic", 529, anthropic.OverloadedError, "overloaded_error"),
     ("openai", 400, openai.BadRequestError, "invalid_request_error"),
     ("openai", 409, openai.ConflictError, "invalid_request_error"),
