@@ -116,14 +116,9 @@ class ModelPrice(Rates):
         return self
 
     def base_rates(self) -> Rates:
-        return Rates(
-            input=self.input,
-            output=self.output,
-            cache_write_5m=self.cache_write_5m,
-            cache_write_1h=self.cache_write_1h,
-            cache_read=self.cache_read,
-            reasoning=self.reasoning,
-        )
+        # A model's price is itself its base rates (a `Rates`, frozen): no copy to build, which
+        # every live call's worst case and cost asked for (a validated model each, profiled).
+        return self
 
     def rates_for(self, prompt_tokens: int) -> Rates:
         """The rates a call with this many prompt tokens (input + cache read + writes) pays."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import random
@@ -184,6 +185,38 @@ def test_headers_names_and_values(redactor: SecretRedactor) -> None:
     ]
     # A header name must stay an HTTP token (RFC 9110 tchar): no brackets or colons.
     assert re.fullmatch(rb"[A-Za-z0-9_.-]+", out[2][0])
+
+
+@pytest.mark.parametrize(
+    ("value", "name"),
+    [
+        ("".join(f"\\u{ord(c):04x}" for c in OAI), "OPENAI_API_KEY"),  # JSON escapes
+        (quote(VOY, safe=""), "VOYAGE_API_KEY"),  # percent-encoding
+        ("Basic " + base64.b64encode(f"user:{ANT}".encode()).decode(), "ANTHROPIC_API_KEY"),
+    ],
+)
+def test_headers_with_escaped_or_encoded_secrets_are_redacted(
+    redactor: SecretRedactor, value: str, name: str
+) -> None:
+    # The one search over all fields must not let an escaped or base64 form through, nor mix
+    # fields: the one holding it is redacted, the others come back as they were.
+    fields = [(b"content-type", b"application/json"), (b"x-echo", value.encode()), (b"x", b"1")]
+    out, hits = redactor.redact_headers(fields)
+    assert hits == 1
+    assert out[0] == fields[0] and out[2] == fields[2]
+    assert f"[redacted:{name}]".encode() in out[1][1]
+    _no_secret(out[1][1])
+
+
+def test_a_clean_head_comes_back_as_it_was(redactor: SecretRedactor) -> None:
+    # A secret split across two fields is in neither of them: nothing to redact, and the
+    # fields come back byte for byte (a "%" or "\\" at a field's end is no escape).
+    fields = [
+        (b"x-a", OAI[:20].encode()),
+        (b"x-b", OAI[20:].encode() + b"\\"),
+        (b"x-c", b"50%"),
+    ]
+    assert redactor.redact_headers(fields) == (fields, 0)
 
 
 def test_text_and_structured_values(redactor: SecretRedactor) -> None:
