@@ -64,6 +64,11 @@ class HarnessAddon:
         self.masks: tuple[str, ...] = DEFAULT_BODY_MASKS
         self.arm_ports: dict[int, str] = {}
         self.purposes: list[PurposeRule] = []
+        # Options every call reads, kept by `configure`: reading one through ctx.options
+        # deep-copies its value each time (mitmproxy's `_Option.current`).
+        self.arm = "default"
+        self.body_limit = 0
+        self.run_id = ""
 
     def load(self, loader: Loader) -> None:
         # One option per field of proxy.settings.ProxySettings, the model proxy.json holds; the
@@ -105,6 +110,8 @@ class HarnessAddon:
             self.masks = (*DEFAULT_BODY_MASKS, *opts.harness_masks)
         if "harness_body_limit" in updated and opts.harness_body_limit <= 0:
             raise exceptions.OptionsError("harness_body_limit must be a positive number of bytes")
+        self.arm, self.body_limit = opts.harness_arm, opts.harness_body_limit
+        self.run_id = opts.harness_run_id
         if "harness_deadline" in updated and opts.harness_deadline <= 0:
             raise exceptions.OptionsError("harness_deadline must be a positive number of seconds")
         if "harness_upstreams" in updated:
@@ -198,7 +205,7 @@ class HarnessAddon:
         if not isinstance(state, CallState):  # failed before the call had a state
             req = flow.request
             vendor, path = split_vendor(req.path, req.host_header or "", {})
-            state = CallState(vendor, path, req.method, ctx.options.harness_arm, "", time.time())
+            state = CallState(vendor, path, req.method, self.arm, "", time.time())
             state.seq = self.sink.next_seq()
             flow.metadata["harness"] = state
         mark_failed(state, hook)
@@ -213,7 +220,7 @@ class HarnessAddon:
         headers = lowered(req.headers)
         vendor, path = split_vendor(req.path, req.host_header or "", headers)
         port = flow.client_conn.sockname[1] if flow.client_conn.sockname else 0
-        arm = self.arm_ports.get(port, ctx.options.harness_arm)
+        arm = self.arm_ports.get(port, self.arm)
         state = CallState(
             vendor=vendor,
             path=safe_text(path),  # stray bytes in the request line: hashed and logged escaped
@@ -234,7 +241,7 @@ class HarnessAddon:
                     state,
                     req.raw_content or b"",
                     self.masks,
-                    ctx.options.harness_body_limit,
+                    self.body_limit,
                     self.sink.bodies,
                     headers.get("content-encoding", ""),
                 )
@@ -366,7 +373,7 @@ class HarnessAddon:
             status,
             first_byte,
             end,
-            run_id=ctx.options.harness_run_id,
+            run_id=self.run_id,
             mode="live" if state.live else "replay" if self.replay else "record",
         )
 
