@@ -48,6 +48,7 @@ from bench.proxybench import (
     BenchRun,
     Server,
     add_load_options,
+    busy,
     launched,
     measure_load,
 )
@@ -314,19 +315,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--json", type=Path, help="also save the figures here (bench.live_compare reads them)"
     )
+    parser.add_argument(
+        "--busy",
+        type=int,
+        default=0,
+        help="run N busy-loop processes alongside the whole bench: a loaded machine, on purpose",
+    )
     args = parser.parse_args(argv)
     args.targets = set(PLAIN_TARGETS + STREAM_TARGETS) - ({"litellm"} if args.no_litellm else set())
     if min(args.requests, args.rounds, args.clients, args.stream_repeats) < 1:
         parser.error("--requests, --rounds, --clients and --stream-repeats must be positive")
-    if args.duration <= 0 or args.chunks < 2:
-        parser.error("--duration must be positive and --chunks at least 2")
-    run = BenchRun("bench.live_bench", argv)
+    if args.duration <= 0 or args.chunks < 2 or args.busy < 0:
+        parser.error("--duration must be positive, --chunks at least 2, --busy not negative")
+    run = BenchRun("bench.live_bench", argv, busy=args.busy)
     print(f"live bench on {run.machine}", flush=True)
     # Run directory and ledgers on the repository's disk, where real runs keep them.
     RESULTS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="live-bench-", dir=RESULTS) as tmp:
         workdir = Path(tmp)
-        with servers(workdir, args) as running:
+        with servers(workdir, args) as running, busy(args.busy):
             plain, streams = asyncio.run(measure(running, args, workdir))
         check = check_metered(workdir)
         ledger = measure_ledger(workdir, args)

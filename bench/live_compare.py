@@ -75,9 +75,11 @@ def render(runs: dict[str, dict[str, Any]], tap: dict[str, float], command: str)
     lines = [f"## {SECTION}", ""]
     for name, run in runs.items():
         facts = run["facts"]
+        busy = facts["machine"].get("busy")
         lines.append(
             f"- {name}: {facts['date']}, load average {facts['machine']['load']}, "
-            f"{facts['elapsed']:.0f} s: `{facts['command']}`"
+            + (f"{busy}, " if busy else "")
+            + f"{facts['elapsed']:.0f} s: `{facts['command']}`"
         )
     lines += [
         "",

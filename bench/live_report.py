@@ -94,7 +94,9 @@ def render(
         "",
         f"Measured {date} on {machine['nproc']} cores ({machine['cpu']}), Python "
         f"{machine['python']}, mitmproxy {machine['mitmproxy']}; load average "
-        f"{machine['load']} (other work shares this machine); the whole bench took "
+        f"{machine['load']} (other work shares this machine"
+        + (f"; {machine['busy']}" if machine.get("busy") else "")
+        + "); the whole bench took "
         f"{elapsed:.0f} s. Repeat from the repository root with:",
         "",
         "```sh",

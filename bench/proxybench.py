@@ -158,6 +158,26 @@ def launched(workdir: Path) -> Iterator[Launcher]:
 
 # --- load ------------------------------------------------------------------------------------
 
+# One busy process: a loaded machine made on purpose (`--busy N`), so a figure "under load" can
+# be repeated, rather than read off whatever else the machine happened to run.
+BUSY_LOOP = "while True: pass"
+
+
+@contextlib.contextmanager
+def busy(n: int) -> Iterator[None]:
+    """`n` processes spinning on the CPU at normal priority while the block runs."""
+    procs = [
+        subprocess.Popen([sys.executable, "-c", BUSY_LOOP], stdin=subprocess.DEVNULL)
+        for _ in range(n)
+    ]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+        for proc in procs:
+            proc.wait()
+
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process, all its threads included."""
@@ -281,7 +301,7 @@ class BenchRun:
     """Notes the machine, the start time and the load average when a bench starts; `facts` gives
     what its report states about the run once the measuring is done."""
 
-    def __init__(self, module: str, argv: list[str] | None) -> None:
+    def __init__(self, module: str, argv: list[str] | None, busy: int = 0) -> None:
         self.module, self.argv = module, argv
         self.machine = {
             "nproc": str(len(os.sched_getaffinity(0))),
@@ -289,6 +309,8 @@ class BenchRun:
             "python": platform.python_version(),
             "mitmproxy": mitmproxy_version(),
         }
+        if busy:
+            self.machine["busy"] = f"{busy} busy-loop processes alongside (--busy {busy})"
         self.started = time.monotonic()
         self.load_before = os.getloadavg()[0]
 
