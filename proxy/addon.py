@@ -298,7 +298,8 @@ class HarnessAddon:
             # book and log it just after, not on the stream's tail. The deadline stops now.
             if self.live is not None:
                 self.live.reply_ended(state)
-            self.after_reply.defer(lambda: self._finish(flow, state))
+            # mitmproxy clears `flow.live` just before it writes the end (HttpStream.flow_done).
+            self.after_reply.defer(lambda: self._finish(flow, state), ready=lambda: not flow.live)
         else:
             self._finish(flow, state)
 

@@ -83,6 +83,8 @@ class AddonKit:
             await self.hook(event)
             if event.name == "request" and flow.response is None:
                 flow.response = await _fetch_upstream(flow.request)
+        # Then mitmproxy ends the flow and writes the reply's end (HttpStream.flow_done).
+        flow.live = False
         # mitmproxy's loop turns after the flow's end is sent, before it reads another request:
         # the work a streamed reply left for then (proxy.after_reply) runs here. `loop_turn=False`
         # stops where mitmproxy writes the end.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from proxy.after_reply import AfterReply
+from proxy.after_reply import MAX_TURNS, AfterReply
 from tests.proxy.addon_kit import HAIKU, addon_context
 
 STREAMED = {
@@ -36,16 +36,63 @@ async def test_deferred_work_runs_before_anything_queued_after_it() -> None:
     assert after.waiting == 0
 
 
+async def test_work_waits_for_the_end_a_hook_task_writes_after_it_was_deferred() -> None:
+    # mitmproxy 12 on Python 3.12+: hook tasks run eagerly (asyncio.eager_task_factory) inside
+    # the server event that raised the hook, under that event's lock. The task runs the response
+    # hook at once, then waits for the lock to write the end, and resumes only after the
+    # callbacks queued meanwhile. The booking must still come after the end.
+    loop = asyncio.get_running_loop()
+    loop.set_task_factory(asyncio.eager_task_factory)
+    try:
+        lock = asyncio.Lock()  # mitmproxy's ConnectionHandler._server_event_lock
+        after = AfterReply()
+        order: list[str] = []
+        live = True
+
+        async def hook_task() -> None:
+            nonlocal live
+            after.defer(lambda: order.append("booked"), ready=lambda: not live)  # the hook
+            async with lock:  # server_event(HookCompleted)
+                live = False
+                order.append("end written")
+
+        async with lock:  # the server event whose data ended the stream
+            task = asyncio.create_task(hook_task())
+        await task
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert order == ["end written", "booked"]
+        assert after.waiting == 0
+    finally:
+        loop.set_task_factory(None)
+
+
+async def test_work_whose_end_never_goes_out_still_runs_after_a_few_turns() -> None:
+    # A killed flow stays live: its booking must not wait for ever.
+    after = AfterReply()
+    done: list[bool] = []
+    after.defer(lambda: done.append(True), ready=lambda: False)
+    for _ in range(MAX_TURNS):
+        await asyncio.sleep(0)
+    assert done == [] and after.waiting == 1
+    await asyncio.sleep(0)
+    assert done == [True] and after.waiting == 0
+
+
 async def test_flush_runs_what_waits_once_and_in_order() -> None:
     after = AfterReply()
     order: list[int] = []
     for n in range(3):
-        after.defer(lambda n=n: order.append(n))
-    after.flush()
-    assert order == [0, 1, 2]
+        # The first waits for an end that has not gone out: it keeps its place all the same.
+        after.defer(lambda n=n: order.append(n), ready=lambda n=n: n != 0)
     await asyncio.sleep(0)
-    await asyncio.sleep(0)
-    assert order == [0, 1, 2]  # the loop's turn does not run them a second time
+    assert order == [1, 2]
+    after.defer(lambda: order.append(3))
+    after.flush()  # shutdown: what waits runs now, in the order it was deferred
+    assert order == [1, 2, 0, 3]
+    for _ in range(MAX_TURNS + 1):
+        await asyncio.sleep(0)
+    assert order == [1, 2, 0, 3]  # the loop's turns do not run them a second time
 
 
 def test_without_a_running_loop_the_work_runs_at_once() -> None:
