@@ -213,6 +213,11 @@ async def measure_streams(
                     chunks[t].append(len(reply.chunk_times))
                     replies[t].append((sequence[t], reply))
                     sequence[t] += 1
+                    # A pause before the next stream, as an arm reading a reply would leave: a
+                    # stream's time is then its own, not partly the proxy finishing the one
+                    # before (the metered proxy books a stream just after its end goes out,
+                    # proxy.after_reply; bare mitmdump's addons also run after a reply).
+                    await asyncio.sleep(args.stream_gap_ms / 1000)
     finally:
         for conn in conns.values():
             await conn.close()
@@ -300,6 +305,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunks", type=int, default=50, help="SSE writes per streamed reply")
     parser.add_argument("--chunk-ms", type=float, default=10.0, help="pause between SSE writes")
     parser.add_argument("--stream-repeats", type=int, default=4, help="streams per target/round")
+    parser.add_argument(
+        "--stream-gap-ms", type=float, default=20.0, help="pause after each streamed call"
+    )
     parser.add_argument("--ledger-single", type=int, default=1000)
     parser.add_argument("--ledger-calls", type=int, default=20000)
     parser.add_argument("--ledger-per-process", type=int, default=100)

@@ -91,15 +91,17 @@ def render(runs: dict[str, dict[str, Any]], tap: dict[str, float], command: str)
         "",
         "Each run: the same client and fake vendor (`bench/vendor_upstream.py`) behind bare "
         "`mitmdump --mode reverse` (streams: with `stream_large_bodies=1`), LiteLLM's proxy "
-        "(`bench/litellm_target.py`, its own venv, telemetry off, `api_base` on the fake "
-        "vendor, a master key, no database) and the harness live proxy. Stream: 50 SSE writes "
-        "10 ms apart. End-to-end added: per stream, the client's end-to-end time minus the "
+        "(`bench/litellm_target.py`, its own venv, telemetry off, `api_base` on the fake vendor, "
+        "a master key, no database) and the harness live proxy. Stream: 50 SSE writes 10 ms "
+        "apart, one stream at a time (from before-4 on, 20 ms between streams, as an arm reading "
+        "the reply would leave: a stream's time is its own, not partly the proxy finishing the "
+        "one before). End-to-end added: per stream, the client's end-to-end time minus the "
         "upstream's own span for that stream (request read to last byte written, logged by the "
         "upstream on the same monotonic clock), median, minus direct's; split into the request's "
         "way in (sent to read by the upstream) and the tail (last byte written to last byte "
         "read). The paced row (last byte minus the direct stream's last byte, two different "
-        "streams) is what earlier runs had; the upstream's sleep jitter moves it by more than "
-        "a proxy adds. 32-client p99: latency under the concurrent load, median of the rounds' "
+        "streams) is what earlier runs had; the upstream's sleep jitter moves it by more than a "
+        "proxy adds. 32-client p99: latency under the concurrent load, median of the rounds' "
         "p99.",
         "",
         "| figure | " + " | ".join(runs) + " |",
