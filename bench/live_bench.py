@@ -26,9 +26,10 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from statistics import median
+from typing import Any
 
 from bench import ledger_bench, litellm_target
 from bench.httpclient import Connection, Reply, RequestFactory, percentile
@@ -162,6 +163,15 @@ async def measure_plain(running: dict[str, Server], args: argparse.Namespace) ->
     return [PlainFigures(target=t, **loads[t].summary()) for t in targets]
 
 
+async def _streamed(target: str, call: Coroutine[Any, Any, Reply]) -> Reply:
+    """One streamed call, warm-up ones included. A target that stalls a stream (LiteLLM has,
+    twice) fails the bench with its name, rather than hanging it."""
+    try:
+        return await asyncio.wait_for(call, STREAM_TIMEOUT_S)
+    except TimeoutError as e:
+        raise RuntimeError(f"{target}: a streamed call took over {STREAM_TIMEOUT_S} s") from e
+
+
 async def measure_streams(
     running: dict[str, Server], args: argparse.Namespace, workdir: Path
 ) -> list[StreamFigures]:
@@ -187,22 +197,13 @@ async def measure_streams(
     conns = {t: Connection(HOST, running[_port(t)].port) for t in targets}
     try:
         for t in targets:  # one warm-up stream each: connections open, code paths hot
-            await conns[t].request(*makes[t](0))
+            await _streamed(t, conns[t].request(*makes[t](0)))
         sequence = {t: 1 for t in targets}  # the factory's counter: the tag's N
         for round_ in range(args.rounds):
             shift = round_ % len(targets)
             for t in targets[shift:] + targets[:shift]:
                 for i in range(args.stream_repeats):
-                    try:
-                        reply = await asyncio.wait_for(
-                            conns[t].request(*makes[t](i)), STREAM_TIMEOUT_S
-                        )
-                    except TimeoutError as e:
-                        # A target that stalls a stream (LiteLLM once did) fails the bench with
-                        # its name, rather than hanging it.
-                        raise RuntimeError(
-                            f"{t}: a streamed call took over {STREAM_TIMEOUT_S} s"
-                        ) from e
+                    reply = await _streamed(t, conns[t].request(*makes[t](i)))
                     if reply.status != 200 or reply.first_data is None:
                         raise RuntimeError(f"{t}: streamed call answered {reply.status}")
                     if b"[DONE]" not in reply.body:
