@@ -11,9 +11,9 @@ The next turn is not always that turn. On Python 3.12+ mitmproxy runs hook tasks
 (`asyncio.eager_task_factory`, mitmproxy.master): the hook's task starts inside the server event
 that raised it, runs the `response` hook at once, then waits for that event's lock to send the end
 and resumes only after the callbacks queued meanwhile, this work among them (measured: the booking
-ran before the end, about 0.6 ms of a stream's tail). So the work checks `ready` (the addon passes
-"the flow is no longer live": mitmproxy clears `flow.live` just before it writes the end) and, if
-the end is not out yet, waits one more turn, at most `MAX_TURNS`.
+ran before the end, most of a millisecond of a stream's tail). So the work checks `ready` (the
+addon passes "the flow is no longer live": mitmproxy clears `flow.live` just before it writes the
+end) and, if the end is not out yet, waits one more turn, at most `MAX_TURNS`.
 
 Nothing is lost or reordered by the wait:
 - asyncio runs the callbacks already queued before those of the I/O it polls next, so the work is
@@ -32,7 +32,7 @@ import asyncio
 import itertools
 from collections.abc import Callable
 
-# Loop turns the work waits at most for `ready`: one is enough with mitmproxy 11 and 12; the
+# Loop turns the work waits at most for `ready`: none is needed on Python 3.11, one on 3.12+; the
 # bound keeps the work of a flow whose end never goes out (a killed flow) from waiting for ever.
 MAX_TURNS = 8
 
