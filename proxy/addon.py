@@ -119,6 +119,7 @@ class HarnessAddon:
         for money in ("harness_cap", "harness_stage_cap"):
             if money in updated and getattr(opts, money):
                 _usd(money, getattr(opts, money))
+        opened = False
         if "harness_run_dir" in updated and opts.harness_run_dir:
             run_dir = Path(opts.harness_run_dir)
             try:
@@ -127,7 +128,18 @@ class HarnessAddon:
                 raise exceptions.OptionsError(
                     f"cannot write to run directory {run_dir}: {e.strerror}"
                 ) from e
+            opened = True
+        try:
+            self._start_mode(opts)
+        except exceptions.OptionsError:
+            if opened:
+                # Refused before serving anything: the call log just opened is closed, not
+                # left to the garbage collector (its ResourceWarning then fails a later test).
+                self.sink.close()
+                self.sink = CallSink()
+            raise
 
+    def _start_mode(self, opts: Any) -> None:
         if opts.harness_mode == "replay" and self.replay is None:
             self.replay = self._start_replay()
         if opts.harness_mode == "live" and self.live is None and opts.harness_run_dir:

@@ -7,6 +7,8 @@ loud miss in the vendor's error shape that nothing ever forwards.
 
 from __future__ import annotations
 
+import gc
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +110,11 @@ async def test_a_replay_source_that_cannot_serve_is_refused_at_start(
     where = {"missing": tmp_path / "nowhere", "not a run": tmp_path, "itself": run}[source]
     if source == "itself":
         await record(run, [(CHAT, ASK)])
-    with pytest.raises(exceptions.OptionsError):
-        async with addon_context(run, harness_mode="replay", harness_replay_from=str(where)):
-            pass
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        with pytest.raises(exceptions.OptionsError):
+            async with addon_context(run, harness_mode="replay", harness_replay_from=str(where)):
+                pass
+        gc.collect()
+    # The call log it had opened is closed, not left open for the garbage collector.
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
