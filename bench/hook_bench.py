@@ -115,13 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(asyncio.run(_measure(args.child)))
         return 0
-    runs: dict[str, list[float]] = {"after": []}
-    if args.before:
-        runs["before"] = []
-    for _ in range(args.rounds):
-        for name in runs:
-            src = args.before.resolve() if name == "before" else ROOT
-            runs[name].append(child(src, args.calls))
+    # Here, not at the top: a child runs this file with another checkout's `bench` first.
+    from bench.proxybench import alternate
+
+    runs = alternate(args.rounds, args.before, lambda src: child(src, args.calls), ROOT)
     load = os.getloadavg()[0]
     for name, values in runs.items():
         print(

@@ -273,6 +273,20 @@ def add_load_options(parser: argparse.ArgumentParser, requests: int) -> None:
     parser.add_argument("--conc-warmup", type=float, default=0.5, help="seconds before counting")
 
 
+def alternate(
+    rounds: int, before: Path | None, measure: Callable[[Path], float], after: Path
+) -> dict[str, list[float]]:
+    """`measure(checkout)` for this checkout ("after") and, with `before`, that one too, in
+    alternating rounds, so both share the machine's load."""
+    runs: dict[str, list[float]] = {"after": []}
+    if before is not None:
+        runs["before"] = []
+    for _ in range(rounds):
+        for name in runs:
+            runs[name].append(measure(before.resolve() if name == "before" and before else after))
+    return runs
+
+
 # --- the run's facts -------------------------------------------------------------------------
 
 

@@ -85,13 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(measure(*args.child))
         return 0
-    runs: dict[str, list[float]] = {"after": []}
-    if args.before:
-        runs["before"] = []
-    for _ in range(args.rounds):
-        for name in runs:
-            src = args.before.resolve() if name == "before" else ROOT
-            runs[name].append(child(src, args.streams, args.events))
+    # Here, not at the top: a child runs this file with another checkout's `bench` first.
+    from bench.proxybench import alternate
+
+    runs = alternate(
+        args.rounds, args.before, lambda src: child(src, args.streams, args.events), ROOT
+    )
     load = os.getloadavg()[0]
     for name, values in runs.items():
         per = median(values)
