@@ -11,6 +11,16 @@ from rundir.bodies import BodyStore
 from rundir.calllog import CallRecord, Timing, Tokens
 
 
+def store_response(state: CallState, bodies: BodyStore | None) -> str | None:
+    """Store the call's response body; its hash, or None if there is none to keep. Raises
+    OSError if it cannot be stored."""
+    reply = state.reply
+    response_body = reply.body if reply is not None else state.response_body
+    if response_body is None or bodies is None:
+        return None
+    return bodies.put(response_body)
+
+
 def build_record(
     state: CallState,
     status: int,
@@ -19,17 +29,13 @@ def build_record(
     *,
     run_id: str,
     mode: Literal["record", "live", "replay"],
-    bodies: BodyStore | None,
+    response_hash: str | None,
     ref: TurnRef | None,
 ) -> CallRecord:
-    """The record of a finished call; stores its response body in `bodies` (OSError if it
-    cannot)."""
+    """The record of a finished call whose response body `store_response` kept as
+    `response_hash`."""
     reply = state.reply
     body = state.body or {}
-    response_body = reply.body if reply is not None else state.response_body
-    response_hash = None
-    if response_body is not None and bodies is not None:
-        response_hash = bodies.put(response_body)
     tokens = state.tokens or Tokens()
     if reply is not None and reply.status == 200 and state.tokens is None:
         usage = reply.usage

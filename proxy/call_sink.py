@@ -15,7 +15,7 @@ from typing import Literal
 
 import structlog
 
-from proxy.call_record import build_record
+from proxy.call_record import build_record, store_response
 from proxy.callstate import CallState
 from rundir.bodies import BodyStore
 from rundir.calllog import CallLog, CallLogError
@@ -75,9 +75,9 @@ class CallSink:
             self.bodies.close()
 
     def fail(self, why: str) -> None:
-        if not self.failed:
+        if not self.failed:  # the first failure is the cause; later ones follow from it
             log.error("proxy stopped serving calls", reason=why)
-        self.failed = why
+            self.failed = why
 
     def refusal(self, state: CallState) -> StubReply | None:
         """The vendor's 503 once the proxy has stopped serving, else None."""
@@ -100,6 +100,14 @@ class CallSink:
         if self.calls is None or state.logged:
             return True
         state.logged = True
+        # A body that cannot be stored costs its record nothing: the record (what was asked,
+        # served, booked) is still written, flagged, and then the proxy stops serving.
+        unstored: OSError | None = None
+        try:
+            response_hash = store_response(state, self.bodies)
+        except OSError as e:
+            unstored, response_hash = e, None
+            state.flags.append("response_body_unstored")
         try:
             record = build_record(
                 state,
@@ -108,10 +116,13 @@ class CallSink:
                 end,
                 run_id=run_id,
                 mode=mode,
-                bodies=self.bodies,
+                response_hash=response_hash,
                 ref=state.turn,
             )
             self.calls.append(record)
+            if unstored is not None:
+                self.fail(f"cannot store response body: {unstored}")
+                return False
             return True
         except (CallLogError, OSError) as e:
             self.fail(str(e))

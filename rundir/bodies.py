@@ -12,6 +12,7 @@ logged, since the call log is written after the body.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
@@ -79,13 +80,24 @@ class BodyStore:
             if digest in self._index:
                 return digest
             # One write of header and frame: O_APPEND keeps a record in one piece.
-            written = os.write(self._fd, header + frame)
+            try:
+                written = os.write(self._fd, header + frame)
+            except OSError:
+                self._cut_back()
+                raise
             if written != len(header) + len(frame):
+                # A full disk takes part of a record: cut it off, so a record written once
+                # there is room again starts where the index says it does.
+                self._cut_back()
                 raise OSError(f"short write to {self.pack}: {written} bytes")
             self._index[digest] = (self._end + len(header), len(frame))
             self._end += written
             self._dirty = True
         return digest
+
+    def _cut_back(self) -> None:
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, self._end)
 
     def get(self, digest: str) -> bytes:
         try:

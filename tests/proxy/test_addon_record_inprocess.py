@@ -8,10 +8,7 @@ be written. No proxy process, no socket but the addon's own stream server.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +17,7 @@ import pytest
 from mitmproxy import exceptions
 
 from tests.proxy.addon_kit import HAIKU, addon_context
+from tests.proxy.small_disk import fill, mounted_tmpfs
 from tests.proxy.test_intake import CRASHERS
 
 DOCS = ["the lighthouse keeper", "a recipe for soup", "lighthouse lamps at night"]
@@ -266,24 +264,8 @@ async def test_masks_take_their_fields_out_of_the_request_hash(tmp_path: Path) -
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 64 KiB tmpfs of the test's own: a disk that can really fill up under the proxy."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root (CI and the docker tests run as root)")
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], check=True)
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=True)
-
-
-def fill(disk: Path) -> None:
-    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    try:
-        with contextlib.suppress(OSError):  # ENOSPC: full
-            while os.write(fd, b"x" * 512):
-                pass
-    finally:
-        os.close(fd)
+    with mounted_tmpfs(tmp_path / "disk") as disk:
+        yield disk
 
 
 async def test_a_disk_that_fills_up_stops_the_proxy_serving(small_disk: Path) -> None:

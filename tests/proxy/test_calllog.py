@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 import pytest
 
 from rundir.bodies import BodyStore
 from rundir.calllog import CallLog, CallRecord, Timing, read_calls
+from tests.proxy.small_disk import fill, mounted_tmpfs
 
 
 def _record(seq: int) -> CallRecord:
@@ -83,3 +85,21 @@ def test_unwritable_log_raises(tmp_path: Path) -> None:
     log._file.close()
     with pytest.raises(CallLogError):
         log.append(_record(1))
+
+
+def test_a_body_the_full_disk_tore_leaves_the_pack_whole_for_the_next(tmp_path: Path) -> None:
+    """A write the disk could only take part of is cut off at once: a body stored once there is
+    room again is found where the index says, in this process and after a reopen."""
+    with mounted_tmpfs(tmp_path / "disk") as disk:
+        store = BodyStore(disk / "bodies")
+        first = store.put(b"a small body")
+        fill(disk)
+        with pytest.raises(OSError):
+            store.put(secrets.token_hex(8192).encode())  # random: its frame does not fit
+        (disk / "filler").unlink()
+        later = store.put(b"a body stored once there is room")
+        assert store.get(first) == b"a small body"
+        assert store.get(later) == b"a body stored once there is room"
+        reopened = BodyStore(disk / "bodies")
+        assert sorted(reopened.digests()) == sorted([first, later])
+        assert reopened.get(later) == b"a body stored once there is room"
