@@ -7,6 +7,7 @@ replay: answer from an earlier run's call log, fail closed on a miss (proxy.repl
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ from proxy.failsafe import (
     safe_text,
 )
 from proxy.header_fields import lowered, rewrite
-from proxy.intake import intake
+from proxy.intake import intake, keep_request
 from proxy.record import RecordMode
 from proxy.replay import CUT_OUTCOMES, ReplayMode, ReplaySourceError
 from proxy.settings import MODES, PurposeRule, declare_options, parse_purposes, rule_purpose
@@ -256,6 +257,8 @@ class HarnessAddon:
                     self.body_limit,
                     self.sink.bodies,
                     headers.get("content-encoding", ""),
+                    # Live: hashed and stored once forwarded, off the request's way in.
+                    keep_later=self.live is not None,
                 )
             except OSError as e:
                 self.sink.fail(f"cannot store request body: {e}")
@@ -269,6 +272,10 @@ class HarnessAddon:
                 self.sink.fail(str(e))
                 reply = self.sink.refusal(state)
             if reply is None:
+                # The request goes out when this hook returns; its hash and body are kept on
+                # the loop's next turn, before any reply can be read (and by `_log` at the
+                # latest). A store that fails then stops every later call (CallSink.fail).
+                asyncio.get_running_loop().call_soon(self._keep, state)
                 return  # forwarded
         if reply is None and self.replay is not None:
             reply = self.replay.answer(state)
@@ -379,8 +386,21 @@ class HarnessAddon:
 
     # --- the call log ------------------------------------------------------------------------
 
+    def _keep(self, state: CallState) -> None:
+        """Hash and store a live call's request, once (proxy.intake.keep_request)."""
+        if state.unkept is None:
+            return
+        try:
+            keep_request(state, *state.unkept)
+        except OSError as e:
+            state.flags.append("request_body_unstored")
+            self.sink.fail(f"cannot store request body: {e}")
+        except Exception:
+            mark_failed(state, "request")  # logged as ours to fix, never raised into the loop
+
     def _log(self, state: CallState, status: int, first_byte: float | None, end: float) -> bool:
         """Append the call's record; False (and the proxy stops serving) if it cannot."""
+        self._keep(state)
         return self.sink.append(
             state,
             status,

@@ -38,9 +38,12 @@ def intake(
     body_limit: int,
     bodies: BodyStore | None,
     content_encoding: str = "",
+    keep_later: bool = False,
 ) -> StubReply | None:
     """Fill `state` from the request; return the vendor's error reply if it must be refused.
 
+    With `keep_later`, a request that passes every check is hashed and its body stored by
+    `keep_request` (the caller runs it, once the call has gone out); otherwise here.
     Raises OSError if the request body cannot be stored (the caller fails closed).
     """
     state.raw = raw
@@ -52,11 +55,10 @@ def intake(
         return error_reply(
             state.vendor, 413, f"Request body is {len(raw)} bytes; the limit is {body_limit}."
         )
-    state.request_body = bodies.put(raw) if (bodies is not None and raw) else None
     encoding = content_encoding.strip().lower()
     if encoding not in IDENTITY_ENCODINGS:
         state.outcome = "bad_request"
-        state.request_hash = request_hash(state.method, state.route_name, None, raw, ())
+        keep_request(state, None, masks, bodies)
         return error_reply(
             state.vendor,
             400,
@@ -69,17 +71,19 @@ def intake(
             body = parse_body(raw)
         except HostileJSON as e:
             state.outcome = "bad_request"
-            state.request_hash = request_hash(state.method, state.route_name, None, raw, ())
+            keep_request(state, None, masks, bodies)
             return error_reply(state.vendor, 400, str(e))
     elif state.method == "GET":
         body = {}
-    masked = mask_body(body, masks) if body is not None else None
-    state.request_hash = (
-        hash_masked(state.method, state.route_name, masked)
-        if body is not None
-        else request_hash(state.method, state.route_name, None, raw, ())
-    )
-    state.masked_body = masked
+    refusal = _refusal(state, body)
+    if refusal is not None or not keep_later:
+        keep_request(state, body, masks, bodies)
+    else:
+        state.unkept = (body, masks, bodies)
+    return refusal
+
+
+def _refusal(state: CallState, body: Any) -> StubReply | None:
     if state.route is None:
         state.outcome = "bad_request"
         return error_reply(
@@ -95,6 +99,22 @@ def intake(
         state.outcome = "bad_request"
         return error_reply(state.vendor, e.status, e.message, e.param, e.code)
     return None
+
+
+def keep_request(
+    state: CallState, body: Any, masks: Sequence[str], bodies: BodyStore | None
+) -> None:
+    """The request's hash (of its masked JSON, else of its bytes) and its stored body.
+
+    The hash is set first: it cannot fail. Raises OSError if the body cannot be stored."""
+    state.unkept = None
+    if body is not None:
+        state.masked_body = mask_body(body, masks)
+        state.request_hash = hash_masked(state.method, state.route_name, state.masked_body)
+    else:
+        state.request_hash = request_hash(state.method, state.route_name, None, state.raw, ())
+    if bodies is not None and state.raw:
+        state.request_body = bodies.put(state.raw)
 
 
 def stub_digest(state: CallState) -> bytes:

@@ -61,6 +61,8 @@ class LiveMode:
         self.halted: str | None = None
         # Every study key, whichever vendor it is for: an upstream may quote any of them.
         self.redactor = SecretRedactor({KEY_ENV[v]: k for v, k in config.keys.items()})
+        # Parsed once: every call is pointed at one of these.
+        self.upstreams = {vendor: urlsplit(url) for vendor, url in config.upstreams.items()}
 
     # --- before forwarding -------------------------------------------------------------------
 
@@ -108,7 +110,7 @@ class LiveMode:
         self, flow: http.HTTPFlow, state: CallState, body: dict[str, Any], key: str
     ) -> None:
         req = flow.request
-        upstream = urlsplit(self.config.upstreams[state.vendor])
+        upstream = self.upstreams[state.vendor]
         query = req.path.partition("?")[2]
         req.scheme = upstream.scheme
         # Through `data`: the `host` and `port` setters would each rebuild the Host header and

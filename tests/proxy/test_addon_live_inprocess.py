@@ -1,0 +1,105 @@
+"""Live mode through the addon's hooks in mitmproxy's test kit (tests/proxy/addon_kit.py), in
+front of a fake vendor.
+
+A live call goes out before its request is hashed and its body stored (proxy.intake
+`keep_request`, off the request's way in). What users rely on: its record still holds the hash
+record mode gives the same request and the body as sent; and a body that cannot be stored then
+stops the proxy forwarding anything more, for good (fail closed), with the call already out
+flagged in its record.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rundir.bodies import BodyStore
+from tests.fakevendor.server import FakeVendor
+from tests.proxy.addon_kit import addon_context
+from tests.proxy.live_helpers import STUDY_KEYS
+from tests.proxy.small_disk import fill, mounted_tmpfs
+
+CHAT = "/openai/v1/chat/completions"
+
+
+def ask(text: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "model": "gpt-4.1-mini",
+        "max_tokens": 32,
+        "messages": [{"role": "user", "content": text}],
+        **extra,
+    }
+
+
+def live_options(tmp_path: Path, vendor: FakeVendor) -> dict[str, Any]:
+    return {
+        "harness_mode": "live",
+        "harness_cap": "5",
+        "harness_ledger": str(tmp_path / "ledger.jsonl"),
+        "harness_upstreams": [f"openai={vendor.url}"],
+    }
+
+
+@pytest.fixture(autouse=True)
+def study_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, key in STUDY_KEYS.items():
+        monkeypatch.setenv(name, key)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+async def test_a_live_calls_record_has_its_requests_hash_and_body(
+    tmp_path: Path, vendor: FakeVendor, stream: bool
+) -> None:
+    body = ask("Hello", stream=stream, user="arm-7", metadata={"trace": "t-1"})
+    async with addon_context(tmp_path / "record", harness_masks=["metadata.trace"]) as record:
+        await record.call(CHAT, body)
+    async with addon_context(
+        tmp_path / "live", harness_masks=["metadata.trace"], **live_options(tmp_path, vendor)
+    ) as live:
+        status, _, flow = await live.call(CHAT, body)
+    assert status == 200, flow.response.content
+    (recorded,), (metered,) = record.calls(), live.calls()
+    assert metered["outcome"] == "ok" and metered["mode"] == "live"
+    assert metered["request_hash"] == recorded["request_hash"] != ""
+    kept = BodyStore(tmp_path / "live" / "bodies").get(metered["request_body"])
+    assert json.loads(kept) == body  # the body as the arm sent it, masked fields and all
+    assert "request_body_unstored" not in metered["flags"]
+
+
+async def test_a_body_that_cannot_be_stored_after_the_call_went_out_stops_the_proxy(
+    tmp_path: Path, vendor: FakeVendor
+) -> None:
+    run = tmp_path / "run"
+    vendor.reset()
+    # Only the body store's disk fills up: the reservation journal and the call log still work,
+    # so the call is forwarded and it is the late store that fails.
+    with mounted_tmpfs(run / "bodies"):
+        async with addon_context(run, **live_options(tmp_path, vendor)) as live:
+            first, _, _ = await live.call(CHAT, ask("Hello"))
+            fill(run / "bodies")
+            # Random text: its compressed frame needs pages the disk no longer has.
+            big = ask(secrets.token_hex(8192))
+            out, _, _ = await live.call(CHAT, big)
+            later, refused, _ = await live.call(CHAT, ask("Hello again"))
+            forwarded = len(vendor.requests)
+        records = live.calls()
+        # Once there is room again, the pack still reads whole: no torn record was left in it.
+        (run / "bodies" / "filler").unlink()
+        kept = BodyStore(run / "bodies").get(records[0]["request_body"])
+    assert first == 200
+    # The second call was out before its store failed; its reply could not be kept either, so
+    # the arm is refused it (a reply is never served that the log does not hold).
+    assert out == 503
+    assert later == 503 and "cannot store request body" in refused["error"]["message"]
+    assert forwarded == 2  # nothing was forwarded once the store had failed
+    assert [r["status"] for r in records] == [200, 200, 503]
+    unstored = records[1]
+    assert {"request_body_unstored", "response_body_unstored"} <= set(unstored["flags"])
+    assert unstored["request_body"] is None and unstored["response_hash"] is None
+    assert unstored["request_hash"] != "" and unstored["cost_usd"] != "0"  # metered, booked
+    assert records[2]["outcome"] == "proxy_error"
+    assert json.loads(kept) == ask("Hello")
