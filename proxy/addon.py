@@ -37,6 +37,7 @@ from proxy.record import RecordMode
 from proxy.replay import CUT_OUTCOMES, ReplayMode, ReplaySourceError
 from proxy.settings import MODES, PurposeRule, declare_options, parse_purposes, rule_purpose
 from proxy.stream_server import StreamServer
+from rundir.calllog import UNSTORED_FLAGS
 from rundir.masking import DEFAULT_BODY_MASKS
 from stubs.context import StubContext
 from stubs.errors import error_reply
@@ -393,7 +394,7 @@ class HarnessAddon:
         try:
             keep_request(state, *state.unkept)
         except OSError as e:
-            state.flags.append("request_body_unstored")
+            state.flags.append(UNSTORED_FLAGS["request_body"])
             self.sink.fail(f"cannot store request body: {e}")
         except Exception:
             mark_failed(state, "request")  # logged as ours to fix, never raised into the loop

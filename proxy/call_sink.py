@@ -18,7 +18,7 @@ import structlog
 from proxy.call_record import build_record, store_response
 from proxy.callstate import CallState
 from rundir.bodies import BodyStore
-from rundir.calllog import CallLog, CallLogError
+from rundir.calllog import UNSTORED_FLAGS, CallLog, CallLogError
 from stubs.errors import error_reply
 from stubs.request import StubReply
 
@@ -107,7 +107,7 @@ class CallSink:
             response_hash = store_response(state, self.bodies)
         except OSError as e:
             unstored, response_hash = e, None
-            state.flags.append("response_body_unstored")
+            state.flags.append(UNSTORED_FLAGS["response_hash"])
         try:
             record = build_record(
                 state,

@@ -71,6 +71,14 @@ class Rewrite(BaseModel):
     after: object = None
 
 
+# The flag a record carries when the proxy could not store one of its bodies (a full disk): the
+# record is whole, the body is not in the pack. Keyed by the record field that stays None.
+UNSTORED_FLAGS = {
+    "request_body": "request_body_unstored",
+    "response_hash": "response_body_unstored",
+}
+
+
 class CallRecord(RunDirModel):
     schema_: Literal[1] = Field(CALL_SCHEMA, alias="schema")
     run_id: str

@@ -25,7 +25,7 @@ from ledger.errors import PriceTableError, UnknownModelError
 from ledger.ledger import verify
 from ledger.prices import PriceTable, TokenCounts, UnpricedToolError, cost, load_prices
 from rundir.atomic import write_atomic
-from rundir.calllog import CallRecord
+from rundir.calllog import UNSTORED_FLAGS, CallRecord
 from rundir.header import RunHeader, now_iso, read_header
 from rundir.manifest import NOT_LISTED, file_sha256, tool_version
 from rundir.model import RunDirModel
@@ -232,9 +232,11 @@ class _Audit:
                 ("request_body", call.request_body),
                 ("response_hash", call.response_hash),
             ):
+                where = f"calls.jsonl:{lineno} (seq {call.seq}) {field}"
+                if UNSTORED_FLAGS[field] in call.flags:
+                    self.flag("body", where, "the proxy could not store this body (a full disk?)")
                 if digest is None:
                     continue
-                where = f"calls.jsonl:{lineno} (seq {call.seq}) {field}"
                 self.record.counts.bodies_checked += 1
                 if digest not in pack:
                     self.flag("body", where, f"body {digest} is not in bodies/pack.bin")

@@ -155,3 +155,20 @@ def test_the_live_run_replays_with_no_key_and_no_vendor(live_run: Path, tmp_path
         c["request_hash"] for c in source_calls
     )
     assert all(c["mode"] == "replay" and c["outcome"] == "ok" for c in replay_calls)
+
+
+def test_a_body_the_proxy_could_not_store_is_named(live_run: Path, tmp_path: Path) -> None:
+    # As a proxy on a full disk logs a call (proxy.call_sink): the record whole and flagged,
+    # the body not in the pack.
+    run, ledger = _copy(live_run, tmp_path)
+    lines = (run / "calls.jsonl").read_text().splitlines()
+    call = json.loads(lines[0])
+    call["response_hash"] = None
+    call["flags"] = [*call["flags"], "response_body_unstored"]
+    lines[0] = json.dumps(call)
+    (run / "calls.jsonl").write_text("\n".join(lines) + "\n")
+    code, _, audit = _audit(run, "--ledger", str(ledger))
+    assert code == 1
+    (body,) = [d for d in audit["discrepancies"] if d["check"] == "body"]
+    assert body["where"].startswith("calls.jsonl:1 ") and body["where"].endswith("response_hash")
+    assert "could not store" in body["detail"]
