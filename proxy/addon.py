@@ -389,10 +389,10 @@ class HarnessAddon:
 
     def _keep(self, state: CallState) -> None:
         """Hash and store a live call's request, once (proxy.intake.keep_request)."""
-        if state.unkept is None:
+        if not state.unkept:
             return
         try:
-            keep_request(state, *state.unkept)
+            keep_request(state, state.body, self.masks, self.sink.bodies)
         except OSError as e:
             state.flags.append(UNSTORED_FLAGS["request_body"])
             self.sink.fail(f"cannot store request body: {e}")

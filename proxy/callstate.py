@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from rundir.bodies import BodyStore
 from rundir.calllog import CallRecord, Outcome, Rewrite, Tokens
 from stubs.request import StubReply, Vendor
 from stubs.routes import Route
@@ -33,9 +31,9 @@ class CallState:
     masked_body: Any = None  # `body` without the masked fields, as hashed
     request_hash: str = ""
     request_body: str | None = None
-    # Live mode: what `proxy.intake.keep_request` hashes and stores once the call has gone out
-    # (its body, masks, body store), until it has.
-    unkept: tuple[Any, Sequence[str], BodyStore | None] | None = None
+    # Live mode: passed every check, not yet hashed nor stored (proxy.intake.keep_request runs
+    # once the call has gone out).
+    unkept: bool = False
     # Record mode: the stub's reply, and the StreamServer path when it is played, not set.
     reply: StubReply | None = None
     played: str | None = None

@@ -79,7 +79,7 @@ def intake(
     if refusal is not None or not keep_later:
         keep_request(state, body, masks, bodies)
     else:
-        state.unkept = (body, masks, bodies)
+        state.unkept = True  # `body` is `state.body` now
     return refusal
 
 
@@ -107,7 +107,7 @@ def keep_request(
     """The request's hash (of its masked JSON, else of its bytes) and its stored body.
 
     The hash is set first: it cannot fail. Raises OSError if the body cannot be stored."""
-    state.unkept = None
+    state.unkept = False
     if body is not None:
         state.masked_body = mask_body(body, masks)
         state.request_hash = hash_masked(state.method, state.route_name, state.masked_body)
