@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -97,14 +95,6 @@ async def _measure(calls: int) -> float:
     return per_call
 
 
-def child(src: Path, calls: int) -> float:
-    # Run as a script from `/`, so the checkout's own packages (proxy, tests) are `src`'s.
-    env = {**os.environ, "PYTHONPATH": str(src), "OPENAI_API_KEY": KEY}
-    cmd = [sys.executable, __file__, "--child", str(calls)]
-    out = subprocess.run(cmd, env=env, cwd="/", capture_output=True, text=True, check=True)
-    return float(out.stdout.strip().splitlines()[-1])
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--before", type=Path, help="also measure this checkout")
@@ -116,16 +106,18 @@ def main(argv: list[str] | None = None) -> int:
         print(asyncio.run(_measure(args.child)))
         return 0
     # Here, not at the top: a child runs this file with another checkout's `bench` first.
-    from bench.proxybench import alternate
+    from bench.proxybench import alternate, print_rounds
 
-    runs = alternate(args.rounds, args.before, lambda src: child(src, args.calls), ROOT)
-    load = os.getloadavg()[0]
-    for name, values in runs.items():
-        print(
-            f"{name:<6} hooks CPU per call {median(values) * 1e6:.0f} us (rounds "
+    child_args, env = [str(args.calls)], {"OPENAI_API_KEY": KEY}
+    runs = alternate(args.rounds, args.before, __file__, child_args, ROOT, env)
+    print_rounds(
+        runs,
+        lambda values: (
+            f"hooks CPU per call {median(values) * 1e6:.0f} us (rounds "
             + ", ".join(f"{v * 1e6:.0f}" for v in values)
-            + f"); load average {load:.1f}"
-        )
+            + ")"
+        ),
+    )
     return 0
 
 

@@ -274,17 +274,40 @@ def add_load_options(parser: argparse.ArgumentParser, requests: int) -> None:
 
 
 def alternate(
-    rounds: int, before: Path | None, measure: Callable[[Path], float], after: Path
+    rounds: int,
+    before: Path | None,
+    script: str,
+    child_args: list[str],
+    after: Path,
+    env: dict[str, str] | None = None,
 ) -> dict[str, list[float]]:
-    """`measure(checkout)` for this checkout ("after") and, with `before`, that one too, in
-    alternating rounds, so both share the machine's load."""
+    """Run `script --child CHILD_ARGS` for this checkout ("after") and, with `before`, that one
+    too, in alternating rounds, so both share the machine's load; each child's figure is the
+    last line it prints."""
     runs: dict[str, list[float]] = {"after": []}
     if before is not None:
         runs["before"] = []
     for _ in range(rounds):
         for name in runs:
-            runs[name].append(measure(before.resolve() if name == "before" and before else after))
+            src = before.resolve() if name == "before" and before else after
+            runs[name].append(_child_figure(script, child_args, src, env or {}))
     return runs
+
+
+def _child_figure(script: str, child_args: list[str], src: Path, env: dict[str, str]) -> float:
+    # Run from `/`, so the checkout's own packages (proxy, bench, tests) are `src`'s, not those
+    # of the script's directory.
+    environ = {**os.environ, **env, "PYTHONPATH": str(src)}
+    cmd = [sys.executable, script, "--child", *child_args]
+    out = subprocess.run(cmd, env=environ, cwd="/", capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def print_rounds(runs: dict[str, list[float]], describe: Callable[[list[float]], str]) -> None:
+    """One line per checkout: `describe(its rounds' figures)`, then the load average."""
+    load = os.getloadavg()[0]
+    for name, values in runs.items():
+        print(f"{name:<6} {describe(values)}; load average {load:.1f}")
 
 
 # --- the run's facts -------------------------------------------------------------------------

@@ -13,8 +13,6 @@ Run: `.venv/bin/python -m bench.tap_bench [--before /tmp/p5-before] [--rounds 3]
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -66,14 +64,6 @@ def measure(streams: int, events: int) -> float:
     return (time.process_time() - start) / streams
 
 
-def child(src: Path, streams: int, events: int) -> float:
-    # This file runs as a script, so the checkout's own packages (proxy, bench) are `src`'s.
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    cmd = [sys.executable, __file__, "--child", str(streams), str(events)]
-    out = subprocess.run(cmd, env=env, cwd="/", capture_output=True, text=True, check=True)
-    return float(out.stdout.strip())
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--before", type=Path, help="also measure this checkout")
@@ -86,20 +76,19 @@ def main(argv: list[str] | None = None) -> int:
         print(measure(*args.child))
         return 0
     # Here, not at the top: a child runs this file with another checkout's `bench` first.
-    from bench.proxybench import alternate
+    from bench.proxybench import alternate, print_rounds
 
-    runs = alternate(
-        args.rounds, args.before, lambda src: child(src, args.streams, args.events), ROOT
-    )
-    load = os.getloadavg()[0]
-    for name, values in runs.items():
-        per = median(values)
-        print(
-            f"{name:<6} tap CPU per {args.events}-event stream {per * 1e3:.2f} ms "
-            f"({per / args.events * 1e6:.0f} us/event; rounds "
+    child_args = [str(args.streams), str(args.events)]
+    runs = alternate(args.rounds, args.before, __file__, child_args, ROOT)
+    print_rounds(
+        runs,
+        lambda values: (
+            f"tap CPU per {args.events}-event stream {median(values) * 1e3:.2f} ms "
+            f"({median(values) / args.events * 1e6:.0f} us/event; rounds "
             + ", ".join(f"{v * 1e3:.2f}" for v in values)
-            + f"); load average {load:.1f}"
-        )
+            + ")"
+        ),
+    )
     return 0
 
 
