@@ -1,7 +1,8 @@
 """Watching a running turn, on a real local backend: a real proxy and a real hostile arm
 (tests/harness/hostile_arm.py) whose refused connections its guard logs. A halting run stops a
-turn as soon as the watch sees its stray; a failing run lets the turn finish; a failure is the
-machinery's when the arm's process is gone or its seam refused the connection."""
+turn as soon as the watch sees its stray, keeping the answer of a turn that ends within the
+grace; a failing run lets the turn finish; a failure is the machinery's when the arm's process is
+gone or its seam refused the connection."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from arms.client import SeamClient, SeamError
 from arms.seam import OpenSession, Turn
 from harness.isolation.base import ProxySettings
 from harness.isolation.local import LocalBackend
+from harness.run import turn_watch
 from harness.run.stray_watch import StrayConnection, StrayWatch
 from harness.run.turn_watch import DEATH_GRACE_S, WATCH_S, TurnWatch
 from harness.study import ArmSpec
@@ -81,6 +83,27 @@ async def test_a_halting_run_cuts_the_turn_as_soon_as_it_sees_the_stray(
     assert elapsed < 20, f"the watch waited for the turn ({elapsed:.0f} s)"
     assert halted.value.arm == "a" and halted.value.destination == f"127.0.0.1:{port}"
     assert halted.value.result is None  # the turn did not end within the grace: no answer
+    assert accepted == []
+
+
+async def test_a_turn_that_ends_within_the_grace_keeps_its_answer_when_the_run_halts(
+    arm: Running, listener: tuple[int, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The grace made long enough that a loaded machine cannot push the turn's end past it; the
+    # turn itself outlives the first watch tick, so the stray is seen while it still runs.
+    monkeypatch.setattr(turn_watch, "HALT_GRACE_S", 10.0)
+    port, accepted = listener
+    wait = f"connect-and-wait 127.0.0.1 {port} {1.5 * WATCH_S}"
+    started = time.monotonic()
+    with pytest.raises(StrayConnection) as halted:
+        await arm.watch(halt=True).collect("a", arm.client, "s1", turn(wait), DEADLINE_S)
+    elapsed = time.monotonic() - started
+    # Halted when the turn ended, not at the grace's end: the answer was all but sent.
+    assert elapsed < 1.5 * WATCH_S + 5, f"the watch sat out the grace ({elapsed:.1f} s)"
+    result = halted.value.result
+    assert result is not None and result.outcome == "done", result
+    assert result.text.endswith("and waited")
+    assert halted.value.destination == f"127.0.0.1:{port}"
     assert accepted == []
 
 
