@@ -133,7 +133,13 @@ async def sequential(
                 deadline = time.perf_counter() + max_seconds
             elif time.perf_counter() > deadline:
                 break
-            reply = await conn.request(*make(i))
+            try:
+                reply = await asyncio.wait_for(conn.request(*make(i)), REQUEST_TIMEOUT_S)
+            except TimeoutError as e:
+                # A stalled call fails the bench with its name rather than hanging it.
+                raise RuntimeError(
+                    f"{host}:{port} sent no reply to request {i} in {REQUEST_TIMEOUT_S} s"
+                ) from e
             if reply.status != 200:
                 raise RuntimeError(f"{host}:{port} answered {reply.status} to request {i}")
             if i >= warmup:

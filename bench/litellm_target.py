@@ -35,6 +35,10 @@ def ensure_venv() -> Path:
         return command
     print(f"  installing {REQUIREMENT} into {VENV} (once)", flush=True)
     uv = ["python3", "-m", "uv"]
+    if subprocess.run([*uv, "--version"], capture_output=True).returncode != 0:
+        # A fresh machine has no uv yet (.ci/run installs it the same way).
+        print("  installing uv for python3 (once)", flush=True)
+        subprocess.run(["python3", "-m", "pip", "install", "--quiet", "uv"], check=True)
     subprocess.run([*uv, "venv", "--python", "3.11", str(VENV)], check=True)
     subprocess.run(
         [*uv, "pip", "install", "--python", str(VENV / "bin" / "python"), REQUIREMENT],

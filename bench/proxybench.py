@@ -9,6 +9,7 @@ report.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import os
 import platform
@@ -16,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -60,6 +62,23 @@ def read_line(proc: subprocess.Popen[bytes], prefix: str, deadline: float) -> st
     raise TimeoutError(f"{proc.args!r} did not print {prefix!r} in time")
 
 
+def drain(proc: subprocess.Popen[bytes], log: Path) -> None:
+    """Copy the rest of the child's stdout to `log`, in a thread, until the child closes it.
+
+    A child's stdout is a pipe only so its ready line can be read; left unread, the pipe fills
+    (64 KiB) and a child that logs each call there blocks in its next write, mid-request:
+    LiteLLM's uvicorn access log stalled a whole bench run that way."""
+    out = proc.stdout
+    assert out is not None
+
+    def copy() -> None:
+        with out, open(log, "ab") as sink:
+            for line in iter(out.readline, b""):
+                sink.write(line)
+
+    threading.Thread(target=copy, name=f"drain {log.name}", daemon=True).start()
+
+
 def wait_listening(port: int, proc: subprocess.Popen[bytes], deadline: float) -> None:
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -80,8 +99,6 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    if proc.stdout:
-        proc.stdout.close()
 
 
 class Launcher:
@@ -95,19 +112,31 @@ class Launcher:
         self.logs = workdir / "logs"
         self.logs.mkdir()
 
-    def start(self, name: str, cmd: list[str], env: dict[str, str] | None = None) -> Server:
+    def start(
+        self, name: str, cmd: list[str], env: dict[str, str] | None = None, ready: bool = False
+    ) -> Server:
+        """Start `cmd`; with `ready`, its stdout waits for `ready_line`, else goes to its log."""
         stderr = open(self.logs / f"{name}.stderr", "wb")  # noqa: SIM115 - the child owns it
         try:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, env=env)
         finally:
             stderr.close()
         self.started[name] = Server(name, 0, proc)
+        if not ready:
+            drain(proc, self.logs / f"{name}.stdout")
         return self.started[name]
+
+    def ready_line(self, server: Server, prefix: str) -> str:
+        """The rest of the child's first stdout line starting with `prefix`; the lines after it
+        go on to `workdir/logs/<name>.stdout`."""
+        line = read_line(server.proc, prefix, self.deadline)
+        drain(server.proc, self.logs / f"{server.name}.stdout")
+        return line
 
     def upstream(self, name: str, cmd: list[str]) -> Server:
         """A `bench.miniserver` upstream: it prints the port it chose."""
-        server = self.start(name, cmd)
-        server.port = int(read_line(server.proc, "PORT ", self.deadline))
+        server = self.start(name, cmd, ready=True)
+        server.port = int(self.ready_line(server, "PORT "))
         return server
 
     def bare_mitmdumps(self, upstream: Server) -> None:
@@ -132,8 +161,10 @@ class Launcher:
         self, name: str, options: list[str], env: dict[str, str] | None = None
     ) -> Server:
         """`harness proxy serve OPTIONS`; its port is read from the exports it prints."""
-        server = self.start(name, [str(BIN / "harness"), "proxy", "serve", *options], env)
-        base = read_line(server.proc, "export OPENAI_BASE_URL=", self.deadline)
+        server = self.start(
+            name, [str(BIN / "harness"), "proxy", "serve", *options], env, ready=True
+        )
+        base = self.ready_line(server, "export OPENAI_BASE_URL=")
         server.port = int(base.split(":")[2].split("/")[0])
         return server
 
@@ -183,6 +214,31 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process, all its threads included."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# A target counts as idle once its process has used no CPU for this long; waiting stops after
+# SETTLE_LIMIT_S in any case (a process busy for good must not stall the bench).
+SETTLE_WINDOW_S = 0.03
+SETTLE_LIMIT_S = 5.0
+
+
+async def settle(pid: int) -> float:
+    """Wait until process `pid` is idle; returns the seconds waited.
+
+    A gateway keeps working after its last reply (LiteLLM's logging and cost callbacks ran for
+    seconds after a 32-client load): measured next, another target shares the cores with that
+    backlog. The targets run in a fixed cycle, so the same one always came after LiteLLM (the
+    metered proxy: its sequential p50 doubled). Waiting for quiet between targets makes each
+    measure only itself."""
+    start = time.monotonic()
+    before = cpu_seconds(pid)
+    while time.monotonic() - start < SETTLE_LIMIT_S:
+        await asyncio.sleep(SETTLE_WINDOW_S)
+        now = cpu_seconds(pid)
+        if now == before:
+            break
+        before = now
+    return time.monotonic() - start
 
 
 class LoadSummary(TypedDict):
@@ -250,6 +306,7 @@ async def measure_load(
             if tput.latencies:
                 load.conc_p99.append(percentile(tput.latencies, 99))
             load.errors += tput.errors
+            await settle(server.proc.pid)
         print(
             f"  {label} round {round_ + 1}/{args.rounds}: "
             + ", ".join(show(t, loads[t]) for t in targets),
