@@ -52,6 +52,7 @@ from bench.proxybench import (
     busy,
     launched,
     measure_load,
+    settle,
 )
 
 MODEL = "gpt-4.1-mini"  # in the packaged price table
@@ -199,26 +200,30 @@ async def measure_streams(
         for t in targets:  # one warm-up stream each: connections open, code paths hot
             await _streamed(t, conns[t].request(*makes[t](0)))
         sequence = {t: 1 for t in targets}  # the factory's counter: the tag's N
-        for round_ in range(args.rounds):
-            shift = round_ % len(targets)
+        # Target by target, one stream each, the order turning every time: the machine's state
+        # drifts over a run (bare's figure moved 3.7-5.0 ms between runs) and a target's
+        # streams taken in a block each saw a different moment of it. Interleaved, every target
+        # samples the same moments, so their ratio is steadier than their absolute figures.
+        for i in range(args.rounds * args.stream_repeats):
+            shift = i % len(targets)
             for t in targets[shift:] + targets[:shift]:
-                for i in range(args.stream_repeats):
-                    reply = await _streamed(t, conns[t].request(*makes[t](i)))
-                    if reply.status != 200 or reply.first_data is None:
-                        raise RuntimeError(f"{t}: streamed call answered {reply.status}")
-                    if b"[DONE]" not in reply.body:
-                        raise RuntimeError(f"{t}: the stream lacks its [DONE]")
-                    heads[t].append(reply.head - reply.sent)
-                    firsts[t].append(reply.first_data - reply.sent)
-                    lasts[t].append(reply.end - reply.sent)
-                    chunks[t].append(len(reply.chunk_times))
-                    replies[t].append((sequence[t], reply))
-                    sequence[t] += 1
-                    # A pause before the next stream, as an arm reading a reply would leave: a
-                    # stream's time is then its own, not partly the proxy finishing the one
-                    # before (the metered proxy books a stream just after its end goes out,
-                    # proxy.after_reply; bare mitmdump's addons also run after a reply).
-                    await asyncio.sleep(args.stream_gap_ms / 1000)
+                reply = await _streamed(t, conns[t].request(*makes[t](i)))
+                if reply.status != 200 or reply.first_data is None:
+                    raise RuntimeError(f"{t}: streamed call answered {reply.status}")
+                if b"[DONE]" not in reply.body:
+                    raise RuntimeError(f"{t}: the stream lacks its [DONE]")
+                heads[t].append(reply.head - reply.sent)
+                firsts[t].append(reply.first_data - reply.sent)
+                lasts[t].append(reply.end - reply.sent)
+                chunks[t].append(len(reply.chunk_times))
+                replies[t].append((sequence[t], reply))
+                sequence[t] += 1
+                # A pause before the next stream, as an arm reading a reply would leave: a
+                # stream's time is then its own, not partly the proxy finishing the one
+                # before (the metered proxy books a stream just after its end goes out,
+                # proxy.after_reply; bare mitmdump's addons also run after a reply).
+                await asyncio.sleep(args.stream_gap_ms / 1000)
+                await settle(running[_port(t)].proc.pid)  # its after-work, not the next's
     finally:
         for conn in conns.values():
             await conn.close()
@@ -305,7 +310,12 @@ def main(argv: list[str] | None = None) -> int:
     add_load_options(parser, requests=1500)
     parser.add_argument("--chunks", type=int, default=50, help="SSE writes per streamed reply")
     parser.add_argument("--chunk-ms", type=float, default=10.0, help="pause between SSE writes")
-    parser.add_argument("--stream-repeats", type=int, default=4, help="streams per target/round")
+    parser.add_argument(
+        "--stream-repeats",
+        type=int,
+        default=8,
+        help="streams per target and round (the targets take turns, one stream each)",
+    )
     parser.add_argument(
         "--stream-gap-ms", type=float, default=20.0, help="pause after each streamed call"
     )

@@ -165,8 +165,9 @@ def render(
         "",
         f"Streamed chat reply: the upstream sends {settings.chunks} SSE writes "
         f"{chunk_ms:g} ms apart (the first at once; the last carries the finish chunk, the usage "
-        f"chunk and `[DONE]`); median of {streams[0].samples} per target over the rounds, one at "
-        f"a time with {getattr(settings, 'stream_gap_ms', 0):g} ms between them, times "
+        f"chunk and `[DONE]`); median of {streams[0].samples} per target, one at a time with "
+        f"{getattr(settings, 'stream_gap_ms', 0):g} ms between them, the targets taking turns "
+        "stream by stream (so each samples the same moments of the machine), times "
         "from sending the request. The arm asks for `stream_options.include_usage` except in the "
         "hidden variant, where the proxy asks for it, rewrites the body and removes the usage "
         "chunk from the relayed stream.",
