@@ -7,7 +7,6 @@ replay: answer from an earlier run's call log, fail closed on a miss (proxy.repl
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections.abc import Sequence
@@ -62,7 +61,9 @@ class HarnessAddon:
         self.live_setup: Any = None  # proxy.live_setup.LiveSetup (ledger, writer, journal)
         self.replay: ReplayMode | None = None
         self.sink = CallSink()
-        self.after_reply = AfterReply()  # a streamed reply's booking and record, after its end
+        # A streamed reply's booking and record, after its end; a forwarded request's hash and
+        # stored body, after it has been written upstream.
+        self.after_reply = AfterReply()
         self.masks: tuple[str, ...] = DEFAULT_BODY_MASKS
         self.arm_ports: dict[int, str] = {}
         self.purposes: list[PurposeRule] = []
@@ -273,10 +274,17 @@ class HarnessAddon:
                 self.sink.fail(str(e))
                 reply = self.sink.refusal(state)
             if reply is None:
-                # The request goes out when this hook returns; its hash and body are kept on
-                # the loop's next turn, before any reply can be read (and by `_log` at the
-                # latest). A store that fails then stops every later call (CallSink.fail).
-                asyncio.get_running_loop().call_soon(self._keep, state)
+                # The request goes out a few loop turns after this hook returns (its task waits
+                # for its server event's lock, proxy.after_reply); kept on the next turn, the
+                # hash and body store still ran before that write (measured). So they wait
+                # until the flow has its upstream connection, which mitmproxy sets just before
+                # it writes the request (HttpStream.make_server_connection): still before any
+                # reply can be read, and by `_log` at the latest. A store that fails then stops
+                # every later call (CallSink.fail).
+                pointed = flow.server_conn
+                self.after_reply.defer(
+                    lambda: self._keep(state), ready=lambda: flow.server_conn is not pointed
+                )
                 return  # forwarded
         if reply is None and self.replay is not None:
             reply = self.replay.answer(state)

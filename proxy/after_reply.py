@@ -15,6 +15,9 @@ ran before the end, most of a millisecond of a stream's tail). So the work check
 addon passes "the flow is no longer live": mitmproxy clears `flow.live` just before it writes the
 end) and, if the end is not out yet, waits one more turn, at most `MAX_TURNS`.
 
+A forwarded request's hash and stored body wait the same way, for the request to be written
+upstream (the addon passes "the flow has its upstream connection"), so they are off its way in.
+
 Nothing is lost or reordered by the wait:
 - asyncio runs the callbacks already queued before those of the I/O it polls next, so the work is
   done before the proxy reads anything that reached it after the end went out: the arm's next

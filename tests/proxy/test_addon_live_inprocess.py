@@ -10,13 +10,17 @@ flagged in its record.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mitmproxy import eventsequence
+from mitmproxy.test import tflow
 
+from proxy.after_reply import MAX_TURNS
 from rundir.bodies import BodyStore
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.addon_kit import addon_context
@@ -103,3 +107,32 @@ async def test_a_body_that_cannot_be_stored_after_the_call_went_out_stops_the_pr
     assert unstored["request_hash"] != "" and unstored["cost_usd"] != "0"  # metered, booked
     assert records[2]["outcome"] == "proxy_error"
     assert json.loads(kept) == ask("Hello")
+
+
+async def test_a_forwarded_request_is_stored_once_it_has_its_upstream_connection(
+    tmp_path: Path, vendor: FakeVendor
+) -> None:
+    # mitmproxy writes the request a few loop turns after the request hook, right after it gives
+    # the flow its upstream connection (HttpStream.make_server_connection): storing the body
+    # before that put the store on the request's way in. Without one (a flow killed first) it
+    # is stored anyway, within proxy.after_reply.MAX_TURNS turns.
+    body = ask("Hello")
+    async with addon_context(tmp_path / "run", **live_options(tmp_path, vendor)) as live:
+        waiting, killed = live.flow(CHAT, body), live.flow(CHAT, body)
+        for flow in (waiting, killed):
+            for event in eventsequence.iterate(flow):
+                await live.hook(event)
+                if event.name == "request":
+                    break
+        assert waiting.response is None and killed.response is None  # both forwarded
+        for _ in range(3):
+            await asyncio.sleep(0)  # turns pass: neither has its connection yet
+        assert waiting.metadata["harness"].request_body is None
+        waiting.server_conn = tflow.tserver_conn()  # mitmproxy: the request is written now
+        await asyncio.sleep(0)
+        stored = waiting.metadata["harness"].request_body
+        assert stored is not None
+        assert json.loads(BodyStore(tmp_path / "run" / "bodies").get(stored)) == body
+        for _ in range(MAX_TURNS):
+            await asyncio.sleep(0)
+        assert killed.metadata["harness"].request_body is not None
