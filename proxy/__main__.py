@@ -20,6 +20,7 @@ from proxy.logs import configure_logging
 from proxy.relay import start_relay
 from proxy.server import BASE_OPTIONS, NOWHERE, reverse_master
 from proxy.settings import PROXY_READY, ProxyFile, ProxySettingsError
+from proxy.startup_heap import FreezeStartupHeap
 
 
 class _Ready:
@@ -44,7 +45,9 @@ def listen_modes(config: ProxyFile) -> list[str]:
 async def serve(config: ProxyFile) -> None:
     proxy_master = reverse_master(listen_modes(config), "127.0.0.1")
     # HarnessAddon reads the arms' turns from HarnessControl's board (its `running` hook).
-    proxy_master.addons.add(HarnessControl(), HarnessAddon(), VendorHostsOnly(), _Ready())
+    proxy_master.addons.add(
+        HarnessControl(), HarnessAddon(), VendorHostsOnly(), FreezeStartupHeap(), _Ready()
+    )
     proxy_master.options.update(**BASE_OPTIONS, **config.options())
     relay = config.control_relay  # docker: the host reaches the control port this way
     relays = [await start_relay(relay.host, relay.port, config.control_port)] if relay else []
