@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bench.markdown import replace_section
+from bench.proxybench import SETTLE_WINDOW_S
 
 SECTION = "Live-mode proxy (issue 3)"
 TARGET_NAMES = {
@@ -165,8 +166,10 @@ def render(
         "",
         f"Streamed chat reply: the upstream sends {settings.chunks} SSE writes "
         f"{chunk_ms:g} ms apart (the first at once; the last carries the finish chunk, the usage "
-        f"chunk and `[DONE]`); median of {streams[0].samples} per target, one at a time with "
-        f"{getattr(settings, 'stream_gap_ms', 0):g} ms between them, the targets taking turns "
+        f"chunk and `[DONE]`); median of {streams[0].samples} per target, one at a time: "
+        f"{getattr(settings, 'stream_gap_ms', 0):g} ms after each, then until its target's "
+        f"process has used no CPU for {SETTLE_WINDOW_S * 1000:g} ms (`bench.proxybench.settle`), "
+        "the targets taking turns "
         "stream by stream (so each samples the same moments of the machine), times "
         "from sending the request. The arm asks for `stream_options.include_usage` except in the "
         "hidden variant, where the proxy asks for it, rewrites the body and removes the usage "

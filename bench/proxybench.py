@@ -222,8 +222,8 @@ SETTLE_WINDOW_S = 0.03
 SETTLE_LIMIT_S = 5.0
 
 
-async def settle(pid: int) -> float:
-    """Wait until process `pid` is idle; returns the seconds waited.
+async def settle(pid: int) -> None:
+    """Wait until process `pid` has used no CPU for SETTLE_WINDOW_S (at most SETTLE_LIMIT_S).
 
     A gateway keeps working after its last reply (LiteLLM's logging and cost callbacks ran for
     seconds after a 32-client load): measured next, another target shares the cores with that
@@ -238,7 +238,6 @@ async def settle(pid: int) -> float:
         if now == before:
             break
         before = now
-    return time.monotonic() - start
 
 
 class LoadSummary(TypedDict):
