@@ -46,7 +46,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 # The pipeline before (run_study alone) and after issue 11's stages: absent files are no matter.
 STAGES = ("pipeline", "prepare", "start", "drive", "finish")
-ROOMS = ("harness", "rundir", "proxy", "stubs", "ledger", "vendors", "arms")
+ROOMS = ("harness", "rundir", "proxy", "stubs", "ledger", "vendors", "canonical", "arms")
 _PREFIXES = tuple(str(REPO / room) + os.sep for room in ROOMS)
 _CREATE_TASK = asyncio.BaseEventLoop.create_task.__code__
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR

@@ -19,8 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Literal
 
-import rfc8785
-
+import canonical
 from harness.checks.body_diff import (
     MISSING,
     body_diff,
@@ -157,7 +156,7 @@ class _Side:
 
 
 def _canonical(call: CallRecord, body: Any, masks: list[str]) -> bytes:
-    return bytes(rfc8785.dumps(compared_view(call, body, masks)))
+    return canonical.dumps(compared_view(call, body, masks))
 
 
 def compare_runs(

@@ -28,7 +28,7 @@ from harness.errors import HarnessError
 Log = Callable[[str], None]
 
 # What goes into the harness wheel; its hash decides when the wheel (and the images) are rebuilt.
-PACKAGE_DIRS = ("harness", "proxy", "stubs", "ledger", "arms", "rundir", "vendors")
+PACKAGE_DIRS = ("harness", "proxy", "stubs", "ledger", "arms", "rundir", "vendors", "canonical")
 PROJECT_FILES = ("pyproject.toml", "README.md")
 # The images' python3 (images/base/build-offline.sh: Debian trixie); the wheels are built for it.
 IMAGE_PYTHON = (3, 13)

@@ -13,7 +13,7 @@ from pathlib import Path
 from harness.isolation.base import ProxySettings
 
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("harness", "proxy", "stubs", "ledger", "arms", "rundir", "vendors")
+PACKAGES = ("harness", "proxy", "stubs", "ledger", "arms", "rundir", "vendors", "canonical")
 
 
 def source_mounts() -> list[str]:
