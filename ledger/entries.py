@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
-import rfc8785
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+import canonical
 
 LEDGER_SCHEMA = 1
 GENESIS = "0" * 64
@@ -114,13 +115,13 @@ class Entry(BaseModel):
 
     def to_line(self) -> bytes:
         # Canonical bytes on disk too, so a line can be re-hashed by any RFC 8785 tool.
-        return rfc8785.dumps(self.model_dump(by_alias=True)) + b"\n"
+        return canonical.dumps(self.model_dump(by_alias=True)) + b"\n"
 
 
 def entry_hash(body: dict[str, Any]) -> str:
     """SHA-256 over the canonical JSON of an entry without its `hash` key."""
     unhashed = {k: v for k, v in body.items() if k != "hash"}
-    return hashlib.sha256(rfc8785.dumps(unhashed)).hexdigest()
+    return hashlib.sha256(canonical.dumps(unhashed)).hexdigest()
 
 
 def make_entry(seq: int, prev: str, kind: Kind, fields: _Fields) -> Entry:
