@@ -3,6 +3,7 @@ caught by verify, caps held with the 1.5x and full-reservation rules, settlement
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+import rfc8785
 
 from ledger.entries import CallSettlement
 from ledger.errors import CapExceeded, LedgerCorrupt, LedgerError
@@ -51,6 +53,22 @@ def test_entries_are_chained_and_verify(tmp_path: Path) -> None:
     assert first["fields"]["cap_usd"] == "10"
     state = Ledger(path).state()
     assert state.runs["r1"].calls_usd == D("0.75") and state.runs["r1"].flagged_calls == 1
+
+
+def test_every_line_is_rfc8785_canonical_and_rehashes_with_any_rfc8785_tool(
+    tmp_path: Path,
+) -> None:
+    # An auditor re-hashes the chain with their own RFC 8785 canonicaliser: flags with quotes,
+    # control characters and non-ASCII text included, the bytes on disk must be its bytes.
+    path = tmp_path / "ledger.jsonl"
+    led = small_ledger(path)
+    led.settle_calls([settlement("r2", 1, "0.1", 'cut "early"\n\x01', "premium_tier:été")])
+    led.close()
+    for line in lines(path):
+        body = json.loads(line)
+        assert line == rfc8785.dumps(body) + b"\n"
+        unhashed = {k: v for k, v in body.items() if k != "hash"}
+        assert body["hash"] == hashlib.sha256(rfc8785.dumps(unhashed)).hexdigest()
 
 
 def test_verify_catches_an_edited_line(tmp_path: Path) -> None:
