@@ -24,6 +24,15 @@ from rundir.journal import ReservationJournal
 
 log = structlog.get_logger("harness.proxy")
 
+# The ledger's writer books settlements in batches: one fsynced, hash-chained entry per batch,
+# built by its thread while it holds the GIL. At the writer's default of 20 ms a 32-client load
+# made some 50 entries a second, and on a loaded machine the event loop waited on the GIL's
+# handoffs to that thread: calls/s under `bench.live_bench --busy 2` went from 0.73-0.83x bare
+# mitmdump's to 0.89x at 100 ms (same run, alternating; BENCHMARKS.md). Nothing is at risk
+# meanwhile: a proxy that dies leaves its run open in the ledger, counted at its full
+# reservation until `harness ledger settle` books it from the call log and reservation journal.
+SETTLEMENT_BATCH_MS = 100
+
 
 class LiveSetupError(Exception):
     """Live mode cannot start; the message says what to fix."""
@@ -100,7 +109,7 @@ def start_live(
     # The tokenizer's vocabularies take about a second to load: do it now, not on the event loop
     # in the middle of the first cut call.
     preload()
-    writer = SettlementWriter(ledger)
+    writer = SettlementWriter(ledger, max_delay_ms=SETTLEMENT_BATCH_MS)
     journal = ReservationJournal(Path(opts.harness_run_dir))
     config = LiveConfig(
         run_id=run_id,
