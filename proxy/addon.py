@@ -61,8 +61,8 @@ class HarnessAddon:
         self.live_setup: Any = None  # proxy.live_setup.LiveSetup (ledger, writer, journal)
         self.replay: ReplayMode | None = None
         self.sink = CallSink()
-        # A streamed reply's booking and record, after its end; a forwarded request's hash and
-        # stored body, after it has been written upstream.
+        # A streamed reply's booking and record, after its end; a forwarded request's journal
+        # line, hash and stored body, after it has been written upstream.
         self.after_reply = AfterReply()
         self.masks: tuple[str, ...] = DEFAULT_BODY_MASKS
         self.arm_ports: dict[int, str] = {}
@@ -276,7 +276,7 @@ class HarnessAddon:
             if reply is None:
                 # The request goes out a few loop turns after this hook returns (its task waits
                 # for its server event's lock, proxy.after_reply); kept on the next turn, the
-                # hash and body store still ran before that write (measured). So they wait
+                # journal line, hash and body store still ran before that write (measured). So they wait
                 # until the flow has its upstream connection, which mitmproxy sets just before
                 # it writes the request (HttpStream.make_server_connection): still before any
                 # reply can be read, and by `_log` at the latest. A store that fails then stops
@@ -396,7 +396,16 @@ class HarnessAddon:
     # --- the call log ------------------------------------------------------------------------
 
     def _keep(self, state: CallState) -> None:
-        """Hash and store a live call's request, once (proxy.intake.keep_request)."""
+        """A forwarded live call's journal line, hash and stored body, once each
+        (proxy.live.note_forwarded, proxy.intake.keep_request)."""
+        if self.live is not None:
+            try:
+                self.live.note_forwarded(state)
+            except OSError as e:
+                # Its money is covered (a durable block); later calls are refused.
+                self.sink.fail(f"cannot write the reservation journal: {e}")
+            except Exception:
+                mark_failed(state, "request")
         if not state.unkept:
             return
         try:

@@ -93,18 +93,32 @@ class LiveMode:
             assert live.reservation is not None
             state.reserved = live.reservation.amount
             try:
-                # Journaled before any byte leaves: a crash now still charges this call.
-                await cfg.journal.reserve(state.seq, live.reservation.amount, live.model, route)
+                # Covered by a durable block before any byte leaves: a crash now still charges
+                # this call. Its own journal line waits until it has gone out (`note_forwarded`).
+                await cfg.journal.cover(live.reservation.amount)
             except OSError as e:
                 cfg.budget.release(live.reservation)
                 live.settled = True
                 raise OSError(f"cannot write the reservation journal: {e}") from e
+            live.unjournaled = True
         self._point_upstream(flow, state, body, key)
         self.inflight[state.seq] = (flow, state)
         live.timer = asyncio.get_running_loop().call_later(
             cfg.deadline_s, self._deadline, flow, state
         )
         return None
+
+    def note_forwarded(self, state: CallState) -> None:
+        """The journal line of a reserved call that has gone out, once (rundir.journal). Raises
+        OSError if it cannot be written; the call's money is in a durable block already."""
+        live: LiveCall | None = state.live
+        if live is None or not live.unjournaled:
+            return
+        live.unjournaled = False
+        assert live.reservation is not None and state.route is not None
+        self.config.journal.note_call(
+            state.seq, live.reservation.amount, live.model, state.route.name
+        )
 
     def _point_upstream(
         self, flow: http.HTTPFlow, state: CallState, body: dict[str, Any], key: str

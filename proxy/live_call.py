@@ -42,6 +42,7 @@ class LiveCall:
     model: str = ""
     price: ModelPrice | None = None
     reservation: Reservation | None = None
+    unjournaled: bool = False  # reserved, its journal line not yet written (LiveMode)
     max_output: int = 0
     tools: ToolPlan = field(default_factory=ToolPlan)
     unbounded: bool = False  # some input is not bounded by the request's bytes (proxy.unbounded)

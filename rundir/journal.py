@@ -1,9 +1,10 @@
-"""The reservation journal: `reservations.jsonl` in the run directory, written BEFORE a live call
-is forwarded, so a proxy that dies mid-call (kill -9) never leaves a call unpriced.
+"""The reservation journal: `reservations.jsonl` in the run directory, covering a live call BEFORE
+it is forwarded, so a proxy that dies mid-call (kill -9) never leaves a call unpriced.
 
 Two kinds of line:
-- `call`: one per forwarded call (seq, reservation). Written, not fsynced, before the call goes
-  out: it survives the proxy's death (the kernel holds it), not the machine's.
+- `call`: one per forwarded call (seq, reservation). Written, not fsynced, just after the call has
+  gone out: it survives the proxy's death (the kernel holds it), not the machine's. A proxy killed
+  in between loses the line, not the money: the call drew from a durable block before it left.
 - `block`: a durable (fsynced) allowance that covers the reservations drawn from it. Calls draw
   from the current block in memory and a new block is written ahead of need in the background,
   so the common call waits for no fsync (an fsync per call cost ~3 ms here: bench/README.md).
@@ -11,7 +12,8 @@ Two kinds of line:
 
 Recovery (`recover_spend`) charges every logged call its logged cost, and every call that was
 forwarded but never logged its reservation: from its `call` line, or, should those lines be lost
-with the machine, from the durable blocks minus the reservations of the logged calls. The larger
+(with the machine, or with a proxy killed as a call left), from the durable blocks minus the
+reservations of the logged calls. The larger
 figure is taken, so a crash can over-charge by at most the unused part of the last block and
 never under-charges.
 """
@@ -86,13 +88,12 @@ class ReservationJournal:
             if sync:
                 os.fsync(self._fd)
 
-    async def reserve(self, seq: int, amount: Decimal, model: str, route: str) -> None:
-        """Journal a call's reservation; returns once it is covered by a durable block."""
+    async def cover(self, amount: Decimal) -> None:
+        """Draw a call's reservation from the durable blocks; returns once a block covers it.
+
+        Awaited before the call goes out: from then on a crash charges it (`recover_spend`)."""
         if self._error is not None:
             raise JournalError(f"the reservation journal failed: {self._error}")
-        self._append(
-            JournalCall(seq=seq, reserved_usd=amount, model=model, route=route), sync=False
-        )
         self.drawn += amount
         block = max(MIN_BLOCK, amount * BLOCK_CALLS)
         if self.drawn > self.journaled:
@@ -101,6 +102,12 @@ class ReservationJournal:
             self._prefetch is None or self._prefetch.done()
         ):
             self._prefetch = asyncio.create_task(self._prefetch_block(self.drawn + block, block))
+
+    def note_call(self, seq: int, amount: Decimal, model: str, route: str) -> None:
+        """The `call` line of a covered call, which says which call drew what: written once the
+        call has gone out (its money is already in a durable block), off the request's way in."""
+        call = JournalCall(seq=seq, reserved_usd=amount, model=model, route=route)
+        self._append(call, sync=False)
 
     async def _cover(self, target: Decimal, block: Decimal) -> None:
         if self._block_lock is None:

@@ -22,6 +22,7 @@ from mitmproxy.test import tflow
 
 from proxy.after_reply import MAX_TURNS
 from rundir.bodies import BodyStore
+from rundir.journal import JournalBlock, JournalCall, read_journal
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.addon_kit import addon_context
 from tests.proxy.live_helpers import STUDY_KEYS
@@ -136,3 +137,29 @@ async def test_a_forwarded_request_is_stored_once_it_has_its_upstream_connection
         for _ in range(MAX_TURNS):
             await asyncio.sleep(0)
         assert killed.metadata["harness"].request_body is not None
+
+
+async def test_a_forwarded_call_is_covered_before_it_leaves_and_journaled_once_it_has(
+    tmp_path: Path, vendor: FakeVendor
+) -> None:
+    # The durable block a call draws from is written before its request can go out; the call's
+    # own line only once mitmproxy has given it its upstream connection, off its way in.
+    async with addon_context(tmp_path / "run", **live_options(tmp_path, vendor)) as live:
+        flow = live.flow(CHAT, ask("Hello"))
+        for event in eventsequence.iterate(flow):
+            await live.hook(event)
+            if event.name == "request":
+                break
+        assert flow.response is None  # forwarded
+        journal = read_journal(tmp_path / "run")
+        seq = flow.metadata["harness"].seq
+        assert sum(e.usd for e in journal if isinstance(e, JournalBlock)) >= (
+            flow.metadata["harness"].reserved
+        )
+        assert not [e for e in journal if isinstance(e, JournalCall)]
+        flow.server_conn = tflow.tserver_conn()  # mitmproxy: the request is written now
+        await asyncio.sleep(0)
+        calls = [e for e in read_journal(tmp_path / "run") if isinstance(e, JournalCall)]
+        assert [(c.seq, c.reserved_usd) for c in calls] == [
+            (seq, flow.metadata["harness"].reserved)
+        ]

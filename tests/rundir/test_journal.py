@@ -25,7 +25,8 @@ def journal_some_calls(run_dir: Path) -> None:
     async def reserve() -> None:
         journal = ReservationJournal(run_dir)
         for seq in (1, 2, 3):
-            await journal.reserve(seq, Decimal("0.0125"), "claude-x", "anthropic.messages")
+            await journal.cover(Decimal("0.0125"))
+            journal.note_call(seq, Decimal("0.0125"), "claude-x", "anthropic.messages")
         await journal.drain()
         journal.close()
 
@@ -34,8 +35,10 @@ def journal_some_calls(run_dir: Path) -> None:
 
 def test_the_journal_writes_lines_of_its_models(tmp_path: Path) -> None:
     journal_some_calls(tmp_path)
-    lines = (tmp_path / JOURNAL_NAME).read_text().splitlines()
-    first = json.loads(lines[0])
+    lines = [json.loads(line) for line in (tmp_path / JOURNAL_NAME).read_text().splitlines()]
+    # A call draws from a durable block before it goes out; its own line follows.
+    assert lines[0]["kind"] == "block"
+    first = next(line for line in lines if line["kind"] == "call")
     assert first == {
         "schema": 1,
         "kind": "call",
@@ -78,3 +81,19 @@ def test_a_line_that_is_no_entry_is_refused(tmp_path: Path) -> None:
 
 def test_a_run_without_a_journal_recovers_nothing_unlogged(tmp_path: Path) -> None:
     assert recover_spend(tmp_path).unlogged_calls == 0
+
+
+def test_a_call_that_left_before_its_line_was_written_is_still_charged(tmp_path: Path) -> None:
+    # kill -9 between a call's going out and its `call` line: the block it drew from is durable.
+    async def cover_three_note_one() -> None:
+        journal = ReservationJournal(tmp_path)
+        for _ in range(3):
+            await journal.cover(Decimal("0.0125"))
+        journal.note_call(1, Decimal("0.0125"), "claude-x", "anthropic.messages")
+        await journal.drain()
+        journal.close()
+
+    asyncio.run(cover_three_note_one())
+    spent = recover_spend(tmp_path)
+    assert spent.unlogged_usd >= Decimal("0.0375")
+    assert spent.unlogged_calls == 1  # the one line written
