@@ -276,11 +276,11 @@ class HarnessAddon:
             if reply is None:
                 # The request goes out a few loop turns after this hook returns (its task waits
                 # for its server event's lock, proxy.after_reply); kept on the next turn, the
-                # journal line, hash and body store still ran before that write (measured). So they wait
-                # until the flow has its upstream connection, which mitmproxy sets just before
-                # it writes the request (HttpStream.make_server_connection): still before any
-                # reply can be read, and by `_log` at the latest. A store that fails then stops
-                # every later call (CallSink.fail).
+                # journal line, hash and body store still ran before that write (measured). So
+                # they wait until the flow has its upstream connection, which mitmproxy sets
+                # just before it writes the request (HttpStream.make_server_connection): still
+                # before any reply can be read, and by `_log` at the latest. A write that fails
+                # then stops every later call (CallSink.fail).
                 pointed = flow.server_conn
                 self.after_reply.defer(
                     lambda: self._keep(state), ready=lambda: flow.server_conn is not pointed
