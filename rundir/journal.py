@@ -13,9 +13,8 @@ Two kinds of line:
 Recovery (`recover_spend`) charges every logged call its logged cost, and every call that was
 forwarded but never logged its reservation: from its `call` line, or, should those lines be lost
 (with the machine, or with a proxy killed as a call left), from the durable blocks minus the
-reservations of the logged calls. The larger
-figure is taken, so a crash can over-charge by at most the unused part of the last block and
-never under-charges.
+reservations of the logged calls. The larger figure is taken, so a crash can over-charge by at
+most the unused part of the last block and never under-charges.
 """
 
 from __future__ import annotations
