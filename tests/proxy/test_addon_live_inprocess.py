@@ -22,13 +22,14 @@ from mitmproxy.test import tflow
 
 from proxy.after_reply import MAX_TURNS
 from rundir.bodies import BodyStore
-from rundir.journal import JournalBlock, JournalCall, read_journal
+from rundir.journal import JournalBlock, JournalCall, read_journal, recover_spend
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.addon_kit import addon_context
 from tests.proxy.live_helpers import STUDY_KEYS
 from tests.proxy.small_disk import fill, mounted_tmpfs
 
 CHAT = "/openai/v1/chat/completions"
+PAGE = 4096
 
 
 def ask(text: str, **extra: Any) -> dict[str, Any]:
@@ -163,3 +164,38 @@ async def test_a_forwarded_call_is_covered_before_it_leaves_and_journaled_once_i
         assert [(c.seq, c.reserved_usd) for c in calls] == [
             (seq, flow.metadata["harness"].reserved)
         ]
+
+
+async def test_a_journal_line_that_cannot_be_written_stops_the_proxy_forwarding(
+    tmp_path: Path, vendor: FakeVendor
+) -> None:
+    # Only the journal's disk fills up, after its first block: the next call still draws from
+    # that durable block and goes out, its line then fails, and no call is forwarded after it.
+    run = tmp_path / "run"
+    run.mkdir()
+    vendor.reset()
+    with mounted_tmpfs(tmp_path / "journal-disk") as disk:
+        journal = disk / "reservations.jsonl"
+        (run / "reservations.jsonl").symlink_to(journal)
+        async with addon_context(run, **live_options(tmp_path, vendor)) as live:
+            first, _, _ = await live.call(CHAT, ask("Hello"))
+            # The journal's last page full too (a tmpfs file grows by pages): a zero block
+            # padded to the page's end, then the disk filled.
+            with journal.open("a") as f:
+                pad = -(journal.stat().st_size + 1) % PAGE
+                zero = '{"schema":1,"kind":"block","usd":"0"}'
+                assert pad >= len(zero)
+                f.write(zero + " " * (pad - len(zero)) + "\n")
+            fill(disk)
+            second, _, _ = await live.call(CHAT, ask("Hello there"))
+            later, refused, _ = await live.call(CHAT, ask("Hello again"))
+            forwarded = len(vendor.requests)
+            records = live.calls()
+        spent = recover_spend(run)
+    assert first == 200
+    assert later == 503 and "reservation journal" in refused["error"]["message"]
+    assert forwarded == 2  # nothing was forwarded once the line had failed
+    # The second call went out on a durable block; its reply is served, logged and booked (the
+    # call log still works), and a crash now would charge the block's rest too.
+    assert second == 200 and records[1]["status"] == 200 and records[1]["cost_usd"] != "0"
+    assert spent.logged_usd + spent.unlogged_usd > 0
