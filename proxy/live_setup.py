@@ -17,7 +17,7 @@ from ledger.ledger import Ledger
 from ledger.prices import PriceTable, load_prices
 from ledger.settlements import SettlementWriter
 from proxy.live import LiveConfig, LiveMode
-from proxy.redact import install_log_redaction
+from proxy.redact import install_log_redaction, uninstall_log_redaction
 from proxy.sampling import Pins
 from proxy.tokencount import preload
 from rundir.journal import ReservationJournal
@@ -61,6 +61,9 @@ class LiveSetup:
         finally:
             self.journal.close()
             self.ledger.close()
+            # The log redaction is process-global; a proxy started again in this process (the
+            # in-process tests) installs its own keys' redactor.
+            uninstall_log_redaction(live.redactor)
 
 
 def load_pins(path: Path) -> Pins:

@@ -12,7 +12,12 @@ from urllib.parse import quote
 import pytest
 import structlog
 
-from proxy.redact import MIN_SECRET_LENGTH, SecretRedactor, install_log_redaction
+from proxy.redact import (
+    MIN_SECRET_LENGTH,
+    SecretRedactor,
+    install_log_redaction,
+    uninstall_log_redaction,
+)
 
 ANT = "sk-ant-api03-Zx9_qLm-0123456789abcdefABCDEF"
 OAI = "sk-proj-Qw3rty_UIOP-fedcba9876543210xyz"
@@ -264,6 +269,29 @@ def test_log_redaction_covers_structlog_and_stdlib_logging(
     finally:
         logging.setLogRecordFactory(factory)
         structlog.configure(**saved)
+
+
+def test_a_second_proxys_keys_are_redacted_after_a_first_left_its_redaction_installed(
+    redactor: SecretRedactor, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The record factory is process-global: a proxy of an earlier test (or an earlier run in
+    this process) must not keep a later proxy's keys out of the redaction."""
+    factory = logging.getLogRecordFactory()
+    earlier = SecretRedactor({"OPENAI_API_KEY": "sk-proj-Earlier_key-00000000000000000000"})
+    try:
+        install_log_redaction(earlier)
+        install_log_redaction(redactor)
+        logging.getLogger("mitmproxy").warning("server said %s and %s", ANT, OAI)
+        assert ANT not in caplog.text and OAI not in caplog.text
+        assert "[redacted:ANTHROPIC_API_KEY]" in caplog.text
+        uninstall_log_redaction(earlier)
+        uninstall_log_redaction(redactor)
+        assert logging.getLogRecordFactory() is factory
+        assert not any(
+            type(p).__name__ == "_LogProcessor" for p in structlog.get_config()["processors"]
+        )
+    finally:
+        logging.setLogRecordFactory(factory)
 
 
 def test_non_ascii_escapes_do_not_hide_a_key(redactor: SecretRedactor) -> None:
