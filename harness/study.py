@@ -22,6 +22,11 @@
                                           # default; per arm: [arms.X] cap_add = [...])
     on_stray = "halt"                     # a refused connection halts the run at once, or
                                           # "fail": the run goes on and fails at its end
+    [limits]                              # every arm's bounds, here their defaults
+    pids = 512                            # processes and threads
+    memory = "2g"                         # RAM, and no swap
+    cpus = 1.0                            # cores
+    disk = "2g"                           # its log, egress folder and /tmp together
     [vendors]                             # base URL overrides for live mode
     openai = "https://api.openai.com"
     [pins]                                # pinned sampling (proxy/sampling.py Pins)
@@ -60,6 +65,7 @@ from pydantic import (
 from harness.errors import HarnessError
 from proxy.sampling import Pins, PinsError
 from proxy.settings import PurposeRule as ProxyPurposeRule
+from rundir.limits import ResourceLimits
 from vendors.hosts import VENDORS
 
 STUDY_SCHEMA = 1
@@ -218,6 +224,8 @@ class StudyFile(BaseModel):
     # "halt": the first refused connection stops the run at once (the turn in flight is marked
     # stray_connection); "fail": the run goes on and fails at its end.
     on_stray: Literal["halt", "fail"] = "halt"
+    # Every arm's bounds (pids, memory without swap, cpus, disk), applied by the backend.
+    limits: ResourceLimits = Field(default_factory=ResourceLimits)
     # Dotted body paths masked from the request hash on top of the defaults
     # (harness/checks/masks.py), for fields an arm fills with a time or a random id: the gate
     # compares masked requests.
