@@ -51,6 +51,8 @@ class StudyRun(BaseModel):
     # Per arm with memory controls: how many of its turns missed
     # (harness/checks/memory_controls.py).
     memory_miss: dict[str, int] = Field(default_factory=dict)
+    # --allow-misses: the run passes although an arm missed its memory controls.
+    allow_misses: bool = False
     # Refused connections per arm and destination, and those made after the arm's last turn
     # (its teardown: telemetry flushed at exit), from the final egress read (harness/run/strays.py).
     refused: dict[str, dict[str, int]] = Field(default_factory=dict)

@@ -50,14 +50,21 @@ TurnKey = tuple[str, str | None, int | None]
 
 
 def run_gate(
-    study: Study, run_root: Path, isolation: Isolation = "auto"
+    study: Study, run_root: Path, isolation: Isolation = "auto", allow_misses: bool = False
 ) -> tuple[GateRecord, Path]:
-    """Run the study twice, compare, write `<run_root>/<gate id>/gate.json`."""
+    """Run the study twice, compare, write `<run_root>/<gate id>/gate.json`. A run whose memory
+    controls missed does not pass (so neither does the gate) unless `allow_misses`."""
     gate_id = new_run_id(f"{study.name}-gate")
     started = now_iso()
     results: list[RunResult] = []
     for _ in range(RUNS):
-        request = RunRequest(study=study, mode="record", run_root=run_root, isolation=isolation)
+        request = RunRequest(
+            study=study,
+            mode="record",
+            run_root=run_root,
+            isolation=isolation,
+            allow_misses=allow_misses,
+        )
         results.append(run_study(request))
     masks = all_masks(study)
     counts = GateCounts()

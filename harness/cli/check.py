@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli.study import ISOLATION, RUN_DIR, _isolation
+from harness.cli.study import ALLOW_MISSES, ISOLATION, RUN_DIR, _isolation
 
 SHOWN = 10  # divergences or discrepancies printed; the JSON record has them all
 
@@ -17,6 +17,7 @@ def gate(
     study: Path = typer.Argument(..., help="The study file (study.toml)."),
     run_dir: Path = RUN_DIR,
     isolation: str = ISOLATION,
+    allow_misses: bool = ALLOW_MISSES,
 ) -> int:
     """Run the study twice in record mode and check both runs sent the same requests."""
     # Imported here: loading a study and the orchestrator costs seconds other commands skip.
@@ -24,7 +25,7 @@ def gate(
     from harness.checks.gate import run_gate
     from harness.study import load_study
 
-    record, path = run_gate(load_study(study), run_dir, _isolation(isolation))
+    record, path = run_gate(load_study(study), run_dir, _isolation(isolation), allow_misses)
     counts = record.counts
     typer.echo(f"gate {record.gate_id}: {'PASSED' if record.passed else 'FAILED'}")
     typer.echo(

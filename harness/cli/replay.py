@@ -74,6 +74,7 @@ def replay(
         limit=recorded.items if 0 < recorded.items < len(loaded.items) else None,
         isolation=_isolation(isolation),
         replay_from=source.resolve(),
+        allow_misses=recorded.allow_misses,  # judged as the recording was
     )
     result = run_study(request)
     comparison = compare_runs(source, result.run_dir, all_masks(loaded))  # the proxy's masks

@@ -58,6 +58,9 @@ def finish(plan: Plan, driven: Driven) -> RunResult:
         and not driven.interrupted
         and not stray
         and not run.outcomes.get("infra_failed")
+        # An arm that forgot what it was told fails the run, or the gate would certify a
+        # degenerate path; --allow-misses accepts it.
+        and (run.allow_misses or not any(run.memory_miss.values()))
     )
     header.ended = now_iso()
     ledger = plan.study.ledger_path if plan.request.mode == "live" else None

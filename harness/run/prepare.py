@@ -50,6 +50,7 @@ class RunRequest:
     cap: str = ""
     replay_from: Path | None = None  # replay: the recorded run that answers every call
     resume_from: Path | None = None  # --resume: skip what this stopped run finished
+    allow_misses: bool = False  # --allow-misses: memory-control misses do not fail the run
 
 
 @dataclass
@@ -118,6 +119,7 @@ def prepare(request: RunRequest) -> Plan:
             skipped_pairs=sum((item.id, arm) in skip for item in items for arm in arms),
             capabilities=capabilities if backend.isolation == "docker" else {},
             on_stray=study.file.on_stray,
+            allow_misses=request.allow_misses,
         ),
     )
     write_header(run_dir, header)

@@ -183,12 +183,13 @@ def test_an_engine_that_stores_nothing_fails_its_memory_control(
     code, out = _docker(
         "record", str(_variant(tmp_path, ["mem0"], nothing)), "--run-dir", str(runs)
     )
-    assert code == 0, out
+    assert code == 1, out  # an arm that missed its memory controls fails the run
     run = _new_run(runs, set())
     assert _store(run, "mem0", "sister")["memories"] == []
     assert _misses(run, "mem0") == {("sister", 2): ["Lisbon", "nurse"]}
     assert header(run)["study"]["memory_miss"] == {"mem0": 1}
     assert "memory controls missed (turns per arm): mem0 1" in out
+    assert "FAILED: memory controls missed: mem0 1" in out
 
 
 def test_telemetry_left_on_fails_the_run_naming_each_destination(

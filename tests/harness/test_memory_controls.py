@@ -32,20 +32,21 @@ LISBON = {
 
 
 def _record(
-    tmp_path: Path, arms: dict[str, dict[str, Any]], items: list[dict[str, Any]]
+    tmp_path: Path,
+    arms: dict[str, dict[str, Any]],
+    items: list[dict[str, Any]],
+    *flags: str,
+    exit_code: int = 0,
 ) -> tuple[Path, str]:
     study = write_study(tmp_path / "study", arms, items, deadline_ms=20000)
     runs = tmp_path / "runs"
-    done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local")
-    # A miss is the arm's result, not the run's failure: the run itself passes.
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local", *flags)
+    assert done.returncode == exit_code, done.stdout + done.stderr[-3000:]
     return only_run(runs), done.stdout
 
 
-def test_an_arm_that_keeps_nothing_misses_and_one_that_keeps_the_turn_passes(
-    tmp_path: Path,
-) -> None:
-    run, summary = _record(tmp_path, {"bare": BARE, "forgetful": FORGETFUL}, [LISBON])
+def test_an_arm_that_keeps_nothing_misses_and_fails_the_run(tmp_path: Path) -> None:
+    run, summary = _record(tmp_path, {"bare": BARE, "forgetful": FORGETFUL}, [LISBON], exit_code=1)
     turns = {(t["arm"], t["turn"]): t for t in read_jsonl(run / "turns.jsonl")}
     # Every turn ran to the end: only the control tells the two arms apart.
     assert {t["outcome"] for t in turns.values()} == {"done"}
@@ -56,6 +57,24 @@ def test_an_arm_that_keeps_nothing_misses_and_one_that_keeps_the_turn_passes(
     assert turns["forgetful", 2]["memory_miss"] == ["/two (cats|dogs)/"]
     assert header(run)["study"]["memory_miss"] == {"bare": 0, "forgetful": 2}
     assert "memory controls missed (turns per arm): bare 0, forgetful 2" in summary
+    # Every turn was `done`, yet the run fails, naming the arm that forgot (not the one that
+    # remembered): a gate of this study would otherwise certify a memory that stores nothing.
+    assert ": FAILED" in summary.splitlines()[0]
+    assert "FAILED: memory controls missed: forgetful 2 (" in summary
+    assert header(run)["study"]["passed"] is False
+
+
+def test_allow_misses_passes_the_run_and_still_counts_them(tmp_path: Path) -> None:
+    run, summary = _record(tmp_path, {"forgetful": FORGETFUL}, [LISBON], "--allow-misses")
+    assert summary.splitlines()[0].endswith(": passed")
+    assert "memory controls missed: forgetful 2 (allowed by --allow-misses)" in summary
+    assert "FAILED" not in summary
+    study = header(run)["study"]
+    assert (study["passed"], study["allow_misses"], study["memory_miss"]) == (
+        True,
+        True,
+        {"forgetful": 2},
+    )
 
 
 def test_a_word_in_the_reply_counts_as_surfaced(tmp_path: Path) -> None:
