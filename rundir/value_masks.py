@@ -19,6 +19,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+# Where a named value may start and end: not inside a longer run of letters or digits. Not
+# `\b`: `_` is a word character, so `\b` finds no edge in "session_4f0c..." or "ts_1700000000",
+# where engines put their ids and times (langmem's `<session_UUID>` tags).
+_START = r"(?<![0-9A-Za-z])"
+_END = r"(?![0-9A-Za-z])"
+
 # Linear-time patterns (no nested quantifiers), safe on any body the proxy accepts.
 NAMED_PATTERNS: dict[str, str] = {
     # An ISO 8601 date or date-time, with optional time, fraction and zone.
@@ -27,10 +33,12 @@ NAMED_PATTERNS: dict[str, str] = {
         r"(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
     ),
     "date": r"\d{4}-\d{2}-\d{2}",
-    "time": r"\b\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?\b",
-    "uuid": r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
+    "time": _START + r"\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?" + _END,
+    "uuid": _START
+    + r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    + _END,
     # Unix seconds or milliseconds of this century's first half (1e9 .. 1e13).
-    "unix_time": r"\b1\d{9}(?:\d{3})?\b",
+    "unix_time": _START + r"1\d{9}(?:\d{3})?" + _END,
 }
 
 

@@ -52,6 +52,35 @@ def test_a_masked_value_shows_where_text_was_taken_out_and_the_original_is_kept(
     assert original["input"].startswith("run 3f2c")
 
 
+UUID = "4f0c1a9e-0b4d-4e5f-8a6b-7c8d9e0f1a2b"
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        # langmem names a session in a tag; `_` is a word character, so `\b` saw no edge here.
+        (f"<session_{UUID}>", "<session_<masked:uuid>>"),
+        (f"id_{UUID}_end", "id_<masked:uuid>_end"),
+        (f"run-{UUID}.", "run-<masked:uuid>."),
+        (f"{UUID}", "<masked:uuid>"),
+        # Inside a longer run of letters or hex digits it is not a uuid of its own: kept.
+        (f"x{UUID}", f"x{UUID}"),
+        (f"{UUID}0", f"{UUID}0"),
+    ],
+)
+def test_the_uuid_mask_finds_a_uuid_after_an_underscore_or_inside_a_tag(
+    text: str, masked: str
+) -> None:
+    assert mask_body({"s": text}, ["~uuid"]) == {"s": masked}
+
+
+def test_the_time_masks_find_a_value_after_an_underscore_and_not_inside_a_number() -> None:
+    body = {"s": "ts_1700000000 at_10:30 21700000000 2026-12-01T10:30"}
+    assert mask_body(body, ["~unix_time", "~time"]) == {
+        "s": "ts_<masked:unix_time> at_<masked:time> 21700000000 2026-12-01T10:30"
+    }
+
+
 def test_a_study_regex_masks_only_under_its_path() -> None:
     data = {"a": ["req_00ff00ff00ff00ff ok"], "b": "req_00ff00ff00ff00ff"}
     masked = mask_body(data, ["a.*=~req_[0-9a-f]{16}"])
