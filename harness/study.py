@@ -7,6 +7,10 @@
     env = { ARM_MODEL = "gpt-4.1-mini" }
 
     items = "items.jsonl"                 # {"id", "clock", "turns": [{"user", "addon"?}], ...}
+                                          # or a memory benchmark: [items] format = "longmemeval"
+                                          # | "locomo" | "jsonl", path, n, seed, stratify,
+                                          # per_conversation_max (harness/datasets/source.py)
+    ingest_deadline_ms = 120000           # per history session ingested (memory benchmarks)
                                           # a turn's "expect": ["word"] / "expect_regex": a
                                           # memory control (harness/checks/memory_controls.py)
     deadline_ms = 60000                   # per turn, wall time at the seam
@@ -62,6 +66,9 @@ from pydantic import (
     model_validator,
 )
 
+from harness.datasets.draw import Drawn
+from harness.datasets.model import DatasetError, Memory
+from harness.datasets.source import ItemsSource, draw_from, load_memories
 from harness.errors import HarnessError
 from proxy.sampling import Pins, PinsError
 from proxy.settings import PurposeRule as ProxyPurposeRule
@@ -70,6 +77,7 @@ from vendors.hosts import VENDORS
 
 STUDY_SCHEMA = 1
 DEFAULT_DEADLINE_MS = 60_000
+DEFAULT_INGEST_DEADLINE_MS = 120_000
 # Linux capability names (capabilities(7)) a study may give back to an arm container, which
 # otherwise starts with none (--cap-drop ALL): a typo must fail before anything starts, not
 # reach `docker run` as an unknown name after the proxy is up.
@@ -178,6 +186,9 @@ class Item(BaseModel):
     clock: datetime
     turns: list[TurnScript] = Field(min_length=1)
     context: str | None = None
+    # A memory benchmark's question: its history is ingested (once per arm and history) before
+    # the turns, which ask the question on a fresh copy of the arm's store.
+    memory: Memory | None = None
 
 
 class PurposeRule(BaseModel):
@@ -205,8 +216,9 @@ class StudyFile(BaseModel):
     schema_: int = Field(STUDY_SCHEMA, alias="schema")
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9._-]+$")
     arms: list[str] | dict[str, ArmSpec]
-    items: str
+    items: str | ItemsSource
     deadline_ms: int = Field(DEFAULT_DEADLINE_MS, gt=0)
+    ingest_deadline_ms: int = Field(DEFAULT_INGEST_DEADLINE_MS, gt=0)
     arm_order_seed: int = 0
     pins: dict[str, Any] = Field(default_factory=dict)
     purposes: dict[str, PurposeRule] = Field(default_factory=dict)
@@ -301,6 +313,7 @@ class Study(BaseModel):
     study_sha256: str
     compose_sha256: str | None
     items_sha256: str
+    drawn: Drawn | None = None  # a memory benchmark's draw (counts per stratum)
 
     @property
     def name(self) -> str:
@@ -362,12 +375,15 @@ def load_study(path: Path) -> Study:
     compose = base / "compose.yaml"
     compose_path = compose if compose.is_file() else None
     arms = _arm_specs(path, file, compose_path)
-    items_path = _existing(path, "items", file.items)
+    source = file.items if isinstance(file.items, ItemsSource) else None
+    items_path = _existing(path, "items", source.path if source else str(file.items))
+    items, drawn = _read_items(items_path, source)
     return Study(
         path=path,
         file=file,
         arms=arms,
-        items=load_items(items_path),
+        items=items,
+        drawn=drawn,
         pins=pins,
         compose_path=compose_path,
         prices_path=_existing(path, "prices", file.prices) if file.prices else None,
@@ -444,6 +460,47 @@ def _compose_services(compose: Path) -> dict[str, Any]:
     if not isinstance(services, dict):
         raise HarnessError(f"{compose} has no 'services' mapping", hint="see compose.yaml docs")
     return services
+
+
+def _read_items(path: Path, source: ItemsSource | None) -> tuple[list[Item], Drawn | None]:
+    """The study's items: scripted (jsonl) or a memory benchmark's drawn questions."""
+    if source is None:
+        return load_items(path), None
+    if source.format == "jsonl":
+        items = load_items(path)
+        if not source.draws:
+            return items, None
+        if any(item.memory is None for item in items):
+            raise HarnessError(
+                f"{path}: n, stratify and per_conversation_max draw memory items; this file has "
+                "items without a memory field",
+                hint="remove the draw fields from [items], or give every item its memory",
+            )
+        drawn = draw_from([item.memory for item in items if item.memory], source)
+        keep = {id(m) for m in drawn.memories}
+        return [item for item in items if id(item.memory) in keep], drawn
+    try:
+        drawn = draw_from(load_memories(path, source), source)
+    except DatasetError as e:
+        raise HarnessError(
+            f"not {source.format}: {e}",
+            hint=f"point [items] path at a {source.format} file, or fix format",
+        ) from None
+    return [memory_item(m) for m in drawn.memories], drawn
+
+
+def memory_item(memory: Memory) -> Item:
+    """A memory benchmark's question as an item: one turn asking it at its date."""
+    safe = "".join(
+        c if (c.isascii() and c.isalnum()) or c in "._:-" else "_"
+        for c in memory.question.question_id
+    )
+    return Item(
+        id=safe,
+        clock=memory.question.question_date,
+        turns=[TurnScript(user=memory.question.question)],
+        memory=memory,
+    )
 
 
 def load_items(path: Path) -> list[Item]:

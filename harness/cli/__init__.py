@@ -58,6 +58,12 @@ COMMANDS = (
         "canary tokens and forgotten words. Exits 1 when a canary served before its event voids "
         "an arm.",
     ),
+    Lazy(
+        "items",
+        "harness.cli.items:items",
+        "Print the items a study runs (a memory benchmark's drawn questions) and the counts per "
+        "stratum; reads the files only, starts nothing.",
+    ),
     Lazy("proxy", "harness.cli.proxy:proxy_app", "Run the harness proxy on its own."),
     Lazy(
         "ledger",
