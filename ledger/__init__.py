@@ -11,9 +11,10 @@ from ledger.errors import (
     PriceTableError,
     UnknownModelError,
 )
-from ledger.ledger import Ledger, VerifyReport, verify
+from ledger.ledger import Ledger, open_store, verify
 from ledger.prices import ModelPrice, PriceTable, TokenCounts, cost, load_prices, worst_case
 from ledger.settlements import SettlementWriter, SettlementWriterError
+from ledger.store import LedgerStore, VerifyReport
 
 __all__ = [
     "Booked",
@@ -23,6 +24,7 @@ __all__ = [
     "Ledger",
     "LedgerCorrupt",
     "LedgerError",
+    "LedgerStore",
     "ModelPrice",
     "PriceTable",
     "PriceTableError",
@@ -35,6 +37,7 @@ __all__ = [
     "VerifyReport",
     "cost",
     "load_prices",
+    "open_store",
     "verify",
     "worst_case",
 ]

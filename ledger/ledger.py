@@ -1,29 +1,23 @@
-"""The durable spend ledger: an append-only, hash-chained JSONL file shared by every proxy.
+"""The durable spend ledger's rules, written once above its stores (`ledger.store`).
 
-Every append reads what other processes appended since, decides against that fresh state (is
-there room under the stage cap?), writes one line and fsyncs it, all under one inter-process file
-lock (`<ledger>.lock`), so two proxies can never both take the last dollar of a stage.
+Reserve a run's cap in its stage before it starts and refuse it past the stage's cap; book
+calls; settle a run only with no call in flight; count unreconciled spend at 1.5x
+(`ledger.state`); chain every entry to the one before by its hash (`ledger.entries`). Each
+operation is one store transaction: the decision and the entry that records it happen under the
+store's lock, against the state every writer has left, so two proxies (on one machine with the
+file store, on many with the PostgreSQL one) can never both take the last dollar of a stage.
 
-A writer that dies mid-append leaves a torn last line. It is not silently dropped: the next
-process to take the lock moves it to `<ledger>.torn-<n>` and reports it (`Ledger.warnings` and
-the log). Anything else wrong with the chain stops the ledger (LedgerCorrupt): totals computed
-from a tampered file cannot be trusted with money.
+Where the ledger lives is a location: a file path (`ledger.jsonl`, the embedded default) or a
+`postgresql://` URL (`open_store`).
 """
 
 from __future__ import annotations
 
 import copy
-import json
-import logging
-import os
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
-
-from filelock import FileLock, Timeout
 
 from ledger.entries import (
     Basis,
@@ -31,212 +25,118 @@ from ledger.entries import (
     CallsSettled,
     Entry,
     Kind,
-    LineProblem,
     Reconciled,
     RunRefused,
     RunReserved,
     RunSettled,
     StageOpened,
     make_entry,
-    parse_line,
 )
-from ledger.errors import CapExceeded, LedgerCorrupt, LedgerError
+from ledger.errors import CapExceeded, LedgerError
+from ledger.file_store import FileStore, file_lines
+from ledger.pg_store import PostgresStore, is_postgres_url, printable, read_lines
 from ledger.state import LedgerState
-
-log = logging.getLogger(__name__)
+from ledger.store import LedgerStore, VerifyReport, scan_lines
 
 # What a transaction decides: the entry to append, and an error to raise once it is durable
 # (a refusal is recorded first, then reported).
 Decision = tuple[Kind, Any, Exception | None] | None
 
-
-@dataclass
-class Scan:
-    """The result of reading ledger bytes against a chain position."""
-
-    good_len: int = 0  # bytes of complete, valid lines
-    torn: bytes | None = None  # an unfinished or unparseable last line
-    problems: list[tuple[int, str]] = field(default_factory=list)  # (line number, what)
+Location = Path | str
 
 
-def _scan(data: bytes, state: LedgerState, first_line: int, stop_at_first: bool) -> Scan:
-    """Check lines against the chain and fold them into `state` (mutated in place)."""
-    scan = Scan()
-    lines = data.split(b"\n")
-    complete = lines[:-1]  # the piece after the last newline is unfinished (b"" if none)
-    tail = lines[-1]
-    pos = 0
-    for i, raw in enumerate(complete):
-        lineno = first_line + i
-        is_last = i == len(complete) - 1 and not tail
-        try:
-            entry = parse_line(raw, state.entries + 1, state.head)
-            why = state.check_ref(entry.typed())
-            if why:
-                raise LineProblem(why)
-        except LineProblem as e:
-            if is_last and str(e).startswith("not JSON"):
-                # An unparseable final line is what a writer killed mid-append leaves.
-                scan.torn = raw + b"\n"
-                return scan
-            scan.problems.append((lineno, str(e)))
-            if stop_at_first:
-                return scan
-            _resync(raw, state)
-            pos += len(raw) + 1
-            continue
-        state.apply(entry)
-        pos += len(raw) + 1
-        if not scan.problems:
-            scan.good_len = pos
-    if tail:
-        scan.torn = tail
-    return scan
+def is_url(location: Location) -> bool:
+    """A location with a scheme (`postgresql://`), not a file path."""
+    return isinstance(location, str) and "://" in location
 
 
-def _resync(raw: bytes, state: LedgerState) -> None:
-    # verify() goes on after a bad line to report every problem: continue the chain from the
-    # bad line's own seq and hash when it has them, so one edit is not reported N times.
-    try:
-        body = json.loads(raw)
-        state.entries, state.head = int(body["seq"]), str(body["hash"])
-    except (ValueError, KeyError, TypeError):
-        state.entries += 1
+def where(location: Location) -> str:
+    """The location fit to print: a URL without its password."""
+    return printable(location) if isinstance(location, str) else str(location)
 
 
-@dataclass
-class VerifyReport:
-    path: Path
-    entries: int
-    head: str
-    problems: list[tuple[int, str]]
-    torn_tail: str | None = None  # a torn last line is a crash artifact, reported, not fatal
+def open_store(location: Location, *, lock_timeout: float = 60.0) -> LedgerStore:
+    """The store at `location`: a PostgreSQL URL, else a file path."""
+    if is_url(location):
+        assert isinstance(location, str)
+        if not is_postgres_url(location):
+            raise LedgerError(
+                f"ledger {where(location)}: only postgresql:// URLs (or a file path) are ledgers"
+            )
+        return PostgresStore(location, lock_timeout=lock_timeout)
+    return FileStore(Path(location), lock_timeout=lock_timeout)
 
-    @property
-    def ok(self) -> bool:
-        return not self.problems
+
+def exists(location: Location) -> bool:
+    """Whether there is a ledger to read: a file that exists; a database is asked when opened."""
+    return is_url(location) or Path(location).exists()
 
 
-def chain_end(path: Path) -> tuple[int, str] | None:
+def chain_end(location: Location) -> tuple[int, str] | None:
     """The ledger's length and head (what a run's manifest keeps), or None with no ledger yet."""
-    if not path.is_file():
+    if not is_url(location) and not Path(location).is_file():
         return None
-    report = verify(path)
+    report = verify(location)
     return report.entries, report.head
 
 
-def verify(path: Path) -> VerifyReport:
-    """Check every line's hash, seq and link to the previous line, without changing the file.
+def verify(location: Location) -> VerifyReport:
+    """Check every entry's hash, seq and link to the previous one, without changing anything.
 
-    Detects an edited, removed, inserted or reordered line anywhere but the very end: dropping the
-    last lines leaves a shorter chain that is still valid (compare `head` with a saved copy).
+    Detects an edited, removed, inserted or reordered entry anywhere but the very end: dropping
+    the last entries leaves a shorter chain that is still valid (compare `head` with a saved
+    copy, as `harness audit` does with the head a run's manifest kept).
     """
-    data = path.read_bytes()
+    url = is_url(location)
+    lines = read_lines(str(location)) if url else file_lines(Path(location))
     state = LedgerState()
-    scan = _scan(data, state, 1, stop_at_first=False)
+    scan = scan_lines(lines, state, 1, stop_at_first=False, may_tear=not url)
     torn = None
     if scan.torn is not None:
+        data = b"\n".join(lines)  # the file's bytes again
         lineno = data[: len(data) - len(scan.torn)].count(b"\n") + 1
         torn = f"line {lineno}: torn last line ({len(scan.torn)} bytes), set aside on next open"
-    return VerifyReport(path, state.entries, state.head, scan.problems, torn)
+    return VerifyReport(where(location), state.entries, state.head, scan.problems, torn)
 
 
 class Ledger:
-    """One process's handle on a ledger file; thread-safe."""
+    """One process's handle on a ledger; thread-safe."""
 
-    def __init__(self, path: Path, *, lock_timeout: float = 60.0) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.warnings: list[str] = []
-        self._mutex = threading.Lock()
-        # Threads are serialised by _mutex; the file lock is only for other processes. filelock
-        # polls a non-blocking flock; its default 50 ms poll would cap contended appends at ~20/s.
-        self._flock = FileLock(
-            f"{self.path}.lock", timeout=lock_timeout, thread_local=False, poll_interval=0.0005
+    def __init__(self, location: Location | LedgerStore, *, lock_timeout: float = 60.0) -> None:
+        self.store = (
+            location
+            if isinstance(location, LedgerStore)
+            else open_store(location, lock_timeout=lock_timeout)
         )
-        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        self._offset = 0
-        self._state = LedgerState()
-        with self._locked():
-            pass  # reads the whole file, sets a torn tail aside, verifies the chain
+        self.where = self.store.where
+        self.warnings = self.store.warnings
 
-    # -- reading -------------------------------------------------------------------------
-
-    def _locked(self) -> _Locked:
-        return _Locked(self)
-
-    def _refresh(self) -> None:
-        """Fold in whatever other processes appended since we last looked (lock held)."""
-        size = os.fstat(self._fd).st_size
-        if size < self._offset:
-            raise LedgerCorrupt(self.path, self._state.entries, "the file shrank under us")
-        if size == self._offset:
-            return
-        data = os.pread(self._fd, size - self._offset, self._offset)
-        first_line = self._state.entries + 1
-        scan = _scan(data, self._state, first_line, stop_at_first=True)
-        self._offset += scan.good_len
-        if scan.problems:
-            line, problem = scan.problems[0]
-            self._fd_close()
-            raise LedgerCorrupt(self.path, line, problem)
-        if scan.torn is not None:
-            self._set_aside(scan.torn, self._state.entries + 1)
-
-    def _set_aside(self, torn: bytes, lineno: int) -> None:
-        n = 1
-        while Path(f"{self.path}.torn-{n}").exists():
-            n += 1
-        side = Path(f"{self.path}.torn-{n}")
-        with open(side, "xb") as f:
-            f.write(torn)
-            f.flush()
-            os.fsync(f.fileno())
-        # Only after the copy is durable may the ledger lose the bytes.
-        os.ftruncate(self._fd, self._offset)
-        os.fsync(self._fd)
-        _fsync_dir(self.path.parent)
-        msg = (
-            f"{self.path}:{lineno}: torn last line ({len(torn)} bytes; a writer died "
-            f"mid-append) moved to {side.name}; its entry did not happen"
-        )
-        self.warnings.append(msg)
-        log.warning(msg)
+    @property
+    def path(self) -> Path:
+        """The ledger file (the file store's only)."""
+        if not isinstance(self.store, FileStore):
+            raise LedgerError(f"ledger {self.where} is not a file")
+        return self.store.path
 
     def state(self) -> LedgerState:
         """A snapshot of the totals, including other processes' appends."""
-        with self._locked():
-            return copy.deepcopy(self._state)
-
-    # -- writing -------------------------------------------------------------------------
+        with self.store.transaction() as state:
+            return copy.deepcopy(state)
 
     def _transact(self, decide: Callable[[LedgerState], Decision]) -> Entry | None:
-        with self._locked():
-            decision = decide(self._state)
+        with self.store.transaction() as state:
+            decision = decide(state)
             if decision is None:
                 return None
             kind, fields, after = decision
-            why = self._state.check_ref(fields)
+            why = state.check_ref(fields)
             if why:
-                raise LedgerError(f"{self.path}: cannot record {kind}: {why}")
-            entry = make_entry(self._state.entries + 1, self._state.head, kind, fields)
-            self._append(entry)
+                raise LedgerError(f"{self.where}: cannot record {kind}: {why}")
+            entry = make_entry(state.entries + 1, state.head, kind, fields)
+            self.store.append(entry)
         if after is not None:
             raise after
         return entry
-
-    def _append(self, entry: Entry) -> None:
-        line = entry.to_line()
-        try:
-            view = memoryview(line)
-            while view:
-                view = view[os.write(self._fd, view) :]
-            os.fdatasync(self._fd)
-        except OSError as e:
-            # Fail closed; whatever reached the file is read back (or set aside) next time.
-            raise LedgerError(f"cannot append to ledger {self.path}: {e}") from e
-        self._offset += len(line)
-        self._state.apply(entry)
 
     def open_stage(self, stage: str, cap_usd: Decimal, *, replace: bool = False) -> Entry | None:
         """Open a stage with its cap. Re-opening with the same cap is a no-op; another cap
@@ -261,7 +161,7 @@ class Ledger:
         def decide(state: LedgerState) -> Decision:
             if stage not in state.stages:
                 raise LedgerError(
-                    f"stage {stage!r} was never opened in {self.path}; open it with "
+                    f"stage {stage!r} was never opened in {self.where}; open it with "
                     f"`harness ledger open-stage {stage} --cap USD`"
                 )
             cap = state.stages[stage].cap_usd
@@ -326,7 +226,7 @@ class Ledger:
         def decide(state: LedgerState) -> Decision:
             missing = [r for r in run_ids if r not in state.runs]
             if missing:
-                raise LedgerError(f"{self.path}: no run {missing[0]!r} in the ledger")
+                raise LedgerError(f"{self.where}: no run {missing[0]!r} in the ledger")
             computed = sum((state.runs[r].computed_usd for r in run_ids), Decimal(0))
             fields = Reconciled(
                 run_ids=tuple(run_ids),
@@ -341,58 +241,11 @@ class Ledger:
         assert entry is not None
         return entry
 
-    def _fd_close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-
     def close(self) -> None:
-        with self._mutex:
-            self._fd_close()
+        self.store.close()
 
     def __enter__(self) -> Ledger:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class _Locked:
-    """Thread mutex, then the inter-process lock, then a refresh from the file."""
-
-    def __init__(self, ledger: Ledger) -> None:
-        self.ledger = ledger
-
-    def __enter__(self) -> None:
-        led = self.ledger
-        led._mutex.acquire()
-        try:
-            if led._fd < 0:
-                raise LedgerError(f"ledger {led.path} is closed")
-            try:
-                led._flock.acquire()
-            except Timeout as e:
-                raise LedgerError(
-                    f"could not lock {led.path} within {led._flock.timeout}s; another process "
-                    "holds it: is a proxy stuck?"
-                ) from e
-            try:
-                led._refresh()
-            except BaseException:
-                led._flock.release()
-                raise
-        except BaseException:
-            led._mutex.release()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        self.ledger._flock.release()
-        self.ledger._mutex.release()
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
