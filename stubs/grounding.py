@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from stubs.said import said_text, tag_text
 from stubs.tokens import texts_of
 
 # Capitalised words that start sentences or stand for the speaker, never a proper noun alone.
@@ -34,7 +35,26 @@ _NOT_NAMES = frozenset((
     "okay", "hi", "hello", "thanks", "and", "or", "but", "so", "if", "then", "also", "just",
     "very", "really", "today", "yesterday", "tomorrow", "last", "next", "monday", "tuesday",
     "wednesday", "thursday", "friday", "saturday", "sunday", "user", "assistant", "system",
+    # Words that open instructions and questions: the prompt's own voice, not a name.
+    "respond", "return", "extract", "use", "given", "make", "remember", "note", "please",
+    "output", "format", "provide", "answer", "question", "summarize", "list", "find", "search",
+    "call", "write", "read", "tell", "show", "create", "update", "delete", "add", "store",
+    "save", "consider", "based", "each", "every", "only", "do", "don't", "never", "always",
+    "after", "before", "now", "json", "xml", "api", "id", "url", "can", "could", "would",
+    "should", "will", "is", "are", "was", "were", "did", "does", "have", "has", "let", "get",
+    "give", "keep", "think", "be", "not", "all", "any", "some", "in", "on", "at", "for", "to",
+    "of", "with", "from", "by", "as", "about", "into", "describe", "explain", "identify",
+    "review", "include", "avoid", "ensure", "follow", "reply", "instructions", "example",
+    "examples", "input", "inputs", "task", "context", "current", "new", "existing", "facts",
+    "fact", "memory", "memories", "summary", "what's", "where's", "who's", "how's", "it's",
 ))
+# Words before a proper noun that make it a place: "lives in Porto", "flew to Oslo".
+_PLACE_RE = re.compile(
+    r"\b(?:in|at|from|to|near|visit|visiting|visited|around|of)[ \t]{1,3}(?:the[ \t]{1,3})?"
+    r"([A-Z][\w'’-]{0,60}(?:[ \t]{1,3}[A-Z][\w'’-]{0,60}){0,3})"
+)
+_NUMBER_RE = re.compile(r"(?<![\w.-])(-?\d{1,12}(?:\.\d{1,6})?)(?![\w.]\d)")
+_WORDS_RE = re.compile(r"[a-z]+")
 # fmt: on
 # Every pattern here runs on text an arm sent, so each is linear: quantifiers are bounded or
 # cannot overlap (a hostile prompt of 20,000 spaces must not cost seconds), and tags and headings
@@ -51,8 +71,7 @@ _DATE_RE = re.compile(
     r"(?:Z|[+-]\d{2}:?\d{2})?"
 )
 _INT_KEY_RE = re.compile(r"""\b([A-Za-z_]\w{0,60})["']?[ \t]{0,3}[:=][ \t]{0,3}(-?\d{1,6})\b""")
-# Tags and headings an engine puts around what the user said, most specific first.
-_MESSAGE_TAGS = ("CURRENT MESSAGE", "CURRENT_MESSAGE", "MESSAGES", "EPISODE", "TEXT", "FACT")
+_PLACE_FIELDS = ("city", "town", "location", "place", "country", "destination", "region", "home")
 _PROSE_FIELDS = ("fact", "summary", "text", "description", "content", "memory", "statement")
 _NAME_FIELDS = (
     "name",
@@ -78,9 +97,12 @@ class Grounding:
 
     listed_names: tuple[str, ...] = ()
     said_names: tuple[str, ...] = ()
+    places: tuple[str, ...] = ()  # names the text puts a place preposition before
     sentences: tuple[str, ...] = ()
     dates: tuple[datetime, ...] = ()
     ints: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # Numbers the user's text gives, each with the words around it ("34", "lena is years old").
+    numbers: tuple[tuple[int | float, str], ...] = ()
 
     @property
     def has_material(self) -> bool:
@@ -92,14 +114,34 @@ class Grounding:
     def latest_date(self) -> datetime | None:
         return max(self.dates) if self.dates else None
 
+    def people(self) -> tuple[str, ...]:
+        """The names, places last (a name field wants "Lena", not "Porto")."""
+        if self.listed_names:
+            return self.listed_names
+        people = tuple(n for n in self.said_names if n not in self.places)
+        return people + tuple(n for n in self.said_names if n in self.places)
+
+    def numbers_for(self, field_name: str) -> list[int | float]:
+        """Numbers the text gives for a field: those said next to its name's words first
+        ("34 years old" for age, "3 days" for days), then the rest in order."""
+        wanted = set(_WORDS_RE.findall(field_name.lower().replace("_", " ")))
+        wanted |= {w.rstrip("s") for w in wanted}
+        if "age" in wanted:
+            wanted |= {"years", "year", "old", "aged"}
+        near = [v for v, words in self.numbers if wanted & set(words.split())]
+        rest = [v for v, _ in self.numbers if v not in near]
+        return near + rest
+
 
 def field_kind(name: str) -> str | None:
-    """ "name", "prose", "date" or None for a JSON property name, by what it is called."""
+    """ "name", "place", "prose", "date" or None for a JSON property name, by what it is called."""
     lowered = name.lower()
     if any(k in lowered for k in _DATE_FIELDS) and not lowered.endswith(("_id", "_ids")):
         return "date"
     if lowered in _PROSE_FIELDS or lowered.endswith(tuple("_" + p for p in _PROSE_FIELDS)):
         return "prose"
+    if lowered in _PLACE_FIELDS or lowered.endswith(tuple("_" + p for p in _PLACE_FIELDS)):
+        return "place"
     if lowered.endswith("name") or lowered in _NAME_FIELDS:
         return "name"
     return None
@@ -122,14 +164,23 @@ def _grounding(key: str) -> Grounding:
         t for name in ("system", "instructions", "messages", "input") for t in _texts(body, name)
     ]
     whole = "\n".join(texts)[:_MAX_TEXT]
-    said = _said_part(whole)
+    return grounding_from(said_text(body, whole), whole)
+
+
+def grounding_from(said: str, whole: str = "") -> Grounding:
+    """The grounding of `said` (what the user said), with the prompt's clock and its listed
+    names and keyed integers read from `whole` (all of the request's text; `said` if empty)."""
+    whole = whole or said
+    listed = _unique(m.group(1).strip() for m in _LISTED_NAME_RE.finditer(whole))
     return Grounding(
-        listed_names=_unique(m.group(1).strip() for m in _LISTED_NAME_RE.finditer(whole)),
+        listed_names=listed,
         said_names=proper_nouns(said),
+        places=places_in(said),
         sentences=sentences_of(said),
         # The prompt's own clock first: its worked examples carry dates of their own.
         dates=tuple(_dates(_clock_text(whole)) or _dates(said) or _dates(whole)),
         ints=_ints(whole),
+        numbers=numbers_in(said),
     )
 
 
@@ -137,30 +188,32 @@ def _texts(body: dict[str, Any], name: str) -> list[str]:
     return texts_of(body.get(name)) if name in body else []
 
 
-def tag_text(text: str, tag: str) -> str | None:
-    """The text between the first `<tag>` and the `</tag>` after it, or None."""
-    start = text.find(f"<{tag}>")
-    if start < 0:
-        return None
-    start += len(tag) + 2
-    end = text.find(f"</{tag}>", start)
-    return text[start:end].strip() if end >= 0 else None
-
-
-def _said_part(text: str) -> str:
-    """What the user said: the engine's message tag when it has one, else the whole text."""
-    for tag in _MESSAGE_TAGS:
-        found = tag_text(text, tag)
-        if found not in (None, "", "[]"):
-            return found
-    return text
-
-
 def sentences_of(text: str) -> tuple[str, ...]:
     """The sentences of `text`, speaker labels ("user: ") removed, in order, once each."""
     plain = _SPEAKER_RE.sub("", text)
     found = (s.strip().strip("\"'[]{}").strip() for s in _SENTENCE_END_RE.split(plain))
     return _unique(s for s in found if len(s.split()) >= 2)
+
+
+def places_in(text: str) -> tuple[str, ...]:
+    """Proper nouns the text puts a place preposition before ("lives in Porto")."""
+    names = set(proper_nouns(text))
+    return _unique(m.group(1) for m in _PLACE_RE.finditer(text) if m.group(1) in names)
+
+
+def numbers_in(text: str) -> tuple[tuple[int | float, str], ...]:
+    """The numbers of `text` (not parts of dates or identifiers), each with the three words
+    on either side, lowercased."""
+    out: list[tuple[int | float, str]] = []
+    for m in _NUMBER_RE.finditer(text):
+        raw = m.group(1)
+        if _DATE_RE.match(text, max(0, m.start() - 8)) or len(out) >= 64:
+            continue
+        value: int | float = float(raw) if "." in raw else int(raw)
+        before = _WORDS_RE.findall(text[max(0, m.start() - 40) : m.start()].lower())[-3:]
+        after = _WORDS_RE.findall(text[m.end() : m.end() + 40].lower())[:3]
+        out.append((value, " ".join(before + after)))
+    return tuple(out)
 
 
 def proper_nouns(text: str) -> tuple[str, ...]:
@@ -171,7 +224,10 @@ def proper_nouns(text: str) -> tuple[str, ...]:
         words = match.group(0).split()
         while words and words[0].lower().strip("'’") in _NOT_NAMES:
             words = words[1:]
-        if words:
+        while words and words[-1].lower().strip("'’") in _NOT_NAMES:
+            words = words[:-1]
+        # Long all-capitals words are a prompt's headings (INSTRUCTIONS), not names.
+        if words and not (len(words) == 1 and words[0].isupper() and len(words[0]) > 4):
             out.append(" ".join(words))
     return _unique(out)
 

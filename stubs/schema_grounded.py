@@ -49,8 +49,12 @@ class Grounder:
         # Array items take the text's names and sentences in order, so a list of entities names
         # each once; past the end (or on a uniqueness retry) the word list takes over.
         at = (item_index(path) or 0) + retry_of(path)
-        if kind == "name" and ground.names():
-            fresh = [n for n in ground.names() if n not in siblings] or list(ground.names())
+        if kind == "place" and ground.places:
+            fresh = [n for n in ground.places if n not in siblings] or list(ground.places)
+            return fresh[at % len(fresh)]
+        if kind in ("name", "place") and ground.names():
+            names = ground.people() if kind == "name" else ground.names()
+            fresh = [n for n in names if n not in siblings] or list(names)
             if at < len(fresh):
                 return fresh[at]
             # The second name of an item (an edge's target) pairs with any other name.
@@ -67,6 +71,19 @@ class Grounder:
         # about its names; a bare string list past the text's end takes words instead.
         return pool[at % len(pool)] if kind == "prose" and not retry_of(path) else None
 
+    def numbers(self, path: str, integer: bool) -> list[int | float]:
+        """Numbers for a numeric field: the prompt's keyed values and list ids first (`ints`),
+        then, for a field that is not an index, the numbers the user's text gives for it."""
+        assert self.ground is not None
+        keyed: list[int | float] = list(self.ints(path)) if integer else []
+        name = field_name(path)
+        if _is_index(name):
+            return keyed
+        said = self.ground.numbers_for(name)
+        if integer:
+            said = [int(v) for v in said if float(v).is_integer()]
+        return [*keyed, *said]
+
     def ints(self, path: str) -> list[int]:
         """Values the prompt gives for this key, else for the list ids it numbers (`idx`)."""
         assert self.ground is not None
@@ -80,12 +97,17 @@ class Grounder:
         named = [k for k in ints if re.search(rf"\b{re.escape(k)}\b", note)]
         if named:
             return list(ints[max(named, key=len)])
-        if any(k in name.lower() for k in ("idx", "index", "indices", "_id")):
+        if _is_index(name):
             for key in ("idx", "id", "index"):
                 if key in ints:
                     return list(ints[key])
             return [0]
         return []
+
+
+def _is_index(name: str) -> bool:
+    lowered = name.lower()
+    return any(k in lowered for k in ("idx", "index", "indices", "_id")) or lowered == "id"
 
 
 def clean_path(path: str) -> str:

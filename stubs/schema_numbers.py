@@ -10,19 +10,27 @@ from typing import Any
 
 from stubs.schema_support import Unsat
 
+_PLAUSIBLE = 1e9
+
 
 def number_for(
-    schema: dict[str, Any], integer: bool, pick: Callable[[int], int], grounded: Iterable[int]
+    schema: dict[str, Any],
+    integer: bool,
+    pick: Callable[[int], int],
+    grounded: Iterable[int | float],
 ) -> int | float:
     """A number `schema` accepts. `pick(n)` is the walker's deterministic choice in range(n) for
     this path; `grounded` are integers the request's text gives for it, tried first."""
     lo, hi, lo_open, hi_open = _bounds(schema)
-    if integer:
-        for found in grounded:
-            on_open_bound = (lo_open and found == lo) or (hi_open and found == hi)
-            if lo <= found <= hi and not on_open_bound:
-                return found
     step = schema.get("multipleOf")
+    for found in grounded:
+        on_open_bound = (lo_open and found == lo) or (hi_open and found == hi)
+        on_step = not step or (found / step).is_integer()
+        if lo <= found <= hi and not on_open_bound and on_step:
+            return found if integer or isinstance(found, float) else float(found)
+    # Bounds past any plausible value (zod writes +-2**53 for every int) give no hint of one:
+    # choose near zero inside them, as a model would, not at the far bound.
+    lo, hi = _plausible(lo, hi)
     if integer:
         step = _lcm_step(step)
     if step:
@@ -56,6 +64,16 @@ def number_for(
     if a <= round(value, 2) <= b and not (lo_open and round(value, 2) <= lo):
         value = round(value, 2)
     return value if value != int(value) or lo_open or hi_open else float(int(value))
+
+
+def _plausible(lo: float, hi: float) -> tuple[float, float]:
+    if lo < -_PLAUSIBLE and hi > _PLAUSIBLE:
+        return 0, 100
+    if lo < -_PLAUSIBLE:
+        return max(lo, hi - 100), hi
+    if hi > _PLAUSIBLE:
+        return lo, min(hi, max(lo, 0) + 100)
+    return lo, hi
 
 
 def _bounds(schema: dict[str, Any]) -> tuple[float, float, bool, bool]:

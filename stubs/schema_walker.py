@@ -303,7 +303,7 @@ class Walker:
         return text[:hi]
 
     def gen_number(self, schema: dict[str, Any], path: str, integer: bool) -> int | float:
-        grounded = self.grounder.ints(path) if integer and self.ground is not None else []
+        grounded = self.grounder.numbers(path, integer) if self.ground is not None else []
         return number_for(schema, integer, lambda n: self.pick(path, n), grounded)
 
     def word(self, path: str) -> str:

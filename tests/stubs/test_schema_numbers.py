@@ -40,8 +40,20 @@ def test_numbers_validate_against_their_schema(
 def test_a_grounded_integer_is_taken_when_in_range_and_skipped_on_an_open_bound() -> None:
     assert number_for({"minimum": 0, "maximum": 10}, True, first, [42, 7]) == 7
     assert number_for({"exclusiveMinimum": 3}, True, first, [3, 4]) == 4
-    # Floats never take grounded integers.
-    assert number_for({"minimum": 0, "maximum": 10}, False, first, [7]) != 7
+    # A number field takes the text's number too, as a float, and keeps to multipleOf.
+    value = number_for({"minimum": 0, "maximum": 10}, False, first, [7])
+    assert value == 7 and isinstance(value, float)
+    assert number_for({"multipleOf": 2, "minimum": 0}, True, first, [3, 8]) == 8
+
+
+def test_huge_bounds_give_a_value_near_zero_not_near_the_bound() -> None:
+    # zod writes every int as -2**53+1..2**53-1: a model answers a small number, not -9e15.
+    zod = {"type": "integer", "minimum": -9007199254740991, "maximum": 9007199254740991}
+    for at in range(50):
+        assert 0 <= number_for(zod, True, lambda n, at=at: at % n, []) <= 100
+    assert 5 <= number_for({"minimum": 5, "maximum": 2**60}, True, first, []) <= 105
+    assert -103 <= number_for({"maximum": -3, "minimum": -(2**60)}, False, first, []) <= -3
+    assert number_for(zod, True, first, [34]) == 34
 
 
 def test_a_fractional_multiple_of_an_integer_uses_the_smallest_integer_multiple() -> None:

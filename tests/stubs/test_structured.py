@@ -109,4 +109,4 @@ def test_a_rule_invalid_for_its_schema_falls_back_to_a_grounded_instance(tmp_pat
     parsed = client.responses.parse(model="gpt-4.1", input=SAID, text_format=Strict).output_parsed
     assert parsed is not None
     assert parsed.when == "2021-03-04T00:00:00Z"  # the request's own date, ISO 8601
-    assert parsed.who == "Porto"  # a name the message says, not a word-list filler
+    assert parsed.who == "Ana"  # the person the message names: not the place, not a filler
