@@ -46,6 +46,13 @@ COMMANDS = (
         "Recompute every cost and hash of a run and check them against its ledger.",
     ),
     Lazy(
+        "judge",
+        "harness.cli.judge:judge",
+        "Judge runs with pinned judges: calibrated on planted controls, both orders, sealed arm "
+        "codes, stability repeats and an A/A control; writes a judgment set. Exits 1 unless every "
+        "axis passed.",
+    ),
+    Lazy(
         "report",
         "harness.cli.report:report",
         "Write the study report (13 sections; markdown, HTML, PDF) with report.json and "

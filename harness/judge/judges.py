@@ -1,0 +1,190 @@
+"""Judges: judges.toml, each judge pinned by engine, model and effort, and the clients that ask.
+
+    [judges.alpha]                 # the judge's name (never shown to a judge)
+    engine = "claude-code"         # what answers: a command-line model client, a vendor API
+    model = "claude-opus-4"
+    effort = "high"
+    command = ["claude-judge", "--model", "{model}", "--effort", "{effort}", "{prompt}"]
+    timeout_s = 300
+
+    [judges.beta]                  # or an HTTP model (OpenAI chat completions), through the proxy
+    engine = "openai"
+    model = "gpt-5"
+    effort = "medium"
+    url = "http://127.0.0.1:8080/v1"
+    key_env = "JUDGE_OPENAI_KEY"   # the variable holding the key (never written anywhere)
+
+A command gets the prompt file's path (`{prompt}`, else as its last argument) and prints its
+reply on stdout; `{python}` is this interpreter. The pins are also what each reply's header must
+name: a judge that answers as another engine, model or effort is not the judge the study pinned.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from harness.errors import HarnessError
+from rundir.judgments import JudgePin
+
+
+class JudgeEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    engine: str = Field(pattern=r"^\S+$")
+    model: str = Field(pattern=r"^\S+$")
+    effort: str = Field(pattern=r"^\S+$")
+    command: list[str] | None = Field(None, min_length=1)
+    url: str | None = None
+    key_env: str | None = None
+    timeout_s: float = Field(300, gt=0)
+
+    @model_validator(mode="after")
+    def _one_client(self) -> JudgeEntry:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (a command-line client) or url (an HTTP model)")
+        if self.url is not None and not self.key_env:
+            raise ValueError("an HTTP judge needs key_env, the variable holding its key")
+        return self
+
+
+class JudgeError(Exception):
+    """A client that gave no reply (it failed, timed out, or printed nothing)."""
+
+
+class JudgeClient(Protocol):
+    def ask(self, prompt_file: Path) -> str: ...
+
+
+@dataclass(frozen=True)
+class Judge:
+    pin: JudgePin
+    entry: JudgeEntry
+
+    @property
+    def name(self) -> str:
+        return self.pin.name
+
+    def client(self) -> JudgeClient:
+        if self.entry.command is not None:
+            return CommandClient(self.pin, self.entry.command, self.entry.timeout_s)
+        assert self.entry.url is not None and self.entry.key_env is not None
+        return HttpClient(self.pin, self.entry.url, self.entry.key_env, self.entry.timeout_s)
+
+
+class CommandClient:
+    def __init__(self, pin: JudgePin, command: list[str], timeout_s: float) -> None:
+        self.pin, self.command, self.timeout_s = pin, command, timeout_s
+
+    def argv(self, prompt_file: Path) -> list[str]:
+        fields = {
+            "python": sys.executable,
+            "engine": self.pin.engine,
+            "model": self.pin.model,
+            "effort": self.pin.effort,
+            "prompt": str(prompt_file),
+        }
+        argv = [part.format_map(fields) for part in self.command]
+        if not any("{prompt}" in part for part in self.command):
+            argv.append(str(prompt_file))
+        return argv
+
+    def ask(self, prompt_file: Path) -> str:
+        try:
+            done = subprocess.run(
+                self.argv(prompt_file),
+                capture_output=True,
+                timeout=self.timeout_s,
+                # The judge runs where the prompt is: nothing else of the set or the seal is near.
+                cwd=prompt_file.parent,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise JudgeError(f"no reply within {self.timeout_s:g} s") from None
+        except OSError as e:
+            raise JudgeError(f"cannot start {self.command[0]!r}: {e}") from None
+        if done.returncode != 0:
+            tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+            raise JudgeError(f"exit status {done.returncode}: {tail[0][:200]}")
+        return done.stdout.decode("utf-8", "replace")
+
+
+class HttpClient:
+    """An OpenAI chat-completions model, reached by base URL (the harness proxy's, so the call is
+    logged with the run's other calls)."""
+
+    def __init__(self, pin: JudgePin, url: str, key_env: str, timeout_s: float) -> None:
+        self.pin, self.url, self.key_env, self.timeout_s = pin, url, key_env, timeout_s
+
+    def ask(self, prompt_file: Path) -> str:
+        import openai
+
+        key = os.environ.get(self.key_env)
+        if not key:
+            raise JudgeError(f"${self.key_env} is not set")
+        client = openai.OpenAI(
+            base_url=self.url, api_key=key, timeout=self.timeout_s, max_retries=0
+        )
+        started = time.monotonic()
+        try:
+            reply = client.chat.completions.create(  # type: ignore[call-overload]
+                model=self.pin.model,
+                messages=[{"role": "user", "content": prompt_file.read_text(encoding="utf-8")}],
+                reasoning_effort=self.pin.effort,
+            )
+        except openai.OpenAIError as e:
+            raise JudgeError(
+                f"{type(e).__name__} after {time.monotonic() - started:.1f} s"
+            ) from None
+        if not reply.choices or reply.choices[0].message.content is None:
+            raise JudgeError("the reply has no text")
+        if reply.model and not reply.model.startswith(self.pin.model):
+            # The vendor says which model answered: a silent substitution is another judge.
+            raise JudgeError(f"answered by model {reply.model!r}, pinned {self.pin.model!r}")
+        return reply.choices[0].message.content
+
+
+def load_judges(path: Path) -> list[Judge]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise HarnessError(f"cannot read --judges {path}: {e}", hint="a TOML file") from None
+    table = data.get("judges")
+    if set(data) - {"judges"} or not isinstance(table, dict) or not table:
+        raise HarnessError(
+            f"{path}: expected only [judges.NAME] tables", hint="see harness/judge/judges.py"
+        )
+    judges = []
+    for name, raw in sorted(table.items()):
+        try:
+            entry = JudgeEntry.model_validate(raw)
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "(the table)"
+            raise HarnessError(f"{path}: judges.{name}: {where}: {first['msg']}") from None
+        pin = JudgePin(
+            name=name,
+            engine=entry.engine,
+            model=entry.model,
+            effort=entry.effort,
+            client="command" if entry.command else "http",
+            command=entry.command,
+            url=entry.url,
+        )
+        judges.append(Judge(pin=pin, entry=entry))
+    pins = {(j.pin.engine, j.pin.model, j.pin.effort) for j in judges}
+    if len(pins) != len(judges):
+        raise HarnessError(
+            f"{path}: two judges share engine, model and effort",
+            hint="a second judge must be another model (the study uses two vendors)",
+        )
+    return judges

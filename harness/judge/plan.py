@@ -1,0 +1,300 @@
+"""The stage's plan: every task (one prompt to one judge), built and written before any is sent.
+
+Per rubric: planted controls for calibration; the confirmatory judgments (a flag per reply, a
+pair per two arms' replies to one turn, in both orders); extra controls mixed into them (a tenth);
+a second asking of every control and of a seeded tenth of the judgments (stability); the A/A pairs
+(an arm against its second sample). Every task gets an opaque id from the stage's seed, so neither
+a prompt file's name nor its place says what it is.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations
+from random import Random
+from typing import Literal, cast
+
+from harness.judge.judges import Judge
+from harness.judge.perturb import FLAG_CONTROLS, PAIRWISE_CONTROLS, Perturbation
+from harness.judge.prompts import flag_prompt, pairwise_prompt
+from harness.judge.rubrics import Rubric
+from harness.judge.runs import Source
+from rundir.judgments import JudgmentTask, Phase, Role, Strength, sha256_bytes
+
+
+@dataclass(frozen=True)
+class Planned:
+    task: JudgmentTask
+    prompt: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    controls_per_kind: int = 10
+    repeat_share: float = 0.10
+    mix_share: float = 0.10
+
+
+@dataclass(frozen=True)
+class _Judgment:
+    """What one judgment shows (before it is split into tasks per judge and order)."""
+
+    name: str
+    role: Role
+    phase: Phase
+    item: str | None
+    turn: int | None
+    messages: list[str]
+    texts: list[str]
+    labels: list[str]
+    control: str | None = None
+    strength: Strength | None = None
+    # Pairwise controls: which label must win (None: no verdict is right); flag controls: the
+    # verdict itself.
+    winner: str | None = None
+    expect_flag: str | None = None
+
+
+class Planner:
+    def __init__(
+        self, source: Source, judges: list[Judge], rng: Random, settings: Settings
+    ) -> None:
+        self.source, self.judges, self.rng, self.settings = source, judges, rng, settings
+        self.ids: set[str] = set()
+        self.tasks: list[Planned] = []
+
+    def plan(self, rubrics: list[Rubric]) -> list[Planned]:
+        for rubric in rubrics:
+            self._plan_rubric(rubric)
+        return self.tasks
+
+    def _plan_rubric(self, rubric: Rubric) -> None:
+        n = self.settings.controls_per_kind
+        for judgment in self._controls(rubric, "calibration", [n] * len(self._kinds(rubric))):
+            self._add(rubric, judgment, repeat=True)
+        confirmatory = self._confirmatory(rubric)
+        mixed = math.ceil(self.settings.mix_share * len(confirmatory))
+        kinds = len(self._kinds(rubric))
+        counts = [mixed // kinds + (1 if i < mixed % kinds else 0) for i in range(kinds)]
+        for judgment in self._controls(rubric, "confirmatory", counts):
+            self._add(rubric, judgment, repeat=True)
+        repeated = set(
+            self.rng.sample(
+                range(len(confirmatory)), round(self.settings.repeat_share * len(confirmatory))
+            )
+        )
+        for i, judgment in enumerate(confirmatory):
+            self._add(rubric, judgment, repeat=i in repeated)
+        if rubric.kind == "pairwise" and self.source.aa_codes is not None:
+            for judgment in self._aa(rubric):
+                self._add(rubric, judgment, repeat=False)
+
+    def _kinds(self, rubric: Rubric) -> list[str]:
+        return list(FLAG_CONTROLS if rubric.kind == "flag" else PAIRWISE_CONTROLS)
+
+    def _turns(self, rubric: Rubric) -> list[tuple[str, int]]:
+        keys = sorted(self.source.messages)
+        if rubric.file.turns == "last":
+            keys = [(item, turn) for item, turn in keys if turn == self.source.last_turn[item]]
+        return keys
+
+    def _confirmatory(self, rubric: Rubric) -> list[_Judgment]:
+        out = []
+        replies, codes = self.source.replies, sorted(self.source.arm_codes)
+        for item, turn in self._turns(rubric):
+            said = self.source.messages[(item, turn)]
+            if rubric.kind == "flag":
+                for code in codes:
+                    if (code, item, turn) in replies:
+                        out.append(
+                            _Judgment(
+                                f"flag:{rubric.name}:{item}:{turn}:{code}",
+                                "confirmatory",
+                                "confirmatory",
+                                item,
+                                turn,
+                                said,
+                                [replies[(code, item, turn)]],
+                                [code],
+                            )
+                        )
+                continue
+            for a, b in combinations(codes, 2):
+                if (a, item, turn) in replies and (b, item, turn) in replies:
+                    pair = [a, b] if self.rng.random() < 0.5 else [b, a]
+                    out.append(
+                        _Judgment(
+                            f"pair:{rubric.name}:{item}:{turn}:{a}-{b}",
+                            "confirmatory",
+                            "confirmatory",
+                            item,
+                            turn,
+                            said,
+                            [replies[(c, item, turn)] for c in pair],
+                            pair,
+                        )
+                    )
+        return out
+
+    def _aa(self, rubric: Rubric) -> list[_Judgment]:
+        assert self.source.aa_codes is not None
+        first, second = self.source.aa_codes
+        replies, out = self.source.replies, []
+        for item, turn in self._turns(rubric):
+            if (first, item, turn) in replies and (second, item, turn) in replies:
+                pair = [first, second] if self.rng.random() < 0.5 else [second, first]
+                said = self.source.messages[(item, turn)]
+                out.append(
+                    _Judgment(
+                        f"aa:{rubric.name}:{item}:{turn}",
+                        "aa",
+                        "confirmatory",
+                        item,
+                        turn,
+                        said,
+                        [replies[(c, item, turn)] for c in pair],
+                        pair,
+                    )
+                )
+        return out
+
+    def _controls(self, rubric: Rubric, phase: Phase, counts: list[int]) -> list[_Judgment]:
+        table = FLAG_CONTROLS if rubric.kind == "flag" else PAIRWISE_CONTROLS
+        pool = sorted(k for k in self.source.replies if k[0] in self.source.arm_codes)
+        out: list[_Judgment] = []
+        for (kind, (strength, perturb)), count in zip(table.items(), counts, strict=True):
+            order = self.rng.sample(pool, len(pool))
+            made = 0
+            for code, item, turn in order:
+                if made == count:
+                    break
+                made += self._control(
+                    rubric, phase, kind, strength, perturb, (code, item, turn), out
+                )
+        return out
+
+    def _control(
+        self,
+        rubric: Rubric,
+        phase: Phase,
+        kind: str,
+        strength: str,
+        perturb: Perturbation | None,
+        key: tuple[str, str, int],
+        out: list[_Judgment],
+    ) -> int:
+        code, item, turn = key
+        reply = self.source.replies[key]
+        said = self.source.messages[(item, turn)]
+        others = [
+            text
+            for (c, i, _), text in self.source.replies.items()
+            if i != item and c in self.source.arm_codes
+        ]
+        other = self.rng.choice(others) if others else ""
+        changed = reply if perturb is None else perturb(reply, " ".join(said), self.rng, other)
+        if changed is None or (
+            perturb is not None
+            and " ".join(changed.split()) == " ".join(reply.split())
+            and kind != "near_identical"
+        ):
+            return 0
+        name = f"control:{rubric.name}:{phase}:{len(out)}"
+        mark = f"{code}*{kind}"
+        if rubric.kind == "flag":
+            expect = "OK" if strength == "clean" else "FLAG"
+            label = code if strength == "clean" else mark
+            out.append(
+                _Judgment(
+                    name,
+                    "control",
+                    phase,
+                    item,
+                    turn,
+                    said,
+                    [changed],
+                    [label],
+                    kind,
+                    cast(Strength, strength),
+                    expect_flag=expect,
+                )
+            )
+        else:
+            pair = [(code, reply), (mark, changed)]
+            if self.rng.random() < 0.5:
+                pair.reverse()
+            winner = None if strength == "near_identical" else code
+            out.append(
+                _Judgment(
+                    name,
+                    "control",
+                    phase,
+                    item,
+                    turn,
+                    said,
+                    [t for _, t in pair],
+                    [lab for lab, _ in pair],
+                    kind,
+                    cast(Strength, strength),
+                    winner=winner,
+                )
+            )
+        return 1
+
+    def _new_id(self) -> str:
+        while True:
+            task_id = f"{self.rng.getrandbits(48):012x}"
+            if task_id not in self.ids:
+                self.ids.add(task_id)
+                return task_id
+
+    def _add(self, rubric: Rubric, j: _Judgment, repeat: bool) -> None:
+        orders: list[tuple[Literal["first", "swapped"] | None, list[int]]]
+        orders = (
+            [(None, [0])] if rubric.kind == "flag" else [("first", [0, 1]), ("swapped", [1, 0])]
+        )
+        for judge in self.judges:
+            for order, index in orders:
+                labels = [j.labels[i] for i in index]
+                texts = [j.texts[i] for i in index]
+                if rubric.kind == "flag":
+                    prompt, expect = flag_prompt(rubric, j.messages, texts[0]), j.expect_flag
+                else:
+                    prompt = pairwise_prompt(rubric, j.messages, texts[0], texts[1])
+                    expect = None if j.winner is None else f"Reply {labels.index(j.winner) + 1}"
+                first = self._task(rubric, j, judge, order, labels, expect, prompt, None)
+                if repeat:
+                    self._task(rubric, j, judge, order, labels, expect, prompt, first.id)
+
+    def _task(
+        self,
+        rubric: Rubric,
+        j: _Judgment,
+        judge: Judge,
+        order: Literal["first", "swapped"] | None,
+        labels: list[str],
+        expect: str | None,
+        prompt: str,
+        repeat_of: str | None,
+    ) -> JudgmentTask:
+        task = JudgmentTask(
+            id=self._new_id(),
+            judgment=j.name,
+            rubric=rubric.name,
+            kind=rubric.kind,
+            judge=judge.name,
+            role="repeat" if repeat_of else j.role,
+            phase=j.phase,
+            item=j.item,
+            turn=j.turn,
+            labels=labels,
+            order=order,
+            control=j.control,
+            strength=j.strength,
+            expect=expect,
+            repeat_of=repeat_of,
+            prompt_sha256=sha256_bytes(prompt.encode("utf-8")),
+        )
+        self.tasks.append(Planned(task, prompt))
+        return task

@@ -1,0 +1,299 @@
+"""A judging stage: plan every prompt, write them all, seal the arm codes, calibrate each rubric's
+judges on planted controls, then judge the runs (with controls mixed in and a halt when they stop
+being caught), then read stability, the A/A control and each axis's status into the set.
+
+An axis (a rubric) is "passed" only when every bar of every judge passed and every judgment has
+its full vote set; any bar failed, or a halt, makes it "no verdict"; a shortfall (a bar answered
+on fewer items than held, a judgment set aside, an A/A control short of pairs) makes it
+"incomplete". A rubric whose calibration did not pass is never sent for confirmatory judgment.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import defaultdict
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from random import Random
+from typing import Literal
+
+from harness.errors import HarnessError
+from harness.judge.aa import aa_control
+from harness.judge.calibration import calibration_bars, stability_bars
+from harness.judge.judges import load_judges
+from harness.judge.plan import Planner, Settings
+from harness.judge.prompts import template_hashes
+from harness.judge.rubrics import Rubric, load_rubrics
+from harness.judge.runs import load_source
+from harness.judge.send import RunningDetection, send
+from rundir.header import now_iso
+from rundir.judgments import (
+    PROMPTS_DIR,
+    REPLIES_DIR,
+    VOTES_FILE,
+    AxisStatus,
+    BarResult,
+    JudgmentSet,
+    JudgmentTask,
+    RubricRef,
+    Seal,
+    SetAside,
+    Vote,
+    VoteLog,
+    sha256_bytes,
+    write_manifest,
+    write_seal,
+    write_tasks,
+)
+
+
+@dataclass(frozen=True)
+class StageOptions:
+    stage: str = "confirmatory"
+    seed: int | None = None
+    seal: Path | None = None
+    aa_run: Path | None = None
+    aa_arm: str | None = None
+    settings: Settings = field(default_factory=Settings)
+    attempts: int = 3
+    jobs: int = 4
+    aa_pairs: int = 30
+    resamples: int = 10_000
+
+
+def seal_path_for(out: Path, options: StageOptions) -> Path:
+    return options.seal or out.parent / f"{out.name}.seal.json"
+
+
+def run_stage(
+    run_dirs: list[Path], rubrics_dir: Path, judges_file: Path, out: Path, options: StageOptions
+) -> JudgmentSet:
+    if out.exists() and any(out.iterdir()):
+        raise HarnessError(
+            f"--out {out} is not empty", hint="a judgment set is written once: give a new folder"
+        )
+    seal_path = seal_path_for(out, options)
+    if seal_path.resolve().is_relative_to(out.resolve()):
+        raise HarnessError(
+            "the seal must be stored outside the set", hint="give --seal outside --out"
+        )
+    rubrics, judges = load_rubrics(rubrics_dir), load_judges(judges_file)
+    if len(judges) < 2:
+        raise HarnessError(
+            f"{judges_file} pins {len(judges)} judge(s)", hint="a full vote set needs two judges"
+        )
+    seed = options.seed if options.seed is not None else secrets.randbits(63)
+    rng = Random(seed)
+    source = load_source(run_dirs, rng, options.aa_run, options.aa_arm)
+    planned = Planner(source, judges, rng, options.settings).plan(rubrics)
+
+    # Every prompt is on disk, and listed with its hash, before the first is sent.
+    (out / PROMPTS_DIR).mkdir(parents=True)
+    (out / REPLIES_DIR).mkdir()
+    for p in planned:
+        (out / PROMPTS_DIR / f"{p.task.id}.txt").write_text(p.prompt, encoding="utf-8")
+    tasks = [p.task for p in planned]
+    tasks_sha = write_tasks(out, tasks)
+    seal_sha = write_seal(seal_path, Seal(stage=options.stage, seed=seed, codes=source.codes))
+
+    by_name = {j.name: j for j in judges}
+    names = [j.name for j in judges]
+    log = VoteLog(out)
+    try:
+        calibration = [t for t in tasks if t.phase == "calibration"]
+        votes = send(
+            out,
+            rng.sample(calibration, len(calibration)),
+            by_name,
+            log,
+            attempts=options.attempts,
+            jobs=options.jobs,
+        )
+        bars: list[BarResult] = []
+        ready: list[Rubric] = []
+        for rubric in rubrics:
+            mine = calibration_bars(rubric.name, rubric.kind, tasks, votes, names)
+            bars += mine
+            if all(b.status == "passed" for b in mine):
+                ready.append(rubric)
+        ready_names = {r.name for r in ready}
+        confirmatory = [t for t in tasks if t.phase == "confirmatory" and t.rubric in ready_names]
+        running = RunningDetection()
+        votes |= send(
+            out,
+            rng.sample(confirmatory, len(confirmatory)),
+            by_name,
+            log,
+            attempts=options.attempts,
+            jobs=options.jobs,
+            running=running,
+        )
+    finally:
+        log.close()
+
+    sent = {t.id for t in calibration} | {
+        t.id for t in confirmatory if t.rubric not in running.halted
+    }
+    stability, running_bars, aa_results, set_aside, axes = [], [], [], [], []
+    for rubric in rubrics:
+        stability += stability_bars(rubric.name, rubric.kind, tasks, votes, names, sent)
+        running_bars += _running_bars(rubric.name, tasks, votes, names, running)
+        if rubric.kind == "pairwise":
+            first = source.aa_codes[0] if source.aa_codes else None
+            aa_results.append(
+                aa_control(
+                    rubric.name,
+                    tasks,
+                    votes,
+                    first,
+                    needed=options.aa_pairs,
+                    resamples=options.resamples,
+                    seed=seed % 2**32,
+                )
+            )
+        if rubric.name in ready_names:
+            set_aside += _set_aside(rubric.name, tasks, votes)
+    for rubric in rubrics:
+        axes.append(
+            _axis(
+                rubric,
+                bars,
+                stability,
+                running_bars,
+                aa_results,
+                set_aside,
+                running,
+                rubric.name in ready_names,
+            )
+        )
+
+    manifest = JudgmentSet(
+        stage=options.stage,
+        written=now_iso(),
+        tool_version=_version(),
+        runs=source.runs,
+        aa_run=source.aa_run,
+        judges=[j.pin for j in judges],
+        rubrics=[
+            RubricRef(
+                name=r.name, version=r.file.version, kind=r.kind, file=r.path.name, sha256=r.sha256
+            )
+            for r in rubrics
+        ],
+        templates=template_hashes(),
+        seal_sha256=seal_sha,
+        tasks_sha256=tasks_sha,
+        votes_sha256=sha256_bytes((out / VOTES_FILE).read_bytes()),
+        calibration=bars,
+        running=running_bars,
+        stability=stability,
+        aa=aa_results,
+        axes=axes,
+        set_aside=set_aside,
+        halts=sorted(running.halted.values()),
+    )
+    write_manifest(out, manifest)
+    return manifest
+
+
+def _running_bars(
+    rubric: str,
+    tasks: list[JudgmentTask],
+    votes: dict[str, Vote],
+    judges: list[str],
+    running: RunningDetection,
+) -> list[BarResult]:
+    out = []
+    for judge in judges:
+        held = [
+            t
+            for t in tasks
+            if t.rubric == rubric
+            and t.judge == judge
+            and t.role == "control"
+            and t.phase == "confirmatory"
+            and t.expect is not None
+        ]
+        got = [votes[t.id].verdict == t.expect for t in held if t.id in votes]
+        rate = sum(got) / len(got) if got else None
+        halted = running.halted.get(rubric, "").startswith(f"halted: judge {judge} ")
+        status: Literal["passed", "failed", "incomplete"] = (
+            "failed" if halted else ("incomplete" if len(got) < len(held) else "passed")
+        )
+        out.append(
+            BarResult(
+                rubric=rubric,
+                judge=judge,
+                bar="running detection",
+                value=rate,
+                threshold=running.bar,
+                op=">=",
+                held=len(held),
+                answered=len(got),
+                status=status,
+            )
+        )
+    return out
+
+
+def _set_aside(rubric: str, tasks: list[JudgmentTask], votes: dict[str, Vote]) -> list[SetAside]:
+    groups: dict[str, list[JudgmentTask]] = defaultdict(list)
+    for t in tasks:
+        if t.rubric == rubric and t.role in ("confirmatory", "aa"):
+            groups[t.judgment].append(t)
+    out = []
+    for name, group in sorted(groups.items()):
+        missing = [f"{t.judge}/{t.order or 'flag'}" for t in group if t.id not in votes]
+        if missing:
+            out.append(SetAside(judgment=name, rubric=rubric, missing=missing))
+    return out
+
+
+def _axis(
+    rubric: Rubric,
+    bars: list[BarResult],
+    stability: list[BarResult],
+    running_bars: list[BarResult],
+    aa: list,
+    set_aside: list[SetAside],
+    running: RunningDetection,
+    calibrated: bool,
+) -> AxisStatus:
+    failed, short = [], []
+    for b in [*bars, *stability, *running_bars]:
+        if b.rubric != rubric.name:
+            continue
+        value = "none" if b.value is None else f"{b.value:.2f}"
+        if b.status == "failed":
+            failed.append(
+                f"judge {b.judge} failed {b.bar}: {value} "
+                f"(bar {b.op} {b.threshold:.2f}, {b.answered} answered)"
+            )
+        elif b.status == "incomplete":
+            short.append(f"judge {b.judge} {b.bar}: {b.answered} answered of {b.held} held")
+    if rubric.name in running.halted:
+        failed.append(running.halted[rubric.name])
+    for result in aa:
+        if result.rubric == rubric.name:
+            if result.status == "failed":
+                failed.append(f"A/A control failed: {result.detail}")
+            elif result.status in ("incomplete", "not run"):
+                short.append(f"A/A control {result.status}: {result.detail}")
+    mine = [s for s in set_aside if s.rubric == rubric.name]
+    if mine:
+        short.append(f"{len(mine)} judgment(s) set aside without their full vote set")
+    if not calibrated:
+        short.append("calibration did not pass: no confirmatory judgment was sent")
+    if failed:
+        return AxisStatus(rubric=rubric.name, status="no verdict", reasons=failed + short)
+    if short:
+        return AxisStatus(rubric=rubric.name, status="incomplete", reasons=short)
+    return AxisStatus(rubric=rubric.name, status="passed", reasons=[])
+
+
+def _version() -> str:
+    try:
+        return metadata.version("harness")
+    except metadata.PackageNotFoundError:
+        return "unknown"

@@ -1,0 +1,304 @@
+"""Judgment sets: what `harness judge` leaves in `--out SET`, for the report and the audit.
+
+A set is a folder:
+- `judgments.json`: the manifest (`JudgmentSet`): the runs judged, the judges' pins, the rubrics'
+  and prompt templates' hashes, the seal's hash, the calibration bars, stability, the A/A control,
+  each axis's status, the judgments set aside and any halt;
+- `tasks.jsonl`: every prompt the stage planned (`JudgmentTask`), written before any was sent;
+- `prompts/<task>.txt`: the prompt file of each task (its SHA-256 is in the task);
+- `replies/<task>.<attempt>.txt`: every reply a judge gave, kept whether it was accepted or not;
+- `votes.jsonl`: one `Vote` per attempt, tying a reply to its prompt and saying what was parsed.
+
+Replies are named in tasks only by arm codes. The codes' meaning (code -> run and arm) and the
+seed they were drawn from are in the seal (`Seal`), a file stored outside the set whose SHA-256 the
+manifest holds: analysis opens it (`open_seal`), and a seal that does not match is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from pathlib import Path
+from typing import IO, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rundir.atomic import write_atomic
+from rundir.errors import RunDirError
+from rundir.model import RunDirModel
+
+JUDGMENT_SET_SCHEMA: Literal[1] = 1
+MANIFEST_FILE = "judgments.json"
+TASKS_FILE = "tasks.jsonl"
+VOTES_FILE = "votes.jsonl"
+PROMPTS_DIR = "prompts"
+REPLIES_DIR = "replies"
+
+Kind = Literal["flag", "pairwise"]
+# confirmatory: a reply (or pair) of the runs; control: a planted control (calibration or mixed
+# into the confirmatory set); repeat: a second asking of a task for stability; aa: the A/A pair.
+Role = Literal["confirmatory", "control", "repeat", "aa"]
+Phase = Literal["calibration", "confirmatory"]
+# strong/mild: a perturbed reply that must be flagged; clean: an unperturbed one that must not;
+# pairwise: an original against its perturbed copy (the original must win); near_identical: two
+# copies differing in form only (the verdict must not follow the order).
+Strength = Literal["strong", "mild", "clean", "pairwise", "near_identical"]
+VoteStatus = Literal["accepted", "wrong_pin", "unparseable", "client_failed"]
+AxisState = Literal["passed", "no verdict", "incomplete"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class JudgePin(_Record):
+    """A judge as the study pins it: who answers (engine, model, effort) and how it is reached."""
+
+    name: str
+    engine: str
+    model: str
+    effort: str
+    client: Literal["command", "http"]
+    command: list[str] | None = None
+    url: str | None = None
+
+
+class RubricRef(_Record):
+    name: str
+    version: str
+    kind: Kind
+    file: str
+    sha256: str
+
+
+class RunRef(_Record):
+    run_id: str
+    study_sha256: str
+    turns_sha256: str
+
+
+class JudgmentTask(RunDirModel):
+    """One prompt to one judge. `labels` are what the prompt shows, in order: an arm code for a
+    reply of the runs, `code*kind` for a perturbed copy of that code's reply (a control)."""
+
+    schema_: Literal[1] = Field(JUDGMENT_SET_SCHEMA, alias="schema")
+    id: str
+    judgment: str  # the judgment this vote belongs to; its full vote set is judges x orders
+    rubric: str
+    kind: Kind
+    judge: str
+    role: Role
+    phase: Phase
+    item: str | None = None
+    turn: int | None = None
+    labels: list[str]
+    order: Literal["first", "swapped"] | None = None  # pairwise: which of the two orders
+    control: str | None = None  # the perturbation, for a control
+    strength: Strength | None = None
+    expect: str | None = None  # the verdict a control must get (None: no single right one)
+    repeat_of: str | None = None
+    prompt_sha256: str
+
+
+class Vote(RunDirModel):
+    """One attempt at one task: the reply as received and what was made of it."""
+
+    schema_: Literal[1] = Field(JUDGMENT_SET_SCHEMA, alias="schema")
+    task: str
+    judge: str
+    attempt: int
+    prompt_sha256: str
+    reply_file: str | None  # relative to the set; None when the client gave no reply at all
+    reply_sha256: str | None
+    status: VoteStatus
+    verdict: str | None = None
+    detail: str | None = None
+    elapsed_s: float
+
+
+class BarResult(_Record):
+    """One bar of calibration or stability, for one judge (or the pair of judges) and rubric."""
+
+    rubric: str
+    judge: str  # a judge's name, or "a+b" for an agreement between two
+    bar: str
+    value: float | None
+    threshold: float
+    op: Literal[">=", "<="]
+    held: int  # items the bar was planned on
+    answered: int  # items with every vote it needs
+    status: Literal["passed", "failed", "incomplete"]
+    interval: tuple[float, float] | None = None  # a 95% Clopper-Pearson interval of a rate
+
+
+class AAResult(_Record):
+    rubric: str
+    arm_code: str
+    pairs: int
+    needed: int
+    win_rate: float | None
+    low: float | None
+    high: float | None
+    status: Literal["passed", "failed", "incomplete", "not run"]
+    detail: str
+
+
+class AxisStatus(_Record):
+    rubric: str
+    status: AxisState
+    reasons: list[str]
+
+
+class SetAside(_Record):
+    judgment: str
+    rubric: str
+    missing: list[str]  # the votes it lacks: "judge/order"
+
+
+class JudgmentSet(RunDirModel):
+    schema_: Literal[1] = Field(JUDGMENT_SET_SCHEMA, alias="schema")
+    stage: str
+    written: str
+    tool_version: str
+    runs: list[RunRef]
+    aa_run: RunRef | None = None
+    judges: list[JudgePin]
+    rubrics: list[RubricRef]
+    templates: dict[str, str]  # prompt template name -> SHA-256
+    seal_sha256: str
+    tasks_sha256: str
+    votes_sha256: str
+    calibration: list[BarResult] = Field(default_factory=list)
+    running: list[BarResult] = Field(default_factory=list)  # the mixed-in controls' detection
+    stability: list[BarResult] = Field(default_factory=list)
+    aa: list[AAResult] = Field(default_factory=list)
+    axes: list[AxisStatus] = Field(default_factory=list)
+    set_aside: list[SetAside] = Field(default_factory=list)
+    halts: list[str] = Field(default_factory=list)
+
+
+class SealedArm(_Record):
+    run: str
+    arm: str
+
+
+class Seal(RunDirModel):
+    schema_: Literal[1] = Field(JUDGMENT_SET_SCHEMA, alias="schema")
+    stage: str
+    seed: int
+    codes: dict[str, SealedArm]
+
+
+_T = TypeVar("_T", bound=RunDirModel)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _dump(model: BaseModel) -> str:
+    return json.dumps(model.model_dump(mode="json", by_alias=True), indent=2) + "\n"
+
+
+def write_seal(path: Path, seal: Seal) -> str:
+    """Write the seal (owner-readable only) and return its SHA-256 for the manifest."""
+    text = _dump(seal)
+    write_atomic(path, text, mode=0o600)
+    return sha256_bytes(text.encode("utf-8"))
+
+
+def write_manifest(set_dir: Path, manifest: JudgmentSet) -> None:
+    write_atomic(set_dir / MANIFEST_FILE, _dump(manifest))
+
+
+def write_tasks(set_dir: Path, tasks: list[JudgmentTask]) -> str:
+    text = "".join(task.model_dump_json(by_alias=True) + "\n" for task in tasks)
+    write_atomic(set_dir / TASKS_FILE, text)
+    return sha256_bytes(text.encode("utf-8"))
+
+
+class VoteLog:
+    """votes.jsonl, appended as replies arrive (a stage that dies keeps what it was told)."""
+
+    def __init__(self, set_dir: Path) -> None:
+        self._file: IO[str] = open(set_dir / VOTES_FILE, "a", encoding="utf-8")  # noqa: SIM115
+        # Judges answer on several threads; one line must never interleave with another.
+        self._lock = threading.Lock()
+
+    def append(self, vote: Vote) -> None:
+        line = vote.model_dump_json(by_alias=True) + "\n"
+        with self._lock:
+            self._file.write(line)
+            self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _invalid(
+    path: Path, error: ValidationError | json.JSONDecodeError, line: int = 0
+) -> RunDirError:
+    where = f"{path}:{line}" if line else str(path)
+    if isinstance(error, json.JSONDecodeError):
+        return RunDirError(
+            f"{where}: not JSON: {error.msg}", hint="the set is damaged: judge again"
+        )
+    first = error.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "(the record)"
+    return RunDirError(f"{where}: {field}: {first['msg']}", hint="the set is damaged: judge again")
+
+
+def _read_lines(path: Path, model: type[_T]) -> list[_T]:
+    if not path.exists():
+        raise RunDirError(f"{path} is missing", hint="give the folder `harness judge --out` wrote")
+    out = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(model.model_validate_json(line))
+            except ValidationError as e:
+                raise _invalid(path, e, number) from None
+    return out
+
+
+def read_manifest(set_dir: Path) -> JudgmentSet:
+    path = set_dir / MANIFEST_FILE
+    try:
+        return JudgmentSet.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunDirError(
+            f"{set_dir} is not a judgment set (no {MANIFEST_FILE})",
+            hint="give the folder `harness judge --out` wrote",
+        ) from None
+    except ValidationError as e:
+        raise _invalid(path, e) from None
+
+
+def read_tasks(set_dir: Path) -> list[JudgmentTask]:
+    return _read_lines(set_dir / TASKS_FILE, JudgmentTask)
+
+
+def read_votes(set_dir: Path) -> list[Vote]:
+    return _read_lines(set_dir / VOTES_FILE, Vote)
+
+
+def open_seal(set_dir: Path, seal_path: Path) -> Seal:
+    """The seal of `set_dir`, checked against the hash its manifest holds: analysis only."""
+    manifest = read_manifest(set_dir)
+    try:
+        data = seal_path.read_bytes()
+    except OSError as e:
+        raise RunDirError(f"cannot read the seal {seal_path}: {e}", hint="give --seal") from None
+    if sha256_bytes(data) != manifest.seal_sha256:
+        raise RunDirError(
+            f"{seal_path} is not the seal of {set_dir} (its SHA-256 differs from the manifest's)",
+            hint="give the seal file `harness judge` wrote beside this set",
+        )
+    try:
+        seal = Seal.model_validate_json(data)
+    except ValidationError as e:
+        raise _invalid(seal_path, e) from None
+    if seal.stage != manifest.stage:
+        raise RunDirError(f"{seal_path} seals stage {seal.stage!r}, the set is {manifest.stage!r}")
+    return seal
