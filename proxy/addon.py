@@ -30,6 +30,8 @@ from proxy.failsafe import (
     mark_failed,
     safe_text,
 )
+from proxy.framing import Refusal, parse_refusal
+from proxy.framing import install as install_framing
 from proxy.header_fields import lowered, rewrite
 from proxy.intake import intake, keep_request
 from proxy.record import RecordMode
@@ -41,8 +43,8 @@ from rundir.masking import DEFAULT_BODY_MASKS
 from stubs.context import StubContext
 from stubs.errors import error_reply
 from stubs.replies import ReplyBook, StubsFileError
-from stubs.routes import ROUTES
-from vendors.hosts import DEFAULT_UPSTREAMS, VENDORS, split_vendor
+from stubs.routes import ROUTES, find_route
+from vendors.hosts import DEFAULT_UPSTREAMS, VENDORS, default_purpose, split_vendor
 
 log = structlog.get_logger("harness.proxy")
 
@@ -77,6 +79,8 @@ class HarnessAddon:
         # One option per field of proxy.settings.ProxySettings, the model proxy.json holds; the
         # listeners' ports come from its ProxyFile (one per arm and listener kind).
         declare_options(loader)
+        # Framing refusals (CL+TE, bad chunks, ...) as the vendor's error, logged: proxy.framing.
+        install_framing()
         loader.add_option(
             "harness_arm_ports", Sequence[str], [], "PORT=ARM: calls on listener PORT are ARM's."
         )
@@ -365,6 +369,9 @@ class HarnessAddon:
     def error(self, flow: http.HTTPFlow) -> None:
         state = flow.metadata.get("harness")
         if not isinstance(state, CallState):
+            refusal = parse_refusal(flow.error.msg) if flow.error else None
+            if refusal is not None:
+                self._framing_refused(flow, refusal)
             return
         try:
             self._error(flow, state)
@@ -392,6 +399,30 @@ class HarnessAddon:
         status = flow.response.status_code if flow.response else 0
         first_byte = flow.response.timestamp_start if flow.response else None
         self._log(state, status, first_byte, time.time())
+
+    def _framing_refused(self, flow: http.HTTPFlow, refusal: Refusal) -> None:
+        """A request proxy.framing refused before any hook (its vendor's 400 already sent, the
+        connection closed, nothing forwarded): logged as the arm's bad request."""
+        req = flow.request
+        vendor, path = split_vendor(req.path, req.host_header or "", {})
+        port = flow.client_conn.sockname[1] if flow.client_conn.sockname else 0
+        arm = self.arm_ports.get(port, self.arm)
+        state = CallState(
+            vendor=vendor,
+            path=safe_text(path),
+            method=safe_text(req.method),
+            arm=arm,
+            purpose="",
+            start=req.timestamp_start or time.time(),
+            seq=self.sink.next_seq(),
+            turn=self.turns.current(arm),
+        )
+        state.route = find_route(vendor, state.method, state.path)
+        state.purpose = default_purpose(state.route_name)
+        state.outcome = "bad_request"
+        state.error = safe_text(refusal.reason)
+        keep_request(state, None, self.masks, None)
+        self._log(state, refusal.status, None, time.time())
 
     # --- the call log ------------------------------------------------------------------------
 
