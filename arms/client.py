@@ -28,11 +28,14 @@ from pydantic import ValidationError
 
 from arms.seam import (
     SEAM_VERSION,
+    SEAM_VERSIONS,
     STREAM_LINE,
     Delta,
     Done,
     Error,
     Health,
+    Ingest,
+    Ingested,
     OpenSession,
     Problem,
     Turn,
@@ -134,6 +137,19 @@ class TurnResult:
     timing: TurnTiming
 
 
+@dataclass
+class IngestResult:
+    outcome: Outcome
+    error: str | None
+    stored: int | None
+    sent: float  # monotonic
+    ended: float = field(default_factory=time.monotonic)
+
+    @property
+    def seconds(self) -> float:
+        return self.ended - self.sent
+
+
 class SeamClient:
     def __init__(self, base_url: str, *, timeout: float = 30.0) -> None:
         # trust_env=False: the seam is a direct line to the arm. An HTTP(S)_PROXY meant for
@@ -159,12 +175,38 @@ class SeamClient:
     async def health(self) -> Health:
         response = await self.http.get("/health")
         health = Health.model_validate(_json(response))
-        if health.seam != SEAM_VERSION:
+        if health.seam not in SEAM_VERSIONS:
             raise SeamError(
                 f"arm {health.arm!r} speaks seam {health.seam}; this harness speaks "
-                f"{SEAM_VERSION}: rebuild the arm's image against this harness"
+                f"{', '.join(map(str, SEAM_VERSIONS))}: rebuild the arm's image against this "
+                "harness"
             )
         return health
+
+    async def ingest(
+        self, session_id: str, ingest: Ingest, deadline_s: float | None = None
+    ) -> IngestResult:
+        """Send one history session (seam v2) and wait for the arm to take it in, at most
+        `deadline_s` wall seconds; past it the connection is closed (which stops the arm's work)
+        and the result is `cut`. A refusal is an `error` result, a broken connection raises."""
+        sent = time.monotonic()
+        try:
+            async with asyncio.timeout(deadline_s):
+                response = await self.http.post(
+                    f"/sessions/{session_id}/ingest",
+                    content=ingest.model_dump_json(),
+                    headers={"content-type": "application/json"},
+                    timeout=httpx.Timeout(self.http.timeout.connect, read=None),
+                )
+        except TimeoutError:
+            return IngestResult("cut", "the ingestion was stopped at its deadline", None, sent)
+        try:
+            stored = Ingested.model_validate(_json(response)).stored
+        except SeamError as e:
+            return IngestResult("error", str(e), None, sent)
+        except ValidationError as e:
+            return IngestResult("broken", f"not a seam v2 ingest reply: {e}", None, sent)
+        return IngestResult("done", None, stored, sent)
 
     async def open_session(self, session: OpenSession) -> None:
         response = await self.http.post("/sessions", content=session.model_dump_json())

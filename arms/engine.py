@@ -6,12 +6,14 @@ model through the engine, which the study's memory controls check), then stores 
 message in the engine. Only finished turns are stored: a cut turn's engine calls would land in
 the next turn's time and be charged to it.
 
-Each arm keeps its stores in a folder of its own (ARM_STORE_DIR, else a fresh temporary folder:
-a container's file system is its own, and a local arm must not share a store with a second
-copy of itself). With ARM_EXPORT_DIR set, each session's store is written there as JSON when the
-session closes (`<session id>.json`), so a test or a person can see what the engine stored,
-not only what the model was told. In a container, `/harness/logs/...` is the arm's own log
-folder on the host (`RUN_DIR/logs/<arm>/`).
+Each arm keeps its stores in a folder of its own (ARM_STATE_DIR when the harness gives one, seam
+v2, which the arm then declares as its `state_dir`; else ARM_STORE_DIR, else a fresh temporary
+folder: a container's file system is its own, and a local arm must not share a store with a
+second copy of itself). A memory benchmark's history session is taken in by `remember_session`
+(seam v2 ingestion), at the session's date. With ARM_EXPORT_DIR set, each session's store is
+written there as JSON when the session closes (`<session id>.json`), so a test or a person can
+see what the engine stored, not only what the model was told. In a container, `/harness/logs/...`
+is the arm's own log folder on the host (`RUN_DIR/logs/<arm>/`).
 
 The engines' own model calls carry `X-Harness-Purpose: utility`, so the proxy tells them from
 the arm's main call (memory controls read main calls only).
@@ -30,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from arms.chat import PURPOSE_HEADER, Chat, ChatConfig, system_prompt
-from arms.seam import OpenSession, Turn
-from arms.server import Arm
+from arms.seam import Ingest, OpenSession, Turn
+from arms.server import Arm, state_folder
 
 log = logging.getLogger("arms.engine")
 
@@ -40,7 +42,7 @@ DEFAULT_TOP_K = 5
 
 
 def store_dir(arm: str) -> Path:
-    chosen = os.environ.get("ARM_STORE_DIR", "").strip()
+    chosen = state_folder() or os.environ.get("ARM_STORE_DIR", "").strip()
     folder = Path(chosen) if chosen else Path(tempfile.mkdtemp(prefix=f"harness-{arm}-"))
     folder.mkdir(parents=True, exist_ok=True)
     return folder
@@ -66,6 +68,8 @@ class EngineArm(Arm):
         self.chat = Chat(config or ChatConfig.from_env())
         self.top_k = int(os.environ.get("ARM_TOP_K", DEFAULT_TOP_K))
         self.store = store_dir(self.name)
+        # Every store lives in the harness's folder: it may snapshot and copy it (seam v2).
+        self.state_dir = str(self.store) if state_folder() else None
         export = os.environ.get("ARM_EXPORT_DIR", "").strip()
         self.export_dir = Path(export) if export else None
         self.sessions: dict[str, OpenSession] = {}
@@ -77,6 +81,13 @@ class EngineArm(Arm):
     @abstractmethod
     async def remember(self, session: OpenSession, turn: Turn, message: str) -> None:
         """Store the user's message of a finished turn."""
+
+    async def remember_session(self, session: OpenSession, ingest: Ingest) -> int:
+        """Take in one history session at its date (seam v2); how many memories it kept."""
+        raise NotImplementedError(f"arm {self.name!r} does not ingest history")
+
+    async def ingest(self, session_id: str, ingest: Ingest) -> int:
+        return await self.remember_session(self.sessions[session_id], ingest)
 
     @abstractmethod
     async def dump(self, session: OpenSession) -> dict[str, Any]:

@@ -1,11 +1,16 @@
-"""The seam, version 1: the small HTTP API every arm serves and the orchestrator drives.
+"""The seam, version 2: the small HTTP API every arm serves and the orchestrator drives.
 
-- `GET /health` -> `Health`
+- `GET /health` -> `Health` (v2: `state_dir`, the folder the arm's memory lives in, if any)
 - `POST /sessions` with `OpenSession` -> 201 `{"session_id": ...}`
+- `POST /sessions/{id}/ingest` with `Ingest` (v2) -> 200 `Ingested`: the arm's memory takes in
+  one history session of a memory benchmark, at that session's date; not an answer
 - `POST /sessions/{id}/turns` with `Turn` -> 200, an NDJSON stream of `Delta` lines and one final
   `Done` or `Error` line
 - `DELETE /sessions/{id}` -> 200 `{"session_id": ...}`
-- a refused request -> 404 / 409 / 422 with a `Problem` body
+- a refused request -> 404 / 409 / 422 (501: an arm that does not ingest) with a `Problem` body
+
+Version 1 is version 2 without ingestion and `state_dir`: a v1 arm still runs scripted studies.
+docs/seam.md is the protocol's description for arm authors in other languages.
 
 These models are the one definition both sides use (arms/server.py serves them, arms/client.py
 parses them), so the two cannot drift apart.
@@ -18,7 +23,10 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-SEAM_VERSION: Final = 1
+SEAM_VERSION: Final = 2
+# The versions this harness drives: a v1 arm runs everything but a memory benchmark.
+SEAM_VERSIONS: Final = (1, 2)
+INGEST_VERSION: Final = 2  # the first version with ingestion
 
 # The content type of a turn's stream: one JSON object per line.
 NDJSON: Final = "application/x-ndjson"
@@ -33,6 +41,11 @@ class _Request(BaseModel):
 class Health(BaseModel):
     seam: int = SEAM_VERSION
     arm: str
+    # v2: the folder every bit of the arm's memory lives in ($ARM_STATE_DIR as the arm sees it),
+    # or None. With it the harness snapshots the folder once a history is ingested and starts
+    # the arm afresh on a copy for each question; without it the history is ingested again
+    # for each question, into a new session.
+    state_dir: str | None = None
 
 
 class OpenSession(_Request):
@@ -57,6 +70,27 @@ class Turn(_Request):
 
     def user_message(self) -> str:
         return f"{self.user}\n\n{self.addon}" if self.addon else self.user
+
+
+class IngestMessage(_Request):
+    role: Literal["user", "assistant"]
+    content: str
+    speaker: str | None = None  # LoCoMo's speakers are two people: the name said it
+
+
+class Ingest(_Request):
+    """One history session for the arm's memory, as it happened at `date`."""
+
+    session_id: str = Field(min_length=1)  # the history session's own id (the dataset's)
+    date: datetime  # the session's date: the arm's clock is pinned to it meanwhile
+    messages: list[IngestMessage]
+    deadline_ms: int = Field(gt=0)
+
+
+class Ingested(BaseModel):
+    session_id: str
+    # How many memories the arm says it kept (informational: bare keeps none).
+    stored: int = Field(0, ge=0)
 
 
 class Delta(BaseModel):
@@ -88,6 +122,7 @@ class Problem(BaseModel):
         "not_found",
         "bad_method",
         "arm_failed",
+        "not_implemented",
     ]
     message: str
 

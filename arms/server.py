@@ -49,6 +49,8 @@ from arms.seam import (
     Done,
     Error,
     Health,
+    Ingest,
+    Ingested,
     OpenSession,
     Problem,
     SessionRef,
@@ -60,12 +62,27 @@ log = logging.getLogger("arms.server")
 
 DEFAULT_PORT = 8700
 READY_PREFIX = "seam ready "
+# The folder the harness gives an arm for its memory (seam v2): snapshotted after a history is
+# ingested, copied afresh for each question.
+STATE_DIR_ENV = "ARM_STATE_DIR"
+
+
+def state_folder() -> str | None:
+    """$ARM_STATE_DIR, made if missing, or None when the harness gave none."""
+    chosen = os.environ.get(STATE_DIR_ENV, "").strip()
+    if not chosen:
+        return None
+    os.makedirs(chosen, exist_ok=True)
+    return chosen
 
 
 class Arm(ABC):
-    """One arm. Subclasses set `name` and implement `open_session` and `turn`."""
+    """One arm. Subclasses set `name` and implement `open_session` and `turn`; an arm with a
+    memory implements `ingest` (seam v2) and, when all of it lives in one folder, sets
+    `state_dir` to that folder (see `state_folder`)."""
 
     name: ClassVar[str]
+    state_dir: str | None = None
 
     @abstractmethod
     async def open_session(self, session: OpenSession) -> None:
@@ -81,6 +98,12 @@ class Arm(ABC):
 
     async def close_session(self, session_id: str) -> None:  # noqa: B027 - optional hook
         """Drop the session's state. Default: nothing to drop."""
+
+    async def ingest(self, session_id: str, ingest: Ingest) -> int:
+        """Take one history session into the session's memory (seam v2); return how many
+        memories were kept. Default: refused (501), so a memory benchmark never runs an arm
+        that silently keeps nothing; an arm that keeps nothing on purpose returns 0."""
+        raise NotImplementedError(f"arm {self.name!r} does not ingest history (seam v2)")
 
     async def shutdown(self) -> None:  # noqa: B027 - optional hook
         """Release clients and connections when the server stops. Default: nothing."""
@@ -162,6 +185,7 @@ class SeamApp:
                 Route("/health", self.health, methods=["GET"]),
                 Route("/sessions", self.open_session, methods=["POST"]),
                 Route("/sessions/{session_id}/turns", self.turn, methods=["POST"]),
+                Route("/sessions/{session_id}/ingest", self.ingest, methods=["POST"]),
                 Route("/sessions/{session_id}", self.close_session, methods=["DELETE"]),
             ],
             exception_handlers={HTTPException: self._http_error, Exception: self._crash},
@@ -179,7 +203,8 @@ class SeamApp:
         return _problem(500, "arm_failed", f"{self.arm.name}: {_describe(exc)}")
 
     async def health(self, request: Request) -> Response:
-        return JSONResponse(Health(seam=SEAM_VERSION, arm=self.arm.name).model_dump())
+        health = Health(seam=SEAM_VERSION, arm=self.arm.name, state_dir=self.arm.state_dir)
+        return JSONResponse(health.model_dump())
 
     async def open_session(self, request: Request) -> Response:
         session = await _parse(request, OpenSession)
@@ -241,6 +266,34 @@ class SeamApp:
                 if aclose is not None:
                     await aclose()
         yield stream_line(Done(text="".join(parts)))
+
+    async def ingest(self, request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        if session_id not in self.sessions:
+            return self._unknown(session_id)
+        ingest = await _parse(request, Ingest)
+        if isinstance(ingest, JSONResponse):
+            return ingest
+        async with self.locks[session_id]:
+            work = asyncio.ensure_future(self.arm.ingest(session_id, ingest))
+            # The orchestrator's deadline closes the connection: the arm's work stops with it,
+            # so a cut ingestion's calls do not run on into the next one's time.
+            while not work.done():
+                await asyncio.wait({work}, timeout=0.2)
+                if not work.done() and await request.is_disconnected():
+                    work.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await work
+                    return _problem(500, "arm_failed", "the ingestion was stopped")
+            try:
+                stored = work.result()
+            except NotImplementedError as exc:
+                return _problem(501, "not_implemented", str(exc))
+            except Exception as exc:
+                log.exception("ingesting %s into session %s failed", ingest.session_id, session_id)
+                return _problem(500, "arm_failed", f"{self.arm.name}.ingest: {_describe(exc)}")
+        body = Ingested(session_id=ingest.session_id, stored=max(0, int(stored or 0)))
+        return JSONResponse(body.model_dump())
 
     async def close_session(self, request: Request) -> Response:
         session_id = request.path_params["session_id"]
@@ -342,7 +395,9 @@ def serve(arm: Arm, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> None:
 
 def main(make_arm: Callable[[], Arm], argv: list[str] | None = None) -> None:
     """`python -m arms.<name>`: flags, then env (SEAM_HOST, SEAM_PORT), then defaults."""
-    parser = argparse.ArgumentParser(description="Serve an arm over the seam (version 1).")
+    parser = argparse.ArgumentParser(
+        description=f"Serve an arm over the seam (version {SEAM_VERSION})."
+    )
     parser.add_argument("--host", default=os.environ.get("SEAM_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("SEAM_PORT", DEFAULT_PORT)))
     args = parser.parse_args(argv)

@@ -49,6 +49,7 @@ from vendors.hosts import DEFAULT_UPSTREAMS, VENDORS, default_purpose, split_ven
 log = structlog.get_logger("harness.proxy")
 
 PURPOSE_HEADER = "x-harness-purpose"
+INGEST_PURPOSE = "ingest"
 # Headers an arm sets for the harness; never forwarded, never hashed.
 HARNESS_HEADERS = (PURPOSE_HEADER, "x-harness-arm")
 
@@ -269,7 +270,10 @@ class HarnessAddon:
             except OSError as e:
                 self.sink.fail(f"cannot store request body: {e}")
                 reply = self.sink.refusal(state)
-            if not headed and self.purposes:
+            if not headed and state.turn is not None and state.turn.phase == "ingest":
+                # An ingestion's calls that name no purpose are the ingestion's (seam v2).
+                state.purpose = INGEST_PURPOSE
+            elif not headed and self.purposes:
                 self._rule_purpose(state)
         if reply is None and self.live is not None:
             try:

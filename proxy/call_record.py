@@ -58,6 +58,7 @@ def build_record(
         arm=state.arm,
         item=ref.item if ref else None,
         turn=ref.turn if ref else None,
+        phase="ingest" if ref and ref.phase == "ingest" else None,
         purpose=safe_text(state.purpose),
         vendor=state.vendor,
         route=safe_text(state.route_name),

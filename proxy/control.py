@@ -55,6 +55,8 @@ class RefusedFraming(ValueError):
 class TurnRef:
     item: str
     turn: int
+    # "ingest": the arm's memory takes in a history session (seam v2), not an answer's turn.
+    phase: str = "answer"
 
 
 class TurnBoard:
@@ -75,7 +77,12 @@ class TurnBoard:
             self._turns[arm] = ref
 
     def snapshot(self) -> dict[str, dict[str, object]]:
-        return {arm: vars(ref) for arm, ref in self._turns.items()}
+        # An answer's turn shows as it always did; an ingestion says so.
+        return {
+            arm: {"item": ref.item, "turn": ref.turn}
+            | ({"phase": ref.phase} if ref.phase != "answer" else {})
+            for arm, ref in self._turns.items()
+        }
 
 
 class HarnessControl:
@@ -145,7 +152,7 @@ class HarnessControl:
         arm = message.arm
         ref = None
         if message.item is not None and message.turn is not None:
-            ref = TurnRef(message.item, message.turn)
+            ref = TurnRef(message.item, message.turn, message.phase)
         self.turns.set(arm, ref)
         log.debug("turn", arm=arm, item=message.item, turn=message.turn)
         return 200, {"arm": arm, "item": ref and ref.item, "turn": ref and ref.turn}

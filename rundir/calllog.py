@@ -87,6 +87,9 @@ class CallRecord(RunDirModel):
     arm: str
     turn: int | None = None
     item: str | None = None
+    # "ingest" for a call made while the arm ingested a history session (seam v2); absent
+    # otherwise, so the lines of a run without ingestion are as before.
+    phase: Literal["ingest"] | None = None
     purpose: str
     vendor: str
     route: str  # e.g. "anthropic.messages", or the raw path when no route matched
@@ -111,7 +114,8 @@ class CallRecord(RunDirModel):
     error: str | None = None
 
     def to_line(self) -> str:
-        return self.model_dump_json(by_alias=True, exclude_none=False) + "\n"
+        left_out = {"phase"} if self.phase is None else None
+        return self.model_dump_json(by_alias=True, exclude_none=False, exclude=left_out) + "\n"
 
 
 class CallLogError(RuntimeError):

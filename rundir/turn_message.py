@@ -2,7 +2,9 @@
 
 The orchestrator POSTs it to the proxy's control endpoint (proxy/control.py) before each turn and
 with `item` null once the arm is between turns; every call the arm sends meanwhile is attributed
-to that turn. A format the harness and the proxy share, so it lives with the run's formats.
+to that turn. `phase = "ingest"` marks a memory benchmark's history being ingested (seam v2):
+`turn` is then the history session's index, and a call that names no purpose gets `ingest`.
+A format the harness and the proxy share, so it lives with the run's formats.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class TurnMessage(RunDirModel):
     arm: str = Field(min_length=1)
     item: str | None = None
     turn: int | None = Field(None, ge=0)
+    phase: Literal["answer", "ingest"] = "answer"
 
     @model_validator(mode="after")
     def _turn_with_item(self) -> TurnMessage:

@@ -1,7 +1,8 @@
 """The `bare` reference arm: the floor every other arm is read against.
 
 One streamed chat call per turn, the last `WINDOW` messages of the conversation, no tools, no
-memory beyond that window.
+memory beyond that window. A memory benchmark's history (seam v2 ingestion) is taken and kept
+nowhere: bare answers its questions from the question alone.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from arms.chat import Chat, ChatConfig, system_prompt
-from arms.seam import OpenSession, Turn
+from arms.seam import Ingest, OpenSession, Turn
 from arms.server import Arm
 
 WINDOW = 60
@@ -52,6 +53,9 @@ class BareArm(Arm):
             # both APIs accept two user messages in a row).
             if parts:
                 conversation.messages.append({"role": "assistant", "content": "".join(parts)})
+
+    async def ingest(self, session_id: str, ingest: Ingest) -> int:
+        return 0  # the floor keeps nothing: no memory, no state folder
 
     async def close_session(self, session_id: str) -> None:
         self.conversations.pop(session_id, None)

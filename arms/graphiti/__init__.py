@@ -26,7 +26,7 @@ import openai
 
 from arms.chat import ChatConfig
 from arms.engine import UTILITY_HEADERS, EngineArm, safe_name
-from arms.seam import OpenSession, Turn
+from arms.seam import Ingest, OpenSession, Turn
 
 if TYPE_CHECKING:
     from graphiti_core import Graphiti
@@ -40,6 +40,9 @@ DEFAULT_EMBEDDER = "text-embedding-3-small"
 class Graph:
     graphiti: Graphiti
     episodes: int = 0
+    # The graph was on disk when its session opened (a copy of an ingested store, seam v2):
+    # it may hold facts though this process added no episode.
+    reopened: bool = False
 
 
 class GraphitiArm(EngineArm):
@@ -85,14 +88,16 @@ class GraphitiArm(EngineArm):
         with warnings.catch_warnings():
             # "The Kuzu backend is deprecated": the pinned version is what the study measures.
             warnings.simplefilter("ignore", DeprecationWarning)
-            driver = KuzuDriver(db=str(self.store / f"{safe_name(session.session_id)}.kuzu"))
+            path = self.store / f"{safe_name(session.session_id)}.kuzu"
+            reopened = path.exists()
+            driver = KuzuDriver(db=str(path))
         connection = kuzu.Connection(driver.db)
         try:
             for query in get_fulltext_indices(GraphProvider.KUZU):
                 connection.execute(query)
         finally:
             connection.close()
-        return Graph(Graphiti(graph_driver=driver, **self.clients))
+        return Graph(Graphiti(graph_driver=driver, **self.clients), reopened=reopened)
 
     async def open_session(self, session: OpenSession) -> None:
         await super().open_session(session)
@@ -100,7 +105,7 @@ class GraphitiArm(EngineArm):
 
     async def recall(self, session: OpenSession, query: str) -> list[str]:
         graph = self.graphs[session.session_id]
-        if not graph.episodes:  # an empty graph: save the search's embedding call
+        if not graph.episodes and not graph.reopened:  # empty: save the search's embedding
             return []
         edges = await graph.graphiti.search(query, num_results=self.top_k)
         return [edge.fact for edge in edges]
@@ -117,6 +122,25 @@ class GraphitiArm(EngineArm):
             reference_time=turn.clock,
         )
         graph.episodes += 1
+
+    async def remember_session(self, session: OpenSession, ingest: Ingest) -> int:
+        from graphiti_core.nodes import EpisodeType
+
+        # One episode per history session, at its date: Graphiti dates the facts it extracts
+        # by the episode's reference time.
+        graph = self.graphs[session.session_id]
+        body = "\n".join(f"{m.speaker or m.role}: {m.content}" for m in ingest.messages)
+        if not body:
+            return 0
+        await graph.graphiti.add_episode(
+            name=f"history-{ingest.session_id}",
+            episode_body=body,
+            source=EpisodeType.message,
+            source_description="earlier conversation with the user",
+            reference_time=ingest.date,
+        )
+        graph.episodes += 1
+        return 1
 
     async def dump(self, session: OpenSession) -> dict[str, Any]:
         from graphiti_core.edges import EntityEdge

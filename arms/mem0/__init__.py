@@ -21,7 +21,7 @@ from typing import Any
 
 from arms.chat import ChatConfig
 from arms.engine import UTILITY_HEADERS, EngineArm
-from arms.seam import OpenSession, Turn
+from arms.seam import Ingest, OpenSession, Turn
 
 DEFAULT_LLM = "gpt-4.1-mini"
 DEFAULT_EMBEDDER = "text-embedding-3-small"
@@ -85,6 +85,24 @@ class Mem0Arm(EngineArm):
             user_id=session.session_id,
             metadata={"item": session.item_id, "turn": turn.turn},
         )
+
+    async def remember_session(self, session: OpenSession, ingest: Ingest) -> int:
+        # The whole session in one add, as mem0's own LongMemEval/LoCoMo scripts do: mem0
+        # extracts facts from the conversation, with today's date (the pinned clock: the
+        # session's) in its prompt.
+        messages = [
+            {"role": m.role, "content": f"{m.speaker}: {m.content}" if m.speaker else m.content}
+            for m in ingest.messages
+        ]
+        if not messages:
+            return 0
+        added = await asyncio.to_thread(
+            self.memory.add,
+            messages,
+            user_id=session.session_id,
+            metadata={"item": session.item_id, "session": ingest.session_id},
+        )
+        return len(added.get("results", [])) if isinstance(added, dict) else 0
 
     async def dump(self, session: OpenSession) -> dict[str, Any]:
         listed = await asyncio.to_thread(

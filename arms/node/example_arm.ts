@@ -1,7 +1,8 @@
 /**
  * `node-openai`: the example TypeScript arm, a `bare` arm written against the official `openai`
  * npm SDK. One streamed chat call per turn with the conversation so far (the last WINDOW
- * messages), no memory beyond it.
+ * messages), no memory beyond it. A memory benchmark's history (seam v2 ingestion) joins the
+ * conversation as it was said, so its last WINDOW messages are what the arm remembers.
  *
  * The SDK finds the proxy by itself: OPENAI_BASE_URL and OPENAI_API_KEY (a placeholder) come
  * from the environment the harness gives every arm. Every call says its purpose in
@@ -11,7 +12,7 @@
  */
 
 import OpenAI from "openai";
-import { Arm, OpenSession, Turn, serve } from "./seam";
+import { Arm, Ingest, OpenSession, Turn, serve } from "./seam";
 
 const WINDOW = 60;
 const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
@@ -42,6 +43,14 @@ class NodeOpenAIArm extends Arm {
 
   async openSession(session: OpenSession): Promise<void> {
     this.conversations.set(session.session_id, { opened: session, messages: [] });
+  }
+
+  async ingest(sessionId: string, ingest: Ingest): Promise<number> {
+    const conversation = this.conversations.get(sessionId)!;
+    for (const m of ingest.messages) {
+      conversation.messages.push({ role: m.role, content: m.speaker ? `${m.speaker}: ${m.content}` : m.content });
+    }
+    return ingest.messages.length;
   }
 
   async *turn(sessionId: string, turn: Turn): AsyncIterable<string> {

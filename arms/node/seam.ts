@@ -1,6 +1,7 @@
 /**
- * The seam (version 1) for TypeScript and JavaScript arms: an arm is a class with `openSession`
- * and `turn`, and `serve(arm)` owns the rest, as arms/server.py does for Python arms.
+ * The seam (version 2) for TypeScript and JavaScript arms: an arm is a class with `openSession`
+ * and `turn` (and `ingest` for a memory benchmark's history, seam v2), and `serve(arm)` owns the
+ * rest, as arms/server.py does for Python arms. docs/seam.md describes the protocol.
  *
  *     import { Arm, OpenSession, Turn, serve } from "./seam";
  *     class Echo extends Arm {
@@ -21,10 +22,11 @@
 
 import * as http from "http";
 
-export const SEAM_VERSION = 1;
+export const SEAM_VERSION = 2;
 export const READY_PREFIX = "seam ready ";
 const NDJSON = "application/x-ndjson";
 const MAX_BODY_BYTES = 1 << 20; // a turn is a message, not a document: refuse anything larger
+const MAX_INGEST_BYTES = 16 << 20; // one history session (LongMemEval's longest are ~100 kB)
 const SESSION_ID = /^[A-Za-z0-9._:-]+$/;
 
 export interface OpenSession {
@@ -47,8 +49,32 @@ export interface Turn {
   signal: AbortSignal;
 }
 
+export interface IngestMessage {
+  role: "user" | "assistant";
+  content: string;
+  speaker: string | null;
+}
+
+/** One history session of a memory benchmark (seam v2), as it happened at `date`. */
+export interface Ingest {
+  session_id: string;
+  date: string;
+  messages: IngestMessage[];
+  deadline_ms: number;
+  /** Aborted when the orchestrator's ingest deadline passed (it closed the connection). */
+  signal: AbortSignal;
+}
+
 export abstract class Arm {
   abstract readonly name: string;
+  /** The folder all of the arm's memory lives in (process.env.ARM_STATE_DIR), if any: the
+   * harness snapshots it after a history is ingested and starts the arm on a copy per question. */
+  readonly stateDir: string | null = null;
+  /** Take one history session into the session's memory; how many memories were kept. The
+   * default refuses (501), so a memory benchmark never runs an arm that silently keeps nothing. */
+  async ingest(_sessionId: string, _ingest: Ingest): Promise<number> {
+    throw new Refusal(501, "not_implemented", `arm '${this.name}' does not ingest history (seam v2)`);
+  }
   abstract openSession(session: OpenSession): Promise<void>;
   /** Yield the reply as text deltas (`async *turn(...) { yield ... }`). */
   abstract turn(sessionId: string, turn: Turn): AsyncIterable<string>;
@@ -62,7 +88,8 @@ type ErrorKind =
   | "bad_request"
   | "not_found"
   | "bad_method"
-  | "arm_failed";
+  | "arm_failed"
+  | "not_implemented";
 
 class Refusal extends Error {
   constructor(
@@ -74,7 +101,7 @@ class Refusal extends Error {
   }
 }
 
-type Field = "string" | "int" | "datetime" | "nullable-string";
+type Field = "string" | "int" | "datetime" | "nullable-string" | "messages";
 type Schema = Record<string, { type: Field; required: boolean; min?: number }>;
 
 const OPEN_SESSION: Schema = {
@@ -90,6 +117,25 @@ const TURN: Schema = {
   deadline_ms: { type: "int", required: true, min: 1 },
   clock: { type: "datetime", required: true },
 };
+
+const INGEST: Schema = {
+  session_id: { type: "string", required: true, min: 1 },
+  date: { type: "datetime", required: true },
+  messages: { type: "messages", required: true },
+  deadline_ms: { type: "int", required: true, min: 1 },
+};
+
+function isMessage(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const m = value as Record<string, unknown>;
+  const known = Object.keys(m).every((k) => k === "role" || k === "content" || k === "speaker");
+  return (
+    known &&
+    (m.role === "user" || m.role === "assistant") &&
+    typeof m.content === "string" &&
+    (m.speaker === undefined || m.speaker === null || typeof m.speaker === "string")
+  );
+}
 
 function validate(name: string, raw: string, schema: Schema): Record<string, unknown> {
   let body: unknown;
@@ -119,7 +165,9 @@ function validate(name: string, raw: string, schema: Schema): Record<string, unk
           ? value === null || typeof value === "string"
           : rule.type === "int"
             ? Number.isInteger(value) && (value as number) >= (rule.min ?? -Infinity)
-            : typeof value === "string" && !Number.isNaN(Date.parse(value));
+            : rule.type === "messages"
+              ? Array.isArray(value) && value.every(isMessage)
+              : typeof value === "string" && !Number.isNaN(Date.parse(value));
     if (!ok) problems.push(`${key}: not a valid ${rule.type}${rule.min ? ` >= ${rule.min}` : ""}`);
   }
   if (problems.length) {
@@ -142,7 +190,7 @@ function describe(e: unknown): string {
   return String(e);
 }
 
-function readBody(req: http.IncomingMessage): Promise<string> {
+function readBody(req: http.IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -150,12 +198,12 @@ function readBody(req: http.IncomingMessage): Promise<string> {
       size += chunk.length;
       // Past the limit the rest is read and dropped, so the sender gets its 422 instead of a
       // reset; a sender that goes on far past it is cut off.
-      if (size > 16 * MAX_BODY_BYTES) req.destroy();
-      else if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      if (size > 16 * limit) req.destroy();
+      else if (size <= limit) chunks.push(chunk);
     });
     req.on("end", () => {
-      if (size > MAX_BODY_BYTES) {
-        reject(new Refusal(422, "bad_request", `body larger than ${MAX_BODY_BYTES} bytes`));
+      if (size > limit) {
+        reject(new Refusal(422, "bad_request", `body larger than ${limit} bytes`));
       } else {
         resolve(Buffer.concat(chunks).toString("utf8"));
       }
@@ -194,16 +242,22 @@ export class SeamServer {
     const allowed =
       path === "/health" ? "GET" : path === "/sessions" ? "POST"
         : parts[0] === "sessions" && parts.length === 3 && parts[2] === "turns" ? "POST"
+        : parts[0] === "sessions" && parts.length === 3 && parts[2] === "ingest" ? "POST"
           : parts[0] === "sessions" && parts.length === 2 ? "DELETE" : null;
     if (allowed === null) throw new Refusal(404, "not_found", `${req.method} ${path}: not found`);
     if (req.method !== allowed) {
       throw new Refusal(405, "bad_method", `${req.method} ${path}: use ${allowed}`);
     }
-    if (path === "/health") return send(res, 200, { seam: SEAM_VERSION, arm: this.arm.name });
+    if (path === "/health") {
+      return send(res, 200, { seam: SEAM_VERSION, arm: this.arm.name, state_dir: this.arm.stateDir });
+    }
     if (path === "/sessions") return this.open(await readBody(req), res);
     const sessionId = parts[1];
     if (!this.sessions.has(sessionId)) {
       throw new Refusal(404, "unknown_session", `no session '${sessionId}' is open; POST /sessions first`);
+    }
+    if (parts.length === 3 && parts[2] === "ingest") {
+      return this.ingest(sessionId, await readBody(req, MAX_INGEST_BYTES), res);
     }
     if (parts.length === 3) return this.turn(sessionId, await readBody(req), req, res);
     this.sessions.delete(sessionId);
@@ -236,6 +290,38 @@ export class SeamServer {
       throw new Refusal(500, "arm_failed", `${this.arm.name}.openSession: ${describe(e)}`);
     }
     send(res, 201, { session_id: id });
+  }
+
+  private async ingest(sessionId: string, raw: string, res: http.ServerResponse): Promise<void> {
+    const body = validate("Ingest", raw, INGEST);
+    const cut = new AbortController();
+    res.on("close", () => {
+      if (!res.writableFinished) cut.abort(new Error("the orchestrator stopped the ingestion"));
+    });
+    const ingest: Ingest = {
+      session_id: body.session_id as string,
+      date: body.date as string,
+      messages: (body.messages as Record<string, unknown>[]).map((m) => ({
+        role: m.role as "user" | "assistant",
+        content: m.content as string,
+        speaker: (m.speaker as string | null | undefined) ?? null,
+      })),
+      deadline_ms: body.deadline_ms as number,
+      signal: cut.signal,
+    };
+    // One at a time with the session's turns, like them.
+    const previous = this.queues.get(sessionId) ?? Promise.resolve();
+    const run = previous.then(() => this.arm.ingest(sessionId, ingest));
+    this.queues.set(sessionId, run.then(() => undefined, () => undefined));
+    let stored: number;
+    try {
+      stored = await run;
+    } catch (e) {
+      if (e instanceof Refusal) throw e;
+      console.error(`ingesting ${ingest.session_id} into session ${sessionId} failed:`, e);
+      throw new Refusal(500, "arm_failed", `${this.arm.name}.ingest: ${describe(e)}`);
+    }
+    send(res, 200, { session_id: ingest.session_id, stored: Math.max(0, Math.floor(Number(stored) || 0)) });
   }
 
   private async turn(

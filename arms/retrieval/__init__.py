@@ -3,18 +3,27 @@
 Each finished turn (user + reply) is embedded through the proxy and stored per session. A new
 turn embeds the user's message, takes the `top_k` stored turns closest by cosine, puts them in
 the system prompt, and makes one streamed chat call with only the current message.
+
+A memory benchmark's history (seam v2 ingestion) is stored the same way: each exchange of a
+history session (a user message and the reply after it), dated, is one memory, embedded in one
+call per session. With $ARM_STATE_DIR the session's memories are written there
+(`<session>.json`) after each ingestion and read back when a session of that id opens, so the
+harness can snapshot the folder and start the arm afresh on a copy for each question.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from arms.chat import Chat, ChatConfig, system_prompt
-from arms.seam import OpenSession, Turn
-from arms.server import Arm
+from arms.engine import safe_name
+from arms.seam import Ingest, OpenSession, Turn
+from arms.server import Arm, state_folder
 
 DEFAULT_TOP_K = 3
 DEFAULT_EMBED_MODEL = "text-embedding-3-small"
@@ -22,9 +31,10 @@ DEFAULT_EMBED_MODEL = "text-embedding-3-small"
 
 @dataclass(frozen=True)
 class Memory:
-    turn: int
+    turn: int | None  # the answer turn it came from; None: an ingested history exchange
     text: str
     vector: tuple[float, ...]
+    order: int  # when it was stored: ranks ties and orders what is shown
 
 
 @dataclass
@@ -41,15 +51,31 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 def top_k(query: Sequence[float], memories: list[Memory], k: int) -> list[Memory]:
     """The k closest memories, shown oldest first. Ties go to the earlier turn, so the
     choice (and so the request) is the same on every run."""
-    ranked = sorted(memories, key=lambda m: (-cosine(query, m.vector), m.turn))
-    return sorted(ranked[:k], key=lambda m: m.turn)
+    ranked = sorted(memories, key=lambda m: (-cosine(query, m.vector), m.order))
+    return sorted(ranked[:k], key=lambda m: m.order)
 
 
 def recall_block(memories: list[Memory]) -> str:
     if not memories:
         return ""
-    shown = "\n\n".join(f"[turn {m.turn}]\n{m.text}" for m in memories)
+    # An ingested exchange carries its own heading (date and session).
+    shown = "\n\n".join(
+        m.text if m.turn is None else f"[turn {m.turn}]\n{m.text}" for m in memories
+    )
     return f"Earlier turns of this conversation that may be relevant:\n\n{shown}"
+
+
+def exchanges(ingest: Ingest) -> list[str]:
+    """A history session as memories: each user message with the replies up to the next one,
+    headed by the session's date (a question may ask when something was said)."""
+    heading = f"({ingest.date:%Y-%m-%d %H:%M}, session {ingest.session_id})"
+    parts: list[list[str]] = []
+    for message in ingest.messages:
+        who = message.speaker or message.role.capitalize()
+        if message.role == "user" or not parts:
+            parts.append([])
+        parts[-1].append(f"{who}: {message.content}")
+    return [heading + "\n" + "\n".join(lines) for lines in parts]
 
 
 class RetrievalArm(Arm):
@@ -62,9 +88,42 @@ class RetrievalArm(Arm):
         self.k = k or int(os.environ.get("ARM_TOP_K", DEFAULT_TOP_K))
         self.embed_model = embed_model or os.environ.get("ARM_EMBED_MODEL", DEFAULT_EMBED_MODEL)
         self.stores: dict[str, Store] = {}
+        self.state_dir = state_folder()
+
+    def _saved(self, session_id: str) -> Path | None:
+        if self.state_dir is None:
+            return None
+        return Path(self.state_dir) / f"{safe_name(session_id)}.json"
 
     async def open_session(self, session: OpenSession) -> None:
-        self.stores[session.session_id] = Store(session)
+        store = Store(session)
+        saved = self._saved(session.session_id)
+        if saved is not None and saved.is_file():
+            for entry in json.loads(saved.read_text(encoding="utf-8")):
+                store.memories.append(
+                    Memory(entry["turn"], entry["text"], tuple(entry["vector"]), entry["order"])
+                )
+        self.stores[session.session_id] = store
+
+    async def ingest(self, session_id: str, ingest: Ingest) -> int:
+        store = self.stores[session_id]
+        texts = exchanges(ingest)
+        if not texts:
+            return 0
+        vectors = await self.chat.embed(texts, self.embed_model)
+        start = len(store.memories)
+        for n, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
+            store.memories.append(Memory(None, text, tuple(vector), start + n))
+        saved = self._saved(session_id)
+        if saved is not None:
+            rows = [
+                {"turn": m.turn, "text": m.text, "vector": m.vector, "order": m.order}
+                for m in store.memories
+            ]
+            tmp = saved.with_suffix(".tmp")
+            tmp.write_text(json.dumps(rows), encoding="utf-8")
+            os.replace(tmp, saved)
+        return len(texts)
 
     async def turn(self, session_id: str, turn: Turn) -> AsyncIterator[str]:
         store = self.stores[session_id]
@@ -82,7 +141,7 @@ class RetrievalArm(Arm):
         # turn's time and be charged to it.
         text = f"User: {message}\nAssistant: {''.join(parts)}"
         [vector] = await self.chat.embed([text], self.embed_model)
-        store.memories.append(Memory(turn.turn, text, tuple(vector)))
+        store.memories.append(Memory(turn.turn, text, tuple(vector), len(store.memories)))
 
     async def close_session(self, session_id: str) -> None:
         self.stores.pop(session_id, None)

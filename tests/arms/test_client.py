@@ -35,7 +35,7 @@ def turn(user: str, number: int = 0) -> Turn:
 async def test_health_and_session_lifecycle(toy: ArmProcess) -> None:
     async with SeamClient(toy.url) as client:
         health = await client.health()
-        assert (health.seam, health.arm) == (1, "toy")
+        assert (health.seam, health.arm) == (2, "toy")
         await client.open_session(session("life"))
         with pytest.raises(SeamError, match="already open") as duplicate:
             await client.open_session(session("life"))

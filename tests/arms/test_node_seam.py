@@ -59,7 +59,7 @@ def _session(session_id: str, item: str = "item-1") -> OpenSession:
 async def test_health_sessions_and_a_streamed_turn(toy: NodeArm) -> None:
     async with SeamClient(toy.url) as client:
         health = await client.health()
-        assert (health.seam, health.arm) == (1, "node-toy")
+        assert (health.seam, health.arm) == (2, "node-toy")
         await client.open_session(_session("s1"))
         with pytest.raises(SeamError) as duplicate:
             await client.open_session(_session("s1"))
@@ -143,4 +143,24 @@ def test_unknown_routes_methods_and_sessions_get_the_seams_problems(toy: NodeArm
         assert missing.status_code == 404 and missing.json()["error"] == "unknown_session"
         huge = http.post("/sessions", content=b"{" + b" " * (2 << 20) + b"}")
         assert huge.status_code == 422
-        assert http.get("/health").json() == {"seam": 1, "arm": "node-toy"}  # still serving
+        assert http.get("/health").json() == {"seam": 2, "arm": "node-toy", "state_dir": None}
+
+
+async def test_ingest_is_refused_with_501_by_an_arm_that_does_not_ingest(toy: NodeArm) -> None:
+    from arms.seam import Ingest, IngestMessage
+
+    async with SeamClient(toy.url) as client:
+        await client.open_session(_session("s-ingest"))
+        body = Ingest(
+            session_id="answer_1",
+            date=CLOCK,
+            messages=[IngestMessage(role="user", content="I adopted a cat.", speaker="Ann")],
+            deadline_ms=5000,
+        )
+        result = await client.ingest("s-ingest", body, 10)
+        assert result.outcome == "error"
+        assert "501" in (result.error or "") and "does not ingest" in (result.error or "")
+    with httpx.Client(base_url=toy.url, timeout=10, trust_env=False) as http:
+        bad = body.model_dump(mode="json") | {"messages": [{"role": "system", "content": "x"}]}
+        response = http.post("/sessions/s-ingest/ingest", json=bad)
+        assert response.status_code == 422 and "messages" in response.json()["message"]

@@ -84,10 +84,10 @@ async def test_turns_are_embedded_recalled_and_put_in_the_prompt(
 
 def test_top_k_ranks_by_cosine_and_shows_oldest_first() -> None:
     memories = [
-        Memory(0, "north", (1.0, 0.0)),
-        Memory(1, "east", (0.0, 1.0)),
-        Memory(2, "north-east", (0.7, 0.7)),
-        Memory(3, "also north", (2.0, 0.0)),  # same direction as turn 0: a tie on cosine
+        Memory(0, "north", (1.0, 0.0), 0),
+        Memory(1, "east", (0.0, 1.0), 1),
+        Memory(2, "north-east", (0.7, 0.7), 2),
+        Memory(3, "also north", (2.0, 0.0), 3),  # same direction as turn 0: a tie on cosine
     ]
     assert [m.turn for m in top_k((1.0, 0.1), memories, 2)] == [0, 3]
     assert [m.turn for m in top_k((1.0, 0.1), memories, 3)] == [0, 2, 3]

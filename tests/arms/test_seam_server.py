@@ -56,7 +56,7 @@ def stream_turn(
 def test_health_names_the_arm_and_seam_version(http: httpx.Client) -> None:
     response = http.get("/health")
     assert response.status_code == 200
-    assert response.json() == {"seam": SEAM_VERSION, "arm": "toy"}
+    assert response.json() == {"seam": SEAM_VERSION, "arm": "toy", "state_dir": None}
 
 
 def test_turn_streams_deltas_then_done_with_full_text(http: httpx.Client) -> None:

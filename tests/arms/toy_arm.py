@@ -3,7 +3,9 @@
 `echo a b c` streams the words; `slow` streams one word, waits, streams another; `boom` streams a
 word then raises; `bad` yields a non-string; `hang` streams a word then waits forever (and
 records its cancellation); `events` reports what happened so far, as a test's window into the
-process.
+process. Ingestion (seam v2): a history whose first message is `hang` waits forever (and records
+its cancellation), `boom` raises, `refuse` falls back to the helper's default (501); any other
+is recorded as an event and counted.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from arms.seam import OpenSession, Turn
+from arms.seam import Ingest, OpenSession, Turn
 from arms.server import Arm, main
 
 SLOW_GAP_S = 1.5
@@ -50,6 +52,23 @@ class ToyArm(Arm):
                 self.events.append(f"hang {turn.turn} ended")
         elif command == "events":
             yield "\n".join(self.events)
+
+    async def ingest(self, session_id: str, ingest: Ingest) -> int:
+        first = ingest.messages[0].content if ingest.messages else ""
+        if first == "hang":
+            try:
+                await asyncio.sleep(3600)
+            finally:
+                self.events.append(f"ingest {ingest.session_id} stopped")
+        if first == "boom":
+            raise RuntimeError("ingest broke\nsecond line that must not leak")
+        if first == "refuse":
+            return await super().ingest(session_id, ingest)
+        day = f"{ingest.date:%Y-%m-%d}"
+        self.events.append(
+            f"ingest {session_id} {ingest.session_id} {len(ingest.messages)} at {day}"
+        )
+        return len(ingest.messages)
 
     async def close_session(self, session_id: str) -> None:
         self.events.append(f"close {session_id}")

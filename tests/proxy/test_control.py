@@ -186,3 +186,32 @@ async def test_a_huge_or_unframed_message_is_refused_and_the_endpoint_serves_on(
         writer.close()
         assert unframed.startswith(b"HTTP/1.1 400 ")
         assert (await control.get("/turn")).json() == {"a": {"item": "i1", "turn": 2}}
+
+
+async def test_an_ingestions_calls_say_so_and_default_to_the_ingest_purpose(
+    tmp_path: Path,
+) -> None:
+    """Seam v2: while an arm ingests a history session, a call that names no purpose is
+    `ingest`, one that names its purpose keeps it, and both are logged with phase `ingest`;
+    an answer's calls are logged as before, with no phase key."""
+    port = free_port()
+    async with (
+        addon_context(tmp_path, harness_control_port=port) as kit,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as control,
+    ):
+        message = {"arm": "default", "item": "q1", "turn": 3, "phase": "ingest"}
+        assert (await control.post("/turn", json=message)).status_code == 200
+        assert (await control.get("/turn")).json()["default"]["phase"] == "ingest"
+        await kit.call(CHAT, BODY)
+        await kit.call(CHAT, BODY, headers={"x-harness-purpose": "utility"})
+        await control.post("/turn", json={"arm": "default", "item": "q1", "turn": 0})
+        await kit.call(CHAT, BODY)
+        bad = {"arm": "default", "item": "q1", "turn": 0, "phase": "lunch"}
+        assert (await control.post("/turn", json=bad)).status_code == 400
+    calls = kit.calls()
+    assert [(c["turn"], c["purpose"], c.get("phase")) for c in calls] == [
+        (3, "ingest", "ingest"),
+        (3, "utility", "ingest"),
+        (0, "main", None),
+    ]
+    assert "phase" not in calls[2]
