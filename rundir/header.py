@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rundir.atomic import write_atomic
 from rundir.errors import RunDirError
+from rundir.limits import AppliedLimits, ResourceLimits
 from rundir.manifest import Manifest
 from rundir.model import RunDirModel, schema_too_new
 
@@ -65,6 +66,10 @@ class StudyRun(BaseModel):
     on_stray: Literal["halt", "fail"] = "halt"
     # on_stray = "halt": the refused connection that stopped the run, in one line.
     halted: str | None = None
+    # The study's bounds for every arm, and per arm what the backend held as it read it back
+    # (rundir/limits.py): the audit checks that every arm ran under the same.
+    limits: ResourceLimits | None = None
+    arm_limits: dict[str, AppliedLimits] = Field(default_factory=dict)
 
 
 class RunHeader(RunDirModel):

@@ -16,7 +16,10 @@ TURN_SCHEMA: Literal[1] = 1
 # error: the arm reported an error or broke the seam protocol (the arm's failure, an outcome).
 # infra_failed: the machinery failed on every attempt (process died, seam refused): not the arm's.
 # stray_connection: a refused connection halted the run during this turn (on_stray = "halt").
-TurnOutcome = Literal["done", "cut", "error", "infra_failed", "stray_connection"]
+# resource_limit: the arm met one of its bounds (rundir/limits.py) in this turn, or in an earlier
+# turn of the same item (the rest are not run); `error` names the arm and the bound. The arm's
+# failure, like cut and error.
+TurnOutcome = Literal["done", "cut", "error", "infra_failed", "stray_connection", "resource_limit"]
 
 
 def _from_schema_0(record: dict[str, Any]) -> dict[str, Any]:

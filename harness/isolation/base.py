@@ -16,6 +16,7 @@ from harness.study import ArmSpec
 # What the run's proxy needs, whatever runs it, and the line it prints once it listens: the
 # proxy's own model (proxy.json holds it), which imports no mitmproxy into the orchestrator.
 from proxy.settings import PROXY_READY, ProxySettings
+from rundir.limits import AppliedLimits, ResourceLimits
 
 __all__ = ["PROXY_READY", "ProxySettings"]
 
@@ -67,6 +68,8 @@ class IsolationBackend(ABC):
     isolation_reason: str = ""
     #: Written into run.json: how each arm's wall clock was pinned to the item's date.
     clock_pinning: ClockPinning
+    #: Every arm's bounds (the study's `[limits]`; make_backend sets them before any arm starts).
+    limits: ResourceLimits = ResourceLimits()
 
     @abstractmethod
     async def start_proxy(self, settings: ProxySettings) -> ProxyInfo:
@@ -97,6 +100,15 @@ class IsolationBackend(ABC):
     def image_digests(self) -> dict[str, str]:
         """Image id per service, for the run manifest and the gate record (the docker backend
         overrides this; local processes run no image)."""
+        return {}
+
+    def limit_hits(self, name: str) -> list[str]:
+        """The bounds (rundir.limits.LIMIT_NAMES) arm `name` met since the last call, each
+        crossing once, from what the host sees (never from the arm); [] where nothing is seen."""
+        return []
+
+    def applied_limits(self) -> dict[str, AppliedLimits]:
+        """Per arm started: the bounds in force as the backend reads them back (run.json)."""
         return {}
 
     @abstractmethod

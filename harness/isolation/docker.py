@@ -48,9 +48,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from arms.client import SeamClient
 from arms.server import parse_ready_line
-from harness.isolation import docker_net, docker_rules, egress
+from harness.isolation import docker_limits, docker_net, docker_rules, egress
+from harness.isolation.arm_disk import ArmDisk, DiskError
 from harness.isolation.base import (
     PROXY_READY,
     SECRET_SUFFIXES,
@@ -72,7 +75,9 @@ from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert
 from harness.isolation.sdk_env import sdk_env
 from harness.study import ArmSpec
 from proxy.settings import ControlRelay, ProxyFile
+from rundir.limits import AppliedLimits
 
+log = structlog.get_logger("harness.isolation.docker")
 GUARD_DIR = Path(__file__).parent / "guard"
 ARM_IMAGE = "harness-arm"
 PROXY_IMAGE = "harness-proxy"
@@ -121,6 +126,12 @@ class DockerBackend(IsolationBackend):
         # (real time written, offset) per arm: the guard inside an arm stamps its entries with the
         # arm's pinned clock, which these turn back into real time.
         self.clock_history: dict[str, list[tuple[float, int]]] = {}
+        # Each arm's bounded disk (logs, egress, /tmp), what the engine holds for it, and what
+        # it met (docker_limits: cgroup counters, OOMKilled, a full disk).
+        self.disks: dict[str, ArmDisk] = {}
+        self.arm_limits: dict[str, AppliedLimits] = {}
+        self.limit_watch = docker_limits.LimitWatch()
+        self.disk_full: set[str] = set()
 
     # --- proxy -----------------------------------------------------------------------------
 
@@ -247,6 +258,11 @@ class DockerBackend(IsolationBackend):
     def _start_arm(self, name: str, spec: ArmSpec) -> str:
         container = f"{self.prefix}-{name}"
         docker(["rm", "-f", container], check=False)  # a restart replaces the dead one
+        disk = self.disks.setdefault(name, ArmDisk(self.run_dir, name, self.limits.disk))
+        try:
+            disk.make()  # a restart keeps the arm's disk and what it wrote
+        except DiskError as e:
+            raise DockerError(f"its bounded disk: {e}") from e
         image = self.images.get(name, ARM_IMAGE)
         clock_dir, guard_log = self._arm_dir("clock", name), egress.guard_log(self.run_dir, name)
         if not (clock_dir / "faketime").exists():
@@ -283,6 +299,7 @@ class DockerBackend(IsolationBackend):
         docker([
             "run", "-d", "--name", container, "--network", f"{self.prefix}-{name}",
             "--hostname", name, *self.labels, *hardening(spec.cap_add), *source_mounts(),
+            *docker_limits.run_flags(self.limits), "-v", f"{disk.tmp}:/tmp",
             "-v", f"{GUARD_DIR}:/harness/guard:ro",
             "-v", f"{clock_dir}:/harness/clock:ro",
             "-v", f"{resolv}:/etc/resolv.conf:ro",
@@ -295,12 +312,28 @@ class DockerBackend(IsolationBackend):
         ])  # fmt: skip
         if container not in self.started:
             self.started.append(container)
+        self.limit_watch.started(container)
+        self.arm_limits[name] = docker_limits.applied(container, disk.size)
         ip = docker_net.container_addresses(container)[f"{self.prefix}-{name}"]
         return f"http://{ip}:{SEAM_PORT}"
 
     def arm_alive(self, name: str) -> bool:
         out = docker(["inspect", "-f", "{{.State.Running}}", f"{self.prefix}-{name}"], check=False)
         return out.strip() == "true"
+
+    def limit_hits(self, name: str) -> list[str]:
+        met = self.limit_watch.hits(f"{self.prefix}-{name}")
+        disk = self.disks.get(name)
+        if disk is not None and disk.full():
+            if name not in self.disk_full:  # once per filling, not on every later look
+                self.disk_full.add(name)
+                met.append("disk")
+        else:
+            self.disk_full.discard(name)
+        return met
+
+    def applied_limits(self) -> dict[str, AppliedLimits]:
+        return dict(self.arm_limits)
 
     async def restart_arm(self, name: str) -> ArmHandle:
         if self.proxy_info is None:
@@ -344,6 +377,11 @@ class DockerBackend(IsolationBackend):
         if self.started:
             docker(["rm", "-f", *self.started], timeout=60, check=False)
         self.started.clear()
+        for disk in self.disks.values():  # the arms' files, copied out as plain files
+            try:
+                disk.release()
+            except DiskError as e:
+                log.warning("an arm's disk was not released", arm=disk.arm, error=str(e))
         # The kernel log outlives the rules: read what they caught before forgetting them.
         self.egress_attempts()
         if self.run_id:

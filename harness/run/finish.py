@@ -52,6 +52,7 @@ def finish(plan: Plan, driven: Driven) -> RunResult:
     ran = driven.tally
     run.teardown_strays = by_destination(at_teardown(stray, ran.seen_strays, ran.last_turn_end))
     run.halted = str(driven.halted) if driven.halted else None
+    run.arm_limits = backend.applied_limits()
     run.passed = (
         driven.fatal is None
         and driven.halted is None

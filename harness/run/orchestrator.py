@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 import httpx
 import structlog
 
-from arms.client import SeamClient, SeamError
+from arms.client import SeamClient, SeamError, TurnResult
 from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
 from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
+from harness.run.limit_check import describe, limit_records
 from harness.run.proxy_control import ProxyControl
 from harness.run.rtt import live_upstreams, probe_all
 from harness.run.signals import CtrlC
@@ -102,6 +103,7 @@ class Orchestrator:
         self.seam_urls: dict[str, str] = {}  # arm -> its seam, for the round-trip probes
         self.rtt = RttLog(run_dir / "rtt.jsonl")
         self.upstreams = live_upstreams(run_dir, dict(study.file.vendors))
+        self.limited: set[str] = set()  # arms that met a bound: replaced before anything else
 
     @property
     def stopping(self) -> bool:
@@ -168,6 +170,9 @@ class Orchestrator:
                 await asyncio.sleep(BACKOFF_S * 2 ** (attempt - 1))
                 attempt += 1
                 await self._restart(arm)
+        if arm in self.limited:  # a fork bomb's leftovers must not slow the next arm
+            self.limited.discard(arm)
+            await self._restart(arm)
         # The arm is between turns. The proxy answers this only once it has logged every call
         # that ended before (a stream's record follows its end: proxy/after_reply.py), so the
         # memory controls, which read the calls of this item's turns, see them all.
@@ -235,11 +240,18 @@ class Orchestrator:
                 record.stray_connections = self.strays.this_turn[arm]
                 done.append(record)
                 raise
-            except (SeamError, httpx.HTTPError) as e:
+            except (SeamError, httpx.HTTPError, InfraError) as e:
+                # An arm that died of its own bound (OOM-killed) failed: no retry on a fresh arm.
+                if await self._met_bound(arm, records, number, len(item.turns), done):
+                    return
+                if isinstance(e, InfraError):
+                    raise
                 if await self.watch.machinery_failed(arm, e):
                     raise InfraError(f"turn {number}: {e}") from e
                 done.append(records.failed(number, "error", str(e)))
                 continue
+            if await self._met_bound(arm, records, number, len(item.turns), done, result):
+                return
             if result.outcome == "broken" and await self.watch.machinery_failed(arm, None):
                 raise InfraError(f"turn {number}: the arm's process died ({result.error})")
             record = records.answered(number, result)
@@ -259,6 +271,26 @@ class Orchestrator:
             await client.close_session(session_id)
         except (SeamError, httpx.HTTPError) as e:
             log.debug("closing the session failed", error=str(e))
+
+    async def _met_bound(
+        self,
+        arm: str,
+        records: AttemptRecords,
+        number: int,
+        turns: int,
+        done: list[TurnRecord],
+        result: TurnResult | None = None,
+    ) -> bool:
+        """Whether `arm` met one of its bounds in this turn: if so, this turn and the item's
+        later ones are recorded `resource_limit` and the arm is replaced before the next."""
+        met = await asyncio.to_thread(self.backend.limit_hits, arm)
+        if not met:
+            return False
+        why = describe(arm, met, self.backend.limits)
+        log.warning("resource limit", limit=met, error=why)
+        done += limit_records(records, number, turns, why, result)
+        self.limited.add(arm)
+        return True
 
     async def _probe(self, phase: ProbePhase) -> None:
         await probe_all(self.rtt, self.run_id, self.seam_urls, self.upstreams, phase)

@@ -119,6 +119,7 @@ def prepare(request: RunRequest) -> Plan:
             skipped_pairs=sum((item.id, arm) in skip for item in items for arm in arms),
             capabilities=capabilities if backend.isolation == "docker" else {},
             on_stray=study.file.on_stray,
+            limits=study.file.limits,
             allow_misses=request.allow_misses,
         ),
     )
@@ -267,4 +268,6 @@ def make_backend(
 
         backend = LocalBackend(run_dir, work_dir=study.path.parent if study else None)
     backend.isolation_reason = reason
+    if study is not None:
+        backend.limits = study.file.limits
     return backend
