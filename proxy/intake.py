@@ -4,7 +4,8 @@ A request the vendor would refuse for its shape is answered here with the vendor
 both modes: forwarding it in live mode would only pay for the same error. Hostile JSON (too deep,
 huge numbers, lone surrogates, duplicate keys: proxy.safe_json) and fields of the wrong type or
 value (stubs.checks) are refused before anything else reads the body, so the hash, the metering
-and the stubs only ever see a body of sane shape.
+and the stubs only ever see a body of sane shape. So is a top-level field the vendor does not
+accept (vendors.fields), with that vendor's own refusal.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from stubs.checks import check_body
 from stubs.errors import StubRequestError, error_reply
 from stubs.request import StubReply
 from stubs.routes import find_route
+from vendors.fields import unknown_field
 from vendors.hosts import default_purpose
 
 # Bodies the proxy reads as sent: it meters and hashes what the vendor will read, so it never
@@ -84,6 +86,8 @@ def intake(
 
 
 def _refusal(state: CallState, body: Any) -> StubReply | None:
+    if isinstance(body, dict):
+        state.body = body  # the call log names the model even of a refused request (a 404 too)
     if state.route is None:
         state.outcome = "bad_request"
         return error_reply(
@@ -92,7 +96,12 @@ def _refusal(state: CallState, body: Any) -> StubReply | None:
     if not isinstance(body, dict):
         state.outcome = "bad_request"
         return error_reply(state.vendor, 400, "The request body must be a JSON object.")
-    state.body = body  # the call log names the model even of a refused request
+    unknown = unknown_field(state.route.name, body)
+    if unknown is not None:
+        state.outcome = "bad_request"
+        return error_reply(
+            state.vendor, unknown.status, unknown.message, unknown.param, unknown.code
+        )
     try:
         check_body(state.route.name, body)
     except StubRequestError as e:
