@@ -23,6 +23,9 @@ VENDOR_HOSTS: dict[str, Vendor] = {
     "api.voyageai.com": "voyage",
 }
 
+# Anthropic paths an SDK may ask for without their /v1 (see split_vendor).
+UNVERSIONED_ANTHROPIC = frozenset({"messages", "models"})
+
 DEFAULT_UPSTREAMS: dict[Vendor, str] = {
     "anthropic": "https://api.anthropic.com",
     "openai": "https://api.openai.com",
@@ -37,7 +40,14 @@ def split_vendor(path: str, host: str, headers: dict[str, str]) -> tuple[Vendor,
     for vendor in VENDORS:
         prefix = "/" + vendor
         if bare == prefix or bare.startswith(prefix + "/"):
-            return vendor, bare[len(prefix) :] or "/"
+            rest = bare[len(prefix) :] or "/"
+            if vendor == "anthropic" and rest.split("/")[1] in UNVERSIONED_ANTHROPIC:
+                # The AI SDK's @ai-sdk/anthropic takes a base URL that ends in /v1 and posts
+                # `${baseURL}/messages`: with ANTHROPIC_BASE_URL=.../anthropic that is
+                # /anthropic/messages, which means Anthropic's /v1/messages (in both modes:
+                # live forwards this path).
+                rest = "/v1" + rest
+            return vendor, rest
     hostname = host.split(":", 1)[0].lower()
     if hostname in VENDOR_HOSTS:
         return VENDOR_HOSTS[hostname], bare

@@ -18,6 +18,9 @@ def sdk_env(host: str, port: int) -> dict[str, str]:
         "ANTHROPIC_BASE_URL": f"{base}/anthropic",
         "ANTHROPIC_API_KEY": PLACEHOLDER_KEY,
         "OPENAI_BASE_URL": f"{base}/openai/v1",
+        # The older name, still the one llama-index, langchain's older integrations and litellm
+        # read: without it they go for api.openai.com.
+        "OPENAI_API_BASE": f"{base}/openai/v1",
         "OPENAI_API_KEY": PLACEHOLDER_KEY,
         "CO_API_URL": f"{base}/cohere",
         "CO_API_KEY": PLACEHOLDER_KEY,
