@@ -20,6 +20,7 @@ from stubs.anthropic_request import MessagesPlan, check_messages, plan_messages
 from stubs.anthropic_schema_hints import restore_hints
 from stubs.anthropic_stream import message_events
 from stubs.context import StubContext
+from stubs.conversation import turn_of
 from stubs.errors import StubRequestError
 from stubs.grounding import grounding_of
 from stubs.replies import conversation_texts
@@ -27,6 +28,7 @@ from stubs.request import StubReply, StubRequest, Usage
 from stubs.schema_instance import instance_for
 from stubs.structured import structured_value
 from stubs.tokens import estimate_input_tokens, estimate_tokens
+from stubs.tool_policy import OfferedTool, focus_of, tools_to_call
 
 # What the vendor counts as input: the same fields for a call and for count_tokens.
 INPUT_FIELDS = ("system", "messages", "tools")
@@ -72,16 +74,39 @@ def _thinking_block(req: StubRequest, plan: MessagesPlan, user: str) -> tuple[di
     return block, estimate_tokens(thought)
 
 
+def _tools_to_call(req: StubRequest, ctx: StubContext, plan: MessagesPlan) -> list[tuple[str, str]]:
+    """The client tools the reply calls: a named `tool` choice forces it; `none` calls none;
+    unset, `auto` and `any` ask stubs.tool_policy (which honours disable_parallel_tool_use and
+    the stubs file's `tools` rules). Each comes with the part of the user's message its input
+    answers (stubs.tool_policy.focus_of)."""
+    if plan.forced_tool:
+        return [(plan.forced_tool, "")]
+    choice = req.body.get("tool_choice")
+    choice = choice if isinstance(choice, dict) else {}
+    if choice.get("type") == "none" or not plan.tools:
+        return []
+    offered = [
+        OfferedTool(name, str(tool.get("description") or "")) for name, tool in plan.tools.items()
+    ]
+    turn = turn_of(req.body)
+    chosen = tools_to_call(
+        offered,
+        "required" if plan.forced_tool == "" else "auto",
+        turn,
+        parallel=choice.get("disable_parallel_tool_use") is not True,
+        override=ctx.book.tool_override(req),
+    )
+    if len(chosen) == 1:
+        return [(chosen[0].name, "")]
+    return [(t.name, focus_of(turn.user, t)) for t in chosen]
+
+
 def _tool_use_block(
-    req: StubRequest, ctx: StubContext, plan: MessagesPlan
+    req: StubRequest, ctx: StubContext, plan: MessagesPlan, name: str, focus: str
 ) -> tuple[dict[str, Any], int]:
-    name = plan.forced_tool
-    if not name:  # "any": any client tool will do, so pick one by digest
-        names = list(plan.tools)
-        name = names[req.pick("tool_choice:any", len(names))]
     schema = plan.tools[name]["input_schema"]
     tool_input = structured_value(
-        req, ctx.book, schema, name, _sub_digest(req, "tool_input:" + name)
+        req, ctx.book, schema, name, _sub_digest(req, "tool_input:" + name), focus
     )
     block = {
         "type": "tool_use",
@@ -159,9 +184,13 @@ def build_message(req: StubRequest, ctx: StubContext) -> tuple[dict[str, Any], M
         block, thinking_tokens = _thinking_block(req, plan, user)
         content.append(block)
     stop_sequence: str | None = None
-    if plan.forced_tool is not None:
-        block, answer_tokens = _tool_use_block(req, ctx, plan)
-        content.append(block)
+    calls = _tools_to_call(req, ctx, plan)
+    if calls:
+        answer_tokens = 0
+        for name, focus in calls:
+            block, spent = _tool_use_block(req, ctx, plan, name, focus)
+            content.append(block)
+            answer_tokens += spent
         stop_reason = "tool_use"
     else:
         # Thinking is capped below max_tokens (budget < max_tokens, or half of it), so room >= 1.

@@ -152,19 +152,21 @@ def iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def grounding_of(body: dict[str, Any]) -> Grounding:
-    """The grounding of a request body (cached on its canonical JSON: one request, one parse)."""
-    return _grounding(json.dumps(body, sort_keys=True, default=str))
+def grounding_of(body: dict[str, Any], focus: str = "") -> Grounding:
+    """The grounding of a request body (cached on its canonical JSON: one request, one parse);
+    a `focus` (part of the user's text) puts its names and numbers first."""
+    return _grounding(json.dumps(body, sort_keys=True, default=str), focus)
 
 
 @functools.lru_cache(maxsize=256)
-def _grounding(key: str) -> Grounding:
+def _grounding(key: str, focus: str) -> Grounding:
     body = json.loads(key)
     texts = [
         t for name in ("system", "instructions", "messages", "input") for t in _texts(body, name)
     ]
     whole = "\n".join(texts)[:_MAX_TEXT]
-    return grounding_from(said_text(body, whole), whole)
+    said = said_text(body, whole)
+    return grounding_from(f"{focus}\n{said}" if focus else said, whole)
 
 
 def grounding_from(said: str, whole: str = "") -> Grounding:

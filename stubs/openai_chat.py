@@ -12,7 +12,6 @@ from stubs.openai_common import (
     CREATED,
     SYSTEM_FINGERPRINT,
     dumps,
-    forced_function,
     json_object_text,
     reasoning_tokens,
     seed,
@@ -20,6 +19,7 @@ from stubs.openai_common import (
     token_logprobs,
     variant,
 )
+from stubs.openai_tools import functions_to_call
 from stubs.output_limit import cut_to_tokens
 from stubs.request import StubReply, StubRequest, Usage
 from stubs.structured import structured_json
@@ -79,20 +79,30 @@ def check_chat(body: dict[str, Any]) -> None:
 def _choice(req: StubRequest, ctx: StubContext, params: ChatParams, index: int) -> ChatChoice:
     vreq = variant(req, index)
     thinking = reasoning_tokens(vreq, params.model, params.effort)
-    forced = forced_function(
-        vreq, "chat", params.functions, params.tool_choice, params.named_function
+    called = functions_to_call(
+        vreq, ctx.book, params.functions, params.tool_choice, params.named_function
     )
-    if forced is not None:
-        arguments = structured_json(
-            vreq, ctx.book, forced.parameters, forced.name, seed(vreq, "arguments:" + forced.name)
-        )
-        call = {
-            "id": "call_" + vreq.token_id("call"),
-            "type": "function",
-            "function": {"name": forced.name, "arguments": arguments},
-        }
-        spent = estimate_tokens(forced.name + arguments) + thinking
-        return ChatChoice(index, None, [call], "tool_calls", [], None, spent, thinking)
+    if called:
+        calls = []
+        spent = thinking
+        for i, (function, focus) in enumerate(called):
+            arguments = structured_json(
+                vreq,
+                ctx.book,
+                function.parameters,
+                function.name,
+                seed(vreq, "arguments:" + function.name),
+                focus,
+            )
+            calls.append(
+                {
+                    "id": "call_" + vreq.token_id("call" if i == 0 else f"call:{i}"),
+                    "type": "function",
+                    "function": {"name": function.name, "arguments": arguments},
+                }
+            )
+            spent += estimate_tokens(function.name + arguments)
+        return ChatChoice(index, None, calls, "tool_calls", [], None, spent, thinking)
     if params.format_type == "json_schema":
         text = structured_json(
             vreq, ctx.book, params.schema, params.schema_name, seed(vreq, "response_format")

@@ -60,13 +60,17 @@ def _choice_deltas(choice: ChatChoice, params: ChatParams) -> list[dict[str, Any
 
     out: list[dict[str, Any]] = []
     if choice.tool_calls:
-        call = choice.tool_calls[0]
-        head = {**call, "index": 0, "function": {"name": call["function"]["name"], "arguments": ""}}
-        out.append(
-            entry({"role": "assistant", "content": None, "tool_calls": [head], "refusal": None})
-        )
-        for piece in pieces(call["function"]["arguments"], _ARGUMENT_PIECE):
-            out.append(entry({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}))
+        # Each call opens with its id and name (the first with the role), then its arguments
+        # in small pieces; parallel calls follow one another, told apart by `index`.
+        for i, call in enumerate(choice.tool_calls):
+            name = call["function"]["name"]
+            head = {**call, "index": i, "function": {"name": name, "arguments": ""}}
+            opening: dict[str, Any] = {"tool_calls": [head]}
+            if i == 0:
+                opening = {"role": "assistant", "content": None, **opening, "refusal": None}
+            out.append(entry(opening))
+            for piece in pieces(call["function"]["arguments"], _ARGUMENT_PIECE):
+                out.append(entry({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
     else:
         wants_logprobs = params.logprobs and choice.logprobs is not None
         out.append(

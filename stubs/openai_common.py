@@ -256,6 +256,7 @@ def check_top_logprobs(body: dict[str, Any], enabled: bool) -> int:
 class FunctionSpec:
     name: str
     parameters: dict[str, Any]
+    description: str = ""
 
 
 def forced_function(
@@ -305,7 +306,14 @@ def parse_function_tools(
                 f"Invalid type for '{where}.parameters': expected an object.",
                 f"{where}.parameters",
             )
-        functions.append(FunctionSpec(function["name"], parameters or EMPTY_OBJECT_SCHEMA))
+        description = function.get("description")
+        functions.append(
+            FunctionSpec(
+                function["name"],
+                parameters or EMPTY_OBJECT_SCHEMA,
+                description if isinstance(description, str) else "",
+            )
+        )
     choice = body.get("tool_choice")
     check_tool_choice_has_tools(choice, tools)
     return functions, choice

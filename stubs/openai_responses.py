@@ -10,7 +10,6 @@ from stubs.openai_common import (
     CREATED,
     EMPTY_OBJECT_SCHEMA,
     dumps,
-    forced_function,
     is_reasoning_model,
     json_object_text,
     reasoning_tokens,
@@ -20,6 +19,7 @@ from stubs.openai_common import (
 )
 from stubs.openai_responses_request import ResponsesParams, parse_responses
 from stubs.openai_responses_stream import stream_events
+from stubs.openai_tools import functions_to_call
 from stubs.output_limit import cut_to_tokens, max_output_tokens
 from stubs.request import StubReply, StubRequest, Usage
 from stubs.structured import structured_json
@@ -32,28 +32,35 @@ def responses(req: StubRequest, ctx: StubContext) -> StubReply:
     output: list[dict[str, Any]] = []
     if thinking:
         output.append({"id": "rs_" + req.token_id("reasoning"), "type": "reasoning", "summary": []})
-    forced = forced_function(
-        req, "responses", params.functions, params.tool_choice, params.named_function
+    called = functions_to_call(
+        req, ctx.book, params.functions, params.tool_choice, params.named_function
     )
     tokens: list[str] = []
     logprobs: list[dict[str, Any]] = []
     cut = False
-    if forced is not None:
+    written = 0
+    for i, (function, focus) in enumerate(called):
         arguments = structured_json(
-            req, ctx.book, forced.parameters, forced.name, seed(req, "arguments:" + forced.name)
+            req,
+            ctx.book,
+            function.parameters,
+            function.name,
+            seed(req, "arguments:" + function.name),
+            focus,
         )
+        suffix = "" if i == 0 else f":{i}"
         output.append(
             {
-                "id": "fc_" + req.token_id("function_call"),
+                "id": "fc_" + req.token_id("function_call" + suffix),
                 "type": "function_call",
                 "status": "completed",
                 "arguments": arguments,
-                "call_id": "call_" + req.token_id("call"),
-                "name": forced.name,
+                "call_id": "call_" + req.token_id("call" + suffix),
+                "name": function.name,
             }
         )
-        written = estimate_tokens(forced.name + arguments)
-    else:
+        written += estimate_tokens(function.name + arguments)
+    if not called:
         text = _reply_text(req, ctx, params)
         # max_output_tokens covers reasoning and answer; a cut answer is exactly what is left.
         limit = max_output_tokens(req.body, ("max_output_tokens",))

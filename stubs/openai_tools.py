@@ -15,8 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from stubs.conversation import turn_of
 from stubs.errors import StubRequestError
-from stubs.openai_common import FunctionSpec, parse_function_tools
+from stubs.openai_common import FunctionSpec, forced_function, parse_function_tools
+from stubs.replies import ReplyBook
+from stubs.request import StubRequest
+from stubs.tool_policy import OfferedTool, focus_of, tools_to_call
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,36 @@ def parse_tools(body: dict[str, Any], wire: ToolWire) -> ToolOffer:
             400, f"Invalid value for 'tool_choice.type': '{kind}'.", "tool_choice.type"
         )
     return offer
+
+
+def functions_to_call(
+    req: StubRequest,
+    book: ReplyBook,
+    functions: list[FunctionSpec],
+    tool_choice: Any,
+    named: str | None,
+) -> list[tuple[FunctionSpec, str]]:
+    """The functions a reply calls (stubs.tool_policy), each with the part of the user's
+    message its arguments answer (stubs.tool_policy.focus_of); [] for a text answer. A choice that
+    names a function forces it; `none` never calls; unset, `auto` and `required` ask the
+    policy, which honours `parallel_tool_calls` and the stubs file's `tools` rules."""
+    if named is not None:
+        forced = forced_function(req, "", functions, tool_choice, named)
+        return [(forced, "")] if forced is not None else []
+    if tool_choice not in (None, "auto", "required") or not functions:
+        return []
+    offered = [OfferedTool(f.name, f.description) for f in functions]
+    turn = turn_of(req.body)
+    chosen = tools_to_call(
+        offered,
+        "required" if tool_choice == "required" else "auto",
+        turn,
+        parallel=req.body.get("parallel_tool_calls") is not False,
+        override=book.tool_override(req),
+    )
+    by_name = {f.name: f for f in functions}
+    focus = (lambda t: focus_of(turn.user, t)) if len(chosen) > 1 else (lambda t: "")
+    return [(by_name[t.name], focus(t)) for t in chosen]
 
 
 def _function_of(wire: ToolWire, i: int, tool: Any) -> tuple[dict[str, Any], str] | None:

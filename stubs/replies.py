@@ -23,12 +23,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from stubs.conversation import turn_of
 from stubs.delays import DelayRule
 from stubs.minilm import MinilmUnavailable, check_available
 from stubs.prompt_parts import build_parts, check_part, render_json, string_values
 from stubs.request import StubRequest
 
 STUBS_SCHEMA = 1
+_RESULT_CHARS = 600  # of each tool result quoted in the answer that uses it
 
 
 class StubsFileError(ValueError):
@@ -50,15 +52,27 @@ class Rule(BaseModel):
     reply: str | None = None
     replies: list[str] = Field(default_factory=list)
     json_template: Any = Field(None, alias="json")
+    # Whether a reply offered tools calls one (stubs.tool_policy): "never", "first" (the first
+    # tool offered) or a tool's name. A rule may give only this, and no reply.
+    tools: str | None = None
 
     @model_validator(mode="after")
     def _one_reply_source(self) -> Rule:
-        given = [self.reply is not None, bool(self.replies), self.json_template is not None]
-        if sum(given) != 1:
-            raise ValueError(f"rule {self.name!r}: give exactly one of `reply`, `replies`, `json`")
+        given = sum([self.reply is not None, bool(self.replies), self.json_template is not None])
+        if given > 1 or (given == 0 and self.tools is None):
+            raise ValueError(
+                f"rule {self.name!r}: give exactly one of `reply`, `replies`, `json` "
+                "(or only `tools`)"
+            )
+        if self.tools is not None and not self.tools.strip():
+            raise ValueError(f'rule {self.name!r}: `tools` is "never", "first" or a tool name')
         for name, spec in self.parts.items():
             check_part(name, spec)
         return self
+
+    @property
+    def has_reply(self) -> bool:
+        return self.reply is not None or bool(self.replies) or self.json_template is not None
 
     def templates(self) -> list[str]:
         return [self.reply] if self.reply is not None else self.replies
@@ -77,13 +91,15 @@ class Rule(BaseModel):
 
 
 class EmbeddingsConfig(BaseModel):
-    """`[embeddings]`: which record-mode embedder answers /v1/embeddings (stubs.embeddings)."""
+    """`[embeddings]`: which record-mode embedder answers /v1/embeddings and rerank
+    (stubs.embeddings)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    # "hash": shared words and word pieces, no model (the default); "minilm": by meaning,
-    # all-MiniLM-L6-v2 from the optional `harness[minilm]` extra (stubs.minilm).
-    model: Literal["hash", "minilm"] = "hash"
+    # "static": by meaning, MiniLM's distilled token vectors (the default, stubs.static_embeddings);
+    # "hash": shared words and word pieces, no model; "minilm": by meaning, all-MiniLM-L6-v2
+    # itself from the optional `harness[minilm]` extra (stubs.minilm).
+    model: Literal["static", "hash", "minilm"] = "static"
 
 
 class StubsFile(BaseModel):
@@ -96,44 +112,11 @@ class StubsFile(BaseModel):
     embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
 
 
-def _text_of_content(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict) and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-        return "\n".join(parts)
-    return ""
-
-
 def conversation_texts(body: dict[str, Any]) -> tuple[str, str]:
-    """(system text, last user text) of an Anthropic, chat-completions or Responses request."""
-    system_parts: list[str] = []
-    user = ""
-    if "system" in body:
-        system_parts.append(_text_of_content(body["system"]))
-    if isinstance(body.get("instructions"), str):
-        system_parts.append(body["instructions"])
-    messages = body.get("messages")
-    if messages is None:
-        messages = body.get("input")
-    if isinstance(messages, str):
-        user = messages
-    elif isinstance(messages, list):
-        for msg in messages:
-            if not isinstance(msg, dict):
-                continue
-            role = msg.get("role")
-            text = _text_of_content(msg.get("content"))
-            if role in ("system", "developer"):
-                system_parts.append(text)
-            elif role == "user":
-                user = text
-    return "\n".join(p for p in system_parts if p), user
+    """(system text, newest user text) of an Anthropic, chat-completions or Responses request:
+    a message carrying only tool results is not the user speaking (stubs.conversation)."""
+    turn = turn_of(body)
+    return turn.system, turn.user
 
 
 class ReplyBook:
@@ -174,13 +157,31 @@ class ReplyBook:
         return cls(merged)
 
     def choose(self, req: StubRequest) -> str:
-        """The reply text for a conversational request: a pure function of the request."""
-        system, user = conversation_texts(req.body)
+        """The reply text for a conversational request: a pure function of the request. A
+        rule answers first; then, once tools have answered the user's newest message, a reply
+        that uses their results; then the purpose's canned replies."""
+        turn = turn_of(req.body)
+        system, user = turn.system, turn.user
         ruled = self._by_rule(req, system, user, None)
         if ruled is not None:
             return ruled
+        if turn.results:
+            return answer_from_results(turn.results)
         options = self.stubs.replies.get(req.purpose) or self.stubs.replies.get("main") or [""]
         return render(options[req.pick("purpose:" + req.purpose, len(options))], req, system, user)
+
+    def ruled(self, req: StubRequest) -> str | None:
+        """A rule's reply for a conversational request, or None when no rule answers it."""
+        system, user = conversation_texts(req.body)
+        return self._by_rule(req, system, user, None)
+
+    def tool_override(self, req: StubRequest) -> str | None:
+        """The `tools` setting of the first rule that matches the request and sets one."""
+        system, user = conversation_texts(req.body)
+        for rule in self.stubs.rules:
+            if rule.tools is not None and rule.matches(req, system, user, None):
+                return rule.tools
+        return None
 
     def structured(self, req: StubRequest, schema: str | None) -> str | None:
         """A rule's reply for a structured request whose schema (or tool) is named `schema`, or
@@ -190,9 +191,17 @@ class ReplyBook:
 
     def _by_rule(self, req: StubRequest, system: str, user: str, schema: str | None) -> str | None:
         for rule in self.stubs.rules:
-            if rule.matches(req, system, user, schema):
+            if rule.has_reply and rule.matches(req, system, user, schema):
                 return _render_rule(rule, req, system, user)
         return None
+
+
+def answer_from_results(results: tuple[str, ...]) -> str:
+    """A text answer that uses what the tools returned, as a model's answer after its calls."""
+    found = [" ".join(r.split())[:_RESULT_CHARS] for r in results if r.strip()]
+    if not found:
+        return "The tool returned nothing, so I have no more to add."
+    return "Here is what I found: " + "; ".join(found)
 
 
 def _render_rule(rule: Rule, req: StubRequest, system: str, user: str) -> str:

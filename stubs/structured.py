@@ -21,9 +21,16 @@ from stubs.schema_instance import instance_for
 
 
 def structured_value(
-    req: StubRequest, book: ReplyBook, schema: dict[str, Any], name: str | None, seed: bytes
+    req: StubRequest,
+    book: ReplyBook,
+    schema: dict[str, Any],
+    name: str | None,
+    seed: bytes,
+    focus: str = "",
 ) -> Any:
-    """The value (not yet serialised) for `schema`, named `name` (schema or tool name)."""
+    """The value (not yet serialised) for `schema`, named `name` (schema or tool name).
+    `focus` is the part of the user's message a tool call answers, whose names and numbers
+    come first (two parallel calls each take their own city)."""
     ruled = book.structured(req, name or _title(schema))
     if ruled is not None:
         try:
@@ -32,14 +39,19 @@ def structured_value(
             value = None
         if value is not None and _valid(schema, value):
             return value
-    return instance_for(schema, seed, grounding_of(req.body))
+    return instance_for(schema, seed, grounding_of(req.body, focus))
 
 
 def structured_json(
-    req: StubRequest, book: ReplyBook, schema: dict[str, Any], name: str | None, seed: bytes
+    req: StubRequest,
+    book: ReplyBook,
+    schema: dict[str, Any],
+    name: str | None,
+    seed: bytes,
+    focus: str = "",
 ) -> str:
     """Compact JSON text, as the model sends structured output and tool arguments."""
-    value = structured_value(req, book, schema, name, seed)
+    value = structured_value(req, book, schema, name, seed, focus)
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 

@@ -1,0 +1,172 @@
+"""Whether a record-mode reply calls a tool, and which: decided from the request alone.
+
+Agent frameworks offer tools and leave `tool_choice` unset; a stub that calls a tool only when
+forced never runs their loop. The policy, for a `tool_choice` that allows a call (unset, `auto`,
+Anthropic's `any`, OpenAI's `required`):
+- while the newest user message has no tool result after it, call the tool that fits it: the
+  one whose name and description are most similar to the user's words by the record-mode
+  embedder (over FIT_THRESHOLD), or one the prompt names, or the best one when the instructions
+  say to use tools; `required`/`any` always call the best tool;
+- once a result is in, answer in text (stubs.replies uses the result) unless the result names
+  another offered tool, which is then called: each tool at most once per user message, so no
+  agent loops forever on a stub;
+- with parallel calls allowed, every tool that fits about as well as the best is called at once;
+- a stubs rule's `tools = "never" | "first" | "<name>"` overrides all of this.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from stubs.conversation import Turn
+from stubs.embeddings import hash_embedding
+
+Choice = Literal["auto", "required"]
+
+# Cosine over content words above which a tool fits the user's message (hash embedder: unrelated
+# texts score below 0.15, a message naming what the tool does 0.4 and up).
+FIT_THRESHOLD = 0.25
+# Parallel calls include tools scoring at least this share of the best one.
+_PARALLEL_SHARE = 0.75
+_MAX_PARALLEL = 4
+_DIMS = 512
+# fmt: off
+_STOP = frozenset((
+    "a", "an", "the", "is", "are", "was", "were", "be", "been", "am", "i", "me", "my", "we",
+    "our", "you", "your", "he", "she", "it", "they", "them", "his", "her", "its", "their", "this",
+    "that", "these", "those", "there", "here", "what", "whats", "when", "where", "who", "why",
+    "how", "which", "do", "does", "did", "to", "of", "in", "on", "at", "for", "from", "by",
+    "with", "about", "as", "and", "or", "but", "if", "then", "so", "not", "no", "yes", "can",
+    "could", "would", "should", "will", "shall", "may", "might", "must", "please", "tell", "give",
+    "get", "set", "make", "let", "now", "right", "current", "currently", "some", "any", "all",
+    "just", "also", "very", "really", "tool", "tools", "function", "use", "call",
+))
+# fmt: on
+_WORD_RE = re.compile(r"[a-z0-9]+")
+_CLAUSE_RE = re.compile(r"(?<=[.!?;])\s+|\n+|,?\s+(?:and|also|then|plus)\s+", re.I)
+_CAMEL_RE = re.compile(r"([a-z])([A-Z])")
+# "Use tools.", "Always call a tool", "You must use the tools": instructions to call one.
+_USE_TOOLS_RE = re.compile(
+    r"(?:^|[.!?:\n]\s*)(?:always\s+|you\s+must\s+|you\s+should\s+)?(?:use|call|invoke)\s+"
+    r"(?:the\s+|your\s+|a\s+|an\s+|one\s+of\s+the\s+)?(?:\w+\s+)?tools?\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class OfferedTool:
+    name: str
+    description: str = ""
+
+
+def similarity(a: str, b: str) -> float:
+    """How alike two texts are by the record-mode embedder (the switch to another embedder's
+    similarity is this one function)."""
+    return float(np.dot(_vector(a), _vector(b)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _vector(text: str) -> Any:
+    return hash_embedding(text, _DIMS)
+
+
+def content_words(text: str) -> str:
+    """The words that carry meaning: identifiers split (get_weather, getWeather), stop words
+    and the words every tool offer shares ("get", "tool") dropped."""
+    spaced = _CAMEL_RE.sub(r"\1 \2", text).replace("_", " ").replace("-", " ").lower()
+    return " ".join(w for w in _WORD_RE.findall(spaced) if w not in _STOP)
+
+
+def fit_score(user: str, tool: OfferedTool) -> float:
+    said = content_words(user)
+    offered = content_words(f"{tool.name} {tool.description}")
+    if not said or not offered:
+        return 0.0
+    return similarity(said, offered)
+
+
+def focus_of(user: str, tool: OfferedTool) -> str:
+    """The clause of the user's message that fits `tool` best ("the time in Tokyo" of "the
+    weather in Paris and the time in Tokyo"), so its arguments take that clause's values."""
+    clauses = _clauses(user)
+    if len(clauses) < 2:
+        return ""
+    return max(clauses, key=lambda c: fit_score(c, tool))
+
+
+def _named_in(text: str, name: str) -> bool:
+    if len(name) < 3:
+        return False
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+
+
+def tools_to_call(
+    tools: Sequence[OfferedTool],
+    choice: Choice,
+    turn: Turn,
+    parallel: bool,
+    override: str | None = None,
+) -> list[OfferedTool]:
+    """The tools the reply calls, in order; [] means answer in text."""
+    if not tools:
+        return []
+    fresh = [t for t in tools if t.name not in turn.called]
+    if override is not None:
+        return _overridden(tools, fresh, override, choice)
+    if turn.results and choice == "auto":
+        # A result that names another offered tool asks for it; otherwise the answer is text.
+        asked = [t for t in fresh if any(_named_in(r, t.name) for r in turn.results)]
+        return asked[:1]
+    pool = fresh or (list(tools) if choice == "required" else [])
+    if not pool:
+        return []
+    scored = sorted(
+        ((_score(turn, t), i, t) for i, t in enumerate(pool)), key=lambda s: (-s[0], s[1])
+    )
+    best_score, _, best = scored[0]
+    if best_score < FIT_THRESHOLD:
+        told = _USE_TOOLS_RE.search(turn.system) or _USE_TOOLS_RE.search(turn.user)
+        if choice == "required" or (told and turn.user.strip()):
+            return [best]
+        return []
+    if not parallel:
+        return [best]
+    # Parallel calls: every tool about as fit as the best, and the best tool of each clause
+    # ("the weather in Paris and the time in Tokyo" asks two things).
+    floor = max(FIT_THRESHOLD, best_score * _PARALLEL_SHARE)
+    wanted = {t.name for s, _, t in scored if s >= floor}
+    for clause in _clauses(turn.user):
+        top = max(pool, key=lambda t: fit_score(clause, t))
+        if fit_score(clause, top) >= FIT_THRESHOLD:
+            wanted.add(top.name)
+    return [t for _, _, t in scored if t.name in wanted][:_MAX_PARALLEL]
+
+
+def _clauses(user: str) -> list[str]:
+    return [c.strip() for c in _CLAUSE_RE.split(user) if c.strip()]
+
+
+def _score(turn: Turn, tool: OfferedTool) -> float:
+    fit = max([fit_score(turn.user, tool), *(fit_score(c, tool) for c in _clauses(turn.user))])
+    # A tool the user or the instructions name is meant to be called: it outranks similarity.
+    if _named_in(turn.user, tool.name) or _named_in(turn.system, tool.name):
+        return 1.0 + fit
+    return fit
+
+
+def _overridden(
+    tools: Sequence[OfferedTool], fresh: list[OfferedTool], override: str, choice: Choice
+) -> list[OfferedTool]:
+    if override == "never":
+        return [tools[0]] if choice == "required" else []
+    wanted = tools[0].name if override == "first" else override
+    for tool in fresh if choice == "auto" else tools:
+        if tool.name == wanted:
+            return [tool]
+    return [tools[0]] if choice == "required" else []
