@@ -17,7 +17,8 @@
     arm_order_seed = 7
     stubs = "stubs.toml"                  # record mode's replies (optional)
     prices = "prices.toml"                # live mode's price table (optional: packaged one)
-    ledger = "ledger.jsonl"
+    ledger = "ledger.jsonl"               # or "postgresql://user@host/db" (one cap across
+                                          # machines; $HARNESS_LEDGER_URL overrides it)
     stage = "default"
     stage_cap = "10"
     mask = ["messages.0.content"]         # extra volatile body paths (harness/checks/masks.py)
@@ -49,6 +50,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shlex
 import tomllib
@@ -70,6 +72,9 @@ from harness.datasets.draw import Drawn
 from harness.datasets.model import DatasetError, Memory
 from harness.datasets.source import ItemsSource, draw_from, load_memories
 from harness.errors import HarnessError
+from ledger.errors import LedgerError
+from ledger.ledger import is_url, refuse_password, where
+from ledger.pg_store import is_postgres_url
 from proxy.sampling import Pins, PinsError
 from proxy.settings import PurposeRule as ProxyPurposeRule
 from rundir.limits import ResourceLimits
@@ -310,6 +315,8 @@ class Study(BaseModel):
     stubs_path: Path | None
     ca_bundle_path: Path | None = None
     ledger_path: Path
+    # A postgresql:// ledger (the study's `ledger`, or $HARNESS_LEDGER_URL), in place of the file.
+    ledger_url: str | None = None
     study_sha256: str
     compose_sha256: str | None
     items_sha256: str
@@ -322,6 +329,11 @@ class Study(BaseModel):
     @property
     def deadline_ms(self) -> int:
         return self.file.deadline_ms
+
+    @property
+    def ledger_location(self) -> Path | str:
+        """Where live runs are charged: the PostgreSQL URL if there is one, else the file."""
+        return self.ledger_url or self.ledger_path
 
     def capabilities(self, arm: str) -> list[str]:
         """What `arm`'s container gets back on top of none: the study's and the arm's own."""
@@ -389,11 +401,27 @@ def load_study(path: Path) -> Study:
         prices_path=_existing(path, "prices", file.prices) if file.prices else None,
         stubs_path=_existing(path, "stubs", file.stubs) if file.stubs else None,
         ca_bundle_path=_existing(path, "ca_bundle", file.ca_bundle) if file.ca_bundle else None,
-        ledger_path=base / file.ledger,
+        ledger_path=base / ("ledger.jsonl" if is_url(file.ledger) else file.ledger),
+        ledger_url=_ledger_url(path, file.ledger),
         study_sha256=sha256(path),
         compose_sha256=sha256(compose_path) if compose_path else None,
         items_sha256=sha256(items_path),
     )
+
+
+def _ledger_url(study: Path, ledger: str) -> str | None:
+    """The PostgreSQL ledger: $HARNESS_LEDGER_URL (set on every shard of a cluster run, so the
+    study file and its hash stay the same), else the study's `ledger` if it is a URL."""
+    url = os.environ.get("HARNESS_LEDGER_URL") or (ledger if is_url(ledger) else None)
+    if url is None:
+        return None
+    try:
+        if not is_postgres_url(url):
+            raise LedgerError(f"{where(url)} is not a postgresql:// URL")
+        refuse_password(url)
+    except LedgerError as e:
+        raise HarnessError(f"{study}: field 'ledger': {e}") from None
+    return url
 
 
 def _existing(study: Path, field: str, value: str) -> Path:

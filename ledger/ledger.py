@@ -34,7 +34,7 @@ from ledger.entries import (
 )
 from ledger.errors import CapExceeded, LedgerError
 from ledger.file_store import FileStore, file_lines
-from ledger.pg_store import PostgresStore, is_postgres_url, printable, read_lines
+from ledger.pg_store import PostgresStore, has_password, is_postgres_url, printable, read_lines
 from ledger.state import LedgerState
 from ledger.store import LedgerStore, VerifyReport, scan_lines
 
@@ -72,6 +72,30 @@ def exists(location: Location) -> bool:
     return is_url(location) or Path(location).exists()
 
 
+def refuse_password(location: Location) -> None:
+    """A location that will be written to a run directory must not carry a password."""
+    if isinstance(location, str) and has_password(location):
+        raise LedgerError(
+            f"the ledger URL {where(location)} carries a password, which would be written to "
+            "the run directory: put it in PGPASSWORD or ~/.pgpass and leave it out of the URL"
+        )
+
+
+def display_name(location: Location) -> str:
+    """A short name for messages: a file's base name, a URL without its password."""
+    return where(location) if is_url(location) else Path(location).name
+
+
+def as_location(text: str) -> Location:
+    """A location as written (a flag, a study field, run.json): a URL stays a string."""
+    return text if is_url(text) else Path(text)
+
+
+def entry_lines(location: Location) -> list[bytes]:
+    """Every stored entry's bytes in order, unchecked (an unfinished file tail included)."""
+    return read_lines(str(location)) if is_url(location) else file_lines(Path(location))
+
+
 def chain_end(location: Location) -> tuple[int, str] | None:
     """The ledger's length and head (what a run's manifest keeps), or None with no ledger yet."""
     if not is_url(location) and not Path(location).is_file():
@@ -87,10 +111,9 @@ def verify(location: Location) -> VerifyReport:
     the last entries leaves a shorter chain that is still valid (compare `head` with a saved
     copy, as `harness audit` does with the head a run's manifest kept).
     """
-    url = is_url(location)
-    lines = read_lines(str(location)) if url else file_lines(Path(location))
+    lines = entry_lines(location)
     state = LedgerState()
-    scan = scan_lines(lines, state, 1, stop_at_first=False, may_tear=not url)
+    scan = scan_lines(lines, state, 1, stop_at_first=False, may_tear=not is_url(location))
     torn = None
     if scan.torn is not None:
         data = b"\n".join(lines)  # the file's bytes again

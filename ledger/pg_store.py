@@ -56,6 +56,12 @@ def is_postgres_url(location: str) -> bool:
     return location.startswith(URL_SCHEMES)
 
 
+def has_password(url: str) -> bool:
+    """Whether a URL carries a password (in its user part or a `password=` parameter)."""
+    parts = urlsplit(url)
+    return parts.password is not None or "password=" in parts.query
+
+
 def printable(url: str) -> str:
     """The URL without its password, for logs, errors and run.json."""
     parts = urlsplit(url)

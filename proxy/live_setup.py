@@ -13,7 +13,7 @@ import structlog
 
 from ledger.budget import RunBudget
 from ledger.errors import CapExceeded, LedgerError
-from ledger.ledger import Ledger
+from ledger.ledger import Ledger, where
 from ledger.prices import PriceTable, load_prices
 from ledger.settlements import SettlementWriter
 from proxy.live import LiveConfig, LiveMode
@@ -82,8 +82,9 @@ def start_live(
             "live mode found no vendor key in the proxy's environment: set ANTHROPIC_API_KEY "
             "and/or OPENAI_API_KEY for the proxy (arms only ever hold a placeholder)"
         )
-    if not opts.harness_ledger:
-        raise LiveSetupError("live mode needs a ledger file: pass --ledger FILE")
+    location = opts.harness_ledger_url or opts.harness_ledger
+    if not location:
+        raise LiveSetupError("live mode needs a ledger: pass --ledger FILE or a postgresql:// URL")
     cap = Decimal(opts.harness_cap)
     try:
         prices = load_prices(Path(opts.harness_prices) if opts.harness_prices else None)
@@ -95,9 +96,9 @@ def start_live(
         raise LiveSetupError(f"cannot load pinned sampling from {opts.harness_pins}: {e}") from e
     run_id = opts.harness_run_id
     try:
-        ledger = Ledger(Path(opts.harness_ledger))
+        ledger = Ledger(location if opts.harness_ledger_url else Path(location))
     except (LedgerError, OSError) as e:
-        raise LiveSetupError(f"cannot open the ledger {opts.harness_ledger}: {e}") from e
+        raise LiveSetupError(f"cannot open the ledger {where(location)}: {e}") from e
     try:
         stage_cap = Decimal(opts.harness_stage_cap) if opts.harness_stage_cap else cap
         if opts.harness_stage not in ledger.state().stages:
@@ -108,7 +109,7 @@ def start_live(
         raise LiveSetupError(str(e)) from e
     except LedgerError as e:
         ledger.close()
-        raise LiveSetupError(f"ledger {opts.harness_ledger}: {e}") from e
+        raise LiveSetupError(f"ledger {ledger.where}: {e}") from e
     # The tokenizer's vocabularies take about a second to load: do it now, not on the event loop
     # in the middle of the first cut call.
     preload()

@@ -31,7 +31,7 @@ PROXY_READY = "harness proxy ready"
 MODES = ("record", "live", "replay")
 # Settings only live mode reads: left out of the options otherwise, so a record run's options
 # never name a ledger or a cap it does not use.
-LIVE_ONLY = ("cap", "prices", "ledger", "stage", "stage_cap")
+LIVE_ONLY = ("cap", "prices", "ledger", "ledger_url", "stage", "stage_cap")
 
 
 class ProxySettingsError(ValueError):
@@ -80,6 +80,9 @@ class ProxySettings(BaseModel):
     cap: str = Field("", description="Live: the run's cap in USD.")
     prices: Path | None = Field(None, description="Live: price table TOML (default: packaged).")
     ledger: Path | None = Field(None, description="Live: the spend ledger file.")
+    # A postgresql:// ledger, in place of the file (one stage cap across machines). Written to
+    # proxy.json, so it never carries a password (PGPASSWORD or ~/.pgpass hold that).
+    ledger_url: str = Field("", description="Live: a postgresql:// ledger instead of the file.")
     stage: str = Field("default", description="Live: the ledger stage the run belongs to.")
     stage_cap: str = Field("", description="Live: the stage's cap in USD, if it is new.")
     deadline: float = Field(60.0, description="Live: upstream deadline per call, seconds.")

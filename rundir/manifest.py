@@ -107,7 +107,7 @@ def write_manifest(
     header: RunHeader,
     *,
     prices: Path | None = None,
-    ledger: Path | None = None,
+    ledger: Path | str | None = None,
     ledger_chain: tuple[int, str] | None = None,
     images: dict[str, str] | None = None,
 ) -> Manifest:
@@ -133,7 +133,8 @@ def write_manifest(
         prices_path=str(prices.resolve()) if prices is not None else None,
         stubs_sha256=header.stubs_sha256,
         images=dict(images or {}),
-        ledger_path=str(ledger.resolve()) if ledger is not None else None,
+        # A file's absolute path, or a database's URL as given (never with a password).
+        ledger_path=str(ledger.resolve()) if isinstance(ledger, Path) else ledger,
         files=list_files(run_dir),
     )
     if ledger_chain is not None and header.mode == "live":

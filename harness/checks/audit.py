@@ -21,8 +21,16 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import HarnessError
-from ledger.errors import PriceTableError, UnknownModelError
-from ledger.ledger import verify
+from ledger.errors import LedgerError, PriceTableError, UnknownModelError
+from ledger.ledger import (
+    Location,
+    as_location,
+    display_name,
+    entry_lines,
+    exists,
+    verify,
+    where,
+)
 from ledger.prices import PriceTable, TokenCounts, UnpricedToolError, cost, load_prices
 from rundir.atomic import write_atomic
 from rundir.calllog import UNSTORED_FLAGS, CallRecord
@@ -84,7 +92,9 @@ class AuditRecord(RunDirModel):
     notes: list[str] = Field(default_factory=list)
 
 
-def audit_run(run_dir: Path, prices: Path | None = None, ledger: Path | None = None) -> AuditRecord:
+def audit_run(
+    run_dir: Path, prices: Path | None = None, ledger: Location | None = None
+) -> AuditRecord:
     """Audit `run_dir`; writes audit.json there and returns the record."""
     header = read_header(run_dir)
     manifest = header.manifest
@@ -100,7 +110,7 @@ def audit_run(run_dir: Path, prices: Path | None = None, ledger: Path | None = N
     if run_prices is None and header.study is not None:
         run_prices = header.study.prices_sha256
     named = manifest.ledger_path if manifest else None
-    ledger_path = ledger or (Path(named) if named else None)
+    ledger_path = ledger or (as_location(named) if named else None)
     record = AuditRecord(
         run_id=header.run_id,
         run_dir=str(run_dir),
@@ -111,7 +121,7 @@ def audit_run(run_dir: Path, prices: Path | None = None, ledger: Path | None = N
         prices_path=table.source,
         prices_sha256=table.sha256,
         run_prices_sha256=run_prices,
-        ledger_path=str(ledger_path) if ledger_path else None,
+        ledger_path=where(ledger_path) if ledger_path else None,
     )
     audit = _Audit(run_dir, header, record)
     audit.prices(table)
@@ -271,25 +281,31 @@ class _Audit:
                 continue
             self.flag("file", relative, "not in the manifest: added after the run")
 
-    def ledger(self, path: Path | None, calls: list[tuple[int, CallRecord]]) -> None:
-        if path is None or not path.is_file():
+    def ledger(self, path: Location | None, calls: list[tuple[int, CallRecord]]) -> None:
+        if path is None or not exists(path) or (isinstance(path, Path) and not path.is_file()):
             self.flag(
                 "ledger_chain",
                 str(path or "(none)"),
                 "the ledger is missing: pass --ledger with the ledger the run was charged to",
             )
             return
-        report = verify(path)
+        name = display_name(path)
+        try:
+            report = verify(path)
+            raw = entry_lines(path)
+        except LedgerError as e:  # a PostgreSQL ledger that cannot be reached
+            self.flag("ledger_chain", name, f"cannot read the ledger: {e}")
+            return
         self.record.ledger_entries, self.record.ledger_head = report.entries, report.head
         for lineno, problem in report.problems:
-            self.flag("ledger_chain", f"{path.name}:{lineno}", problem)
+            self.flag("ledger_chain", f"{name}:{lineno}", problem)
         if report.torn_tail:
-            self.record.notes.append(f"{path.name}: {report.torn_tail}")
-        lines = _ledger_lines(path)
-        self._ledger_head(path, lines)
-        self._settlements(path, lines, calls)
+            self.record.notes.append(f"{name}: {report.torn_tail}")
+        lines = _ledger_lines(raw)
+        self._ledger_head(name, lines)
+        self._settlements(name, lines, calls)
 
-    def _ledger_head(self, path: Path, lines: list[dict[str, object]]) -> None:
+    def _ledger_head(self, name: str, lines: list[dict[str, object]]) -> None:
         manifest = self.header.manifest
         if manifest is None or manifest.ledger_entries is None or not manifest.ledger_entries:
             return
@@ -298,19 +314,19 @@ class _Audit:
         if entry is None:
             self.flag(
                 "ledger_chain",
-                path.name,
+                name,
                 f"the run ended at entry {seq} but the ledger has no entry {seq}: lines were "
                 "removed from its end",
             )
         elif entry.get("hash") != manifest.ledger_head:
             self.flag(
                 "ledger_chain",
-                f"{path.name} entry {seq}",
+                f"{name} entry {seq}",
                 f"its hash is not the head the run ended at ({manifest.ledger_head})",
             )
 
     def _settlements(
-        self, path: Path, lines: list[dict[str, object]], calls: list[tuple[int, CallRecord]]
+        self, name: str, lines: list[dict[str, object]], calls: list[tuple[int, CallRecord]]
     ) -> None:
         run_id = self.header.run_id
         booked: dict[int, list[Decimal]] = defaultdict(list)
@@ -338,38 +354,36 @@ class _Audit:
             where = f"calls.jsonl:{lineno} (seq {seq})"
             if not settled:
                 if call.cost_usd != ZERO or call.reserved_usd != ZERO:
-                    self.flag(
-                        "ledger_sum", where, f"cost {call.cost_usd}: no settlement in {path.name}"
-                    )
+                    self.flag("ledger_sum", where, f"cost {call.cost_usd}: no settlement in {name}")
             elif len(settled) > 1:
-                self.flag("ledger_sum", where, f"settled {len(settled)} times in {path.name}")
+                self.flag("ledger_sum", where, f"settled {len(settled)} times in {name}")
             elif settled[0] != call.cost_usd:
                 self.flag(
                     "ledger_sum",
                     where,
-                    f"call log says {call.cost_usd}, {path.name} settled {settled[0]}",
+                    f"call log says {call.cost_usd}, {name} settled {settled[0]}",
                 )
         for seq in sorted(set(booked) - set(logged)):
-            self.flag("ledger_sum", f"{path.name} seq {seq}", "settled but not in the call log")
+            self.flag("ledger_sum", f"{name} seq {seq}", "settled but not in the call log")
         call_total = self.record.totals.call_log_usd
         if ledger_usd != call_total:
             self.flag(
                 "ledger_sum",
-                path.name,
+                name,
                 f"run total: call log {call_total}, ledger settlements {ledger_usd}",
             )
         if run_total is not None and run_total != call_total:
             self.flag(
                 "ledger_sum",
-                f"{path.name} run_settled",
+                f"{name} run_settled",
                 f"run total {run_total}, call log {call_total}",
             )
 
 
-def _ledger_lines(path: Path) -> list[dict[str, object]]:
+def _ledger_lines(lines: list[bytes]) -> list[dict[str, object]]:
     """Every line that parses, chain or not: the sums are checked even on a broken chain."""
     out = []
-    for raw in path.read_bytes().splitlines():
+    for raw in lines:
         try:
             entry = json.loads(raw)
         except ValueError:

@@ -60,14 +60,17 @@ def audit(
     prices: Path | None = typer.Option(
         None, help="The price table to re-price with (default: the one the run names)."
     ),
-    ledger: Path | None = typer.Option(
-        None, help="The ledger the run was charged to (default: the one the run names)."
+    ledger: str | None = typer.Option(
+        None,
+        help="The ledger the run was charged to, a file or a postgresql:// URL (default: the "
+        "one the run names).",
     ),
 ) -> int:
     """Recompute every cost and hash of a run and check them against its ledger."""
     from harness.checks.audit import AUDIT_FILE, audit_run
+    from ledger.ledger import as_location
 
-    record = audit_run(run, prices, ledger)
+    record = audit_run(run, prices, as_location(ledger) if ledger else None)
     counts, totals = record.counts, record.totals
     typer.echo(f"audit {record.run_id}: {'PASSED' if record.passed else 'FAILED'}")
     typer.echo(

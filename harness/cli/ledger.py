@@ -13,7 +13,7 @@ import typer
 from harness.cli.lazy import typer_app
 from harness.errors import HarnessError
 from ledger.errors import LedgerError
-from ledger.ledger import Ledger, verify
+from ledger.ledger import Ledger, Location, as_location, exists, verify, where
 from ledger.prices import ModelPrice, load_prices
 from ledger.reconcile import group_by_runs, read_usage_export
 from ledger.state import LedgerState
@@ -23,10 +23,11 @@ ledger_app = typer_app(help="The durable spend ledger: show, verify, settle, rec
 prices_app = typer_app(help="Price tables.")
 
 LEDGER_OPTION = typer.Option(
-    Path("ledger.jsonl"),
+    "ledger.jsonl",
     "--ledger",
-    envvar="HARNESS_LEDGER",
-    help="Ledger file (default: ledger.jsonl here, or $HARNESS_LEDGER).",
+    envvar=["HARNESS_LEDGER_URL", "HARNESS_LEDGER"],
+    help="Ledger file or postgresql:// URL (default: ledger.jsonl here, or $HARNESS_LEDGER_URL, "
+    "or $HARNESS_LEDGER).",
 )
 PRICES_OPTION = typer.Option(
     None, "--prices", help="A price table TOML file (default: the packaged one)."
@@ -44,9 +45,12 @@ def _usd(text: str, what: str) -> Decimal:
 
 
 @contextmanager
-def _open(path: Path, must_exist: bool = True) -> Iterator[Ledger]:
-    if must_exist and not path.exists():
-        raise HarnessError(f"no ledger at {path}", hint="pass --ledger FILE or set HARNESS_LEDGER")
+def _open(text: str, must_exist: bool = True) -> Iterator[Ledger]:
+    path = as_location(text)
+    if must_exist and not exists(path):
+        raise HarnessError(
+            f"no ledger at {path}", hint="pass --ledger FILE|URL or set HARNESS_LEDGER(_URL)"
+        )
     try:
         ledger = Ledger(path)
     except LedgerError as e:
@@ -111,28 +115,34 @@ def render_state(state: LedgerState) -> str:
 
 
 @ledger_app.command("show")
-def show(ledger: Path = LEDGER_OPTION) -> None:
+def show(ledger: str = LEDGER_OPTION) -> None:
     """Stages, caps, spend, open reservations, and every run with its state."""
     with _open(ledger) as led:
         typer.echo(render_state(led.state()))
 
 
 @ledger_app.command("verify")
-def verify_command(ledger: Path = LEDGER_OPTION) -> None:
-    """Check every hash link and seq; exit 1 on a broken chain, naming the line."""
-    if not ledger.exists():
-        raise HarnessError(f"no ledger at {ledger}", hint="pass --ledger FILE")
-    report = verify(ledger)
+def verify_command(ledger: str = LEDGER_OPTION) -> None:
+    """Check every hash link and seq; exit 1 on a broken chain, naming the line (the entry's
+    seq, in a PostgreSQL ledger)."""
+    location: Location = as_location(ledger)
+    if not exists(location):
+        raise HarnessError(f"no ledger at {where(location)}", hint="pass --ledger FILE|URL")
+    name = where(location)
+    try:
+        report = verify(location)
+    except LedgerError as e:
+        raise HarnessError(str(e)) from e
     for line, problem in report.problems:
-        typer.echo(f"{ledger}:{line}: {problem}", err=True)
+        typer.echo(f"{name}:{line}: {problem}", err=True)
     if report.torn_tail:
-        typer.echo(f"warning: {ledger}: {report.torn_tail}", err=True)
+        typer.echo(f"warning: {name}: {report.torn_tail}", err=True)
     if not report.ok:
-        typer.echo(f"{ledger}: chain BROKEN ({len(report.problems)} problems)", err=True)
+        typer.echo(f"{name}: chain BROKEN ({len(report.problems)} problems)", err=True)
         # SystemExit, not typer.Exit: cli.run() calls the app with standalone_mode=False, which
         # turns typer.Exit into a return value and would drop the exit status.
         raise SystemExit(1)
-    typer.echo(f"{ledger}: ok, {report.entries} entries, head {report.head}")
+    typer.echo(f"{name}: ok, {report.entries} entries, head {report.head}")
 
 
 @ledger_app.command("open-stage")
@@ -140,7 +150,7 @@ def open_stage(
     stage: str = typer.Argument(..., help="Stage name, e.g. pilot."),
     cap: str = typer.Option(..., "--cap", help="The stage's cap in USD."),
     replace: bool = typer.Option(False, "--replace", help="Change the cap of an open stage."),
-    ledger: Path = LEDGER_OPTION,
+    ledger: str = LEDGER_OPTION,
 ) -> None:
     """Open a stage with a cap (runs reserve their caps inside it)."""
     with _open(ledger, must_exist=False) as led:
@@ -177,7 +187,7 @@ def settle(
     run_dir: Path | None = typer.Option(
         None, "--run-dir", help="The run's directory: settle at its calls.jsonl total."
     ),
-    ledger: Path = LEDGER_OPTION,
+    ledger: str = LEDGER_OPTION,
 ) -> None:
     """Settle a run a crashed proxy left open: at its call log's total, or its full reservation.
 
@@ -187,7 +197,7 @@ def settle(
         state = led.state()
         found = state.runs.get(run)
         if found is None:
-            raise HarnessError(f"no run {run!r} in {ledger}", hint="see `harness ledger show`")
+            raise HarnessError(f"no run {run!r} in {led.where}", hint="see `harness ledger show`")
         if found.settled:
             raise HarnessError(f"run {run!r} is already settled")
         booked = found.calls_usd
@@ -222,7 +232,7 @@ def reconcile(
         [], "--run", help="A run the rows without run_id belong to (repeatable)."
     ),
     prices: Path | None = PRICES_OPTION,
-    ledger: Path = LEDGER_OPTION,
+    ledger: str = LEDGER_OPTION,
 ) -> None:
     """Record the vendor's figure for settled runs and print the difference.
 

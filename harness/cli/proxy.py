@@ -44,8 +44,11 @@ def serve_command(
     ),
     cap: str | None = typer.Option(None, help="Live: the run's cap in USD (required in live)."),
     prices: Path | None = typer.Option(None, help="Live: price table TOML (default: packaged)."),
-    ledger: Path | None = typer.Option(
-        None, envvar="HARNESS_LEDGER", help="Live: the spend ledger file (default ledger.jsonl)."
+    ledger: str | None = typer.Option(
+        None,
+        envvar=["HARNESS_LEDGER_URL", "HARNESS_LEDGER"],
+        help="Live: the spend ledger, a file (default ledger.jsonl) or a postgresql:// URL "
+        "without a password (PGPASSWORD or ~/.pgpass hold it).",
     ),
     stage: str = typer.Option("default", help="Live: ledger stage the run is charged to."),
     stage_cap: str | None = typer.Option(
@@ -79,6 +82,14 @@ def serve_command(
             raise HarnessError(f"{name} file {path} does not exist")
     if stubs is not None and not stubs.is_file():
         raise HarnessError(f"stubs file {stubs} does not exist", hint="give a path to a TOML file")
+    from ledger.errors import LedgerError
+    from ledger.ledger import as_location, chain_end, is_url, refuse_password
+
+    ledger_at = as_location(ledger or "ledger.jsonl")
+    try:
+        refuse_password(ledger_at)
+    except LedgerError as e:
+        raise HarnessError(str(e)) from None
     # mitmproxy takes seconds to import: only the command that runs the proxy pays for it.
     from mitmproxy.exceptions import OptionsError
 
@@ -109,7 +120,8 @@ def serve_command(
         masks=mask,
         cap=cap or "",
         prices=prices,
-        ledger=ledger or Path("ledger.jsonl"),
+        ledger=ledger_at if isinstance(ledger_at, Path) else None,
+        ledger_url=ledger_at if is_url(ledger_at) else "",
         stage=stage,
         stage_cap=stage_cap or "",
         upstreams=upstream,
@@ -136,13 +148,12 @@ def serve_command(
         ) from e
     finally:
         header.ended = now_iso()
-        from ledger.ledger import chain_end
         from rundir.manifest import write_manifest
 
         # The proxy has stopped: list the run's files and the price table and ledger it used.
         live = mode == "live"
         packaged = Path(__file__).resolve().parents[2] / "ledger" / "prices.toml"
-        ledger_file = (ledger or Path("ledger.jsonl")) if live else None
+        ledger_file = ledger_at if live else None
         write_manifest(
             run_dir,
             header,

@@ -64,7 +64,7 @@ def finish(plan: Plan, driven: Driven) -> RunResult:
         and (run.allow_misses or not any(run.memory_miss.values()))
     )
     header.ended = now_iso()
-    ledger = plan.study.ledger_path if plan.request.mode == "live" else None
+    ledger = plan.study.ledger_location if plan.request.mode == "live" else None
     write_manifest(
         run_dir,
         header,
