@@ -95,10 +95,11 @@ def _tools_to_call(req: StubRequest, ctx: StubContext, plan: MessagesPlan) -> li
         turn,
         parallel=choice.get("disable_parallel_tool_use") is not True,
         override=ctx.book.tool_override(req),
+        embedder=ctx.book.stubs.embeddings.model,
     )
     if len(chosen) == 1:
         return [(chosen[0].name, "")]
-    return [(t.name, focus_of(turn.user, t)) for t in chosen]
+    return [(t.name, focus_of(turn.user, t, ctx.book.stubs.embeddings.model)) for t in chosen]
 
 
 def _tool_use_block(

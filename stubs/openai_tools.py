@@ -102,10 +102,13 @@ def functions_to_call(
         turn,
         parallel=req.body.get("parallel_tool_calls") is not False,
         override=book.tool_override(req),
+        embedder=book.stubs.embeddings.model,
     )
     by_name = {f.name: f for f in functions}
-    focus = (lambda t: focus_of(turn.user, t)) if len(chosen) > 1 else (lambda t: "")
-    return [(by_name[t.name], focus(t)) for t in chosen]
+    if len(chosen) == 1:
+        return [(by_name[chosen[0].name], "")]
+    embedder = book.stubs.embeddings.model
+    return [(by_name[t.name], focus_of(turn.user, t, embedder)) for t in chosen]
 
 
 def _function_of(wire: ToolWire, i: int, tool: Any) -> tuple[dict[str, Any], str] | None:

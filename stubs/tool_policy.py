@@ -5,8 +5,8 @@ forced never runs their loop. The policy, for a `tool_choice` that allows a call
 Anthropic's `any`, OpenAI's `required`):
 - while the newest user message has no tool result after it, call the tool that fits it: the
   one whose name and description are most similar to the user's words by the record-mode
-  embedder (over FIT_THRESHOLD), or one the prompt names, or the best one when the instructions
-  say to use tools; `required`/`any` always call the best tool;
+  embedder (over its FIT_THRESHOLDS entry), or one the prompt names, or the best one when the
+  instructions say to use tools; `required`/`any` always call the best tool;
 - once a result is in, answer in text (stubs.replies uses the result) unless the result names
   another offered tool, which is then called: each tool at most once per user message, so no
   agent loops forever on a stub;
@@ -24,14 +24,17 @@ from typing import Any, Literal
 
 import numpy as np
 
+from stubs import embeddings
 from stubs.conversation import Turn
 from stubs.embeddings import hash_embedding
 
 Choice = Literal["auto", "required"]
 
-# Cosine over content words above which a tool fits the user's message (hash embedder: unrelated
-# texts score below 0.15, a message naming what the tool does 0.4 and up).
-FIT_THRESHOLD = 0.25
+# Cosine over content words above which a tool fits the user's message, per embedder (measured
+# on weather/time/memory tools: hash scores unrelated texts below 0.15 and a message naming what
+# the tool does 0.4 and up; the static MiniLM vectors 0.31 and below, and 0.4 and up).
+FIT_THRESHOLDS = {"hash": 0.25, "static": 0.35, "minilm": 0.35}
+FIT_THRESHOLD = FIT_THRESHOLDS["hash"]
 # Parallel calls include tools scoring at least this share of the best one.
 _PARALLEL_SHARE = 0.75
 _MAX_PARALLEL = 4
@@ -65,15 +68,24 @@ class OfferedTool:
     description: str = ""
 
 
-def similarity(a: str, b: str) -> float:
-    """How alike two texts are by the record-mode embedder (the switch to another embedder's
-    similarity is this one function)."""
-    return float(np.dot(_vector(a), _vector(b)))
+def similarity(a: str, b: str, embedder: str = "hash") -> float:
+    """How alike two texts are by the record-mode embedder the stubs file names."""
+    return float(np.dot(_vector(a, embedder), _vector(b, embedder)))
+
+
+def used_embedder(embedder: str) -> str:
+    """The embedder similarity really uses: the stubs file's when stubs.embeddings serves it by
+    name (`embed_texts`), else the hash one."""
+    served = getattr(embeddings, "embed_texts", None) is not None
+    return embedder if served and embedder in FIT_THRESHOLDS else "hash"
 
 
 @functools.lru_cache(maxsize=4096)
-def _vector(text: str) -> Any:
-    return hash_embedding(text, _DIMS)
+def _vector(text: str, embedder: str) -> Any:
+    used = used_embedder(embedder)
+    if used == "hash":
+        return hash_embedding(text, _DIMS)
+    return embeddings.embed_texts([text], _DIMS, used)[0]  # type: ignore[attr-defined,unused-ignore]
 
 
 def content_words(text: str) -> str:
@@ -83,21 +95,21 @@ def content_words(text: str) -> str:
     return " ".join(w for w in _WORD_RE.findall(spaced) if w not in _STOP)
 
 
-def fit_score(user: str, tool: OfferedTool) -> float:
+def fit_score(user: str, tool: OfferedTool, embedder: str = "hash") -> float:
     said = content_words(user)
     offered = content_words(f"{tool.name} {tool.description}")
     if not said or not offered:
         return 0.0
-    return similarity(said, offered)
+    return similarity(said, offered, embedder)
 
 
-def focus_of(user: str, tool: OfferedTool) -> str:
+def focus_of(user: str, tool: OfferedTool, embedder: str = "hash") -> str:
     """The clause of the user's message that fits `tool` best ("the time in Tokyo" of "the
     weather in Paris and the time in Tokyo"), so its arguments take that clause's values."""
     clauses = _clauses(user)
     if len(clauses) < 2:
         return ""
-    return max(clauses, key=lambda c: fit_score(c, tool))
+    return max(clauses, key=lambda c: fit_score(c, tool, embedder))
 
 
 def _named_in(text: str, name: str) -> bool:
@@ -112,8 +124,10 @@ def tools_to_call(
     turn: Turn,
     parallel: bool,
     override: str | None = None,
+    embedder: str = "hash",
 ) -> list[OfferedTool]:
-    """The tools the reply calls, in order; [] means answer in text."""
+    """The tools the reply calls, in order; [] means answer in text. `embedder` is the stubs
+    file's record-mode embedder, whose similarity ranks the tools."""
     if not tools:
         return []
     fresh = [t for t in tools if t.name not in turn.called]
@@ -126,11 +140,13 @@ def tools_to_call(
     pool = fresh or (list(tools) if choice == "required" else [])
     if not pool:
         return []
+    threshold = FIT_THRESHOLDS[used_embedder(embedder)]
     scored = sorted(
-        ((_score(turn, t), i, t) for i, t in enumerate(pool)), key=lambda s: (-s[0], s[1])
+        ((_score(turn, t, embedder), i, t) for i, t in enumerate(pool)),
+        key=lambda s: (-s[0], s[1]),
     )
     best_score, _, best = scored[0]
-    if best_score < FIT_THRESHOLD:
+    if best_score < threshold:
         told = _USE_TOOLS_RE.search(turn.system) or _USE_TOOLS_RE.search(turn.user)
         if choice == "required" or (told and turn.user.strip()):
             return [best]
@@ -139,11 +155,11 @@ def tools_to_call(
         return [best]
     # Parallel calls: every tool about as fit as the best, and the best tool of each clause
     # ("the weather in Paris and the time in Tokyo" asks two things).
-    floor = max(FIT_THRESHOLD, best_score * _PARALLEL_SHARE)
+    floor = max(threshold, best_score * _PARALLEL_SHARE)
     wanted = {t.name for s, _, t in scored if s >= floor}
     for clause in _clauses(turn.user):
-        top = max(pool, key=lambda t: fit_score(clause, t))
-        if fit_score(clause, top) >= FIT_THRESHOLD:
+        top = max(pool, key=lambda t: fit_score(clause, t, embedder))
+        if fit_score(clause, top, embedder) >= threshold:
             wanted.add(top.name)
     return [t for _, _, t in scored if t.name in wanted][:_MAX_PARALLEL]
 
@@ -152,8 +168,8 @@ def _clauses(user: str) -> list[str]:
     return [c.strip() for c in _CLAUSE_RE.split(user) if c.strip()]
 
 
-def _score(turn: Turn, tool: OfferedTool) -> float:
-    fit = max([fit_score(turn.user, tool), *(fit_score(c, tool) for c in _clauses(turn.user))])
+def _score(turn: Turn, tool: OfferedTool, embedder: str) -> float:
+    fit = max(fit_score(c, tool, embedder) for c in [turn.user, *_clauses(turn.user)])
     # A tool the user or the instructions name is meant to be called: it outranks similarity.
     if _named_in(turn.user, tool.name) or _named_in(turn.system, tool.name):
         return 1.0 + fit
