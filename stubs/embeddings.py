@@ -1,10 +1,14 @@
-"""Hash embeddings and the OpenAI POST /v1/embeddings stub.
+"""The record-mode embedders and the OpenAI POST /v1/embeddings stub.
 
 A record-mode embedding must be free and deterministic, yet a memory engine's retrieval must
-still behave: texts that share words or word pieces should land near each other. Hashing
-character 3-grams and whole words into signed buckets (the "hashing trick") gives exactly that
-with no model: the cosine of two vectors grows with the features the texts share. A stubs file
-may choose a meaning-based embedder instead (`[embeddings] model = "minilm"`, stubs.minilm).
+still behave: a question should land near the fact that answers it. Three embedders, chosen by
+the stubs file's `[embeddings] model`:
+- "static" (the default): by meaning, from token vectors distilled from all-MiniLM-L6-v2
+  (stubs.static_embeddings): "my family" finds "my sister", no torch, well under 1 ms a text;
+- "hash": by shared spelling only, hashing character 3-grams and whole words into signed
+  buckets (the "hashing trick"): the cosine grows with the features two texts share;
+- "minilm": the full model (stubs.minilm), from an optional extra that needs torch.
+Rerank (stubs.rerank) and the tool choice use the same embedder through `embed_texts`.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from stubs.context import StubContext
 from stubs.errors import StubRequestError
 from stubs.minilm import minilm_embeddings
 from stubs.request import StubReply, StubRequest, Usage
+from stubs.static_embeddings import static_embeddings
 from stubs.tokens import estimate_tokens
 
 # Native widths of OpenAI's embedding models: a request without `dimensions` gets these, as a
@@ -112,11 +117,20 @@ def openai_embeddings(req: StubRequest, ctx: StubContext) -> StubReply:
     return StubReply(status=200, chunks=[raw], model=model, usage=Usage(input_tokens=prompt_tokens))
 
 
-def _vectors(texts: list[str], dims: int, ctx: StubContext) -> list[npt.NDArray[np.float32]]:
-    """The stubs file's embedder: hash (the default) or minilm (stubs.minilm, by meaning)."""
-    if ctx.book.stubs.embeddings.model == "minilm":
+def embed_texts(texts: list[str], dims: int, model: str) -> list[npt.NDArray[np.float32]]:
+    """Unit-length float32 vectors of width `dims` by the named embedder (a stubs file's
+    `[embeddings] model`: "static", "hash" or "minilm")."""
+    if model == "static":
+        return static_embeddings(texts, dims)
+    if model == "minilm":
         return minilm_embeddings(texts, dims)
-    return [hash_embedding(text, dims) for text in texts]
+    if model == "hash":
+        return [hash_embedding(text, dims) for text in texts]
+    raise ValueError(f"unknown embedder {model!r}")
+
+
+def _vectors(texts: list[str], dims: int, ctx: StubContext) -> list[npt.NDArray[np.float32]]:
+    return embed_texts(texts, dims, ctx.book.stubs.embeddings.model)
 
 
 def check_embeddings(body: dict[str, Any]) -> None:

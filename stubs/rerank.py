@@ -1,8 +1,9 @@
 """Rerank stubs: Cohere v2 POST /v2/rerank and Voyage POST /v1/rerank.
 
-Documents are ranked by the cosine of their hash embedding with the query's (stubs.embeddings),
-so a memory engine's reranking step still puts the document that shares words with the query
-first. The cosine goes through a logistic curve into [0, 1]: unrelated text scores near 0 and
+Documents are ranked by the cosine of their embedding with the query's, by the embedder the
+stubs file names (stubs.embeddings; by default the static MiniLM vectors), so a memory engine's
+reranking step puts the document that answers the query first, as it ranks it at retrieval. The
+cosine goes through a logistic curve into [0, 1]: unrelated text scores near 0 and
 a close match near 1, as real rerankers' relevance scores read, and the order is unchanged.
 """
 
@@ -17,15 +18,17 @@ from typing import Any
 import numpy as np
 
 from stubs.context import StubContext
-from stubs.embeddings import hash_embedding
+from stubs.embeddings import embed_texts
 from stubs.errors import StubRequestError
 from stubs.request import StubReply, StubRequest, Usage
 from stubs.tokens import estimate_tokens
 
-_DIMS = 1024  # wide enough that bucket collisions barely move scores
+_DIMS = 1024  # wide enough that hash bucket collisions barely move scores; the others pad
 _MAX_DOCUMENTS = 1000  # both vendors' per-request limit
 _SCORE_DIGITS = 8
-# Logistic curve: cosine 0.3 maps to 0.5; ~0.05 for texts sharing nothing, ~1 above 0.7.
+# Logistic curve: cosine 0.3 maps to 0.5, ~1 above 0.7. Static embeddings of unrelated texts
+# sit near 0.13 (score ~0.15) and a question and its answer near 0.37 (~0.67), measured on
+# bench/paraphrases.py; hash scores texts sharing nothing ~0.05.
 _MIDPOINT = 0.3
 _STEEPNESS = 10.0
 
@@ -36,11 +39,12 @@ class Ranked:
     score: float
 
 
-def rank(query: str, documents: list[str]) -> list[Ranked]:
+def rank(query: str, documents: list[str], model: str = "static") -> list[Ranked]:
     """All documents, most relevant first; equal scores keep the documents' order."""
-    q = hash_embedding(query, _DIMS)
-    matrix = np.stack([hash_embedding(d, _DIMS) for d in documents])
-    cosines = matrix @ q
+    q, *docs = embed_texts([query, *documents], _DIMS, model)
+    # Each cosine on its own (not one matrix product, whose kernel may sum in another order),
+    # in float64, then rounded: the scores are the same bytes on every machine.
+    cosines = [math.fsum(float(x) for x in np.multiply(d, q, dtype=np.float64)) for d in docs]
     scored = [Ranked(i, _relevance(float(c))) for i, c in enumerate(cosines)]
     return sorted(scored, key=lambda r: (-r.score, r.index))
 
@@ -56,7 +60,7 @@ def cohere_rerank(req: StubRequest, ctx: StubContext) -> StubReply:
     query = _string(body, "query")
     documents = [_cohere_text(d, i) for i, d in enumerate(_documents(body))]
     top_n = _limit(body, "top_n", len(documents))
-    ranked = rank(query, documents)[:top_n]
+    ranked = rank(query, documents, ctx.book.stubs.embeddings.model)[:top_n]
     payload = {
         # Cohere's ids are UUIDs; this one is derived from the request, never random.
         "id": str(uuid.UUID(bytes=req.digest[:16], version=4)),
@@ -88,7 +92,7 @@ def voyage_rerank(req: StubRequest, ctx: StubContext) -> StubReply:
             400, "return_documents: Input should be a valid boolean", "return_documents"
         )
     data = []
-    for r in rank(query, documents)[:top_k]:
+    for r in rank(query, documents, ctx.book.stubs.embeddings.model)[:top_k]:
         item: dict[str, Any] = {"index": r.index, "relevance_score": r.score}
         if return_documents:
             item["document"] = documents[r.index]

@@ -1,4 +1,5 @@
-"""Hash embeddings and POST /v1/embeddings, driven through the real openai SDK."""
+"""Hash embeddings and POST /v1/embeddings, driven through the real openai SDK (whose replies
+come from the default embedder, stubs.static_embeddings)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from stubs.context import StubContext
 from stubs.embeddings import hash_embedding, openai_embeddings
 from stubs.errors import StubRequestError
 from stubs.request import StubRequest
+from stubs.static_embeddings import static_embedding
 from tests.stubs.sdk_transport import StubTransport, body_digest
 
 MODEL = "text-embedding-3-small"
@@ -105,7 +107,7 @@ def test_sdk_default_asks_for_base64_and_decodes_it() -> None:
     assert np.frombuffer(base64.b64decode(raw), dtype="<f4").shape == (1536,)
     assert isinstance(result, CreateEmbeddingResponse)
     vector = np.array(result.data[0].embedding, dtype=np.float32)
-    assert np.array_equal(vector, hash_embedding("The harbor at dawn", 1536))
+    assert np.array_equal(vector, static_embedding("The harbor at dawn", 1536))
     assert result.object == "list" and result.data[0].object == "embedding"
     assert result.model == MODEL
     assert result.usage.prompt_tokens == result.usage.total_tokens > 0
@@ -129,7 +131,7 @@ def test_sdk_dimensions_and_list_input() -> None:
         vector = np.array(item.embedding, dtype=np.float32)
         assert vector.shape == (256,)
         assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
-        assert np.array_equal(vector, hash_embedding(text, 256))
+        assert np.array_equal(vector, static_embedding(text, 256))
 
 
 async def test_async_sdk_token_id_inputs() -> None:
@@ -139,7 +141,7 @@ async def test_async_sdk_token_id_inputs() -> None:
     )
     result = await sdk.embeddings.create(model=MODEL, input=[[101, 2023], [7]])
     assert np.array_equal(
-        np.array(result.data[0].embedding, dtype=np.float32), hash_embedding("101 2023", 1536)
+        np.array(result.data[0].embedding, dtype=np.float32), static_embedding("101 2023", 1536)
     )
     assert result.usage.prompt_tokens == 3  # token ids count one each
 

@@ -89,5 +89,6 @@ def test_without_the_extra_a_stubs_file_naming_minilm_says_what_to_install(
     assert "\n" not in message
 
 
-def test_hash_stays_the_default() -> None:
-    assert ReplyBook.default().stubs.embeddings.model == "hash"
+def test_minilm_is_opt_in() -> None:
+    # The default embeds by the static vectors distilled from this model (no torch needed).
+    assert ReplyBook.default().stubs.embeddings.model == "static"

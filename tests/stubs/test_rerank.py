@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from stubs.context import StubContext
 from stubs.errors import StubRequestError
+from stubs.replies import ReplyBook
 from stubs.request import StubRequest
 from stubs.rerank import cohere_rerank, rank, voyage_rerank
 from stubs.routes import find_route
@@ -58,12 +60,48 @@ def test_document_sharing_words_with_query_ranks_first() -> None:
     assert ranked[0].score > 0.5 > ranked[-1].score
 
 
-def test_ties_keep_document_order() -> None:
-    ranked = rank("alpha", ["zzz", "same text", "same text", "yyy"])
-    for pair in ((1, 2), (0, 3)):  # identical texts; texts sharing nothing with the query
+@pytest.mark.parametrize("model", ["static", "hash"])
+def test_ties_keep_document_order(model: str) -> None:
+    ranked = rank("alpha", ["zzz", "same text", "same text", "yyy", "zzz"], model)
+    for pair in ((1, 2), (0, 4)):  # identical texts score alike
         tied = [r for r in ranked if r.index in pair]
         assert tied[0].score == tied[1].score
         assert [r.index for r in tied] == list(pair)
+
+
+def test_hash_ties_texts_sharing_nothing_with_the_query() -> None:
+    ranked = rank("alpha", ["zzz", "yyy"], "hash")
+    assert ranked[0].score == ranked[1].score and [r.index for r in ranked] == [0, 1]
+
+
+MEMORIES = [
+    "The invoice is due on Friday.",
+    "My sister Ana lives in Lisbon.",
+    "My Tesla is parked outside.",
+    "The printer on the second floor is out of toner.",
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "best"), [("Tell me about my family.", 1), ("What car do I drive?", 2)]
+)
+def test_the_default_ranks_by_meaning_as_the_stubs_embed(query: str, best: int) -> None:
+    # Rerank uses the record-mode embedder: the fact that answers ranks first with no word shared.
+    ranked = rank(query, MEMORIES)
+    assert ranked[0].index == best
+    assert ranked[0].score > 0.5 > ranked[-1].score
+
+
+def test_a_stubs_file_choosing_hash_reranks_by_hash(tmp_path: Path) -> None:
+    path = tmp_path / "stubs.toml"
+    path.write_text('schema = 1\n[embeddings]\nmodel = "hash"\n')
+    body = {"model": "rerank-v3.5", "query": "Tell me about my family.", "documents": MEMORIES}
+    req = StubRequest("cohere", "cohere.rerank", body, body_digest(body))
+    hashed = json.loads(cohere_rerank(req, StubContext(book=ReplyBook.load(path))).body)
+    by_meaning = json.loads(cohere_rerank(req, StubContext()).body)
+    expected = rank("Tell me about my family.", MEMORIES, "hash")
+    assert hashed["results"] == [{"index": r.index, "relevance_score": r.score} for r in expected]
+    assert hashed["results"] != by_meaning["results"]
 
 
 def test_cohere_shape_and_top_n() -> None:

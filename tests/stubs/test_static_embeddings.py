@@ -1,0 +1,146 @@
+"""The default record-mode embedder (stubs.static_embeddings): recall by meaning, the same bytes
+in every process, widths cut or padded, hostile text handled, and the stubs-file choice.
+
+Its speed (<= 0.5 ms a text) is a benchmark, not a test: bench/embedder_bench.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stubs.context import StubContext
+from stubs.embeddings import embed_texts, hash_embedding, openai_embeddings
+from stubs.replies import ReplyBook, StubsFileError
+from stubs.request import StubRequest
+from stubs.static_embeddings import static_embedding, table
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# A question and the fact that answers it, sharing no content word; the other facts and a few
+# office sentences are the corpus each question is ranked against. Not the bench's set.
+RECALL = [
+    ("Tell me about my family.", "My sister Ana lives in Lisbon."),
+    ("What car do I drive?", "My Tesla is parked outside."),
+    ("Where was I born?", "I'm originally from a small village in Portugal."),
+    ("What do I drink?", "I have three cups of coffee a day."),
+    ("Which sport do I do?", "I play tennis every Tuesday."),
+    ("When is my wedding?", "We are getting married on June 12th."),
+    ("What is my partner's name?", "My husband is called Tom."),
+    ("Where do I spend my vacations?", "Every August we rent a cabin by the sea."),
+    ("What's wrong with my back?", "A slipped disc keeps me from lifting things."),
+]
+DISTRACTORS = [
+    "The invoice is due on Friday.",
+    "The meeting moved to room 4.",
+    "Please update the quarterly report.",
+    "It rained all weekend in the city.",
+    "The printer on the second floor is out of toner.",
+]
+
+
+def nearest(query: str, corpus: list[str], model: str = "static") -> str:
+    q, *docs = embed_texts([query, *corpus], 256, model)
+    return corpus[int(np.argmax([float(d @ q) for d in docs]))]
+
+
+@pytest.mark.parametrize(("question", "fact"), RECALL)
+def test_a_question_finds_the_fact_that_answers_it_by_meaning(question: str, fact: str) -> None:
+    corpus = [f for _, f in RECALL] + DISTRACTORS
+    assert nearest(question, corpus) == fact
+
+
+def test_hash_misses_what_static_finds() -> None:
+    # The reason for the new default: by spelling alone, "family" does not find "sister".
+    corpus = [f for _, f in RECALL] + DISTRACTORS
+    misses = [q for q, f in RECALL if nearest(q, corpus, "hash") != f]
+    assert len(misses) >= len(RECALL) // 2, misses
+
+
+def test_unit_length_and_width_cut_or_padded() -> None:
+    native = table().width
+    full = static_embedding("My sister Ana lives in Lisbon.", 1536)
+    assert full.dtype == np.float32 and full.shape == (1536,)
+    assert abs(float(np.linalg.norm(full.astype(np.float64))) - 1.0) < 1e-6
+    assert not full[native:].any()  # padded after the native components
+    narrow = static_embedding("My sister Ana lives in Lisbon.", 32)
+    assert abs(float(np.linalg.norm(narrow.astype(np.float64))) - 1.0) < 1e-6
+    # The narrow vector is the leading components, renormalised: the same direction.
+    lead = full[:32].astype(np.float64)
+    assert np.allclose(narrow, lead / np.linalg.norm(lead), atol=1e-6)
+
+
+def test_case_and_spacing_do_not_matter_but_words_do() -> None:
+    a = static_embedding("My  Sister lives in LISBON", 256)
+    assert np.array_equal(a, static_embedding("my sister lives in lisbon", 256))
+    assert not np.array_equal(a, static_embedding("my brother lives in lisbon", 256))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   \n\t", "\x00\x07\x1f", "🙂🙂", "x" * 5000, "é" * 300, "我住在北京", "Σ" * 50],
+)
+def test_hostile_or_empty_text_is_still_a_unit_vector(text: str) -> None:
+    vector = static_embedding(text, 64)
+    assert vector.shape == (64,) and np.isfinite(vector).all()
+    assert abs(float(np.linalg.norm(vector.astype(np.float64))) - 1.0) < 1e-6
+
+
+def test_a_long_text_sums_exactly_without_overflow() -> None:
+    # 40,000 tokens of the heaviest kind stay exact: the squared norm leaves int64 for Python ints.
+    vector = static_embedding("peanuts " * 40000, 256)
+    assert np.array_equal(vector, static_embedding("peanuts", 256))
+
+
+def test_bad_width_is_refused() -> None:
+    with pytest.raises(ValueError):
+        static_embedding("x", 0)
+
+
+SCRIPT = """
+import json, sys
+from stubs.embeddings import embed_texts
+texts = json.loads(sys.argv[1])
+print(json.dumps([v.astype("<f4").tobytes().hex() for v in embed_texts(texts, 1536, "static")]))
+"""
+TEXTS = ["My sister Ana lives in Lisbon.", "What car do I drive?", "Café São Paulo, 我住在北京 🙂"]
+
+
+def test_the_same_bytes_in_another_process_with_other_threads() -> None:
+    here = [v.astype("<f4").tobytes().hex() for v in embed_texts(TEXTS, 1536, "static")]
+    for threads in ("1", "2"):
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": threads,
+               "OPENBLAS_NUM_THREADS": threads, "PYTHONHASHSEED": threads}  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", SCRIPT, json.dumps(TEXTS)],
+            capture_output=True, text=True, env=env, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert json.loads(done.stdout) == here
+
+
+def test_the_default_stubs_embed_by_meaning_and_a_stubs_file_may_choose_hash(
+    tmp_path: Path,
+) -> None:
+    assert ReplyBook.default().stubs.embeddings.model == "static"
+    body = {"model": "text-embedding-3-small", "input": "What car do I drive?", "dimensions": 64}
+    req = StubRequest("openai", "openai.embeddings", body, b"d")
+
+    def vector(ctx: StubContext) -> np.ndarray:
+        data = json.loads(openai_embeddings(req, ctx).body)["data"]
+        return np.array(data[0]["embedding"], dtype=np.float32)
+
+    assert np.array_equal(vector(StubContext()), static_embedding("What car do I drive?", 64))
+    path = tmp_path / "stubs.toml"
+    path.write_text('schema = 1\n[embeddings]\nmodel = "hash"\n')
+    hashed = vector(StubContext(book=ReplyBook.load(path)))
+    assert np.array_equal(hashed, hash_embedding("What car do I drive?", 64))
+    path.write_text('schema = 1\n[embeddings]\nmodel = "word2vec"\n')
+    with pytest.raises(StubsFileError):
+        ReplyBook.load(path)
