@@ -155,7 +155,9 @@ def kappa_bars(
         )
         threshold = KAPPA[kind]
         status: Literal["passed", "failed", "incomplete"]
-        if kappa is None or kappa < threshold:
+        if not both:
+            status = "incomplete"  # nothing both judges answered: a shortfall, not a reading
+        elif kappa is None or kappa < threshold:
             status = "failed"  # an undefined kappa (one category throughout) shows no agreement
         elif len(both) < len(shared):
             status = "incomplete"
