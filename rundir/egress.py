@@ -1,9 +1,12 @@
 """`egress.jsonl`: every refused connection of a run, one `EgressEntry` per attempt, in time order.
 
-Merged by the harness from its sources (harness/isolation/egress.py: the arms' guard logs, the
-proxy's and the DNS refuser's refusals, the kernel log) and rewritten whole on each merge, so it
-is replaced atomically rather than appended. Which fields an entry has depends on its source;
-every entry names an arm, a destination, a time and the source.
+Appended by the harness as it reads its sources while the run goes on (harness/isolation/
+egress_book.py: the arms' guard logs, the proxy's and the DNS refuser's refusals, the kernel log
+followed from the run's start), never rewritten: a line once written stays. Repeated attempts
+at one destination read in one look are one line with `count` (absent: 1) from `time` to
+`last_time`; the first attempt at each destination is always a line of its own. Which fields an
+entry has depends on its source; every entry names an arm, a destination, a time and the
+source.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ class EgressEntry(RunDirModel):
     claimed_source: str | None = None
     flags: list[str] | None = None  # guard: "forged", "unreadable"
     raw: str | None = None  # an unreadable line, cut short
+    count: int | None = Field(None, ge=1)  # attempts this line stands for (absent: 1)
+    last_time: str | None = None  # with count: the last of them
 
     def as_dict(self) -> dict[str, Any]:
         """The entry as its JSON object: only the fields its source has."""

@@ -70,6 +70,9 @@ class StudyRun(BaseModel):
     # (rundir/limits.py): the audit checks that every arm ran under the same.
     limits: ResourceLimits | None = None
     arm_limits: dict[str, AppliedLimits] = Field(default_factory=dict)
+    # Per arm: refused packets the firewall counted beyond the kernel-log entries in egress.jsonl
+    # (the kernel log lost them before they were read): evidence dropped, said in the summary.
+    egress_dropped: dict[str, int] = Field(default_factory=dict)
 
 
 class RunHeader(RunDirModel):

@@ -108,6 +108,11 @@ def _report(result: RunResult) -> int:
 
         for line in summary_lines(run.refused, run.teardown_strays):
             typer.echo(f"    {line}")
+    for arm, missing in sorted(run.egress_dropped.items()):
+        typer.echo(
+            f"  EVIDENCE DROPPED: the firewall refused {missing} packet(s) of arm {arm!r} that the "
+            "kernel log lost before they were read (egress.jsonl names the rest)"
+        )
     typer.echo(f"  {result.run_dir}")
     return 0 if run.passed else 130 if run.interrupted else 1
 

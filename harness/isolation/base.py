@@ -70,6 +70,9 @@ class IsolationBackend(ABC):
     clock_pinning: ClockPinning
     #: Every arm's bounds (the study's `[limits]`; make_backend sets them before any arm starts).
     limits: ResourceLimits = ResourceLimits()
+    #: Per arm, refused packets the firewall counted beyond what egress.jsonl names (evidence
+    #: the kernel log lost); filled at stop by a backend that can tell.
+    egress_dropped: dict[str, int] = {}  # noqa: RUF012 - replaced, never mutated
 
     @abstractmethod
     async def start_proxy(self, settings: ProxySettings) -> ProxyInfo:

@@ -27,10 +27,12 @@ gain and IPv6 off (docker_security). Each arm mounts only its own folders: its g
 (`egress/<arm>/`), its log (`logs/<arm>/`), its clock (read-only), and a resolv.conf naming the
 DNS refuser on the proxy (dns_refuser), so no arm can write what the harness reads as another's.
 
-Refused attempts reach egress.jsonl from four sources, merged without duplicates (egress.py):
-the socket guard inside Python arms (it refuses before a packet leaves, names included; its
-lines are the writer's whatever they say), the proxy's refusals of non-vendor hosts, the DNS
-refuser (the name looked up) and the kernel log (everything else: non-Python code, raw frames).
+Refused attempts reach egress.jsonl from four sources, each line read once and appended
+(egress_book.py): the socket guard inside Python arms (it refuses before a packet leaves, names
+included; its lines are the writer's whatever they say), the proxy's refusals of non-vendor
+hosts, the DNS refuser (the name looked up) and the kernel log, followed from the run's start
+(kernel_log.py; everything else: non-Python code, raw frames), whose losses the firewall's
+packet counters reveal (`egress_dropped`).
 
 The containers run the harness sources of this checkout (bind-mounted read-only on PYTHONPATH),
 as the local backend does, so a code change never needs an image rebuild to take effect; the
@@ -71,6 +73,8 @@ from harness.isolation.docker_config import compose_images, read_text, write_ato
 from harness.isolation.docker_mounts import identity_mounts, source_mounts
 from harness.isolation.docker_net import DockerError, docker
 from harness.isolation.docker_security import hardening
+from harness.isolation.egress_book import EgressBook
+from harness.isolation.kernel_log import KernelLog, KernelLogError, dropped
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
 from harness.isolation.sdk_env import sdk_env
 from harness.study import ArmSpec
@@ -111,7 +115,8 @@ class DockerBackend(IsolationBackend):
         self.clock_pinning = clock_pinning_for(self.images.get(arm, ARM_IMAGE) for arm in arms)
         (self.run_dir / "logs").mkdir(parents=True, exist_ok=True)
         self.egress_log = self.run_dir / "egress.jsonl"
-        self.egress_log.touch()
+        self.book = EgressBook(self.egress_log)
+        self.kernel = KernelLog(self.run_dir)
         self.run_id = ""
         self.prefix = ""
         self.labels: list[str] = []
@@ -171,6 +176,10 @@ class DockerBackend(IsolationBackend):
         secrets = [k for k in os.environ if k.endswith(SECRET_SUFFIXES)]
         secrets = secrets if settings.mode == "live" else []
         install_ca_cert(self.run_dir)  # also makes the CA on first use
+        try:  # before any rule exists: every refusal of the run is followed
+            self.kernel.start(self.run_id)
+        except KernelLogError as e:
+            raise DockerError(f"{e}; the docker backend needs root") from e
         docker([
             "run", "-d", "--name", proxy, "--network", ctl, *self.labels, *hardening([]),
             # DNS on port 53 with no capability: only this container's network namespace.
@@ -382,8 +391,14 @@ class DockerBackend(IsolationBackend):
                 disk.release()
             except DiskError as e:
                 log.warning("an arm's disk was not released", arm=disk.arm, error=str(e))
-        # The kernel log outlives the rules: read what they caught before forgetting them.
-        self.egress_attempts()
+        # The kernel log outlives the rules: read what they caught before forgetting them, and
+        # their counters, which say what the log lost.
+        self.kernel.drain()
+        entries = self.egress_attempts()
+        if self.run_id:
+            counts = docker_rules.rule_counts(self.run_id)
+            self.egress_dropped = dropped(counts, self.log_prefixes, entries)
+        self.kernel.stop()
         if self.run_id:
             docker_net.remove_rules(self.run_id)
         for network in reversed(self.networks):
@@ -392,12 +407,14 @@ class DockerBackend(IsolationBackend):
 
     def egress_attempts(self) -> list[dict[str, object]]:
         """Guard entries (each attributed to the arm whose folder holds it), the proxy's and
-        the kernel log's (attributed by listener and by bridge), merged into egress.jsonl."""
-        guards = egress.guard_entries(self.run_dir, self.log_prefixes.values())
+                the kernel log's (attributed by listener and by bridge): every one so far, the new ones
+        appended to egress.jsonl."""
+        guards = egress.guard_entries(self.run_dir, self.log_prefixes.values(), self.book)
         entries = [egress.real_time(entry, self.clock_history) for entry in guards]
-        entries += egress.proxy_entries(self.run_dir)
-        entries += docker_rules.kernel_attempts(self.log_prefixes)
-        return egress.merge(entries, self.egress_log)
+        entries += egress.proxy_entries(self.run_dir, self.book)
+        entries += self.kernel.entries(self.book, self.log_prefixes)
+        self.book.add(entries)
+        return list(self.book.entries)
 
     # --- helpers ---------------------------------------------------------------------------
 

@@ -49,10 +49,15 @@ class RulesError(RuntimeError):
     """An iptables command failed; the message has its stderr."""
 
 
+def run_tag(run_id: str) -> str:
+    """The short hash of a run's id its log prefixes carry (the kernel-log follower's filter)."""
+    return hashlib.sha256(run_id.encode()).hexdigest()[:6]
+
+
 def log_prefix(run_id: str, arm: str, index: int) -> str:
     """`harness <run hash> <arm> `: the run's id is too long for the 29-character limit, so a
     short hash of it; an arm name that does not fit becomes `armN` (its index)."""
-    tag = hashlib.sha256(run_id.encode()).hexdigest()[:6]
+    tag = run_tag(run_id)
     prefix = f"harness {tag} {arm} "
     return prefix if len(prefix) <= _PREFIX_MAX else f"harness {tag} arm{index} "
 
@@ -134,22 +139,36 @@ def remove_where(wanted: Callable[[str], bool]) -> int:
     return removed
 
 
-def kernel_attempts(prefixes: dict[str, str]) -> list[dict[str, object]]:
-    """Refused packets from the kernel log, for the given {log prefix: arm}.
+def rule_counts(run_id: str) -> dict[str, int]:
+    """{log prefix: packets its LOG rules saw} for the run's rules, from the firewall's own
+    counters (both families, every chain): the number of refused packets whatever the kernel
+    log kept, the cross-check of what egress.jsonl names."""
+    counts: dict[str, int] = {}
+    for tool in TOOLS:
+        try:
+            listing = _run(tool, ["-S", "-v"]).stdout
+        except RulesError:
+            continue
+        for line in listing.splitlines():
+            if "--log-prefix" not in line or f"harness.run={run_id} " not in line + " ":
+                continue
+            words = shlex.split(line)
+            with contextlib.suppress(ValueError, IndexError):
+                packets = int(words[words.index("-c") + 1])
+                prefix = words[words.index("--log-prefix") + 1]
+                counts[prefix] = counts.get(prefix, 0) + packets
+    return counts
 
-    Each LOG line is one packet the rules refused; `dmesg --time-format iso` gives its wall time.
-    The arm is the one whose bridge the rule with that prefix matches (the line's IN=), whatever
-    the packet says its source is. Without permission to read the kernel log this returns
-    nothing (the guard's and the proxy's entries remain).
+
+def kernel_attempts(prefixes: dict[str, str], lines: list[str]) -> list[dict[str, object]]:
+    """Refused packets from kernel-log lines (`<ISO time> <message>`, as kmsg_follow writes
+    them), for the given {log prefix: arm}.
+
+    Each LOG line is one packet the rules refused. The arm is the one whose bridge the rule with
+    that prefix matches (the line's IN=), whatever the packet says its source is.
     """
-    try:
-        text = subprocess.run(
-            ["dmesg", "--time-format", "iso"], capture_output=True, text=True, check=False
-        ).stdout
-    except FileNotFoundError:
-        return []
     found: list[dict[str, object]] = []
-    for line in text.splitlines():
+    for line in lines:
         match = _KERNEL_LINE.match(line)
         if not match or f"{match['prefix']} " not in prefixes:
             continue

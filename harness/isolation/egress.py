@@ -9,21 +9,20 @@ A guard log is written by the arm itself, so nothing in its lines is believed bu
 the arm wrote them: every line read from arm A's folder is A's, whatever arm it names (a line
 naming another arm is flagged `forged` and kept as A's, with the name it claimed), and a line that
 is not a JSON object is A's too (flagged `unreadable`), never a reason to stop reading.
+
+Every source is read through the run's EgressBook (egress_book.py) when one is given: only the
+lines written since the last look, each once, appended to egress.jsonl with repeats counted.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
-import stat
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from rundir.egress import EgressEntry, write_egress
+from harness.isolation.egress_book import EgressBook, Tail, as_entry
 
 PROXY_DIR = "proxy"  # egress/proxy/: the proxy's own refusals (an arm may not be named so)
 _FIELD_MAX = 300  # an arm's text kept in a field: enough to read, not enough to flood a report
@@ -43,27 +42,27 @@ def proxy_log(run_dir: Path) -> Path:
     return guard_log(run_dir, PROXY_DIR)
 
 
-def _lines(path: Path) -> list[str]:
-    """The lines of a log an arm can write: never through a symlink it planted (to /dev/zero,
-    to another arm's log), only a regular file, and at most READ_MAX bytes of it."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return []
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ["(not a regular file)"]
-        data = f.read(READ_MAX)
-    return data.decode("utf-8", errors="replace").splitlines()
+def _tail(path: Path, book: EgressBook | None) -> Tail:
+    """The run's reader of `path` (new lines only), or a one-off one reading it whole."""
+    return book.tail(path) if book is not None else Tail(path)
 
 
-def guard_entries(run_dir: Path, arms: Iterable[str]) -> list[dict[str, object]]:
-    """Every line of each arm's guard log, attributed to the arm whose folder it is in."""
+def guard_entries(
+    run_dir: Path, arms: Iterable[str], book: EgressBook | None = None
+) -> list[dict[str, object]]:
+    """Each arm's guard log lines (new since the book's last look), attributed to the arm whose
+    folder it is in; a log its arm rewrote is read again, its lines flagged `rewritten`."""
     entries: list[dict[str, object]] = []
     for arm in arms:
-        for number, line in enumerate(_lines(guard_log(run_dir, arm)), 1):
+        tail = _tail(guard_log(run_dir, arm), book)
+        first = tail.lines_read
+        for number, line in enumerate(tail.lines(), 1):
             if line.strip():
-                entries.append(attribute(arm, line, number))
+                entry = attribute(arm, line, first + number if not tail.rewritten else number)
+                if tail.rewritten:
+                    flags = {*entry.get("flags", []), "rewritten"}  # type: ignore[misc]
+                    entry["flags"] = sorted(flags)
+                entries.append(entry)
     return entries
 
 
@@ -125,46 +124,16 @@ def real_time(
     return {**entry, "time": real, "arm_time": entry["time"]}
 
 
-def proxy_entries(run_dir: Path) -> list[dict[str, object]]:
+def proxy_entries(run_dir: Path, book: EgressBook | None = None) -> list[dict[str, object]]:
     """The proxy's refusals (it names the arm by the listener the call arrived on) and the DNS
-    refuser's (by the network the query arrived on: dns_refuser)."""
+    refuser's (by the network the query arrived on: dns_refuser), new since the last look:
+    each line once, so lookups of one name in one millisecond are each counted."""
     entries: list[dict[str, object]] = []
     log = proxy_log(run_dir)
-    for line in _lines(log) + _lines(log.with_name("dns.jsonl")):
+    lines = _tail(log, book).lines() + _tail(log.with_name("dns.jsonl"), book).lines()
+    for line in lines:
         with contextlib.suppress(ValueError):
             entry = json.loads(line)
             if isinstance(entry, dict):
-                entries.append(_entry({"source": "proxy", **entry}).as_dict())
+                entries.append(as_entry({"source": "proxy", **entry}).as_dict())
     return entries
-
-
-def _entry(entry: dict[str, object]) -> EgressEntry:
-    """An entry as egress.jsonl's model has it; one that does not fit is kept, flagged
-    `unreadable`: a refusal is evidence against the run, never dropped for its form."""
-    try:
-        return EgressEntry.model_validate(entry)
-    except ValidationError:
-        arm, source = entry.get("arm"), entry.get("source")
-        return EgressEntry(
-            arm=arm if isinstance(arm, str) else "?",
-            destination="?",
-            time="?",
-            source=source if source in ("guard", "proxy", "dns", "kernel") else "proxy",
-            flags=["unreadable"],
-            raw=json.dumps(entry, default=str)[:_FIELD_MAX],
-        )
-
-
-def merge(entries: list[dict[str, object]], path: Path) -> list[dict[str, object]]:
-    """Deduplicated (a guard line read twice is one attempt), in time order, written to `path`
-    (egress.jsonl) atomically."""
-    unique: dict[tuple[object, ...], dict[str, object]] = {}
-    for entry in entries:
-        key = tuple(
-            str(entry.get(k)) for k in ("arm", "destination", "time", "source", "line", "pid")
-        )
-        unique.setdefault(key, entry)
-    merged = sorted(unique.values(), key=lambda e: str(e.get("time")))
-    checked = [_entry(e) for e in merged]
-    write_egress(path, checked)
-    return [e.as_dict() for e in checked]

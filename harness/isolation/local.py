@@ -42,6 +42,7 @@ from harness.isolation.base import (
     ProxySettings,
 )
 from harness.isolation.clock import FAKETIME_ENV, offset_line, preload, settle
+from harness.isolation.egress_book import EgressBook
 from harness.isolation.ports import free_port, free_ports
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
 from harness.isolation.sdk_env import sdk_env
@@ -104,7 +105,7 @@ class LocalBackend(IsolationBackend):
         self.logs = run_dir / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         self.egress_log = run_dir / "egress.jsonl"
-        self.egress_log.touch()
+        self.book = EgressBook(self.egress_log)
         self.faketime = find_libfaketime()
         self.clock_pinning: ClockPinning = "libfaketime" if self.faketime else "seam-only"
         self.preload = preload(self.faketime) if self.faketime else ""
@@ -259,10 +260,11 @@ class LocalBackend(IsolationBackend):
 
     def egress_attempts(self) -> list[dict[str, object]]:
         """Each arm's guard entries (attributed to the arm whose log holds them) and the
-        proxy's, merged into egress.jsonl."""
-        entries = egress.guard_entries(self.run_dir, self.specs)
-        entries += egress.proxy_entries(self.run_dir)
-        return egress.merge(entries, self.egress_log)
+        proxy's: every one so far, the new ones appended to egress.jsonl."""
+        entries = egress.guard_entries(self.run_dir, self.specs, self.book)
+        entries += egress.proxy_entries(self.run_dir, self.book)
+        self.book.add(entries)
+        return list(self.book.entries)
 
     # --- helpers ---------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ import structlog
 
 from harness.checks.memory_controls import misses_per_arm
 from harness.errors import HarnessError
+from harness.isolation.egress_book import attempts
 from harness.run.drive import Driven
 from harness.run.prepare import Plan
 from harness.run.strays import at_teardown, by_destination
@@ -46,13 +47,14 @@ def finish(plan: Plan, driven: Driven) -> RunResult:
     run.interrupted = driven.interrupted
     run.infra_failures = driven.infra_failures
     run.outcomes = driven.outcomes or _count(run_dir / "turns.jsonl")
-    run.stray_connections = len(stray)
+    run.stray_connections = sum(attempts(entry) for entry in stray)  # a line may count several
     run.memory_miss = misses_per_arm(run_dir / "turns.jsonl")
     run.refused = by_destination(stray)
     ran = driven.tally
     run.teardown_strays = by_destination(at_teardown(stray, ran.seen_strays, ran.last_turn_end))
     run.halted = str(driven.halted) if driven.halted else None
     run.arm_limits = backend.applied_limits()
+    run.egress_dropped = dict(backend.egress_dropped)
     run.passed = (
         driven.fatal is None
         and driven.halted is None

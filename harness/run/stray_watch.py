@@ -16,6 +16,7 @@ import structlog
 
 from arms.client import TurnResult
 from harness.isolation.base import IsolationBackend
+from harness.isolation.egress_book import attempts
 from harness.run.strays import Entry, Key, stray_key
 from rundir.strays_seen import StraySeen, append_seen
 
@@ -76,7 +77,7 @@ class StrayWatch:
                 continue
             self.seen.add(key)
             new.append(entry)
-            self.this_turn[str(entry.get("arm"))] += 1
+            self.this_turn[str(entry.get("arm"))] += attempts(entry)
             append_seen(self.seen_path, StraySeen.of(self.run_id, entry, self.running))
             log.warning(
                 "stray connection refused",

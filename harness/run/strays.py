@@ -1,5 +1,8 @@
 """Refused connections by arm and destination, and the ones an arm made at its teardown.
 
+An entry of egress.jsonl may stand for several attempts (`count`: a burst folded into one line,
+harness/isolation/egress_book.py); every count here is of attempts, not lines.
+
 The orchestrator charges every refused connection it sees while a turn runs (or while arms
 start) to that moment. An engine keeps trying after its last turn: a background telemetry
 sender retries while the other arms run, an atexit hook flushes when the process stops, and no
@@ -15,7 +18,9 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 
-# What makes one egress entry the same entry on a second read (sources are re-read whole).
+from harness.isolation.egress_book import attempts
+
+# What makes one egress entry itself (each is appended once; the orchestrator's looks see it again).
 KEY_FIELDS = ("arm", "destination", "time", "source", "line", "pid")
 
 Entry = dict[str, object]
@@ -30,7 +35,8 @@ def by_destination(entries: Iterable[Entry]) -> dict[str, dict[str, int]]:
     """arm -> destination -> how many refused attempts, in a stable order."""
     counts: dict[str, Counter[str]] = {}
     for entry in entries:
-        counts.setdefault(str(entry.get("arm")), Counter())[str(entry.get("destination"))] += 1
+        where = counts.setdefault(str(entry.get("arm")), Counter())
+        where[str(entry.get("destination"))] += attempts(entry)  # a folded line counts them all
     return {arm: dict(sorted(counts[arm].items())) for arm in sorted(counts)}
 
 

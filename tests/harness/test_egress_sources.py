@@ -13,6 +13,7 @@ import pytest
 
 from harness.isolation import egress
 from harness.isolation.dns_refuser import REFUSED, serve
+from harness.isolation.egress_book import EgressBook
 
 
 def write_guard_lines(run_dir: Path, arm: str, lines: list[str]) -> None:
@@ -46,8 +47,8 @@ def test_a_hostile_time_or_a_huge_line_does_not_stop_the_count(tmp_path: Path) -
     history = {"a": [(0.0, -(10**12))]}  # an offset that pushes the time past year 9999
     converted = [egress.real_time(e, history) for e in entries]
     assert len(converted) == 2 and all(len(str(e["destination"])) <= 300 for e in converted)
-    merged = egress.merge(converted, tmp_path / "egress.jsonl")
-    assert len(merged) == 2 and len((tmp_path / "egress.jsonl").read_text().splitlines()) == 2
+    added = EgressBook(tmp_path / "egress.jsonl").add(converted)
+    assert len(added) == 2 and len((tmp_path / "egress.jsonl").read_text().splitlines()) == 2
 
 
 def test_an_arm_name_cannot_point_outside_the_run(tmp_path: Path) -> None:
