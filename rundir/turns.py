@@ -8,7 +8,7 @@ from typing import IO, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from rundir.model import Upgradable, Upgrade
+from rundir.model import RunDirModel, Upgradable, Upgrade
 
 TURN_SCHEMA: Literal[1] = 1
 
@@ -57,7 +57,7 @@ class TurnLog:
         self.path = path
         self._file: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
-    def append(self, record: TurnRecord) -> None:
+    def append(self, record: TurnRecord | RunDirModel) -> None:
         self._file.write(record.model_dump_json(by_alias=True) + "\n")
         self._file.flush()
 
@@ -66,10 +66,13 @@ class TurnLog:
 
 
 def read_turns(path: Path) -> list[TurnRecord]:
+    """The answers' turns; ingestion and snapshot lines (rundir/ingestions.py) are not turns."""
+    from rundir.ingestions import kind_of
+
     if not path.exists():
         return []
     return [
         TurnRecord.model_validate(json.loads(line))
         for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip()
+        if line.strip() and kind_of(line) is None
     ]

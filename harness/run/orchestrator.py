@@ -33,6 +33,7 @@ from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
 from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
 from harness.run.limit_check import describe, limit_records
+from harness.run.memory_stage import MemoryStage, state_env
 from harness.run.proxy_control import ProxyControl
 from harness.run.rtt import live_upstreams, probe_all
 from harness.run.signals import CtrlC
@@ -103,6 +104,16 @@ class Orchestrator:
         self.seam_urls: dict[str, str] = {}  # arm -> its seam, for the round-trip probes
         self.rtt = RttLog(run_dir / "rtt.jsonl")
         self.upstreams = live_upstreams(run_dir, dict(study.file.vendors))
+        self.has_memory = any(item.memory is not None for item in items)
+        self.memory = MemoryStage(
+            run_id,
+            run_dir,
+            backend,
+            turns,
+            self.clients,
+            self.seam_urls,
+            study.file.ingest_deadline_ms,
+        )
         self.limited: set[str] = set()  # arms that met a bound: replaced before anything else
 
     @property
@@ -116,6 +127,7 @@ class Orchestrator:
         """Start the arms, run every item, and always stop the clients (the caller stops the
         backend). Ctrl-C: the turn in flight settles, then the run stops; twice: at once."""
         self.control = ProxyControl(proxy.control_url)
+        self.memory.control = self.control
         try:
             with self.ctrl_c.handled():
                 await self._start_arms(proxy)
@@ -142,9 +154,14 @@ class Orchestrator:
             spec = self.study.arms[name].model_copy(
                 update={"cap_add": self.study.capabilities(name)}
             )
+            if self.has_memory:  # the folder a v2 arm keeps its memory in, for snapshots
+                state = state_env(self.backend, self.turns.path.parent, name)
+                spec = spec.model_copy(update={"env": spec.env | state})
             handle = await self.backend.start_arm(name, spec, proxy)
             self.clients[name] = SeamClient(handle.seam_url)
             self.seam_urls[name] = handle.seam_url
+            if self.has_memory:
+                await self.memory.learn(name)
             log.info("arm ready", arm=name, seam=handle.seam_url)
             await self.strays.halt_if_new("start-up")  # an arm that reached out while starting
 
@@ -200,17 +217,23 @@ class Orchestrator:
 
     async def _attempt(self, item: Item, arm: str, attempt: int, done: list[TurnRecord]) -> None:
         """Run the item's turns on `arm`; records go to `done`. Raises InfraError."""
-        client = self.clients[arm]
         records = AttemptRecords(self.run_id, item.id, arm, attempt)
+        # A memory benchmark's question: its history first (harness/run/memory_stage.py).
+        prepared = await self.memory.prepare(item, arm, attempt) if item.memory else None
+        if prepared is not None and prepared.failed:
+            done += [records.failed(n, "error", prepared.failed) for n in range(len(item.turns))]
+            return
+        client = self.clients[arm]  # after prepare: a fresh arm on its copy has a new client
         # In a thread: pinning waits out libfaketime's cache (up to a second), and the loop
         # must not stop meanwhile (a Ctrl-C, the control client's connection).
         await asyncio.to_thread(self.backend.pin_clock, arm, item.clock)
-        session_id = f"{item.id}.{attempt}"
+        session_id = prepared.session_id if prepared else f"{item.id}.{attempt}"
         opened = OpenSession(
             session_id=session_id, item_id=item.id, clock=item.clock, context=item.context
         )
         try:
-            await client.open_session(opened)
+            if prepared is None or not prepared.opened:
+                await client.open_session(opened)
         except (SeamError, httpx.HTTPError) as e:
             if await self.watch.machinery_failed(arm, e):
                 raise InfraError(f"opening a session failed: {e}") from e

@@ -7,6 +7,8 @@ message is a `TurnMessage` (rundir/turn_message.py), the model proxy/control.py 
 
 from __future__ import annotations
 
+from typing import Literal
+
 import httpx
 
 from harness.isolation.base import InfraError
@@ -17,8 +19,10 @@ class ProxyControl:
     def __init__(self, control_url: str) -> None:
         self.client = httpx.AsyncClient(base_url=control_url, trust_env=False, timeout=10)
 
-    async def tell(self, arm: str, item: str | None, turn: int) -> None:
-        message = TurnMessage(arm=arm, item=item, turn=turn)
+    async def tell(
+        self, arm: str, item: str | None, turn: int, phase: Literal["answer", "ingest"] = "answer"
+    ) -> None:
+        message = TurnMessage(arm=arm, item=item, turn=turn, phase=phase)
         try:
             response = await self.client.post(
                 "/turn",

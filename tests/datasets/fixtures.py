@@ -54,7 +54,7 @@ def longmemeval_file(folder: Path, per_type: int = 4) -> Path:
                 longmemeval_entry(n, qtype, abstention=k == 0 and qtype == "multi-session")
             )
             n += 1
-    entries[5]["answer"] = 3  # the published file has numeric answers too
+    entries[min(5, len(entries) - 1)]["answer"] = 3  # the published file has numeric ones too
     path = folder / "longmemeval_s.json"
     path.write_text(json.dumps(entries, indent=1))
     return path

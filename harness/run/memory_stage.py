@@ -1,0 +1,215 @@
+"""A memory benchmark's history, ingested before its question (seam v2).
+
+For an item with a `memory` (harness/datasets), before its question is asked on an arm:
+
+- an arm whose health names a `state_dir` (every bit of its memory lives in $ARM_STATE_DIR) is
+  started fresh on an empty folder, takes in the history session by session, and is stopped;
+  its folder is copied to `RUN_DIR/snapshots/<arm>/<history>/` and hashed (a `snapshot` line in
+  turns.jsonl). The history is ingested once per arm: each question of it (LoCoMo asks many of
+  one conversation) starts the arm afresh on its own copy, checked against the hash, and opens
+  the session the history was ingested under, so no question sees what another one changed.
+- an arm without one (bare, a v2 arm that keeps its memory in its process) takes the history
+  into the question's own session each time, on the running arm.
+
+Each history session is one `POST /sessions/{id}/ingest`, with the arm's clock pinned to that
+session's date, under the study's `ingest_deadline_ms`, and the proxy told the item, the
+session's index and `phase = "ingest"`, so its calls are charged to the item as ingestion, not
+as an answer. Each is an `ingestion` line in turns.jsonl (rundir/ingestions.py). A v1 arm cannot
+ingest: its questions fail as the arm's error, named once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import httpx
+import structlog
+
+from arms.client import SeamClient, SeamError
+from arms.seam import INGEST_VERSION, Health, Ingest, IngestMessage, OpenSession
+from harness.datasets.model import History
+from harness.isolation.base import InfraError, IsolationBackend
+from harness.run import snapshot
+from harness.run.arm_stop import stop_arm
+from harness.run.proxy_control import ProxyControl
+from harness.study import Item
+from rundir.ingestions import IngestionRecord, IngestOutcome, SnapshotRecord
+from rundir.turns import TurnLog
+
+log = structlog.get_logger("harness.run.memory")
+
+STATE_ENV = "ARM_STATE_DIR"
+DOCKER_STATE = "/harness/logs/state"  # RUN_DIR/logs/<arm>/state, as the container sees it
+
+
+def host_state(run_dir: Path, arm: str) -> Path:
+    return run_dir / "logs" / arm / "state"
+
+
+def state_env(backend: IsolationBackend, run_dir: Path, arm: str) -> dict[str, str]:
+    """$ARM_STATE_DIR for `arm`: its log folder's `state/`, which both backends share with the
+    host (docker mounts RUN_DIR/logs/<arm> at /harness/logs)."""
+    if backend.isolation == "docker":
+        return {STATE_ENV: DOCKER_STATE}
+    return {STATE_ENV: str(host_state(run_dir, arm).resolve())}
+
+
+@dataclass(frozen=True)
+class Prepared:
+    session_id: str
+    opened: bool  # the session is open already (the history went into it)
+    failed: str | None = None  # the arm cannot take the history: its questions fail with this
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    path: Path
+    sha256: str
+
+
+class MemoryStage:
+    def __init__(
+        self,
+        run_id: str,
+        run_dir: Path,
+        backend: IsolationBackend,
+        turns: TurnLog,
+        clients: dict[str, SeamClient],
+        seam_urls: dict[str, str],
+        ingest_deadline_ms: int,
+    ) -> None:
+        self.run_id = run_id
+        self.run_dir = run_dir
+        self.backend = backend
+        self.turns = turns
+        self.clients = clients  # the orchestrator's: a restart here replaces its client
+        self.seam_urls = seam_urls
+        self.deadline_ms = ingest_deadline_ms
+        self.health: dict[str, Health] = {}
+        self.snapshots: dict[tuple[str, str], Snapshot] = {}
+        self.control: ProxyControl | None = None
+
+    async def learn(self, arm: str) -> None:
+        """What the arm said of itself: its seam version and state folder."""
+        self.health[arm] = await self.clients[arm].health()
+
+    def keeps_state(self, arm: str) -> bool:
+        health = self.health.get(arm)
+        return bool(health and health.state_dir)
+
+    async def prepare(self, item: Item, arm: str, attempt: int) -> Prepared:
+        """Ingest `item`'s history on `arm` (or restore its snapshot); where to ask the question.
+        Raises InfraError when the machinery failed (the orchestrator retries the item)."""
+        assert item.memory is not None
+        history = item.memory.history
+        health = self.health.get(arm)
+        if health is None or health.seam < INGEST_VERSION:
+            seam = health.seam if health else "?"
+            return Prepared("", False, f"arm {arm!r} speaks seam {seam}: it cannot ingest history")
+        if not self.keeps_state(arm):
+            session_id = f"{item.id}.{attempt}"
+            await self._ingest_all(item, arm, attempt, session_id, history)
+            return Prepared(session_id, opened=True)
+        key = (arm, history.id)
+        state = host_state(self.run_dir, arm)
+        if key not in self.snapshots:
+            await stop_arm(self.backend, arm)
+            await asyncio.to_thread(snapshot.empty, state)
+            await self._restart(arm)
+            await self._ingest_all(item, arm, attempt, history.id, history)
+            started = time.monotonic()
+            await stop_arm(self.backend, arm)
+            target = self.run_dir / "snapshots" / arm / history.id
+            taken = await asyncio.to_thread(snapshot.take, state, target)
+            self.snapshots[key] = Snapshot(target, taken.sha256)
+            self.turns.append(
+                SnapshotRecord(
+                    run=self.run_id,
+                    item=item.id,
+                    arm=arm,
+                    history=history.id,
+                    sha256=taken.sha256,
+                    files=taken.files,
+                    bytes=taken.bytes,
+                    seconds=round(time.monotonic() - started, 3),
+                    path=target.relative_to(self.run_dir).as_posix(),
+                )
+            )
+        else:
+            await stop_arm(self.backend, arm)
+        kept = self.snapshots[key]
+        await asyncio.to_thread(snapshot.restore, kept.path, state, kept.sha256)
+        await self._restart(arm)
+        return Prepared(history.id, opened=False)
+
+    async def _restart(self, arm: str) -> None:
+        handle = await self.backend.restart_arm(arm)
+        await self.clients[arm].aclose()
+        self.clients[arm] = SeamClient(handle.seam_url)
+        self.seam_urls[arm] = handle.seam_url
+
+    async def _ingest_all(
+        self, item: Item, arm: str, attempt: int, session_id: str, history: History
+    ) -> None:
+        client = self.clients[arm]
+        opened = OpenSession(session_id=session_id, item_id=item.id, clock=history.sessions[0].date)
+        try:
+            await client.open_session(opened)
+        except (SeamError, httpx.HTTPError) as e:
+            raise InfraError(f"opening the history's session failed: {e}") from e
+        try:
+            for index in range(len(history.sessions)):
+                record = await self._ingest_one(item, arm, attempt, session_id, history, index)
+                self.turns.append(record)
+                if record.outcome == "error" and "does not ingest" in (record.error or ""):
+                    break  # 501: the rest would say the same
+        finally:
+            await self._tell(arm, None, 0)
+
+    async def _ingest_one(
+        self, item: Item, arm: str, attempt: int, session_id: str, history: History, index: int
+    ) -> IngestionRecord:
+        session = history.sessions[index]
+        await asyncio.to_thread(self.backend.pin_clock, arm, session.date)
+        await self._tell(arm, item.id, index, "ingest")
+        body = Ingest(
+            session_id=session.session_id,
+            date=session.date,
+            messages=[
+                IngestMessage(role=m.role, content=m.content, speaker=m.speaker)
+                for m in session.messages
+            ],
+            deadline_ms=self.deadline_ms,
+        )
+        try:
+            result = await self.clients[arm].ingest(session_id, body, self.deadline_ms / 1000)
+        except httpx.HTTPError as e:
+            raise InfraError(f"ingesting {session.session_id} on {arm}: {e}") from e
+        if result.outcome == "broken" or not self.backend.arm_alive(arm):
+            raise InfraError(f"ingesting {session.session_id}: the arm died ({result.error})")
+        outcome: IngestOutcome = result.outcome  # broken was raised just above
+        return IngestionRecord(
+            run=self.run_id,
+            item=item.id,
+            arm=arm,
+            history=history.id,
+            session=session.session_id,
+            index=index,
+            date=session.date,
+            messages=len(session.messages),
+            outcome=outcome,
+            stored=result.stored,
+            seconds=round(result.seconds, 3),
+            attempts=attempt,
+            error=result.error,
+        )
+
+    async def _tell(
+        self, arm: str, item: str | None, turn: int, phase: Literal["answer", "ingest"] = "answer"
+    ) -> None:
+        assert self.control is not None
+        await self.control.tell(arm, item, turn, phase)

@@ -1,0 +1,119 @@
+"""A memory benchmark study run for real in record mode (local backend): each history session
+ingested at its own date, a snapshot per arm and history, a fresh copy per question, LoCoMo's
+conversation ingested once for all its questions, ingestion kept apart from answers."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from rundir.ingestions import IngestionRecord, SnapshotRecord, read_ingestions
+from rundir.turns import read_turns
+from tests.datasets.fixtures import locomo_file, longmemeval_file
+from tests.harness.studies import harness, header, only_run, read_jsonl
+from tests.study_builder import StudyBuilder
+
+pytestmark = pytest.mark.integration
+ARM = Path(__file__).resolve().parents[1] / "harness" / "memory_arm.py"
+
+
+def _arm(**env: str) -> dict[str, object]:
+    return {"command": f"{sys.executable} {ARM}", "env": env}
+
+
+def _study(folder: Path, arms: dict[str, dict[str, object]], **items: object) -> Path:
+    return StudyBuilder(arms=arms).set(items=items).write(folder)  # type: ignore[arg-type]
+
+
+def _record(study: Path, runs: Path) -> Path:
+    done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local")
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    return only_run(runs)
+
+
+def test_longmemeval_questions_each_on_a_fresh_copy_of_their_ingested_store(
+    tmp_path: Path,
+) -> None:
+    longmemeval_file(tmp_path, per_type=1)
+    study = _study(tmp_path, {"toy": _arm()}, format="longmemeval", path="longmemeval_s.json")
+    run = _record(study, tmp_path / "runs")
+    lines = read_ingestions(run / "turns.jsonl")
+    ingested = [r for r in lines if isinstance(r, IngestionRecord)]
+    snapshots = [r for r in lines if isinstance(r, SnapshotRecord)]
+    assert len(ingested) == 9 and len(snapshots) == 3  # 3 questions x 3 sessions; one each
+    assert all(r.outcome == "done" and r.stored == 1 for r in ingested)
+    first = [r for r in ingested if r.item == "q000"]
+    assert [(r.session, r.index, f"{r.date:%Y-%m-%d}") for r in first] == [
+        ("s0_a", 0, "2023-05-20"),
+        ("s0_b", 1, "2023-05-21"),
+        ("answer_0_1", 2, "2023-05-25"),
+    ]
+    turns = read_turns(run / "turns.jsonl")  # the answers only
+    assert [t.item for t in turns] == ["q000", "q001_abs", "q002"]
+    answer = turns[0].text
+    assert "s0_a 2023-05-20" in answer and "answer_0_1 2023-05-25" in answer
+    if header(run)["study"]["clock_pinning"] == "libfaketime":
+        # The arm's own clock read each session's date while it ingested it.
+        assert "s0_a 2023-05-20 now=2023-05-20" in answer
+        assert "answer_0_1 2023-05-25 now=2023-05-25" in answer
+    assert all(t.text.endswith("asked: ") for t in turns)  # nobody asked before: fresh copies
+    for shot in snapshots:
+        assert (run / shot.path).is_dir() and len(shot.sha256) == 64
+    assert header(run)["study"]["outcomes"] == {"done": 3}
+
+
+def test_a_locomo_conversation_is_ingested_once_for_all_its_questions(tmp_path: Path) -> None:
+    locomo_file(tmp_path, samples=1, questions=4)
+    study = _study(tmp_path, {"toy": _arm()}, format="locomo", path="locomo10.json")
+    run = _record(study, tmp_path / "runs")
+    lines = read_ingestions(run / "turns.jsonl")
+    assert len([r for r in lines if isinstance(r, IngestionRecord)]) == 3  # three sessions, once
+    assert len([r for r in lines if isinstance(r, SnapshotRecord)]) == 1
+    turns = read_turns(run / "turns.jsonl")
+    assert len(turns) == 4
+    # Each question on its own copy: none sees another's question in the store.
+    assert all(t.text.endswith("asked: ") for t in turns), [t.text for t in turns]
+
+
+def test_an_arm_without_a_state_folder_ingests_into_each_questions_session(
+    tmp_path: Path,
+) -> None:
+    locomo_file(tmp_path, samples=1, questions=2)
+    arms = {"toy": _arm(MEMORY_ARM_STATELESS="1")}
+    study = _study(tmp_path, arms, format="locomo", path="locomo10.json")
+    run = _record(study, tmp_path / "runs")
+    lines = read_ingestions(run / "turns.jsonl")
+    assert len([r for r in lines if isinstance(r, IngestionRecord)]) == 6  # again per question
+    assert not [r for r in lines if isinstance(r, SnapshotRecord)]
+    assert all("session_3" in t.text for t in read_turns(run / "turns.jsonl"))
+
+
+def test_ingestion_calls_are_charged_to_the_item_as_ingestion(tmp_path: Path) -> None:
+    """The retrieval arm embeds each history session through the proxy: those calls carry the
+    item, the session's index and phase ingest; the question's main call carries the evidence."""
+    longmemeval_file(tmp_path, per_type=1)
+    retrieval = {"command": f"{sys.executable} -m arms.retrieval", "env": {}}
+    study = _study(
+        tmp_path, {"retrieval": retrieval}, format="longmemeval", path="longmemeval_s.json", n=1
+    )
+    run = _record(study, tmp_path / "runs")
+    calls = read_jsonl(run / "calls.jsonl")
+    ingest = [c for c in calls if c.get("phase") == "ingest"]
+    assert [(c["turn"], c["purpose"], c["route"]) for c in ingest] == [
+        (0, "embedding", "openai.embeddings"),
+        (1, "embedding", "openai.embeddings"),
+        (2, "embedding", "openai.embeddings"),
+    ]
+    (item,) = {c["item"] for c in calls}
+    main = [c for c in calls if c["purpose"] == "main"]
+    assert len(main) == 1 and "phase" not in main[0]
+    from rundir.packread import PackReader
+
+    body = json.loads(PackReader.open(run).get(main[0]["request_body"]))
+    memory = json.loads((tmp_path / "longmemeval_s.json").read_text())
+    (entry,) = [e for e in memory if e["question_id"] == item]
+    needle = entry["haystack_sessions"][2][0]["content"]
+    assert needle in body["messages"][0]["content"]
