@@ -32,6 +32,8 @@ class StraySeen(RunDirModel):
     running_arm: str | None = None
     item: str | None = None
     turn: int | None = None
+    # The attempts the egress entry stands for (a burst folded into one line: its `count`).
+    count: int = Field(1, ge=1)
 
     @classmethod
     def of(
@@ -39,7 +41,9 @@ class StraySeen(RunDirModel):
     ) -> StraySeen:
         """An egress entry, seen while `running` (arm, item, turn) ran, or at start-up (None)."""
         arm, item, turn = running or (None, None, None)
+        count = entry.get("count")
         return cls(
+            count=count if isinstance(count, int) and count > 0 else 1,
             run=run,
             arm=str(entry.get("arm")),
             destination=str(entry.get("destination")),

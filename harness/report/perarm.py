@@ -94,7 +94,10 @@ def dropped_items(turns: list[TurnRecord]) -> set[str]:
 def turn_costs(calls: list[CallRecord]) -> dict[tuple[str, str | None, int | None], Decimal]:
     costs: dict[tuple[str, str | None, int | None], Decimal] = defaultdict(Decimal)
     for c in calls:
-        costs[(c.arm, c.item, c.turn)] += c.cost_usd
+        # An ingestion's calls (seam v2) carry the history session's index as their turn:
+        # they are the item's ingestion cost (question rows), not its answer turn's.
+        if c.phase != "ingest":
+            costs[(c.arm, c.item, c.turn)] += c.cost_usd
     return costs
 
 
@@ -113,7 +116,7 @@ def build_report(data: RunData, *, resamples: int = 10_000, seed: int = 0) -> Ru
     for entry in data.egress:
         arm = arms.get(str(entry.get("arm")))
         if arm is not None:
-            arm.stray_connections += 1
+            arm.stray_connections += int(entry.get("count") or 1)  # a folded burst counts all
     return RunReport(
         run_id=str(data.header.get("run_id", data.run_dirs[0].name)),
         run_ids=[str(h.get("run_id", "?")) for h in data.headers],

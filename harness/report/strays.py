@@ -20,16 +20,18 @@ Pair = tuple[str, str]  # arm, destination
 
 
 def refused_table(ctx: Context) -> Table:
-    totals = Counter((str(e.get("arm")), str(e.get("destination"))) for e in ctx.data.egress)
+    totals: Counter[Pair] = Counter()
+    for e in ctx.data.egress:  # a line of egress.jsonl may fold several attempts (`count`)
+        totals[(str(e.get("arm")), str(e.get("destination")))] += int(e.get("count") or 1)
     placed: dict[Pair, Counter[str]] = {pair: Counter() for pair in totals}
     for seen in ctx.data.strays_seen:
         pair = (seen.arm, seen.destination)
         if pair not in placed:
             continue
         if seen.during == "start-up":
-            placed[pair]["start-up"] += 1
+            placed[pair]["start-up"] += seen.count
         elif seen.running_arm == seen.arm and seen.item is not None:
-            placed[pair][f"{ctx.anon.item(seen.item)} turn {seen.turn}"] += 1
+            placed[pair][f"{ctx.anon.item(seen.item)} turn {seen.turn}"] += seen.count
     for h in ctx.data.headers:
         teardown = (h.get("study") or {}).get("teardown_strays") or {}
         for arm, destinations in teardown.items():
