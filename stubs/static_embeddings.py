@@ -37,6 +37,7 @@ class StaticTable:
     ) -> None:
         if vectors.shape[0] != len(vocab) or weights.shape != (len(vocab),):
             raise ValueError("static table: vocabulary, vectors and weights disagree in length")
+        self.vocab = vocab
         self.tokenizer = WordPiece(vocab)
         self.width = int(vectors.shape[1])
         self._vectors = vectors
