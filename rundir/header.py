@@ -18,6 +18,7 @@ from rundir.errors import RunDirError
 from rundir.limits import AppliedLimits, ResourceLimits
 from rundir.manifest import Manifest
 from rundir.model import RunDirModel, schema_too_new
+from rundir.shards import MergedShard, Shard
 
 RUN_SCHEMA: Literal[1] = 1
 HEADER_FILE = "run.json"
@@ -61,6 +62,10 @@ class StudyRun(BaseModel):
     # --resume: the run this one continues, and the (item, arm) pairs it skipped as finished.
     resumed_from: str | None = None
     skipped_pairs: int = 0
+    # --shard I/N: this run is one shard of the study (rundir/shards.py); a run `harness merge`
+    # joined from shards names them, each with its run id and call numbering.
+    shard: Shard | None = None
+    merged_from: list[MergedShard] = Field(default_factory=list)
     # Docker: the capabilities each arm's container got back (it starts with none).
     capabilities: dict[str, list[str]] = Field(default_factory=dict)
     on_stray: Literal["halt", "fail"] = "halt"

@@ -25,6 +25,12 @@ COMMANDS = (
         "Run a study against the real vendors, metered and capped (after a clean record run).",
     ),
     Lazy(
+        "merge",
+        "harness.cli.study:merge",
+        "Join the shards of one study run into one run directory (refuses a missing or foreign "
+        "shard, naming it).",
+    ),
+    Lazy(
         "replay",
         "harness.cli.replay:replay",
         "Replay a recorded run with no key and no network; exit 1 on any divergence or miss.",

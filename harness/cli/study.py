@@ -36,6 +36,14 @@ RESUME = typer.Option(
     help="A stopped run's directory: run, as a new run, only the (item, arm) pairs it (and the "
     "runs it resumed) did not finish. The study must be unchanged.",
 )
+SHARD = typer.Option(
+    None,
+    "--shard",
+    envvar="HARNESS_SHARD",
+    help="Run only shard I of N of the items (1-based, e.g. 2/3), as its own run with the "
+    "study's hashes; `auto` reads a Slurm array's or a Kubernetes Indexed Job's index "
+    "(HARNESS_SHARD_COUNT gives the Job's count). Join the shards with `harness merge`.",
+)
 ALLOW_MISSES = typer.Option(
     False,
     "--allow-misses",
@@ -60,9 +68,13 @@ def _run(
     cap: str = "",
     resume: Path | None = None,
     allow_misses: bool = False,
+    shard: str | None = None,
 ) -> int:
     from harness.run.pipeline import RunRequest, run_study
+    from harness.run.shards import resolve_shard
     from harness.study import load_study
+
+    spec = resolve_shard(shard)
 
     request = RunRequest(
         study=load_study(study),
@@ -74,6 +86,7 @@ def _run(
         cap=cap,
         resume_from=resume,
         allow_misses=allow_misses,
+        shard=spec,
     )
     return _report(run_study(request))
 
@@ -138,10 +151,19 @@ def record(
     isolation: str = ISOLATION,
     resume: Path | None = RESUME,
     allow_misses: bool = ALLOW_MISSES,
+    shard: str | None = SHARD,
 ) -> int:
     """Run a study in record mode: every model call answered by stubs, free."""
     return _run(
-        study, "record", run_dir, arm, limit, isolation, resume=resume, allow_misses=allow_misses
+        study,
+        "record",
+        run_dir,
+        arm,
+        limit,
+        isolation,
+        resume=resume,
+        allow_misses=allow_misses,
+        shard=shard,
     )
 
 
@@ -154,9 +176,30 @@ def live(
     isolation: str = ISOLATION,
     resume: Path | None = RESUME,
     allow_misses: bool = ALLOW_MISSES,
+    shard: str | None = SHARD,
 ) -> int:
     """Run a study against the real vendors, metered and capped (after a clean record run)."""
-    return _run(study, "live", run_dir, arm, limit, isolation, cap, resume, allow_misses)
+    return _run(study, "live", run_dir, arm, limit, isolation, cap, resume, allow_misses, shard)
+
+
+def merge(
+    runs: list[Path] = typer.Argument(..., help="The shards' run directories."),
+    out: Path = typer.Option(..., "--out", help="The merged run's directory (new)."),
+) -> int:
+    """Join the shards of one study run into one run directory (refuses a missing or foreign
+    shard, naming it)."""
+    from rundir.merge import merge_shards
+
+    header = merge_shards(list(runs), out)
+    run = header.study
+    assert run is not None
+    verdict = "every shard passed" if run.passed else "a shard FAILED (see its run.json)"
+    calls = sum(s.calls for s in run.merged_from)
+    typer.echo(
+        f"merged {len(run.merged_from)} shards into {out}: {run.items} items, {calls} calls; "
+        f"{verdict}"
+    )
+    return 0 if run.passed else 1
 
 
 def cleanup(

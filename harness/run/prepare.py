@@ -19,6 +19,7 @@ from harness.checks.masks import proxy_masks
 from harness.errors import HarnessError
 from harness.isolation.base import IsolationBackend, ProxySettings
 from harness.run.resume import resumption
+from harness.run.shards import ShardSpec
 from harness.study import Item, Study, sha256
 from rundir.errors import RunDirError
 from rundir.gate_record import passing_gate
@@ -31,6 +32,7 @@ from rundir.header import (
     versions,
     write_header,
 )
+from rundir.shards import Shard, shard_items
 
 log = structlog.get_logger("harness.study")
 
@@ -51,6 +53,7 @@ class RunRequest:
     replay_from: Path | None = None  # replay: the recorded run that answers every call
     resume_from: Path | None = None  # --resume: skip what this stopped run finished
     allow_misses: bool = False  # --allow-misses: memory-control misses do not fail the run
+    shard: ShardSpec | None = None  # --shard I/N: run only this shard's items
 
 
 @dataclass
@@ -76,6 +79,9 @@ def prepare(request: RunRequest) -> Plan:
     study = request.study
     arms = select_arms(study, request.arms)
     items = select_items(study, request.limit)
+    shard = _shard(request.shard, items)
+    if shard is not None:
+        items = [item for item in items if item.id in set(shard.items)]
     if request.mode == "live":
         _check_live(request)
     arms, skip = _resumed(request, arms, items)
@@ -120,6 +126,7 @@ def prepare(request: RunRequest) -> Plan:
             capabilities=capabilities if backend.isolation == "docker" else {},
             on_stray=study.file.on_stray,
             limits=study.file.limits,
+            shard=shard,
             allow_misses=request.allow_misses,
         ),
     )
@@ -190,6 +197,19 @@ def select_arms(study: Study, wanted: list[str]) -> list[str]:
             hint=f"choose among {', '.join(study.arms)}",
         )
     return list(dict.fromkeys(wanted))
+
+
+def _shard(spec: ShardSpec | None, items: list[Item]) -> Shard | None:
+    """This shard's part of the items (round robin, rundir/shards.py), as run.json records it."""
+    if spec is None:
+        return None
+    ids = shard_items([item.id for item in items], spec.index, spec.count)
+    if not ids:
+        raise HarnessError(
+            f"shard {spec.label} has no items: the study runs {len(items)}",
+            hint=f"use at most {len(items)} shards",
+        )
+    return Shard(index=spec.index, count=spec.count, source=spec.source, items=ids)
 
 
 def select_items(study: Study, limit: int | None) -> list[Item]:

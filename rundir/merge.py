@@ -1,0 +1,278 @@
+"""`harness merge`: join the shards of one study into one run directory that every reader (gate,
+audit, replay, scan, report) reads as if the study had run on one machine.
+
+What is checked first, so nothing is written for a wrong set: every directory is a finished
+shard (run.json with a manifest) of the same study, compose file, items, mode, arms, isolation
+and clock pinning, with the same shard count; every index 1..N is there exactly once. A shard
+that is missing, given twice, unfinished or from another study is refused, naming it.
+
+What the merged run holds:
+- `calls.jsonl`: every shard's calls, in shard order, as one run: `run_id` is the merged run's
+  and `seq` is renumbered (the shard's seq plus its `seq_offset`, recorded per shard in
+  `merged_from`), so a call is still found in the ledger by its shard's run id and seq;
+- `turns.jsonl`, `egress.jsonl`, `rtt.jsonl` and any other top-level JSONL file: the shards'
+  lines in shard order, their run named as the merged run (`reservations.jsonl` renumbered like
+  the calls);
+- `bodies/pack.bin`: every body of every shard, each stored once;
+- `shards/<I>/...`: every other file of shard I as it was (logs, the proxy's settings, clocks);
+- `run.json`: shard 1's header with the run's own id, the shards' counts summed, passed only if
+  every shard passed, and `merged_from`; then the manifest of the merged files.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from rundir.bodies import BodyStore
+from rundir.errors import RunDirError
+from rundir.header import RunHeader, StudyRun, read_header
+from rundir.manifest import write_manifest
+from rundir.packread import PackReader
+from rundir.shards import MergedShard
+
+# Files the merge writes itself at the top of the merged run (not copied under shards/).
+HEADER_FILES = {"run.json", "audit.json", "gate.json", "replay.json"}
+RENUMBERED = {"calls.jsonl", "reservations.jsonl"}
+# A shard's fields that must be the same in every shard for the merged run to be one study run.
+SAME = ("study_sha256", "compose_sha256", "items_sha256", "isolation", "clock_pinning", "arms")
+
+
+def _refuse(message: str, hint: str) -> RunDirError:
+    return RunDirError(message, hint=hint)
+
+
+def check_shards(dirs: list[Path]) -> list[tuple[Path, RunHeader]]:
+    """The shards in index order, or RunDirError naming the first one that does not belong."""
+    if not dirs:
+        raise _refuse("no shards to merge", "give the shards' run directories")
+    shards: list[tuple[Path, RunHeader]] = []
+    for run_dir in dirs:
+        header = read_header(run_dir)
+        study = header.study
+        if study is None or study.shard is None:
+            raise _refuse(
+                f"{run_dir} is not a shard of a study run",
+                "merge the run directories of `harness record|live STUDY --shard I/N`",
+            )
+        if header.manifest is None:
+            raise _refuse(
+                f"{run_dir} (shard {study.shard.label}) has not finished: no manifest in its "
+                "run.json",
+                "wait for the shard to end, or run it again (--resume finishes a stopped one)",
+            )
+        if study.resumed_from or study.skipped_pairs:
+            raise _refuse(
+                f"{run_dir} (shard {study.shard.label}) resumes another run, which a merge "
+                "cannot join yet",
+                "run the shard again from the start",
+            )
+        shards.append((run_dir, header))
+    first_dir, first = shards[0]
+    base = first.study
+    assert base is not None and base.shard is not None
+    for run_dir, header in shards[1:]:
+        study = header.study
+        assert study is not None and study.shard is not None
+        for name in SAME:
+            if getattr(study, name) != getattr(base, name):
+                raise _refuse(
+                    f"{run_dir} (shard {study.shard.label}) is from another study or setup "
+                    f"than {first_dir}: its {name} is {getattr(study, name)!r}, not "
+                    f"{getattr(base, name)!r}",
+                    "merge only the shards of one run of one study",
+                )
+        if header.mode != first.mode or study.shard.count != base.shard.count:
+            raise _refuse(
+                f"{run_dir} is shard {study.shard.label} of a {header.mode} run; {first_dir} "
+                f"is shard {base.shard.label} of a {first.mode} run",
+                "merge only the shards of one run of one study",
+            )
+    by_index: dict[int, Path] = {}
+    for run_dir, header in shards:
+        assert header.study is not None and header.study.shard is not None
+        index = header.study.shard.index
+        if index in by_index:
+            raise _refuse(
+                f"shard {header.study.shard.label} is given twice: {by_index[index]} and {run_dir}",
+                "give each shard once",
+            )
+        by_index[index] = run_dir
+    count = base.shard.count
+    missing = [i for i in range(1, count + 1) if i not in by_index]
+    if missing:
+        names = ", ".join(f"{i}/{count}" for i in missing)
+        raise _refuse(
+            f"shard {names} of study {base.name} ({base.study_sha256[:12]}) is missing",
+            "give every shard's run directory (or run the missing shard first)",
+        )
+    shards.sort(key=lambda pair: pair[1].study.shard.index)  # type: ignore[union-attr]
+    return shards
+
+
+def merge_shards(dirs: list[Path], out: Path) -> RunHeader:
+    """Join the shards into `out` (a new directory); returns the merged header."""
+    shards = check_shards(dirs)
+    if out.exists() and any(out.iterdir()):
+        raise _refuse(f"{out} exists and is not empty", "give --out a new directory")
+    out.mkdir(parents=True, exist_ok=True)
+    run_id = out.name
+    merged: list[MergedShard] = []
+    offset = 0
+    lines: dict[str, list[str]] = {}
+    for run_dir, header in shards:
+        study = header.study
+        assert study is not None and study.shard is not None and header.manifest is not None
+        calls = _jsonl(run_dir / "calls.jsonl")
+        top = max((int(c["seq"]) for c in calls), default=-1)
+        manifest = header.manifest
+        merged.append(
+            MergedShard(
+                index=study.shard.index,
+                count=study.shard.count,
+                run_id=header.run_id,
+                run_dir=str(run_dir.resolve()),
+                items=list(study.shard.items),
+                seq_offset=offset,
+                calls=len(calls),
+                ledger_entries=manifest.ledger_entries,
+                ledger_head=manifest.ledger_head,
+            )
+        )
+        for path in sorted(run_dir.glob("*.jsonl")):
+            renumber = path.name in RENUMBERED
+            out_lines = lines.setdefault(path.name, [])
+            for record in _jsonl(path):
+                out_lines.append(_rewrite(record, run_id, offset if renumber else None))
+        _copy_bodies(run_dir, out)
+        _copy_rest(run_dir, out / "shards" / str(study.shard.index))
+        offset += top + 1
+    for name, texts in lines.items():
+        (out / name).write_text("".join(texts), encoding="utf-8")
+    header = _merged_header(run_id, [h for _, h in shards], merged)
+    first_manifest = shards[0][1].manifest
+    assert first_manifest is not None
+    prices = Path(first_manifest.prices_path) if first_manifest.prices_path else None
+    ends = [m for m in merged if m.ledger_entries is not None and m.ledger_head is not None]
+    last = max(ends, key=lambda m: m.ledger_entries or 0, default=None)
+    write_manifest(
+        out,
+        header,
+        prices=prices if prices is not None and prices.is_file() else None,
+        ledger=first_manifest.ledger_path,
+        ledger_chain=(last.ledger_entries, last.ledger_head)  # type: ignore[arg-type]
+        if last is not None
+        else None,
+        images=dict(first_manifest.images),
+    )
+    return header
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    out = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            raise _refuse(
+                f"{path}:{lineno} is not JSON", "run `harness audit` on that shard"
+            ) from None
+        if not isinstance(record, dict):
+            raise _refuse(f"{path}:{lineno} is not a JSON object", "run `harness audit` on it")
+        out.append(record)
+    return out
+
+
+def _rewrite(record: dict[str, Any], run_id: str, offset: int | None) -> str:
+    for key in ("run_id", "run"):
+        if key in record:
+            record[key] = run_id
+    if offset is not None and isinstance(record.get("seq"), int):
+        record["seq"] = record["seq"] + offset
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _copy_bodies(run_dir: Path, out: Path) -> None:
+    if not (run_dir / "bodies").is_dir():
+        return
+    reader = PackReader.open(run_dir)
+    if reader.damage is not None:
+        raise _refuse(
+            f"{run_dir}/bodies: {reader.damage[1]} at byte {reader.damage[0]}",
+            "run `harness audit` on that shard",
+        )
+    store = BodyStore(out / "bodies")
+    try:
+        for digest in reader.index:
+            if digest in store:
+                continue
+            try:
+                store.put(reader.get(digest))  # get() re-hashes the body against its name
+            except ValueError as e:
+                raise _refuse(
+                    f"{run_dir}: body {digest[:12]}: {e}", "run `harness audit` on that shard"
+                ) from None
+        store.sync()
+    finally:
+        store.close()
+
+
+def _copy_rest(run_dir: Path, dest: Path) -> None:
+    for path in sorted(run_dir.rglob("*")):
+        relative = path.relative_to(run_dir)
+        if path.is_dir() or relative.parts[0] == "bodies":
+            continue
+        if len(relative.parts) == 1 and (path.suffix == ".jsonl" or path.name in HEADER_FILES):
+            continue
+        target = dest / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+
+
+def _sum(dicts: list[dict[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for d in dicts:
+        for key, value in d.items():
+            out[key] = out.get(key, 0) + value
+    return out
+
+
+def _sum2(dicts: list[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:
+    keys = {k for d in dicts for k in d}
+    return {k: _sum([d.get(k, {}) for d in dicts]) for k in sorted(keys)}
+
+
+def _merged_header(run_id: str, headers: list[RunHeader], merged: list[MergedShard]) -> RunHeader:
+    studies: list[StudyRun] = [h.study for h in headers if h.study is not None]
+    first = studies[0]
+    study = first.model_copy(
+        update={
+            "items": sum(s.items for s in studies),
+            "passed": all(s.passed for s in studies),
+            "interrupted": any(s.interrupted for s in studies),
+            "outcomes": _sum([s.outcomes for s in studies]),
+            "infra_failures": sum(s.infra_failures for s in studies),
+            "stray_connections": sum(s.stray_connections for s in studies),
+            "memory_miss": _sum([s.memory_miss for s in studies]),
+            "refused": _sum2([s.refused for s in studies]),
+            "teardown_strays": _sum2([s.teardown_strays for s in studies]),
+            "halted": next((s.halted for s in studies if s.halted), None),
+            "shard": None,
+            "merged_from": merged,
+        }
+    )
+    return headers[0].model_copy(
+        update={
+            "run_id": run_id,
+            "started": min(h.started for h in headers),
+            "ended": max((h.ended for h in headers if h.ended), default=None),
+            "study": study,
+            "manifest": None,
+        }
+    )

@@ -1,0 +1,162 @@
+"""Shards and `harness merge`: three shards of a quickstart-like study (its two reference arms,
+five items) recorded with `--shard I/3` merge into one run that audit passes, that the gate's
+comparison finds identical to an unsharded run of the same study (same requests, same turn
+texts), that replays offline, and that the report covers item by item. A shard missing, given
+twice, unsharded or from another study is refused, naming it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.checks.gate import compare_runs
+from harness.checks.masks import all_masks
+from harness.study import load_study
+from rundir.gate_record import GateCounts
+from tests.harness.studies import harness, header, read_jsonl
+from tests.study_builder import StudyBuilder
+
+pytestmark = pytest.mark.integration
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+EXTRA_ITEMS = [
+    {"id": "bakery", "clock": "2024-10-01T07:00:00", "turns": [{"user": "I bake rye bread."}]},
+    {
+        "id": "chess",
+        "clock": "2024-11-11T20:00:00",
+        "turns": [{"user": "I lost at chess."}, {"user": "What game did I lose?"}],
+    },
+]
+
+
+def quickstart_like(folder: Path, extra: list[dict[str, Any]]) -> Path:
+    """The quickstart's arms, stubs and items, plus `extra` items."""
+    items = read_jsonl(QUICKSTART / "items.jsonl") + extra
+    study = StudyBuilder(name="quickstart-shards", items=items, fields={"deadline_ms": 20000})
+    for arm, top_k in (("bare", None), ("retrieval", "2")):
+        env = {"ARM_MODEL": "gpt-4.1-mini", "ARM_MAX_TOKENS": "256"}
+        if top_k:
+            env["ARM_TOP_K"] = top_k
+        study.arm(arm, f"python -m arms.{arm}", **env)
+    path = study.set(pins={"temperature": 0}).write(folder)
+    shutil.copy(QUICKSTART / "stubs.toml", folder / "stubs.toml")
+    text = path.read_text()
+    path.write_text('stubs = "stubs.toml"\n' + text)
+    return path
+
+
+def record(study: Path, runs: Path, *extra: str) -> Path:
+    done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local", *extra)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    made = [p for p in runs.iterdir() if (p / "run.json").exists()]
+    return max(made, key=lambda p: p.stat().st_mtime)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    base = tmp_path_factory.mktemp("shards")
+    study = quickstart_like(base / "study", EXTRA_ITEMS)
+    shards = [record(study, base / f"shard{i}", "--shard", f"{i}/3") for i in (1, 2, 3)]
+    whole = record(study, base / "whole")
+    other = quickstart_like(base / "other", EXTRA_ITEMS[:1])  # another study: other items
+    foreign = record(other, base / "foreign", "--shard", "3/3")
+    yield {"base": base, "study": study, "shards": shards, "whole": whole, "foreign": foreign}
+
+
+def merge(*args: Any) -> tuple[int, str]:
+    done = harness("merge", *map(str, args))
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_each_shard_runs_its_items_with_the_study_hash(recorded: dict[str, Any]) -> None:
+    whole = header(recorded["whole"])["study"]
+    seen: list[str] = []
+    for i, run in enumerate(recorded["shards"], 1):
+        study = header(run)["study"]
+        assert study["shard"]["index"] == i and study["shard"]["count"] == 3
+        assert study["study_sha256"] == whole["study_sha256"] and study["passed"]
+        assert {t["item"] for t in read_jsonl(run / "turns.jsonl")} == set(study["shard"]["items"])
+        seen += study["shard"]["items"]
+    assert sorted(seen) == ["bakery", "chess", "garden", "lisbon", "trip"]
+    assert [len(header(r)["study"]["shard"]["items"]) for r in recorded["shards"]] == [2, 2, 1]
+
+
+def test_merged_shards_read_as_one_run(recorded: dict[str, Any]) -> None:
+    out = recorded["base"] / "merged"
+    code, said = merge(*reversed(recorded["shards"]), "--out", out)  # any order
+    assert code == 0, said
+    assert "merged 3 shards" in said and "5 items" in said
+    run = header(out)
+    assert run["run_id"] == "merged" and run["study"]["items"] == 5 and run["study"]["passed"]
+    assert [s["index"] for s in run["study"]["merged_from"]] == [1, 2, 3]
+    calls = read_jsonl(out / "calls.jsonl")
+    assert {c["run_id"] for c in calls} == {"merged"}
+    assert len({c["seq"] for c in calls}) == len(calls)  # one numbering, as one run has
+
+    audit = harness("audit", str(out))
+    assert audit.returncode == 0, audit.stdout + audit.stderr[-2000:]
+
+    # The gate's comparison: the same masked requests, turn by turn, as the unsharded run.
+    whole = recorded["whole"]
+    counts = GateCounts()
+    masks = all_masks(load_study(recorded["study"]))
+    assert compare_runs(out, whole, masks, counts) == []
+    assert counts.calls_compared == len(calls) == len(read_jsonl(whole / "calls.jsonl"))
+    texts = {(t["arm"], t["item"], t["turn"]): t["text"] for t in read_jsonl(whole / "turns.jsonl")}
+    merged = {(t["arm"], t["item"], t["turn"]): t["text"] for t in read_jsonl(out / "turns.jsonl")}
+    assert merged == texts and len(texts) == 2 * (3 * 3 + 1 + 2)
+
+    replay = harness("replay", str(out), "--run-dir", str(recorded["base"] / "replays"),
+                     "--isolation", "local")  # fmt: skip
+    assert replay.returncode == 0, replay.stdout + replay.stderr[-2000:]
+
+    report = recorded["base"] / "report"
+    done = harness("report", str(out), "--format", "md", "--out", str(report))
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    turns = [r for r in read_jsonl(report / "records.jsonl") if r["kind"] == "turn"]
+    assert {(r["arm"], r["item"], r["turn"]) for r in turns} == set(texts)
+
+
+def test_a_missing_shard_is_refused_naming_it(recorded: dict[str, Any]) -> None:
+    s1, _, s3 = recorded["shards"]
+    code, said = merge(s1, s3, "--out", recorded["base"] / "no2")
+    assert code != 0 and "shard 2/3" in said and "missing" in said
+    assert not (recorded["base"] / "no2").exists()
+
+
+def test_a_shard_of_another_study_is_refused_naming_it(recorded: dict[str, Any]) -> None:
+    s1, s2, _ = recorded["shards"]
+    foreign = recorded["foreign"]
+    code, said = merge(s1, s2, foreign, "--out", recorded["base"] / "mixed")
+    assert code != 0 and str(foreign) in said and "another study" in said
+
+
+def test_a_shard_given_twice_or_an_unsharded_run_is_refused(recorded: dict[str, Any]) -> None:
+    s1, s2, s3 = recorded["shards"]
+    code, said = merge(s1, s2, s2, s3, "--out", recorded["base"] / "twice")
+    assert code != 0 and "shard 2/3 is given twice" in said
+    code, said = merge(s1, recorded["whole"], "--out", recorded["base"] / "whole2")
+    assert code != 0 and f"{recorded['whole']} is not a shard" in said
+
+
+def test_a_tampered_shard_call_log_fails_the_merged_audit(
+    recorded: dict[str, Any], tmp_path: Path
+) -> None:
+    copies = []
+    for run in recorded["shards"]:
+        copies.append(tmp_path / run.name)
+        shutil.copytree(run, copies[-1])
+    calls = copies[1] / "calls.jsonl"
+    lines = calls.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["cost_usd"] = "0.5"  # a record-mode call is free: the re-pricing catches it
+    calls.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    code, said = merge(*copies, "--out", tmp_path / "merged")
+    assert code == 0, said  # the merge copies what it is given; the audit judges it
+    audit = harness("audit", str(tmp_path / "merged"))
+    assert audit.returncode == 1
