@@ -27,6 +27,7 @@ from stubs.replies import conversation_texts
 from stubs.request import StubReply, StubRequest, Usage
 from stubs.schema_instance import instance_for
 from stubs.structured import structured_value
+from stubs.text_reply import text_reply
 from stubs.tokens import estimate_input_tokens, estimate_tokens
 from stubs.tool_policy import OfferedTool, focus_of, tools_to_call
 
@@ -161,7 +162,7 @@ def _text_answer(
     if plan.output_schema is not None:
         text = _structured_text(req, ctx, plan.output_schema)
     else:
-        text = ctx.book.choose(req)
+        text = text_reply(req, ctx.book)
         hits = [(text.find(s), s) for s in plan.stop_sequences if s in text]
         if hits:
             # The model stops at the first stop sequence it would emit; the sequence itself

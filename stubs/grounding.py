@@ -166,14 +166,35 @@ def _grounding(key: str, focus: str) -> Grounding:
     ]
     whole = "\n".join(texts)[:_MAX_TEXT]
     said = said_text(body, whole)
-    return grounding_from(f"{focus}\n{said}" if focus else said, whole)
+    keyed = "\n".join(_non_system_texts(body))[:_MAX_TEXT]
+    return grounding_from(f"{focus}\n{said}" if focus else said, whole, keyed)
 
 
-def grounding_from(said: str, whole: str = "") -> Grounding:
-    """The grounding of `said` (what the user said), with the prompt's clock and its listed
-    names and keyed integers read from `whole` (all of the request's text; `said` if empty)."""
+def _non_system_texts(body: dict[str, Any]) -> list[str]:
+    """The texts of the messages that are not instructions: where an engine lists the names
+    and ids a reply may use (graphiti's <ENTITIES>), while the instructions' worked examples
+    ({"name": "...", "age": 0}) are not values."""
+    messages = body.get("messages", body.get("input"))
+    if isinstance(messages, str):
+        return [messages]
+    out: list[str] = []
+    for item in messages if isinstance(messages, list) else []:
+        if isinstance(item, dict) and item.get("role") not in ("system", "developer"):
+            out.extend(texts_of(item.get("content", item.get("output"))))
+    return out
+
+
+def grounding_from(said: str, whole: str = "", keyed: str | None = None) -> Grounding:
+    """The grounding of `said` (what the user said), with the prompt's clock read from `whole`
+    (all of the request's text; `said` if empty) and the names and integers it lists by key
+    from `keyed` (its messages other than the instructions; `whole` if None)."""
     whole = whole or said
-    listed = _unique(m.group(1).strip() for m in _LISTED_NAME_RE.finditer(whole))
+    keyed = whole if keyed is None else keyed
+    listed = _unique(
+        name
+        for name in (m.group(1).strip() for m in _LISTED_NAME_RE.finditer(keyed))
+        if any(c.isalnum() for c in name)
+    )
     return Grounding(
         listed_names=listed,
         said_names=proper_nouns(said),
@@ -181,7 +202,7 @@ def grounding_from(said: str, whole: str = "") -> Grounding:
         sentences=sentences_of(said),
         # The prompt's own clock first: its worked examples carry dates of their own.
         dates=tuple(_dates(_clock_text(whole)) or _dates(said) or _dates(whole)),
-        ints=_ints(whole),
+        ints=_ints(keyed),
         numbers=numbers_in(said),
     )
 

@@ -12,7 +12,6 @@ from stubs.openai_common import (
     CREATED,
     SYSTEM_FINGERPRINT,
     dumps,
-    json_object_text,
     reasoning_tokens,
     seed,
     split_tokens,
@@ -23,6 +22,7 @@ from stubs.openai_tools import functions_to_call
 from stubs.output_limit import cut_to_tokens
 from stubs.request import StubReply, StubRequest, Usage
 from stubs.structured import structured_json
+from stubs.text_reply import json_object_reply, text_reply
 from stubs.tokens import estimate_input_tokens, estimate_tokens
 
 
@@ -108,9 +108,9 @@ def _choice(req: StubRequest, ctx: StubContext, params: ChatParams, index: int) 
             vreq, ctx.book, params.schema, params.schema_name, seed(vreq, "response_format")
         )
     elif params.format_type == "json_object":
-        text = json_object_text(ctx.book.choose(vreq))
+        text = json_object_reply(vreq, ctx.book, seed(vreq, "response_format"))
     else:
-        text = ctx.book.choose(vreq)
+        text = text_reply(vreq, ctx.book)
     # The visible answer gets what max_tokens leaves after thinking; a cut answer is exactly
     # that many tokens, and its logprobs cover the same tokens as its text.
     room = None if params.max_tokens is None else max(params.max_tokens - thinking, 0)

@@ -342,18 +342,6 @@ def schema_json(schema: dict[str, Any], data: bytes) -> str:
     return json.dumps(instance_for(schema, data), separators=(",", ":"))
 
 
-def json_object_text(text: str) -> str:
-    """A JSON object reply: the book's text if it is one (rules for engines like mem0 write
-    JSON), else the text wrapped so json_object callers still get an object."""
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict):
-        return text
-    return json.dumps({"response": text}, separators=(",", ":"))
-
-
 def mentions_json(value: Any) -> bool:
     """OpenAI refuses json_object output unless the prompt says "json" somewhere."""
     if isinstance(value, str):

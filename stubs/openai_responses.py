@@ -11,7 +11,6 @@ from stubs.openai_common import (
     EMPTY_OBJECT_SCHEMA,
     dumps,
     is_reasoning_model,
-    json_object_text,
     reasoning_tokens,
     seed,
     split_tokens,
@@ -23,6 +22,7 @@ from stubs.openai_tools import functions_to_call
 from stubs.output_limit import cut_to_tokens, max_output_tokens
 from stubs.request import StubReply, StubRequest, Usage
 from stubs.structured import structured_json
+from stubs.text_reply import json_object_reply, text_reply
 from stubs.tokens import estimate_input_tokens, estimate_tokens
 
 
@@ -115,8 +115,8 @@ def _reply_text(req: StubRequest, ctx: StubContext, params: ResponsesParams) -> 
         name = params.text_format.get("name")
         return structured_json(req, ctx.book, schema, name, seed(req, "text.format"))
     if kind == "json_object":
-        return json_object_text(ctx.book.choose(req))
-    return ctx.book.choose(req)
+        return json_object_reply(req, ctx.book, seed(req, "text.format"))
+    return text_reply(req, ctx.book)
 
 
 def check_responses(body: dict[str, Any]) -> None:

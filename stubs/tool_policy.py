@@ -17,6 +17,7 @@ Anthropic's `any`, OpenAI's `required`):
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -70,7 +71,10 @@ class OfferedTool:
 
 def similarity(a: str, b: str, embedder: str = "hash") -> float:
     """How alike two texts are by the record-mode embedder the stubs file names."""
-    return float(np.dot(_vector(a, embedder), _vector(b, embedder)))
+    # Summed in float64 in a fixed order and rounded, so the decision is the same on every
+    # machine (a BLAS dot product may sum in another order).
+    products = np.multiply(_vector(a, embedder), _vector(b, embedder), dtype=np.float64)
+    return round(math.fsum(float(x) for x in products), 6)
 
 
 def used_embedder(embedder: str) -> str:
