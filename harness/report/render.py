@@ -1,41 +1,52 @@
 """Render the sections as markdown and as one self-contained HTML page, with Jinja2.
 
 A template engine rather than string building: the two formats are two small templates over the
-same `Section` objects, so content cannot differ between them; the HTML template autoescapes
-every value (an arm's reply or an item's text is data, never markup: a `<script>` in a turn text
-stays text), and the layout can be read and changed without reading Python. Only the charts,
-which pygal drew from numbers, are inserted unescaped.
+same `Section` objects, so content cannot differ between them. Both escape every value they
+write, at this boundary rather than field by field, so a section added later is escaped too: the
+HTML template with Jinja2's autoescape (an arm's reply or an item's text is data, never markup:
+a `<script>` in a turn text stays text), the markdown template through `md_escape.escape` as its
+`finalize` (no tag, link or image from any run file, ledger, judgment set or header). Only the
+charts, which pygal drew from numbers, are inserted unescaped, and only into the HTML.
 """
 
 from __future__ import annotations
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from harness.report.md_escape import escape, table_row
 from harness.report.model import Section
 
 
-def _cell(value: object) -> str:
-    # A markdown table cell is one line, and `|` would end it early.
-    return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-def _environment() -> Environment:
-    env = Environment(
+def _html_environment() -> Environment:
+    return Environment(
         loader=PackageLoader("harness.report", "templates"),
-        autoescape=select_autoescape(enabled_extensions=("html.j2",), default=False),
+        autoescape=select_autoescape(enabled_extensions=("html.j2",), default=True),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
     )
-    env.filters["cell"] = _cell
+
+
+def _markdown_environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("harness.report", "templates"),
+        autoescape=False,
+        finalize=escape,  # every {{ }} value; a table row is escaped cell by cell (`row`)
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    env.filters["row"] = table_row
     return env
 
 
-_ENV = _environment()
+_HTML = _html_environment()
+_MARKDOWN = _markdown_environment()
 
 
 def render_markdown(title: str, intro: str, sections: list[Section]) -> str:
-    return _ENV.get_template("report.md.j2").render(title=title, intro=intro, sections=sections)
+    return _MARKDOWN.get_template("report.md.j2").render(
+        title=title, intro=intro, sections=sections
+    )
 
 
 def render_html(title: str, intro: str, sections: list[Section]) -> str:
-    return _ENV.get_template("report.html.j2").render(title=title, intro=intro, sections=sections)
+    return _HTML.get_template("report.html.j2").render(title=title, intro=intro, sections=sections)

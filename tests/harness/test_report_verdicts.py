@@ -46,13 +46,14 @@ def test_verdicts_and_controls_from_judgments(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     markdown = (out / "report.md").read_text()
     results = markdown.split("## 6 Results per family")[1].split("## 7 ")[0]
-    assert "| recall | strong | 30 | 0.9000 | [" in results
-    assert "| recall | weak | 30 | 0.3333 | [" in results
+    # The interval's brackets are escaped (harness.report.md_escape): they render as typed.
+    assert "| recall | strong | 30 | 0.9000 | \\[" in results
+    assert "| recall | weak | 30 | 0.3333 | \\[" in results
     verdicts = markdown.split("## 7 Pairwise verdicts")[1].split("## 8 ")[0]
     row = next(line for line in verdicts.splitlines() if "| strong vs weak |" in line)
     # Hand-computed: (27 - 10) / 30 paired differences; McNemar's 17 discordant pairs, all one way.
     assert "+0.5667" in row and row.endswith("| strong better |")
-    low, high = map(float, re.findall(r"\[([+-][\d.]+), ([+-][\d.]+)\]", row)[0])
+    low, high = map(float, re.findall(r"\\\[([+-][\d.]+), ([+-][\d.]+)\\\]", row)[0])
     assert 0 < low < 0.5667 < high
     assert "A/A control failed: two replicates of strong differ" in verdicts
     assert "must-fail control scrambled was not beaten by strong" in verdicts
@@ -74,4 +75,4 @@ def test_judged_items_dropped_for_infrastructure_are_left_out(tmp_path: Path) ->
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     results = (out / "report.md").read_text().split("## 6 Results per family")[1].split("## 7 ")[0]
-    assert "| recall | strong | 29 | 0.8966 | [" in results  # 26 of the 29 items left
+    assert "| recall | strong | 29 | 0.8966 | \\[" in results  # 26 of the 29 items left
