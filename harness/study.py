@@ -32,6 +32,9 @@
     memory = "2g"                         # RAM, and no swap
     cpus = 1.0                            # cores
     disk = "2g"                           # its log, egress folder and /tmp together
+    [verdict]                             # when an arm's outcomes fail the run:
+    max_failure_rate = 0.5                # more of its turns cut, error or resource_limit
+                                          # than this fraction (and: no turn done)
     [vendors]                             # base URL overrides for live mode
     openai = "https://api.openai.com"
     [pins]                                # pinned sampling (proxy/sampling.py Pins)
@@ -68,6 +71,7 @@ from pydantic import (
     model_validator,
 )
 
+from harness.checks.arm_verdict import DEFAULT_MAX_FAILURE_RATE
 from harness.datasets.draw import Drawn
 from harness.datasets.model import DatasetError, Memory
 from harness.datasets.source import ItemsSource, draw_from, load_memories
@@ -213,6 +217,16 @@ class PurposeRule(BaseModel):
         return self
 
 
+class Verdict(BaseModel):
+    """When an arm's outcomes fail the run (harness/checks/arm_verdict.py): it completed no turn,
+    or more than `max_failure_rate` of its turns were its own failures (cut, error,
+    resource_limit). 0 fails the run on any such turn; 1 only on an arm that completed none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_failure_rate: float = Field(DEFAULT_MAX_FAILURE_RATE, ge=0, le=1)
+
+
 class StudyFile(BaseModel):
     """The TOML as written; paths are relative to the study file."""
 
@@ -243,6 +257,7 @@ class StudyFile(BaseModel):
     on_stray: Literal["halt", "fail"] = "halt"
     # Every arm's bounds (pids, memory without swap, cpus, disk), applied by the backend.
     limits: ResourceLimits = Field(default_factory=ResourceLimits)
+    verdict: Verdict = Field(default_factory=Verdict)
     # Dotted body paths masked from the request hash on top of the defaults
     # (harness/checks/masks.py), for fields an arm fills with a time or a random id: the gate
     # compares masked requests.

@@ -55,6 +55,11 @@ class StudyRun(BaseModel):
     memory_miss: dict[str, int] = Field(default_factory=dict)
     # --allow-misses: the run passes although an arm missed its memory controls.
     allow_misses: bool = False
+    # Per arm: its turns' outcomes, and why it failed the run if it did (completed no turn, or
+    # failed more turns than the study's [verdict] max_failure_rate): harness/checks/arm_verdict.py.
+    arm_outcomes: dict[str, dict[str, int]] = Field(default_factory=dict)
+    arm_failures: dict[str, str] = Field(default_factory=dict)
+    max_failure_rate: float | None = None
     # Refused connections per arm and destination, and those made after the arm's last turn
     # (its teardown: telemetry flushed at exit), from the final egress read (harness/run/strays.py).
     refused: dict[str, dict[str, int]] = Field(default_factory=dict)

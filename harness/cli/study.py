@@ -100,6 +100,8 @@ def _report(result: RunResult) -> int:
     if run.resumed_from:
         typer.echo(f"  resumes {run.resumed_from}: {run.skipped_pairs} finished item/arm pair(s)")
     typer.echo(f"  turns: {outcomes}; infrastructure failures: {run.infra_failures}")
+    for line in arm_lines(run.arm_outcomes, run.memory_miss, run.arm_failures):
+        typer.echo(line)
     if run.memory_miss:
         misses = ", ".join(f"{arm} {n}" for arm, n in run.memory_miss.items())
         typer.echo(f"  memory controls missed (turns per arm): {misses}")
@@ -128,6 +130,23 @@ def _report(result: RunResult) -> int:
         )
     typer.echo(f"  {result.run_dir}")
     return 0 if run.passed else 130 if run.interrupted else 1
+
+
+def arm_lines(
+    arm_outcomes: dict[str, dict[str, int]],
+    memory_miss: dict[str, int],
+    failures: dict[str, str],
+) -> list[str]:
+    """Each arm's outcomes on a line, then a FAILED line for each arm whose outcomes fail the
+    run (harness/checks/arm_verdict.py), naming its first failed turn."""
+    from harness.checks.arm_verdict import outcome_summary
+
+    lines = [
+        f"    {arm}: {outcome_summary(outcomes, memory_miss.get(arm, 0))}"
+        for arm, outcomes in arm_outcomes.items()
+    ]
+    lines += [f"  FAILED: arm {arm!r} {why}" for arm, why in failures.items()]
+    return lines
 
 
 def miss_lines(memory_miss: dict[str, int], allowed: bool) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.report.context import Context
 from harness.report.model import NOT_RUN, Section, Table, money
+from harness.report.outcomes import outcomes_table, unturned_calls
 from harness.report.strays import refused_table, stray_turns
 
 
@@ -71,9 +72,19 @@ def arms(ctx: Context) -> Section:
     columns = ["arm", "turns", "calls", "refused connections", "canary scan",
                "stray_connection turns"]  # fmt: skip
     s.tables.append(Table(columns, rows))
+    # What each arm's turns ended in, and whether that fails the run (harness/report/outcomes).
+    s.tables.append(outcomes_table(ctx))
     refused = refused_table(ctx)
     if refused.rows:
         s.tables.append(refused)
+    unturned = unturned_calls(ctx)
+    if unturned is not None:
+        s.tables.append(unturned)
+        n = sum(c.item is None or c.turn is None for c in ctx.data.calls)
+        s.paragraphs.append(
+            f"{n} call(s) made while none of their arm's turns ran (late calls of a cut turn, "
+            "start-up, teardown) are listed per arm: they count in the arm's cost, in no turn's."
+        )
     s.paragraphs.append(
         "Every arm got the same script, deadline and pinned clock, alone on its own network, "
         "reaching nothing but the proxy; a refused connection fails the run."

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import structlog
 
+from harness.checks.arm_verdict import arm_failures, per_arm
 from harness.checks.memory_controls import misses_per_arm
 from harness.errors import HarnessError
 from harness.isolation.egress_book import attempts
@@ -49,6 +50,11 @@ def finish(plan: Plan, driven: Driven) -> RunResult:
     run.outcomes = driven.outcomes or _count(run_dir / "turns.jsonl")
     run.stray_connections = sum(attempts(entry) for entry in stray)  # a line may count several
     run.memory_miss = misses_per_arm(run_dir / "turns.jsonl")
+    # Each arm's outcomes, and the arms whose failures fail the run (harness/checks/arm_verdict).
+    arms = per_arm(read_turns(run_dir / "turns.jsonl"))
+    run.arm_outcomes = {name: dict(arm.outcomes) for name, arm in arms.items()}
+    run.max_failure_rate = plan.study.file.verdict.max_failure_rate
+    run.arm_failures = arm_failures(arms, run.max_failure_rate)
     run.refused = by_destination(stray)
     ran = driven.tally
     run.teardown_strays = by_destination(at_teardown(stray, ran.seen_strays, ran.last_turn_end))
@@ -61,6 +67,7 @@ def finish(plan: Plan, driven: Driven) -> RunResult:
         and not driven.interrupted
         and not stray
         and not run.outcomes.get("infra_failed")
+        and not run.arm_failures
         # An arm that forgot what it was told fails the run, or the gate would certify a
         # degenerate path; --allow-misses accepts it.
         and (run.allow_misses or not any(run.memory_miss.values()))

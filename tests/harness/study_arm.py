@@ -4,7 +4,8 @@ Each user message is a command: `echo WORDS`; `sleep S` (one word, then S second
 `gap` (seconds between this turn's arrival and the previous one's, by the real monotonic clock);
 `clock` (the arm's time.time() and datetime.now()); `die-once FILE` (the process kills itself
 unless FILE exists, which it creates first: the retry then succeeds); `connect HOST PORT` (tries
-a TCP connection and says what happened).
+a TCP connection and says what happened); `fail WORDS` (raises: the turn's outcome is `error`).
+With TOY_FAIL_ALL set, every turn raises (an arm that never completes a turn).
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ class StudyToyArm(Arm):
     async def turn(self, session_id: str, turn: Turn) -> AsyncIterator[str]:
         self.arrivals.append(time.monotonic())
         command, _, rest = turn.user.partition(" ")
+        if os.environ.get("TOY_FAIL_ALL"):
+            raise RuntimeError(f"{os.environ['TOY_FAIL_ALL']} on {turn.user!r}")
+        if command == "fail":
+            raise RuntimeError(rest)
         if command == "echo":
             yield rest
         elif command == "sleep":
