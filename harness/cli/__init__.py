@@ -54,9 +54,8 @@ COMMANDS = (
     Lazy(
         "judge",
         "harness.cli.judge:judge",
-        "Judge runs with pinned judges: calibrated on planted controls, both orders, sealed arm "
-        "codes, stability repeats and an A/A control; writes a judgment set. Exits 1 unless every "
-        "axis passed.",
+        "Judge runs with pinned judges (planted controls, both orders, sealed arm codes, "
+        "repeats, A/A) into a judgment set; exits 1 unless every axis passed.",
     ),
     Lazy(
         "report",

@@ -33,9 +33,8 @@ def judge(
         None, "--verify", help="Re-check a set instead: every vote traced to its prompt and reply."
     ),
 ) -> None:
-    """Judge runs with pinned judges: calibrated on planted controls, both orders, sealed arm
-    codes, stability repeats and an A/A control; writes a judgment set. Exits 1 unless every
-    axis passed."""
+    """Judge runs with pinned judges (planted controls, both orders, sealed arm codes,
+    repeats, A/A) into a judgment set; exits 1 unless every axis passed."""
     from harness.errors import HarnessError
 
     if verify is not None:
