@@ -144,7 +144,7 @@ def rendered(markdown: str) -> Page:
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """report.md of the hostile run, plain and public."""
+    """report.md and report.html of the hostile run, plain and public."""
     root = tmp_path_factory.mktemp("escaping")
     served = call(RUN, 1, "a", "x", 0)  # the arm picks its model and names its purpose
     served.model_served, served.purpose = payload(2), payload(3)
@@ -158,11 +158,13 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     for copy, extra in (("plain", []), ("public", ["--public"])):
         folder = root / copy
         done = harness(
-            "report", str(run_dir), "--out", str(folder), "--format", "md", "--resamples", "200",
+            "report", str(run_dir), "--out", str(folder), "--format", "md,html", "--resamples",
+            "200",
             *options, *extra,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
         out[copy] = (folder / "report.md").read_text()
+        out[f"{copy} html"] = (folder / "report.html").read_text()
     return out
 
 
@@ -209,3 +211,21 @@ def test_escape_renders_as_the_characters_it_was_given(text: str) -> None:
         assert "".join(page.text).strip() == f"Before {flat} after."
     escaped = escape(text)
     assert "://" not in escaped and "www." not in escaped and "\n" not in escaped
+
+
+@pytest.mark.parametrize("copy", ["plain", "public"])
+@pytest.mark.parametrize("name", list(FIELDS))
+def test_each_field_is_text_in_the_html_and_its_charts(
+    reports: dict[str, str], name: str, copy: str
+) -> None:
+    html = reports[f"{copy} html"]
+    n = FIELDS[name]
+    if copy == "public" and name.split(" (")[0] in NOT_IN_PUBLIC:
+        assert f"alert({n})" not in html
+        return
+    page = Page()
+    page.feed(html)
+    assert f"<img src=x onerror=alert({n})>" in "".join(page.text), f"{name} not in the page"
+    tags = {tag for tag, _ in page.tags}
+    assert not tags & {"img", "a", "script", "iframe", "object", "embed"}, tags
+    assert not any(key.startswith("on") for _, attrs in page.tags for key, _ in attrs)
