@@ -52,6 +52,8 @@ class Grounder:
         if kind == "place" and ground.places:
             fresh = [n for n in ground.places if n not in siblings] or list(ground.places)
             return fresh[at % len(fresh)]
+        if kind == "place" and not ground.names():
+            return None  # no place is said: a filler, never a sentence as a city
         if kind in ("name", "place") and ground.names():
             names = ground.people() if kind == "name" else ground.names()
             fresh = [n for n in names if n not in siblings] or list(names)
