@@ -50,15 +50,16 @@ def missing(item: Item, turn: int, texts: Sequence[str]) -> list[str]:
     return out
 
 
-def _strings(value: Any) -> Iterator[str]:
+def strings_of(value: Any) -> Iterator[str]:
+    """Every string value of a JSON body, depth first (a request's whole text)."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for inner in value.values():
-            yield from _strings(inner)
+            yield from strings_of(inner)
     elif isinstance(value, list):
         for inner in value:
-            yield from _strings(inner)
+            yield from strings_of(inner)
 
 
 def _calls(path: Path) -> list[CallRecord]:
@@ -85,7 +86,11 @@ def main_contexts(run_dir: Path, arm: str, item: str, turns: set[int]) -> dict[i
     calls = [
         c
         for c in _calls(run_dir / "calls.jsonl")
-        if c.arm == arm and c.item == item and c.turn in turns and c.purpose == "main"
+        if c.arm == arm
+        and c.item == item
+        and c.turn in turns
+        and c.purpose == "main"
+        and c.phase is None  # an ingestion's calls (seam v2) are not the turn's context
     ]
     found: dict[int, list[str]] = {turn: [] for turn in turns}
     if not calls:
@@ -98,7 +103,7 @@ def main_contexts(run_dir: Path, arm: str, item: str, turns: set[int]) -> dict[i
             body = json.loads(pack.get(call.request_body))
         except ValueError:
             continue
-        found[call.turn].append("\n".join(_strings(body)))
+        found[call.turn].append("\n".join(strings_of(body)))
     return found
 
 

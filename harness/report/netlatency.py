@@ -53,6 +53,8 @@ def net_latency(ctx: Context) -> tuple[Table, str]:
     by_turn: dict[TurnKey, list[CallTiming]] = defaultdict(list)
     timings = []
     for c in ctx.data.calls:
+        if c.phase == "ingest":
+            continue  # a history session's ingestion (seam v2) is no turn's network time
         timing = CallTiming(
             route=c.route,
             start=c.timing.start,

@@ -92,6 +92,8 @@ class MemoryStage:
         self.health: dict[str, Health] = {}
         self.snapshots: dict[tuple[str, str], Snapshot] = {}
         self.control: ProxyControl | None = None
+        # (arm, item) -> this attempt's ingestion lines, for the question's record
+        self.ingested: dict[tuple[str, str], list[IngestionRecord]] = {}
 
     async def learn(self, arm: str) -> None:
         """What the arm said of itself: its seam version and state folder."""
@@ -106,6 +108,7 @@ class MemoryStage:
         Raises InfraError when the machinery failed (the orchestrator retries the item)."""
         assert item.memory is not None
         history = item.memory.history
+        self.ingested[(arm, item.id)] = []  # a retried attempt starts its account afresh
         health = self.health.get(arm)
         if health is None or health.seam < INGEST_VERSION:
             seam = health.seam if health else "?"
@@ -146,6 +149,12 @@ class MemoryStage:
         await self._restart(arm)
         return Prepared(history.id, opened=False)
 
+    def account(self, item: Item, arm: str) -> tuple[list[IngestionRecord], str | None]:
+        """What ingesting `item`'s history on `arm` took, and the snapshot its question read."""
+        assert item.memory is not None
+        kept = self.snapshots.get((arm, item.memory.history.id))
+        return self.ingested.pop((arm, item.id), []), kept.sha256 if kept else None
+
     async def _restart(self, arm: str) -> None:
         handle = await self.backend.restart_arm(arm)
         await self.clients[arm].aclose()
@@ -165,6 +174,7 @@ class MemoryStage:
             for index in range(len(history.sessions)):
                 record = await self._ingest_one(item, arm, attempt, session_id, history, index)
                 self.turns.append(record)
+                self.ingested.setdefault((arm, item.id), []).append(record)
                 if record.outcome == "error" and "does not ingest" in (record.error or ""):
                     break  # 501: the rest would say the same
         finally:

@@ -35,6 +35,7 @@ from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
 from harness.run.limit_check import describe, limit_records
 from harness.run.memory_stage import MemoryStage, state_env
 from harness.run.proxy_control import ProxyControl
+from harness.run.question_records import QuestionRecorder
 from harness.run.rtt import live_upstreams, probe_all
 from harness.run.signals import CtrlC
 from harness.run.stray_watch import StrayConnection, StrayWatch, strongest
@@ -105,6 +106,7 @@ class Orchestrator:
         self.rtt = RttLog(run_dir / "rtt.jsonl")
         self.upstreams = live_upstreams(run_dir, dict(study.file.vendors))
         self.has_memory = any(item.memory is not None for item in items)
+        self.questions = QuestionRecorder(run_id, run_dir)
         self.memory = MemoryStage(
             run_id,
             run_dir,
@@ -145,6 +147,7 @@ class Orchestrator:
             for client in self.clients.values():
                 await client.aclose()
             await self.control.aclose()
+            self.questions.close()
         return self.tally
 
     async def _start_arms(self, proxy: ProxyInfo) -> None:
@@ -199,6 +202,10 @@ class Orchestrator:
         except InfraError as e:
             unreachable = e  # raised once the item's records are kept
         await asyncio.to_thread(memory_controls.check, self.turns.path.parent, item, done)
+        if item.memory is not None:  # after the proxy logged the item's calls (above)
+            await asyncio.to_thread(
+                self.questions.record, item, arm, done, *self.memory.account(item, arm)
+            )
         for record in done:
             self._write(record)
         if unreachable is not None:

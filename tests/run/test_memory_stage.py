@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rundir.ingestions import IngestionRecord, SnapshotRecord, read_ingestions
+from rundir.questions import read_questions
 from rundir.turns import read_turns
 from tests.datasets.fixtures import locomo_file, longmemeval_file
 from tests.harness.studies import harness, header, only_run, read_jsonl
@@ -63,6 +64,14 @@ def test_longmemeval_questions_each_on_a_fresh_copy_of_their_ingested_store(
     for shot in snapshots:
         assert (run / shot.path).is_dir() and len(shot.sha256) == 64
     assert header(run)["study"]["outcomes"] == {"done": 3}
+    questions = {q.item: q for q in read_questions(run / "questions.jsonl")}
+    assert sorted(questions) == ["q000", "q001_abs", "q002"]
+    abstaining = questions["q001_abs"]
+    assert abstaining.abstention and abstaining.exact_match is None
+    assert abstaining.evidence_reached is None  # nothing to reach: the history lacks the answer
+    # The toy makes no model call: the evidence never reached a main call.
+    assert questions["q000"].evidence_reached is False and questions["q000"].exact_match is False
+    assert questions["q000"].ingest_sessions == 3 and questions["q000"].ingest_seconds > 0
 
 
 def test_a_locomo_conversation_is_ingested_once_for_all_its_questions(tmp_path: Path) -> None:
@@ -74,6 +83,10 @@ def test_a_locomo_conversation_is_ingested_once_for_all_its_questions(tmp_path: 
     assert len([r for r in lines if isinstance(r, SnapshotRecord)]) == 1
     turns = read_turns(run / "turns.jsonl")
     assert len(turns) == 4
+    questions = read_questions(run / "questions.jsonl")
+    assert [q.ingest_sessions for q in questions] == [3, 0, 0, 0]  # the first paid for all
+    assert len({q.snapshot_sha256 for q in questions}) == 1
+    assert [q.category for q in questions] == [1, 2, 4, 2]
     # Each question on its own copy: none sees another's question in the store.
     assert all(t.text.endswith("asked: ") for t in turns), [t.text for t in turns]
 
@@ -117,3 +130,21 @@ def test_ingestion_calls_are_charged_to_the_item_as_ingestion(tmp_path: Path) ->
     (entry,) = [e for e in memory if e["question_id"] == item]
     needle = entry["haystack_sessions"][2][0]["content"]
     assert needle in body["messages"][0]["content"]
+    (question,) = read_questions(run / "questions.jsonl")
+    assert (question.item, question.arm, question.question_type) == (
+        item,
+        "retrieval",
+        entry["question_type"],
+    )
+    assert (question.gold, question.abstention) == (str(entry["answer"]), item.endswith("_abs"))
+    assert (question.evidence_total, question.evidence_found, question.evidence_reached) == (
+        1,
+        1,
+        True,
+    )
+    assert (question.ingest_sessions, question.ingest_calls, question.ingest_failed) == (3, 3, 0)
+    assert (
+        question.answer_calls == len(calls) - 3
+        and question.answer == read_turns(run / "turns.jsonl")[0].text
+    )
+    assert question.snapshot_sha256 is not None and len(question.snapshot_sha256) == 64
