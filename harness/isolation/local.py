@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ import structlog
 
 from arms.client import SeamClient, SeamError
 from arms.server import parse_ready_line
-from harness.isolation import egress, pids
+from harness.isolation import egress, local_limits, pids
 from harness.isolation.base import (
     PROXY_READY,
     SECRET_SUFFIXES,
@@ -49,6 +50,7 @@ from harness.isolation.sdk_env import sdk_env
 from harness.study import ArmSpec
 from proxy.settings import ProxyFile
 from rundir.atomic import write_atomic
+from rundir.limits import AppliedLimits
 
 log = structlog.get_logger("harness.isolation.local")
 GUARD_DIR = Path(__file__).parent / "guard"
@@ -118,6 +120,7 @@ class LocalBackend(IsolationBackend):
         self.specs: dict[str, ArmSpec] = {}
         self.handles: dict[str, ArmHandle] = {}
         self.pids = pids.PidFile(run_dir)
+        self.arm_limits: dict[str, AppliedLimits] = {}
 
     # --- proxy -----------------------------------------------------------------------------
 
@@ -205,8 +208,11 @@ class LocalBackend(IsolationBackend):
         (self.logs / name).mkdir(exist_ok=True)
         log_path = self.logs / name / "arm.log"
         offset = log_path.stat().st_size if log_path.exists() else 0
-        process = self._spawn(name, argv(spec), env, log_path, cwd=self.work_dir)
+        # The study's bounds, as far as rlimits reach (local_limits says what they miss).
+        bounds = local_limits.preexec(self.limits)
+        process = self._spawn(name, argv(spec), env, log_path, cwd=self.work_dir, bounds=bounds)
         self.arms[name] = process
+        self.arm_limits[name] = local_limits.applied(self.limits)
         line = await self._wait_for(
             process, log_path, offset, lambda text: parse_ready_line(text) is not None, name
         )
@@ -219,6 +225,9 @@ class LocalBackend(IsolationBackend):
         handle = ArmHandle(name=name, seam_url=url, pid=process.pid)
         self.handles[name] = handle
         return handle
+
+    def applied_limits(self) -> dict[str, AppliedLimits]:
+        return dict(self.arm_limits)
 
     def arm_alive(self, name: str) -> bool:
         process = self.arms.get(name)
@@ -275,6 +284,7 @@ class LocalBackend(IsolationBackend):
         env: dict[str, str],
         log_path: Path,
         cwd: Path | None = None,
+        bounds: Callable[[], None] | None = None,
     ) -> subprocess.Popen[bytes]:
         with open(log_path, "ab") as log:
             try:
@@ -288,6 +298,7 @@ class LocalBackend(IsolationBackend):
                     # Own process group: Ctrl-C in the terminal reaches the harness only, which
                     # then stops children in order (arms first, proxy last to flush its log).
                     start_new_session=True,
+                    preexec_fn=bounds,
                 )
             except OSError as e:
                 raise InfraError(f"cannot start {name}: {' '.join(command)}: {e}") from e
