@@ -41,8 +41,8 @@ INSTRUCTOR_SYSTEM = (
 DSPY_SYSTEM = """Your input fields are:
 1. `text` (str):
 Your output fields are:
-1. `name` (str): 
-2. `age` (int): 
+1. `name` (str):
+2. `age` (int):
 3. `city` (str):
 All interactions will be structured in the following way, with the appropriate values filled in.
 
@@ -59,7 +59,7 @@ All interactions will be structured in the following way, with the appropriate v
 {city}
 
 [[ ## completed ## ]]
-In adhering to this structure, your objective is: 
+In adhering to this structure, your objective is:
         Extract the person."""
 DSPY_USER = f"""[[ ## text ## ]]
 {LENA}
@@ -68,11 +68,11 @@ Respond with the corresponding output fields, starting with the field `[[ ## nam
 `[[ ## age ## ]]` (must be formatted as a valid Python int), then `[[ ## city ## ]]`, and then \
 ending with the marker for `[[ ## completed ## ]]`."""
 REACT_SYSTEM = """Your input fields are:
-1. `question` (str): 
+1. `question` (str):
 2. `trajectory` (str):
 Your output fields are:
-1. `next_thought` (str): 
-2. `next_tool_name` (Literal['get_time', 'get_weather', 'finish']): 
+1. `next_thought` (str):
+2. `next_tool_name` (Literal['get_time', 'get_weather', 'finish']):
 3. `next_tool_args` (dict[str, Any]):
 All interactions will be structured in the following way, with the appropriate values filled in.
 
@@ -81,7 +81,7 @@ All interactions will be structured in the following way, with the appropriate v
 one of: get_time; get_weather; finish
 
 [[ ## completed ## ]]
-In adhering to this structure, your objective is: 
+In adhering to this structure, your objective is:
         (1) get_time, whose description is <desc>Get the local time in a city.</desc>. It takes \
 arguments {'city': {'type': 'string'}}.
         (2) get_weather, whose description is <desc>Get the weather for a city.</desc>. It takes \
@@ -191,7 +191,7 @@ def test_xml_fact_extraction_lists_the_users_statements(record_proxy: ProxyProce
 
 
 def test_markdown_sections_are_answered_under_their_headings(record_proxy: ProxyProcess) -> None:
-    system = "Summarize the user's message. Respond using the following sections:\n\n## Summary\n## Facts"
+    system = "Summarize the message. Respond using the following sections:\n\n## Summary\n## Facts"
     text = chat(record_proxy, system, LENA + " She loves sailing.")
     assert text == f"## Summary\n{LENA}\n\n## Facts\nShe loves sailing."
 

@@ -88,6 +88,7 @@ def test_chat_completions_loop_calls_the_fitting_tool_then_answers_with_its_resu
 def test_streamed_and_plain_chat_loops_agree(record_proxy: ProxyProcess) -> None:
     plain = _chat_turns(record_proxy, False)
     streamed = _chat_turns(record_proxy, True)
+
     def calls(message: Any) -> list[tuple[str, str]]:
         return [(c.function.name, c.function.arguments) for c in message.tool_calls]
 
@@ -160,7 +161,8 @@ def test_responses_loop_calls_the_fitting_tool_then_answers_with_its_result(
                     "arguments": call.arguments,
                 }
             )
-            items.append({"type": "function_call_output", "call_id": call.call_id, "output": RESULT})
+            output = {"type": "function_call_output", "call_id": call.call_id, "output": RESULT}
+            items.append(output)
     assert len(outputs) == 2
     (call,) = [o for o in outputs[0].output if o.type == "function_call"]
     assert call.name == "get_weather" and json.loads(call.arguments)["city"] == "Paris"
