@@ -222,3 +222,43 @@ def test_the_attacked_routes_are_real_routes() -> None:
 
     for vendor, path in ROUTES.items():
         assert find_route(vendor, "POST", path.removeprefix(f"/{vendor}")) is not None
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "path", "shape"),
+    [
+        ("DESTINATION_UNKNOWN", 400, "/anthropic/v1/messages", "anthropic"),
+        ("REQUEST_VALIDATION_FAILED", 400, "/openai/v1/chat/completions", "openai"),
+        ("CONNECT_FAILED", 502, "/openai/v1/embeddings", "openai"),
+    ],
+)
+def test_a_refusal_after_the_request_was_read_is_the_vendors_too(
+    code: str, status: int, path: str, shape: str
+) -> None:
+    """mitmproxy's HTTP/1 server layer itself (as installed), for the refusals it sends after a
+    hook has seen the request (its header validation, an unknown destination): not its page."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from mitmproxy import http, options
+        from mitmproxy.proxy import commands
+        from mitmproxy.proxy.context import Context
+        from mitmproxy.proxy.layers.http._events import ErrorCode, ResponseProtocolError
+        from mitmproxy.proxy.layers.http._http1 import Http1Server
+        from mitmproxy.test import tflow
+
+    from proxy.framing import install
+
+    install()
+    server = Http1Server(Context(tflow.tclient_conn(), options.Options()))
+    server.request = http.Request.make("POST", f"http://proxy{path}")
+    refused = ResponseProtocolError(1, "refused <b>here</b>", getattr(ErrorCode, code))
+    sent = list(server.send(refused))
+    data = [c.data for c in sent if isinstance(c, commands.SendData)]
+    assert len(data) == 1 and isinstance(sent[-1], commands.CloseConnection)
+    head, _, body = data[0].partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 %d " % status) and b"content-type: application/json" in head
+    error = json.loads(body)
+    assert ("type" in error) is (shape == "anthropic")
+    assert "refused <b>here</b>" in error["error"]["message"]
