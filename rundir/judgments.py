@@ -25,8 +25,8 @@ from typing import IO, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rundir.atomic import write_atomic
-from rundir.errors import RunDirError
-from rundir.model import RunDirModel
+from rundir.errors import RunDirError, SchemaTooNew
+from rundir.model import RunDirModel, schema_too_new
 
 JUDGMENT_SET_SCHEMA: Literal[1] = 1
 MANIFEST_FILE = "judgments.json"
@@ -244,6 +244,9 @@ def _invalid(
         return RunDirError(
             f"{where}: not JSON: {error.msg}", hint="the set is damaged: judge again"
         )
+    too_new = schema_too_new(error)
+    if too_new is not None:
+        return SchemaTooNew(f"{where}: {too_new.message}", hint=too_new.hint)
     first = error.errors()[0]
     field = ".".join(str(part) for part in first["loc"]) or "(the record)"
     return RunDirError(f"{where}: {field}: {first['msg']}", hint="the set is damaged: judge again")
