@@ -79,3 +79,23 @@ def test_langmem_stores_the_users_fact_and_recalls_it_by_meaning(
     assert "You are" not in json.dumps(result["stored"])  # the user's words, not the prompt's
     assert "Lisbon" in json.dumps(result["found"][0])
     assert {c["route"] for c in proxy.calls()} >= {"openai.chat", "openai.embeddings"}
+
+
+def test_the_ai_sdk_anthropic_provider_runs_its_tool_loop_on_the_printed_base_url(
+    tmp_path: Path, ai_sdk_dir: Path, proxy: ProxyProcess
+) -> None:
+    """`@ai-sdk/anthropic` posts `${ANTHROPIC_BASE_URL}/messages` (it expects /v1 inside)."""
+    done = subprocess.run(
+        ["node", str(PROBES / "ai_sdk_anthropic.cjs")],
+        capture_output=True,
+        text=True,
+        timeout=PROBE_TIMEOUT,
+        env=library_env(**proxy.exports, AI_SDK_DIR=str(ai_sdk_dir)),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["calls"] == [["getWeather", {"city": "Lisbon"}]]
+    assert result["steps"] == 2 and "21" in result["text"]
+    calls = proxy.calls(at_least=2)
+    assert [(c["path"], c["status"]) for c in calls] == [("/v1/messages", 200)] * 2
