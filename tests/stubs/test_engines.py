@@ -136,3 +136,37 @@ def test_graphiti_names_entities_from_the_episode_and_its_search_returns_facts(
     assert facts, "graphiti stored no fact"
     assert result["found"] and set(result["found"]) <= facts
     assert all(c["status"] == 200 for c in calls(proxy))
+
+
+FACTS = [
+    "My sister Ana lives in Lisbon and teaches chemistry.",
+    "I am allergic to peanuts.",
+    "I play the cello on Sundays.",
+    "My Tesla is parked in the garage.",
+    "I work as a nurse at the city hospital.",
+    "Our dog Biscuit loves the beach.",
+    "I was born in a small village in Portugal.",
+    "Every August we rent a cabin by the sea.",
+]
+# Each question shares no content word with the fact that answers it (on hash embeddings mem0
+# puts 3 of these 7 first): only retrieval by meaning finds them all.
+BY_MEANING = {
+    "Tell me about my family.": FACTS[0],
+    "What car do I drive?": FACTS[3],
+    "What food should I avoid?": FACTS[1],
+    "Which instrument do I practise?": FACTS[2],
+    "Do I have any pets?": FACTS[5],
+    "Where do I spend my vacations?": FACTS[7],
+    "What is my job?": FACTS[4],
+}
+
+
+def test_mem0_recalls_by_meaning_on_the_default_embedder(
+    proxy: ProxyProcess, tmp_path: Path
+) -> None:
+    turns = [[{"role": "user", "content": fact}] for fact in FACTS]
+    questions = list(BY_MEANING)
+    result = probe("mem0", proxy, tmp_path / "mem0", json.dumps(turns), json.dumps(questions))
+    assert sorted(result["stored"]) == sorted(FACTS)
+    found = dict(zip(questions, result["found"], strict=True))
+    assert {q: hits[0] if hits else None for q, hits in found.items()} == BY_MEANING

@@ -3,7 +3,8 @@
 Run by tests/stubs/test_engines.py with the engines venv's Python, never imported by the project:
     python mem0_probe.py BASE_URL WORKDIR MESSAGES_JSON QUERY
 BASE_URL is the proxy's OpenAI base (http://127.0.0.1:PORT/openai/v1). Prints one JSON object:
-{"added": [...], "stored": [memory texts], "found": [memory texts of the search]}.
+{"added": [...], "stored": [memory texts], "found": [memory texts of the search]}. A QUERY that
+is a JSON list runs a search for each, and "found" is the list of their results.
 """
 
 from __future__ import annotations
@@ -54,9 +55,12 @@ def main() -> None:
     for turn in json.loads(messages_json):
         added.append(memory.add(turn, user_id="alice"))
     stored = [m["memory"] for m in memory.get_all(filters={"user_id": "alice"})["results"]]
-    found = [
-        m["memory"] for m in memory.search(query, filters={"user_id": "alice"}, top_k=3)["results"]
-    ]
+
+    def search(text: str) -> list[str]:
+        hits = memory.search(text, filters={"user_id": "alice"}, top_k=3)["results"]
+        return [m["memory"] for m in hits]
+
+    found = [search(q) for q in json.loads(query)] if query.startswith("[") else search(query)
     print(json.dumps({"added": added, "stored": stored, "found": found}))
 
 
