@@ -82,6 +82,11 @@ class Grounder:
         if _is_index(name):
             return keyed
         said = self.ground.numbers_for(name)
+        # The i-th item of a list takes the i-th number said for its field ("Lena is 34 ...
+        # Ana is 29" gives two ages), the others after it.
+        at = item_index(path) or 0
+        if said and at:
+            said = said[at % len(said) :] + said[: at % len(said)]
         if integer:
             said = [int(v) for v in said if float(v).is_integer()]
         return [*keyed, *said]

@@ -256,8 +256,12 @@ class Walker:
             want = 1
             named = self.names_items(items)
             if named:
-                # Items naming two things (an edge) pair each name with the next one.
-                want = min(len(self.ground.names()) - (named > 1), _MAX_NAMED_ITEMS)
+                # Items naming two things (an edge) pair each name with the next one; items of
+                # people (a name beside a place field) are as many as the people said.
+                names = self.ground.names()
+                if self.places_items(items) and self.ground.places:
+                    names = tuple(n for n in self.ground.people() if n not in self.ground.places)
+                want = min(len(names) - (named > 1), _MAX_NAMED_ITEMS)
             size = max(lo, min(hi, max(want, 1)))
         unique = bool(schema.get("uniqueItems"))
         out: list[Any] = []
@@ -308,6 +312,12 @@ class Walker:
 
     def word(self, path: str) -> str:
         return _WORDS[self.pick(path + "#w", len(_WORDS))]
+
+    def places_items(self, items: Any) -> bool:
+        """Whether the array's item objects have a place field beside their name."""
+        target = self.deref(items)
+        props = target.get("properties") if isinstance(target, dict) else None
+        return isinstance(props, dict) and any(field_kind(p) == "place" for p in props)
 
     def names_items(self, items: Any) -> int:
         """How many name fields the array's item objects have."""

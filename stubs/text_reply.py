@@ -11,6 +11,7 @@ text wrapped as {"response": ...}. Pure functions of the request.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from stubs.conversation import turn_of
@@ -33,8 +34,23 @@ def text_reply(req: StubRequest, book: ReplyBook) -> str:
         dspy_text(turn, req.digest, book.stubs.embeddings.model)
         or xml_list_reply(turn)
         or markdown_sections_reply(turn)
+        or _json_in_text(req, book, f"{turn.system}\n{turn.user}")
     )
     return protocol if protocol is not None else book.choose(req)
+
+
+def _json_in_text(req: StubRequest, book: ReplyBook, prompt: str) -> str | None:
+    """A prompt that asks for JSON in a plain-text reply (instructor's MD_JSON and
+    ANTHROPIC_JSON modes, engines that parse the first {...}) and describes its shape."""
+    if not _ASKS_JSON_RE.search(prompt):
+        return None
+    schema = described_schema(prompt)
+    if schema is None:
+        return None
+    try:
+        return structured_json(req, book, schema, None, req.digest + b"json-in-text")
+    except StubRequestError:
+        return None
 
 
 def json_object_reply(req: StubRequest, book: ReplyBook, seed: bytes) -> str:
@@ -52,6 +68,13 @@ def json_object_reply(req: StubRequest, book: ReplyBook, seed: bytes) -> str:
             pass  # a described schema no instance satisfies: answer as if none was described
     text = ruled if ruled is not None else book.choose(req)
     return json.dumps({"response": text}, separators=(",", ":"), ensure_ascii=False)
+
+
+_ASKS_JSON_RE = re.compile(
+    r"\b(?:return|respond|reply|output|answer|provide|format|give)\b[^.\n]{0,80}\bjson\b"
+    r"|\bjson_?schema\b|\bin json\b",
+    re.I,
+)
 
 
 def _is_object(text: str) -> bool:
