@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from rundir.packread import PackReader
-from tests.harness.studies import harness, only_run, read_jsonl, write_study
+from tests.harness.studies import harness, header, read_jsonl, write_study
 from tests.libraries.conftest import REPO
 
 pytestmark = pytest.mark.integration
@@ -39,17 +39,18 @@ def _tool_calls(body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _record_gate_replay(tmp_path: Path, name: str, arm: dict[str, Any]) -> Path:
+    """The gate's two record runs (a record run each, compared), then a replay of the first;
+    returns that record run."""
     study = write_study(tmp_path / "study", {name: arm}, [ITEM], deadline_ms=60000)
     runs = tmp_path / "runs"
-    done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local")
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    run = only_run(runs)
-    gate = harness("gate", str(study), "--run-dir", str(tmp_path / "gate"), "--isolation", "local")
+    gate = harness("gate", str(study), "--run-dir", str(runs), "--isolation", "local")
     assert gate.returncode == 0, gate.stdout + gate.stderr[-3000:]
     assert "PASSED" in gate.stdout.splitlines()[0]
-    replay = harness("replay", str(run), "--run-dir", str(runs), "--isolation", "local")
+    recorded = sorted(p for p in runs.iterdir() if (p / "run.json").exists())
+    assert len(recorded) == 2 and all(header(p)["study"]["passed"] for p in recorded)
+    replay = harness("replay", str(recorded[0]), "--run-dir", str(runs), "--isolation", "local")
     assert replay.returncode == 0, replay.stdout + replay.stderr[-3000:]
-    return run
+    return recorded[0]
 
 
 def _check_loop(run: Path, weather: str, currency: tuple[str, str]) -> None:
