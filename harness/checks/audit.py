@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.checks.limits_audit import unequal_limits
 from harness.errors import HarnessError
 from ledger.errors import LedgerError, PriceTableError, UnknownModelError
 from ledger.ledger import (
@@ -43,7 +44,9 @@ AUDIT_SCHEMA: Literal[1] = 1
 AUDIT_FILE = "audit.json"
 ZERO = Decimal(0)
 
-Check = Literal["run", "call_log", "prices", "cost", "body", "file", "ledger_chain", "ledger_sum"]
+Check = Literal[
+    "run", "call_log", "prices", "cost", "body", "file", "ledger_chain", "ledger_sum", "limits"
+]
 
 
 class Discrepancy(BaseModel):
@@ -131,6 +134,8 @@ def audit_run(
     audit.files()
     if ledger_path is not None or header.mode == "live":
         audit.ledger(ledger_path, calls)
+    for where_, detail in unequal_limits(header):  # every arm under the same, the study's
+        audit.flag("limits", where_, detail)
     record.passed = not record.discrepancies
     write_atomic(run_dir / AUDIT_FILE, record.model_dump_json(by_alias=True, indent=2) + "\n")
     return record

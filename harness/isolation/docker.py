@@ -386,15 +386,17 @@ class DockerBackend(IsolationBackend):
         if self.started:
             docker(["rm", "-f", *self.started], timeout=60, check=False)
         self.started.clear()
+        # The kernel log outlives the rules: read what they caught before forgetting them, and
+        # their counters, which say what the log lost.
+        self.kernel.drain()
+        entries = self.egress_attempts()
         for disk in self.disks.values():  # the arms' files, copied out as plain files
             try:
                 disk.release()
             except DiskError as e:
                 log.warning("an arm's disk was not released", arm=disk.arm, error=str(e))
-        # The kernel log outlives the rules: read what they caught before forgetting them, and
-        # their counters, which say what the log lost.
-        self.kernel.drain()
-        entries = self.egress_attempts()
+            # The guard log is now a copy (a new file) of what was read: not a rewrite.
+            self.book.moved(egress.guard_log(self.run_dir, disk.arm))
         if self.run_id:
             counts = docker_rules.rule_counts(self.run_id)
             self.egress_dropped = dropped(counts, self.log_prefixes, entries)
@@ -407,7 +409,7 @@ class DockerBackend(IsolationBackend):
 
     def egress_attempts(self) -> list[dict[str, object]]:
         """Guard entries (each attributed to the arm whose folder holds it), the proxy's and
-                the kernel log's (attributed by listener and by bridge): every one so far, the new ones
+        the kernel log's (attributed by listener and by bridge): every one so far, the new ones
         appended to egress.jsonl."""
         guards = egress.guard_entries(self.run_dir, self.log_prefixes.values(), self.book)
         entries = [egress.real_time(entry, self.clock_history) for entry in guards]

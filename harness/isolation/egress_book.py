@@ -78,6 +78,13 @@ class EgressBook:
     def tail(self, path: Path) -> Tail:
         return self.tails.setdefault(path, Tail(path))
 
+    def moved(self, path: Path) -> None:
+        """`path` was replaced by the harness with a copy of itself (an arm's disk copied out):
+        reading goes on from where it stopped, not from the start as for a rewrite."""
+        tail = self.tails.get(path)
+        if tail is not None:
+            tail.inode = None
+
     def add(self, entries: Iterable[Entry]) -> list[Entry]:
         """Fold `entries` (new ones, read once), append them to egress.jsonl, return them."""
         checked = [_checked(e) for e in sorted(entries, key=lambda e: str(e.get("time")))]

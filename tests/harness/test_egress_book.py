@@ -110,3 +110,18 @@ def test_a_kmsg_record_is_read_with_its_sequence_and_time() -> None:
     record = b"4,1234,5000000,-;harness abc123 a IN=br-1 DST=10.0.0.1\n SUBSYSTEM=net\n"
     assert parse(record) == (1234, 5.0, "harness abc123 a IN=br-1 DST=10.0.0.1")
     assert parse(b"garbage") is None
+
+
+def test_a_log_the_harness_copied_out_is_not_read_twice(tmp_path: Path) -> None:
+    book = EgressBook(tmp_path / "egress.jsonl")
+    log = egress.guard_log(tmp_path, "a")
+    log.write_text(guard_line("10.0.0.1:80", "t1"))
+    look(book, tmp_path)
+    copy = log.with_name("copy")
+    copy.write_bytes(log.read_bytes())
+    copy.replace(log)  # a new file with the same lines: the arm's disk copied into the run
+    book.moved(log)
+    assert look(book, tmp_path) == []
+    with open(log, "a") as f:
+        f.write(guard_line("10.0.0.2:80", "t2"))
+    assert [e["destination"] for e in look(book, tmp_path)] == ["10.0.0.2:80"]
