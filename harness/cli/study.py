@@ -234,5 +234,9 @@ def cleanup(
     from harness.isolation import docker_net
 
     done += docker_net.cleanup(force=force)
+    # Then the arms' bounded disks those runs left mounted (copied out into the run first).
+    from harness.isolation.arm_disk import release_left
+
+    done += release_left(run_dir)
     for line in done or ["nothing to clean up"]:
         typer.echo(line)

@@ -160,3 +160,20 @@ def release_all(run_dir: Path) -> list[str]:
         except DiskError as e:
             done.append(f"could not release {image}: {e}")
     return done
+
+
+def release_left(run_root: Path) -> list[str]:
+    """`harness cleanup`: the disks of runs under `run_root` that no container of theirs uses any
+    more (their run crashed; a run still going keeps its containers, so its disks are kept)."""
+    from harness.isolation.docker_net import RUN_LABEL, DockerError, docker
+
+    done: list[str] = []
+    for disks in sorted(run_root.glob(f"*/{DISK_DIR}")):
+        run_dir = disks.parent
+        try:
+            users = docker(["ps", "-aq", "--filter", f"label={RUN_LABEL}={run_dir.name}"])
+        except DockerError:
+            continue  # no engine to ask: leave them rather than pull them from under a run
+        if not users.strip():
+            done += release_all(run_dir)
+    return done

@@ -19,6 +19,7 @@ from typing import Any
 import docker
 import pytest
 
+from harness.checks.audit import audit_run
 from tests.harness.studies import read_jsonl, write_study
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -103,6 +104,9 @@ def test_every_arm_ran_under_the_same_bounds_read_back_from_the_engine(run: dict
     assert all(limits == first for limits in applied.values()), applied
     assert (first["pids"], first["memory"], first["memory_swap"]) == (64, 192 * MIB, 192 * MIB)
     assert (first["cpus"], first["disk"], first["read_only_root"]) == (1.0, 48 * MIB, True)
+    # The audit checks the same from run.json: no arm held other bounds than the study's.
+    record = audit_run(run["dir"])
+    assert [d for d in record.discrepancies if d.check == "limits"] == []
 
 
 def test_the_host_is_unharmed_and_nothing_is_left(run: dict[str, Any]) -> None:
