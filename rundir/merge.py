@@ -44,8 +44,39 @@ def _refuse(message: str, hint: str) -> RunDirError:
     return RunDirError(message, hint=hint)
 
 
+def expand(dirs: list[Path]) -> list[Path]:
+    """The run directories given, a folder of runs (no run.json of its own: a cluster job's
+    `--run-dir`) standing for the shard runs in it; its other runs (the record runs and the
+    gate that let live mode start) are left out."""
+    out: list[Path] = []
+    for path in dirs:
+        if path.is_dir() and not (path / "run.json").exists():
+            found = [run for run in sorted(path.iterdir()) if _is_shard(run)]
+            if not found:
+                raise _refuse(
+                    f"{path} holds no shard runs",
+                    "give the run directories of `harness record|live STUDY --shard I/N`, or "
+                    "the folder they were written to",
+                )
+            out += found
+        else:
+            out.append(path)
+    return out
+
+
+def _is_shard(run_dir: Path) -> bool:
+    if not (run_dir / "run.json").exists():
+        return False
+    try:
+        study = read_header(run_dir).study
+    except RunDirError:
+        return False
+    return study is not None and study.shard is not None
+
+
 def check_shards(dirs: list[Path]) -> list[tuple[Path, RunHeader]]:
     """The shards in index order, or RunDirError naming the first one that does not belong."""
+    dirs = expand(dirs)
     if not dirs:
         raise _refuse("no shards to merge", "give the shards' run directories")
     shards: list[tuple[Path, RunHeader]] = []

@@ -312,44 +312,62 @@ class _Audit:
 
     def _ledger_head(self, name: str, lines: list[dict[str, object]]) -> None:
         manifest = self.header.manifest
-        if manifest is None or manifest.ledger_entries is None or not manifest.ledger_entries:
-            return
-        seq = manifest.ledger_entries
-        entry = next((e for e in lines if e.get("seq") == seq), None)
-        if entry is None:
-            self.flag(
-                "ledger_chain",
-                name,
-                f"the run ended at entry {seq} but the ledger has no entry {seq}: lines were "
-                "removed from its end",
-            )
-        elif entry.get("hash") != manifest.ledger_head:
-            self.flag(
-                "ledger_chain",
-                f"{name} entry {seq}",
-                f"its hash is not the head the run ended at ({manifest.ledger_head})",
-            )
+        ends: list[tuple[str, int | None, str | None]] = []
+        if manifest is not None:
+            ends.append(("the run", manifest.ledger_entries, manifest.ledger_head))
+        if self.header.study is not None:  # a merged run: where each shard's run ended
+            ends += [
+                (f"shard {s.index}/{s.count}", s.ledger_entries, s.ledger_head)
+                for s in self.header.study.merged_from
+            ]
+        for who, seq, head in ends:
+            if not seq:
+                continue
+            entry = next((e for e in lines if e.get("seq") == seq), None)
+            if entry is None:
+                self.flag(
+                    "ledger_chain",
+                    name,
+                    f"{who} ended at entry {seq} but the ledger has no entry {seq}: lines were "
+                    "removed from its end",
+                )
+            elif entry.get("hash") != head:
+                self.flag(
+                    "ledger_chain",
+                    f"{name} entry {seq}",
+                    f"its hash is not the head {who} ended at ({head})",
+                )
 
     def _settlements(
         self, name: str, lines: list[dict[str, object]], calls: list[tuple[int, CallRecord]]
     ) -> None:
-        run_id = self.header.run_id
+        # A merged run's calls were settled under each shard's run id and seq: map them to the
+        # merged call numbers (rundir/merge.py: merged seq = the shard's seq_offset + its seq).
+        study = self.header.study
+        offsets = {self.header.run_id: 0}
+        if study is not None:
+            offsets.update({shard.run_id: shard.seq_offset for shard in study.merged_from})
         booked: dict[int, list[Decimal]] = defaultdict(list)
-        run_total: Decimal | None = None
+        totals: dict[str, Decimal] = {}
         for entry in lines:
             fields = entry.get("fields")
             if not isinstance(fields, dict):
                 continue
             if entry.get("kind") == "calls_settled":
                 for settled in fields.get("calls") or []:
-                    if isinstance(settled, dict) and settled.get("run_id") == run_id:
-                        booked[int(settled["seq"])].append(Decimal(str(settled["cost_usd"])))
+                    owner = settled.get("run_id") if isinstance(settled, dict) else None
+                    if isinstance(owner, str) and owner in offsets:
+                        seq = offsets[owner] + int(settled["seq"])
+                        booked[seq].append(Decimal(str(settled["cost_usd"])))
             elif (
                 entry.get("kind") == "run_settled"
-                and fields.get("run_id") == run_id
+                and fields.get("run_id") in offsets
                 and fields.get("basis") == "settlements"
             ):
-                run_total = Decimal(str(fields["total_usd"]))
+                totals[str(fields["run_id"])] = Decimal(str(fields["total_usd"]))
+        # The run's own total: every shard's, once each has settled by its settlements.
+        shards = len(offsets) - 1 if len(offsets) > 1 else 1
+        run_total = sum(totals.values(), ZERO) if len(totals) == shards else None
         self.record.counts.settlements = sum(len(v) for v in booked.values())
         ledger_usd = sum((sum(v, ZERO) for v in booked.values()), ZERO)
         self.record.totals.ledger_usd = ledger_usd
