@@ -2,7 +2,9 @@
 from, so a reader can recompute any figure without the run directory.
 
 One `{"kind": "turn"}` line per (arm, item, turn) and one `{"kind": "call"}` line per call, in
-the run's order. Money stays an exact decimal string. A public copy names items by ordinal and
+the run's order; a memory benchmark adds one `{"kind": "question"}` line per question and arm
+(questions.jsonl: type or category, gold, abstention, exact match, evidence, ingestion and answer
+cost apart). Money stays an exact decimal string. A public copy names items by ordinal and
 leaves the turn text out (its length stays), because texts quote the study's private materials.
 """
 
@@ -16,6 +18,7 @@ from typing import Any
 from harness.report.perarm import dropped_items, response_size, turn_costs
 from harness.report.public import Anonymizer
 from harness.report.rundata import RunData
+from rundir.questions import read_questions
 
 
 def records(data: RunData, anon: Anonymizer) -> list[dict[str, Any]]:
@@ -71,6 +74,22 @@ def records(data: RunData, anon: Anonymizer) -> list[dict[str, Any]]:
                 "flags": c.flags,
             }
         )
+    rows += question_rows(data, anon)
+    return rows
+
+
+def question_rows(data: RunData, anon: Anonymizer) -> list[dict[str, Any]]:
+    """A memory benchmark's questions; a public copy keeps no question text, gold or answer."""
+    rows: list[dict[str, Any]] = []
+    for run_dir in data.run_dirs:
+        for q in read_questions(run_dir / "questions.jsonl"):
+            row = q.model_dump(mode="json", exclude={"schema_"})
+            row |= {"kind": "question", "run": anon.run(q.run), "item": anon.item(q.item)}
+            if anon.public:
+                for private in ("question_id", "gold", "answer", "history", "evidence_sessions"):
+                    row.pop(private, None)
+                row["answer_chars"] = len(q.answer)
+            rows.append(row)
     return rows
 
 

@@ -87,6 +87,13 @@ def test_a_locomo_conversation_is_ingested_once_for_all_its_questions(tmp_path: 
     assert [q.ingest_sessions for q in questions] == [3, 0, 0, 0]  # the first paid for all
     assert len({q.snapshot_sha256 for q in questions}) == 1
     assert [q.category for q in questions] == [1, 2, 4, 2]
+    out = tmp_path / "report"
+    done = harness("report", str(run), "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    rows = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    asked = [r for r in rows if r["kind"] == "question"]
+    assert sorted(r["category"] for r in asked) == [1, 2, 2, 4]
+    assert all(r["gold"] and "ingest_cost_usd" in r for r in asked)
     # Each question on its own copy: none sees another's question in the store.
     assert all(t.text.endswith("asked: ") for t in turns), [t.text for t in turns]
 
@@ -148,3 +155,10 @@ def test_ingestion_calls_are_charged_to_the_item_as_ingestion(tmp_path: Path) ->
         and question.answer == read_turns(run / "turns.jsonl")[0].text
     )
     assert question.snapshot_sha256 is not None and len(question.snapshot_sha256) == 64
+    # Replayed offline: the ingestion's embedding calls and the answer are served again.
+    runs = tmp_path / "runs"
+    replay = harness("replay", str(run), "--run-dir", str(runs), "--isolation", "local")
+    assert replay.returncode == 0, replay.stdout + replay.stderr[-3000:]
+    (replayed,) = [p for p in runs.iterdir() if p != run and (p / "run.json").exists()]
+    again = read_jsonl(replayed / "calls.jsonl")
+    assert sorted(c["request_hash"] for c in again) == sorted(c["request_hash"] for c in calls)
