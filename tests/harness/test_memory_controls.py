@@ -117,3 +117,19 @@ def test_a_control_that_cannot_fail_or_cannot_run_is_refused_at_load(
     assert "items.jsonl:1" in str(e.value)
     for word in words:
         assert word in str(e.value)
+
+
+def test_a_gate_with_allow_misses_passes_and_its_replay_is_judged_alike(tmp_path: Path) -> None:
+    """The flag reaches the gate's record runs (without it each fails on its misses, as the
+    first test shows, and a gate fails on a run that did not pass) and a replay of one."""
+    study = write_study(tmp_path / "study", {"forgetful": FORGETFUL}, [LISBON], deadline_ms=20000)
+    runs = tmp_path / "allowed"
+    allowed = harness(
+        "gate", str(study), "--run-dir", str(runs), "--isolation", "local", "--allow-misses"
+    )
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr[-3000:]
+    first = sorted(p for p in runs.iterdir() if (p / "run.json").exists())[0]
+    assert header(first)["study"]["allow_misses"] is True
+    # The replay of a run recorded with --allow-misses is judged as that run was.
+    replay = harness("replay", str(first), "--run-dir", str(runs), "--isolation", "local")
+    assert replay.returncode == 0, replay.stdout + replay.stderr[-3000:]
