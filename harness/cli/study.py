@@ -125,8 +125,8 @@ def _report(result: RunResult) -> int:
             typer.echo(f"    {line}")
     for arm, missing in sorted(run.egress_dropped.items()):
         typer.echo(
-            f"  EVIDENCE DROPPED: the firewall refused {missing} packet(s) of arm {arm!r} that the "
-            "kernel log lost before they were read (egress.jsonl names the rest)"
+            f"  EVIDENCE DROPPED: the firewall counted {missing} refused attempt(s) of arm {arm!r} "
+            "that egress.jsonl does not name (lost before they were read; it names the rest)"
         )
     typer.echo(f"  {result.run_dir}")
     return 0 if run.passed else 130 if run.interrupted else 1
