@@ -13,6 +13,12 @@ integer arithmetic (no float summation whose order a SIMD kernel or BLAS could c
 squared norm is an exact Python integer, and the division by its square root is one correctly
 rounded IEEE operation per element. Then the width the request asks for: the leading PCA
 components kept (they carry the most variance) and renormalised, or zeros padded after them.
+
+Cosines are lifted to (1 + cos) / 2: every vector carries one shared component as long as the
+rest of it (the first one). Engines filter by absolute similarity, tuned on real embedding models
+whose cosines sit high: graphiti-core keeps only edges of cosine >= 0.6, where raw static cosines
+of a question and its answer are 0.2-0.5 and would all be cut. Lifted, "related" (raw >= 0.2) is
+kept and raw unrelated text (about 0.13) is not; the order of any ranking is unchanged.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import numpy.typing as npt
 from stubs.wordpiece import WordPiece
 
 DATA_FILE = "minilm_static.npz"
+_SHARED = math.sqrt(0.5)  # the shared component: as long as the rest, so cos' = (1 + cos) / 2
 
 
 class StaticTable:
@@ -65,17 +72,18 @@ def static_embedding(text: str, dims: int) -> npt.NDArray[np.float32]:
     """A unit-length float32 vector of width `dims`; texts of like meaning have a higher cosine."""
     if dims <= 0:
         raise ValueError("dims must be positive")
-    t = table()
-    summed = t.integer_vector(text)[:dims]
+    summed = table().integer_vector(text)[: dims - 1]
     squared = _squared_norm(summed)
     out = np.zeros(dims, dtype=np.float64)
     if squared == 0:
-        # No token (blank text) or every kept component cancelled: one fixed unit vector, the
-        # same for every such text, as the hash embedder does.
+        # No token (blank text), every kept component cancelled, or a width of 1: the shared
+        # component alone, the same unit vector for every such text.
         out[0] = 1.0
         return out.astype(np.float32)
-    norm = math.sqrt(squared)  # int to float and sqrt are both correctly rounded
-    out[: summed.shape[0]] = summed.astype(np.float64) / norm  # elementwise: no reduction order
+    out[0] = _SHARED
+    # |summed| * sqrt(2) in one correctly rounded step (2 * squared is exact, then int to float
+    # and sqrt round once each); the division is elementwise, so no summation order enters.
+    out[1 : 1 + summed.shape[0]] = summed.astype(np.float64) / math.sqrt(2 * squared)
     return out.astype(np.float32)
 
 

@@ -170,3 +170,17 @@ def test_mem0_recalls_by_meaning_on_the_default_embedder(
     assert sorted(result["stored"]) == sorted(FACTS)
     found = dict(zip(questions, result["found"], strict=True))
     assert {q: hits[0] if hits else None for q, hits in found.items()} == BY_MEANING
+
+
+def test_graphiti_recalls_by_meaning_on_the_default_embedder(
+    proxy: ProxyProcess, tmp_path: Path
+) -> None:
+    # graphiti keeps an edge only at cosine >= 0.6 and its full-text search finds no shared
+    # word here: on hash embeddings it recalls none of these 7.
+    episodes = [[f"user: {f}", f"2024-05-{i + 1:02d}T10:00:00+00:00"] for i, f in enumerate(FACTS)]
+    questions = list(BY_MEANING)
+    result = probe(
+        "graphiti", proxy, tmp_path / "graphiti", json.dumps(episodes), json.dumps(questions)
+    )
+    found = dict(zip(questions, result["found"], strict=True))
+    assert {q: hits[0] if hits else None for q, hits in found.items()} == BY_MEANING

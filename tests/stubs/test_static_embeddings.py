@@ -68,12 +68,25 @@ def test_unit_length_and_width_cut_or_padded() -> None:
     full = static_embedding("My sister Ana lives in Lisbon.", 1536)
     assert full.dtype == np.float32 and full.shape == (1536,)
     assert abs(float(np.linalg.norm(full.astype(np.float64))) - 1.0) < 1e-6
-    assert not full[native:].any()  # padded after the native components
+    assert full[native:].any() and not full[native + 1 :].any()  # shared + native, then zeros
     narrow = static_embedding("My sister Ana lives in Lisbon.", 32)
     assert abs(float(np.linalg.norm(narrow.astype(np.float64))) - 1.0) < 1e-6
-    # The narrow vector is the leading components, renormalised: the same direction.
-    lead = full[:32].astype(np.float64)
-    assert np.allclose(narrow, lead / np.linalg.norm(lead), atol=1e-6)
+    # The narrow vector is the shared component and the leading 31 components, renormalised.
+    assert narrow[0] == full[0] == np.float32(0.5**0.5)
+    lead = full[1:32].astype(np.float64)
+    assert np.allclose(narrow[1:], lead / np.linalg.norm(lead) * 0.5**0.5, atol=1e-6)
+    assert np.array_equal(static_embedding("anything", 1), np.array([1.0], dtype=np.float32))
+
+
+def test_cosines_are_lifted_so_a_question_and_its_answer_pass_graphitis_floor() -> None:
+    # graphiti-core keeps an edge only at cosine >= 0.6: a question and the fact that answers it
+    # clear it, unrelated office text does not, and no cosine is negative.
+    q, fact, other = embed_texts(
+        ["Tell me about my family.", "My sister Ana lives in Lisbon.", DISTRACTORS[0]],
+        256,
+        "static",
+    )
+    assert float(q @ fact) >= 0.6 > float(q @ other) >= 0.0
 
 
 def test_case_and_spacing_do_not_matter_but_words_do() -> None:

@@ -41,8 +41,8 @@ async def run(base_url: str, workdir: str, episodes: list[list[str]], query: str
     # The kuzu driver's build_indices_and_constraints is a no-op that leaves out the full-text
     # indexes its own search queries need, so they are made here, as a user must.
     conn = kuzu.Connection(driver.db)
-    for query in get_fulltext_indices(GraphProvider.KUZU):
-        conn.execute(query)
+    for statement in get_fulltext_indices(GraphProvider.KUZU):
+        conn.execute(statement)
     conn.close()
     graphiti = Graphiti(
         graph_driver=driver,
@@ -68,7 +68,11 @@ async def run(base_url: str, workdir: str, episodes: list[list[str]], query: str
         )
         entities.extend(n.name for n in result.nodes)
         edges.extend([e.name, e.fact] for e in result.edges)
-    found = [e.fact for e in await graphiti.search(query)]
+    # A query that is a JSON list runs a search for each; "found" is then a list of results.
+    if query.startswith("["):
+        found: list = [[e.fact for e in await graphiti.search(q)] for q in json.loads(query)]
+    else:
+        found = [e.fact for e in await graphiti.search(query)]
     await graphiti.close()
     return {"entities": entities, "edges": edges, "found": found}
 
