@@ -7,7 +7,7 @@ from harness.report.perarm import RunReport
 
 def render_table(report: RunReport) -> str:
     head = (
-        f"{'arm':<16} {'turns':>5} {'done':>5} {'cut':>4} {'error':>5} {'infra':>5} "
+        f"{'arm':<16} {'turns':>5} {'done':>5} {'cut':>4} {'error':>5} {'limit':>5} {'infra':>5} "
         f"{'first p50':>9} {'last p50':>8} {'last p95':>8} {'calls':>5} {'cost USD':>12} "
         f"{'stray':>5}"
     )
@@ -16,7 +16,7 @@ def render_table(report: RunReport) -> str:
         out = arm.outcomes
         lines.append(
             f"{name:<16} {arm.turns:>5} {out.get('done', 0):>5} {out.get('cut', 0):>4} "
-            f"{out.get('error', 0):>5} {arm.turns_dropped:>5} "
+            f"{out.get('error', 0):>5} {out.get('resource_limit', 0):>5} {arm.turns_dropped:>5} "
             f"{_seconds(arm.first_token.p50_s, arm.first_token.p50_censored):>9} "
             f"{_seconds(arm.last_token.p50_s, arm.last_token.p50_censored):>8} "
             f"{_seconds(arm.last_token.p95_s, arm.last_token.p95_censored):>8} "

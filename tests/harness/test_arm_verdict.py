@@ -99,6 +99,9 @@ def test_an_arm_whose_every_turn_errors_fails_the_run_by_name(tmp_path: Path) ->
     out = tmp_path / "report"
     made = harness("report", str(run_dir), "--out", str(out), "--format", "md")
     assert made.returncode == 0, made.stderr[-3000:]
+    # The terminal table: turns, done, cut, error, limit (resource_limit), infra.
+    line = next(x for x in made.stdout.splitlines() if x.startswith("broken "))
+    assert line.split()[1:7] == ["3", "0", "0", "3", "0", "0"], made.stdout
     arms = (out / "report.md").read_text().split("\n## 3 ")[1].split("\n## 4 ")[0]
     table = arms.split("\n| arm | turns | done | cut | error | infra_failed |")[1].split("\n\n")[0]
     broken = next(line for line in table.splitlines() if line.startswith("| broken |"))
