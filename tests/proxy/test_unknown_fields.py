@@ -19,6 +19,7 @@ import pytest
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
+from tests.vendors.test_fields import sdk_fields
 
 pytestmark = pytest.mark.integration
 
@@ -145,154 +146,171 @@ FUNCTION = {
 }
 
 
+def _covers(route: str, *calls: dict[str, Any]) -> None:
+    """The calls below pass every parameter the installed SDK documents for `route` (so a new
+    SDK parameter is sent here before an arm meets a refusal of it)."""
+    assert sdk_fields(route) - {key for call in calls for key in call} == set()
+
+
 def test_anthropic_messages_with_every_parameter_is_accepted(record_proxy: ProxyProcess) -> None:
     client = record_proxy.anthropic()
-    plain = client.messages.create(
-        model=HAIKU,
-        max_tokens=2048,
-        messages=USER,  # type: ignore[arg-type]
-        system="Be brief.",
-        tools=[TOOL],  # type: ignore[list-item]
-        tool_choice={"type": "auto"},
-        thinking={"type": "enabled", "budget_tokens": 1024},
-        output_config={"effort": "low"},
-        cache_control={"type": "ephemeral"},
-        speed="standard",
-        metadata={"user_id": "user-1"},
-        stop_sequences=["\n\nHuman:"],
-        service_tier="auto",
-        container=None,
-        inference_geo="us",
-        diagnostics=None,
-        user_profile_id="profile-1",
-        workspace_id="workspace-1",
-    )
-    assert plain.content
-    beta = client.beta.messages.create(
-        model=HAIKU,
-        max_tokens=64,
-        messages=USER,  # type: ignore[arg-type]
-        betas=["context-management-2025-06-27", "mcp-client-2025-04-04"],
-        context_management={"edits": [{"type": "clear_tool_uses_20250919"}]},
-        mcp_servers=[{"type": "url", "url": "https://mcp.example.com/sse", "name": "example"}],
-        billing_policy=None,
-        compaction=None,
-        fallbacks=None,
-        fallback_credit_token=None,
-        thread=None,
+    plain: dict[str, Any] = {
+        "model": HAIKU,
+        "max_tokens": 2048,
+        "messages": USER,
+        "system": "Be brief.",
+        "tools": [TOOL],
+        "tool_choice": {"type": "auto"},
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "output_config": {"effort": "low"},
+        "cache_control": {"type": "ephemeral"},
+        "speed": "standard",
+        "metadata": {"user_id": "user-1"},
+        "stop_sequences": ["\n\nHuman:"],
+        "service_tier": "auto",
+        "container": None,
+        "inference_geo": "us",
+        "diagnostics": None,
+        "user_profile_id": "profile-1",
+        "workspace_id": "workspace-1",
+    }
+    assert client.messages.create(**plain).content
+    with client.messages.stream(**plain) as stream:
+        assert stream.get_final_message().content
+    beta: dict[str, Any] = {
+        "model": HAIKU,
+        "max_tokens": 64,
+        "messages": USER,
+        "stream": False,
+        "betas": ["context-management-2025-06-27", "mcp-client-2025-04-04"],
+        "context_management": {"edits": [{"type": "clear_tool_uses_20250919"}]},
+        "mcp_servers": [{"type": "url", "url": "https://mcp.example.com/sse", "name": "example"}],
+        "billing_policy": None,
+        "compaction": None,
+        "fallbacks": None,
+        "fallback_credit_token": None,
+        "thread": None,
         # Fields the SDK no longer names but the API still reads (litellm sends output_format).
-        extra_body={
+        "extra_body": {
             "temperature": 0.5,
             "top_k": 5,
             "output_format": {"type": "json_schema", "schema": {"type": "object"}},
         },
-    )
-    assert beta.content
-    counted = client.messages.count_tokens(
-        model=HAIKU,
-        messages=USER,  # type: ignore[arg-type]
-        system="Be brief.",
-        tools=[TOOL],  # type: ignore[list-item]
-        tool_choice={"type": "auto"},
-        thinking={"type": "enabled", "budget_tokens": 1024},
-        output_config={"effort": "low"},
-        cache_control={"type": "ephemeral"},
-        speed="standard",
-        user_profile_id="profile-1",
-        workspace_id="workspace-1",
-    )
-    assert counted.input_tokens > 0
+    }
+    assert client.beta.messages.create(**beta).content
+    _covers("anthropic.messages", plain, beta)
+    count = {k: v for k, v in plain.items() if k in sdk_fields("anthropic.count_tokens")}
+    assert client.messages.count_tokens(**count).input_tokens > 0
+    beta_count = {k: beta[k] for k in ("context_management", "mcp_servers", "compaction")}
+    beta_count |= {"billing_policy": None, "betas": beta["betas"]}
+    assert client.beta.messages.count_tokens(**count, **beta_count).input_tokens > 0
+    # output_format is the SDK's own (it sends a model's schema as output_config.format).
+    _covers("anthropic.count_tokens", count, beta_count, {"output_format": None})
 
 
 def test_openai_chat_with_every_parameter_is_accepted(record_proxy: ProxyProcess) -> None:
     client = record_proxy.openai()
-    reply = client.chat.completions.create(
-        model="gpt-4.1-mini",
-        messages=USER,  # type: ignore[arg-type]
-        audio=None,
-        frequency_penalty=0.1,
-        logit_bias={"50256": -100},
-        logprobs=True,
-        top_logprobs=2,
-        max_completion_tokens=64,
-        metadata={"k": "v"},
-        modalities=["text"],
-        n=1,
-        parallel_tool_calls=True,
-        prediction={"type": "content", "content": "Lisbon"},
-        presence_penalty=0.1,
-        prompt_cache_key="cache-1",
-        prompt_cache_retention="in_memory",
-        response_format={"type": "text"},
-        safety_identifier="user-1",
-        seed=7,
-        service_tier="auto",
-        stop=["\n\n"],
-        store=False,
-        stream=False,
-        temperature=0.2,
-        tool_choice="auto",
-        tools=[FUNCTION],  # type: ignore[list-item]
-        top_p=0.9,
-        user="user-1",
-        verbosity="low",
-        web_search_options=None,
-    )
-    assert reply.choices
-    legacy = client.chat.completions.create(
-        model="gpt-4.1-mini",
-        messages=USER,  # type: ignore[arg-type]
-        functions=[FUNCTION["function"]],  # type: ignore[list-item]
-        function_call="auto",
-        max_tokens=32,
-        stream=True,
-        stream_options={"include_usage": True},
-    )
-    assert [chunk for chunk in legacy]
+    current: dict[str, Any] = {
+        "model": "gpt-4.1-mini",
+        "messages": USER,
+        "audio": None,
+        "frequency_penalty": 0.1,
+        "logit_bias": {"50256": -100},
+        "logprobs": True,
+        "top_logprobs": 2,
+        "max_completion_tokens": 64,
+        "metadata": {"k": "v"},
+        "modalities": ["text"],
+        "moderation": None,
+        "n": 1,
+        "parallel_tool_calls": True,
+        "prediction": {"type": "content", "content": "Lisbon"},
+        "presence_penalty": 0.1,
+        "prompt_cache_key": "cache-1",
+        "prompt_cache_options": {},
+        "prompt_cache_retention": "in_memory",
+        "response_format": {"type": "text"},
+        "safety_identifier": "user-1",
+        "seed": 7,
+        "service_tier": "auto",
+        "stop": ["\n\n"],
+        "store": False,
+        "stream": False,
+        "temperature": 0.2,
+        "tool_choice": "auto",
+        "tools": [FUNCTION],
+        "top_p": 0.9,
+        "user": "user-1",
+        "verbosity": "low",
+        "web_search_options": None,
+    }
+    assert client.chat.completions.create(**current).choices
+    legacy: dict[str, Any] = {
+        "model": "gpt-4.1-mini",
+        "messages": USER,
+        "functions": [FUNCTION["function"]],
+        "function_call": "auto",
+        "max_tokens": 32,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    assert list(client.chat.completions.create(**legacy))
+    reasoning = {"model": "o4-mini", "messages": USER, "reasoning_effort": "low"}
+    assert client.chat.completions.create(**reasoning).choices
+    _covers("openai.chat", current, legacy, reasoning)
 
 
 def test_openai_responses_and_embeddings_with_every_parameter_are_accepted(
     record_proxy: ProxyProcess,
 ) -> None:
     client = record_proxy.openai()
-    reply = client.responses.create(
-        model="gpt-4.1-mini",
-        input="My sister lives in Lisbon.",
-        background=False,
-        include=["message.output_text.logprobs"],
-        instructions="Be brief.",
-        max_output_tokens=64,
-        max_tool_calls=2,
-        metadata={"k": "v"},
-        parallel_tool_calls=True,
-        previous_response_id=None,
-        prompt=None,
-        prompt_cache_key="cache-1",
-        prompt_cache_retention="in_memory",
-        reasoning=None,
-        safety_identifier="user-1",
-        service_tier="auto",
-        store=False,
-        temperature=0.2,
-        text={"format": {"type": "text"}},
-        tool_choice="auto",
-        tools=[{"type": "function", "name": "get_weather", "parameters": TOOL["input_schema"]}],  # type: ignore[list-item]
-        top_logprobs=2,
-        top_p=0.9,
-        truncation="disabled",
-        user="user-1",
-        conversation=None,
-        context_management=None,
-    )
-    assert reply.output
-    vectors = client.embeddings.create(
-        model="text-embedding-3-small",
-        input=["hi"],
-        dimensions=64,
-        encoding_format="float",
-        user="user-1",
-    )
-    assert len(vectors.data[0].embedding) == 64
+    responses: dict[str, Any] = {
+        "model": "gpt-4.1-mini",
+        "input": "My sister lives in Lisbon.",
+        "access_programs": {},
+        "background": False,
+        "background_options": {},
+        "context_management": None,
+        "conversation": None,
+        "image": {},
+        "include": ["message.output_text.logprobs"],
+        "instructions": "Be brief.",
+        "max_output_tokens": 64,
+        "max_tool_calls": 2,
+        "metadata": {"k": "v"},
+        "moderation": None,
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "prompt": None,
+        "prompt_cache_key": "cache-1",
+        "prompt_cache_options": {},
+        "prompt_cache_retention": "in_memory",
+        "reasoning": None,
+        "safety_identifier": "user-1",
+        "service_tier": "auto",
+        "store": False,
+        "stream": False,
+        "stream_options": None,
+        "temperature": 0.2,
+        "text": {"format": {"type": "text"}},
+        "tool_choice": "auto",
+        "tools": [{"type": "function", "name": "get_weather", "parameters": TOOL["input_schema"]}],
+        "top_logprobs": 2,
+        "top_p": 0.9,
+        "truncation": "disabled",
+        "user": "user-1",
+    }
+    assert client.responses.create(**responses).output
+    _covers("openai.responses", responses)
+    embeddings: dict[str, Any] = {
+        "model": "text-embedding-3-small",
+        "input": ["hi"],
+        "dimensions": 64,
+        "encoding_format": "float",
+        "user": "user-1",
+    }
+    assert len(client.embeddings.create(**embeddings).data[0].embedding) == 64
+    _covers("openai.embeddings", embeddings)
 
 
 def test_live_mode_refuses_an_unknown_field_before_reserving_or_forwarding(
