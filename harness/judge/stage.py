@@ -138,7 +138,8 @@ def run_stage(
     stability, running_bars, aa_results, set_aside, axes = [], [], [], [], []
     for rubric in rubrics:
         stability += stability_bars(rubric.name, rubric.kind, tasks, votes, names, sent)
-        running_bars += _running_bars(rubric.name, tasks, votes, names, running)
+        if rubric.name in ready_names:  # an unsent rubric had no controls mixed into anything
+            running_bars += _running_bars(rubric.name, tasks, votes, names, running)
         if rubric.kind == "pairwise":
             first = source.aa_codes[0] if source.aa_codes else None
             aa_results.append(
