@@ -22,6 +22,7 @@ A holder that stalls (a stopped process, a frozen machine) is cut off after
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,13 +64,16 @@ def has_password(url: str) -> bool:
 
 
 def printable(url: str) -> str:
-    """The URL without its password, for logs, errors and run.json."""
+    """The URL without its password (user part or `password=` parameter), for logs, errors
+    and run.json."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = (parts.username or "") + ":***"
-    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
+    if parts.password is not None:
+        host = parts.netloc.rsplit("@", 1)[-1]
+        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
+    if "password=" in parts.query:
+        query = re.sub(r"(^|&)password=[^&]*", r"\1password=***", parts.query)
+        parts = parts._replace(query=query)
+    return urlunsplit(parts)
 
 
 class PostgresStore(LedgerStore):

@@ -212,6 +212,9 @@ def test_a_postgres_ledger_fails_closed_and_keeps_its_password_out_of_messages(
     pg: PgServer,
 ) -> None:
     assert printable("postgresql://u:hunter2@h:5/db") == "postgresql://u:***@h:5/db"
+    assert printable("postgresql://h/db?sslmode=require&password=hunter2&x=1") == (
+        "postgresql://h/db?sslmode=require&password=***&x=1"
+    )
     wrong = f"postgresql://postgres:hunter2@127.0.0.1:{pg.port}/no_such_db"
     with pytest.raises(LedgerError, match="no_such_db") as e:
         Ledger(wrong)
