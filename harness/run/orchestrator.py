@@ -280,9 +280,12 @@ class Orchestrator:
                     raise InfraError(f"turn {number}: {e}") from e
                 done.append(records.failed(number, "error", str(e)))
                 continue
-            if await self._met_bound(arm, records, number, len(item.turns), done, result):
+            # A stream broken by the arm's death of its own bound (OOM-killed) is not a failure
+            # of the machinery to retry.
+            broken = result.outcome == "broken"
+            if broken and await self._met_bound(arm, records, number, len(item.turns), done):
                 return
-            if result.outcome == "broken" and await self.watch.machinery_failed(arm, None):
+            if broken and await self.watch.machinery_failed(arm, None):
                 raise InfraError(f"turn {number}: the arm's process died ({result.error})")
             record = records.answered(number, result)
             self.tally.last_turn_end[arm] = time.time()  # later strays are its teardown's
@@ -296,6 +299,10 @@ class Orchestrator:
                 record.outcome, record.error = "stray_connection", f"run halted: {halt}"
                 done.append(record)
                 raise halt
+            # After the strays: a halt outranks a bound, and its entries are charged to this turn.
+            strays = record.stray_connections
+            if await self._met_bound(arm, records, number, len(item.turns), done, result, strays):
+                return
             done.append(record)
         try:
             await client.close_session(session_id)
@@ -310,6 +317,7 @@ class Orchestrator:
         turns: int,
         done: list[TurnRecord],
         result: TurnResult | None = None,
+        strays: int = 0,
     ) -> bool:
         """Whether `arm` met one of its bounds in this turn: if so, this turn and the item's
         later ones are recorded `resource_limit` and the arm is replaced before the next."""
@@ -318,7 +326,9 @@ class Orchestrator:
             return False
         why = describe(arm, met, self.backend.limits)
         log.warning("resource limit", limit=met, error=why)
-        done += limit_records(records, number, turns, why, result)
+        limited = limit_records(records, number, turns, why, result)
+        limited[0].stray_connections = strays
+        done += limited
         self.limited.add(arm)
         return True
 
