@@ -22,8 +22,10 @@ name: a judge that answers as another engine, model or effort is not the judge t
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from dataclasses import dataclass
@@ -54,6 +56,9 @@ class JudgeEntry(BaseModel):
         if self.url is not None and not self.key_env:
             raise ValueError("an HTTP judge needs key_env, the variable holding its key")
         return self
+
+
+MAX_REPLY_BYTES = 64 * 1024
 
 
 class JudgeError(Exception):
@@ -98,23 +103,30 @@ class CommandClient:
         return argv
 
     def ask(self, prompt_file: Path) -> str:
-        try:
-            done = subprocess.run(
-                self.argv(prompt_file),
-                capture_output=True,
-                timeout=self.timeout_s,
-                # The judge runs where the prompt is: nothing else of the set or the seal is near.
-                cwd=prompt_file.parent,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise JudgeError(f"no reply within {self.timeout_s:g} s") from None
-        except OSError as e:
-            raise JudgeError(f"cannot start {self.command[0]!r}: {e}") from None
+        # The judge sees one copy of its prompt in a folder of its own: the set beside the
+        # prompts says which are controls and what they must get (tasks.jsonl), and a judge
+        # client that can read files (an agent CLI) must not find that, nor other prompts.
+        with tempfile.TemporaryDirectory(prefix="judge-") as private:
+            prompt = Path(private) / "prompt.txt"
+            shutil.copyfile(prompt_file, prompt)
+            try:
+                done = subprocess.run(
+                    self.argv(prompt),
+                    capture_output=True,
+                    timeout=self.timeout_s,
+                    cwd=private,
+                    stdin=subprocess.DEVNULL,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                raise JudgeError(f"no reply within {self.timeout_s:g} s") from None
+            except OSError as e:
+                raise JudgeError(f"cannot start {self.command[0]!r}: {e}") from None
         if done.returncode != 0:
             tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
             raise JudgeError(f"exit status {done.returncode}: {tail[0][:200]}")
+        if len(done.stdout) > MAX_REPLY_BYTES:
+            raise JudgeError(f"a reply of {len(done.stdout)} bytes: a verdict is two short lines")
         return done.stdout.decode("utf-8", "replace")
 
 

@@ -4,6 +4,7 @@ the rambling reply and ask again."""
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from pathlib import Path
 
@@ -11,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "harness" / "judge"
 import stub_judge
 
 state = Path(sys.argv[1])
-seen = state / Path(sys.argv[-1]).name
+seen = state / hashlib.sha256(Path(sys.argv[-1]).read_bytes()).hexdigest()
 if not seen.exists():
     seen.write_text("")
     print("I think the first reply is better, mostly.")

@@ -181,3 +181,31 @@ def test_an_http_judge_asks_through_the_openai_sdk(
     assert vote is not None and vote.verdict == "FLAG"
     assert request.body["model"] == "gpt-judge" and request.body["reasoning_effort"] == "medium"
     assert "Noted: hi." in request.body["messages"][0]["content"]
+
+
+def test_a_command_judge_sees_only_a_private_copy_of_its_prompt(tmp_path: Path) -> None:
+    """The set beside the prompts says which are controls: a judge that can read files must not
+    find it, nor the other prompts, nor the prompt's name (its task id)."""
+    prompt = _prompt(tmp_path / "set")
+    look = "import os, sys; print(sorted(os.listdir('.')), sys.argv[1], open(sys.argv[1]).read())"
+    table = {"engine": "x", "model": "m", "effort": "low", "command": [sys.executable, "-c", look]}
+    (judge,) = load_judges(_write(tmp_path, {"judges": {"a": table}}))
+    seen = judge.client().ask(prompt)
+    listing, path, text = seen.split(" ", 2)
+    assert listing == "['prompt.txt']"
+    assert not path.startswith(str(tmp_path)) and path.endswith("/prompt.txt")
+    assert "Noted: hi." in text
+    assert not Path(path).exists()  # removed once answered
+
+
+def test_a_runaway_reply_is_no_reply(tmp_path: Path) -> None:
+    prompt = _prompt(tmp_path / "set")
+    flood = {
+        "engine": "x",
+        "model": "m",
+        "effort": "low",
+        "command": [sys.executable, "-c", "print('x' * 100000)"],
+    }
+    (judge,) = load_judges(_write(tmp_path, {"judges": {"a": flood}}))
+    with pytest.raises(JudgeError, match="a reply of 100001 bytes"):
+        judge.client().ask(prompt)
