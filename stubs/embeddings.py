@@ -8,7 +8,8 @@ the stubs file's `[embeddings] model`:
 - "hash": by shared spelling only, hashing character 3-grams and whole words into signed
   buckets (the "hashing trick"): the cosine grows with the features two texts share;
 - "minilm": the full model (stubs.minilm), from an optional extra that needs torch.
-Rerank (stubs.rerank) and the tool choice use the same embedder through `embed_texts`.
+Rerank (stubs.rerank) and the tool choice use the same embedder through `embed_texts`; the
+vectors this route sends from "static" are lifted (stubs.static_embeddings says why).
 """
 
 from __future__ import annotations
@@ -130,7 +131,11 @@ def embed_texts(texts: list[str], dims: int, model: str) -> list[npt.NDArray[np.
 
 
 def _vectors(texts: list[str], dims: int, ctx: StubContext) -> list[npt.NDArray[np.float32]]:
-    return embed_texts(texts, dims, ctx.book.stubs.embeddings.model)
+    model = ctx.book.stubs.embeddings.model
+    if model == "static":
+        # Lifted: an engine's similarity floor, tuned on real models, keeps a question's answer.
+        return static_embeddings(texts, dims, lift=True)
+    return embed_texts(texts, dims, model)
 
 
 def check_embeddings(body: dict[str, Any]) -> None:

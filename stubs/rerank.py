@@ -26,12 +26,11 @@ from stubs.tokens import estimate_tokens
 _DIMS = 1024  # wide enough that hash bucket collisions barely move scores; the others pad
 _MAX_DOCUMENTS = 1000  # both vendors' per-request limit
 _SCORE_DIGITS = 8
-# Logistic curve per embedder, (midpoint, steepness): a raw cosine of 0.3 maps to 0.5 and ~1
-# above 0.7. Static cosines come lifted to (1 + cos) / 2 (stubs.static_embeddings), so the same
-# curve sits at 0.65 and twice as steep: unrelated texts (raw ~0.13) score ~0.15 and a question
-# and its answer (raw ~0.37) ~0.67, measured on bench/paraphrases.py; hash scores texts sharing
-# nothing ~0.05.
-_CURVES = {"static": (0.65, 20.0), "hash": (0.3, 10.0), "minilm": (0.3, 10.0)}
+# Logistic curve: cosine 0.3 maps to 0.5, ~1 above 0.7. Static embeddings of unrelated texts
+# sit near 0.13 (score ~0.15) and a question and its answer near 0.37 (~0.67), measured on
+# bench/paraphrases.py; hash scores texts sharing nothing ~0.05.
+_MIDPOINT = 0.3
+_STEEPNESS = 10.0
 
 
 @dataclass(frozen=True)
@@ -46,14 +45,13 @@ def rank(query: str, documents: list[str], model: str = "static") -> list[Ranked
     # Each cosine on its own (not one matrix product, whose kernel may sum in another order),
     # in float64, then rounded: the scores are the same bytes on every machine.
     cosines = [math.fsum(float(x) for x in np.multiply(d, q, dtype=np.float64)) for d in docs]
-    midpoint, steepness = _CURVES[model]
-    scored = [Ranked(i, _relevance(c, midpoint, steepness)) for i, c in enumerate(cosines)]
+    scored = [Ranked(i, _relevance(c)) for i, c in enumerate(cosines)]
     return sorted(scored, key=lambda r: (-r.score, r.index))
 
 
-def _relevance(cosine: float, midpoint: float, steepness: float) -> float:
+def _relevance(cosine: float) -> float:
     # Rounded so the bytes do not hang on float noise; ties then fall back to document order.
-    return round(1.0 / (1.0 + math.exp(-steepness * (cosine - midpoint))), _SCORE_DIGITS)
+    return round(1.0 / (1.0 + math.exp(-_STEEPNESS * (cosine - _MIDPOINT))), _SCORE_DIGITS)
 
 
 def cohere_rerank(req: StubRequest, ctx: StubContext) -> StubReply:

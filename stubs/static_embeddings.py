@@ -14,11 +14,12 @@ squared norm is an exact Python integer, and the division by its square root is 
 rounded IEEE operation per element. Then the width the request asks for: the leading PCA
 components kept (they carry the most variance) and renormalised, or zeros padded after them.
 
-Cosines are lifted to (1 + cos) / 2: every vector carries one shared component as long as the
-rest of it (the first one). Engines filter by absolute similarity, tuned on real embedding models
-whose cosines sit high: graphiti-core keeps only edges of cosine >= 0.6, where raw static cosines
-of a question and its answer are 0.2-0.5 and would all be cut. Lifted, "related" (raw >= 0.2) is
-kept and raw unrelated text (about 0.13) is not; the order of any ranking is unchanged.
+The vectors /v1/embeddings sends are lifted (`lift=True`) so that cosines read (1 + cos) / 2:
+each carries one shared component, first, as long as the rest of it. Engines filter by absolute
+similarity tuned on real models: graphiti-core keeps only edges of cosine >= 0.6, where raw
+static cosines of a question and its answer are 0.2-0.5 and would all be cut. Lifted, "related"
+(raw >= 0.2) is kept and unrelated text (raw about 0.13) is not; no ranking changes. The stub's
+own similarities (rerank, the tool choice) use the raw vectors and their own calibrations.
 """
 
 from __future__ import annotations
@@ -68,22 +69,26 @@ def table() -> StaticTable:
         return StaticTable(vocab, data["vectors"], data["weights"])
 
 
-def static_embedding(text: str, dims: int) -> npt.NDArray[np.float32]:
-    """A unit-length float32 vector of width `dims`; texts of like meaning have a higher cosine."""
+def static_embedding(text: str, dims: int, lift: bool = False) -> npt.NDArray[np.float32]:
+    """A unit-length float32 vector of width `dims`; texts of like meaning have a higher cosine
+    (with `lift`, cosines read (1 + cos) / 2: the vectors /v1/embeddings sends)."""
     if dims <= 0:
         raise ValueError("dims must be positive")
-    summed = table().integer_vector(text)[: dims - 1]
+    first = 1 if lift else 0  # where the token components start: after the shared one
+    summed = table().integer_vector(text)[: dims - first]
     squared = _squared_norm(summed)
     out = np.zeros(dims, dtype=np.float64)
     if squared == 0:
-        # No token (blank text), every kept component cancelled, or a width of 1: the shared
-        # component alone, the same unit vector for every such text.
+        # No token (blank text), every kept component cancelled, or no room for any: one fixed
+        # unit vector, the same for every such text (the shared component when lifted).
         out[0] = 1.0
         return out.astype(np.float32)
-    out[0] = _SHARED
-    # |summed| * sqrt(2) in one correctly rounded step (2 * squared is exact, then int to float
-    # and sqrt round once each); the division is elementwise, so no summation order enters.
-    out[1 : 1 + summed.shape[0]] = summed.astype(np.float64) / math.sqrt(2 * squared)
+    # The norm (times sqrt(2) when lifted) in one correctly rounded step: 2 * squared is exact,
+    # int to float and sqrt round once each. The division is elementwise: no summation order.
+    norm = math.sqrt(2 * squared if lift else squared)
+    out[first : first + summed.shape[0]] = summed.astype(np.float64) / norm
+    if lift:
+        out[0] = _SHARED
     return out.astype(np.float32)
 
 
@@ -94,5 +99,7 @@ def _squared_norm(vector: npt.NDArray[np.int64]) -> int:
     return sum(x * x for x in vector.tolist())
 
 
-def static_embeddings(texts: list[str], dims: int) -> list[npt.NDArray[np.float32]]:
-    return [static_embedding(text, dims) for text in texts]
+def static_embeddings(
+    texts: list[str], dims: int, lift: bool = False
+) -> list[npt.NDArray[np.float32]]:
+    return [static_embedding(text, dims, lift) for text in texts]

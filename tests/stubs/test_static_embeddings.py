@@ -68,25 +68,33 @@ def test_unit_length_and_width_cut_or_padded() -> None:
     full = static_embedding("My sister Ana lives in Lisbon.", 1536)
     assert full.dtype == np.float32 and full.shape == (1536,)
     assert abs(float(np.linalg.norm(full.astype(np.float64))) - 1.0) < 1e-6
-    assert full[native:].any() and not full[native + 1 :].any()  # shared + native, then zeros
+    assert full[native - 1] and not full[native:].any()  # padded after the native components
     narrow = static_embedding("My sister Ana lives in Lisbon.", 32)
     assert abs(float(np.linalg.norm(narrow.astype(np.float64))) - 1.0) < 1e-6
-    # The narrow vector is the shared component and the leading 31 components, renormalised.
-    assert narrow[0] == full[0] == np.float32(0.5**0.5)
-    lead = full[1:32].astype(np.float64)
-    assert np.allclose(narrow[1:], lead / np.linalg.norm(lead) * 0.5**0.5, atol=1e-6)
-    assert np.array_equal(static_embedding("anything", 1), np.array([1.0], dtype=np.float32))
+    # The narrow vector is the leading components, renormalised: the same direction.
+    lead = full[:32].astype(np.float64)
+    assert np.allclose(narrow, lead / np.linalg.norm(lead), atol=1e-6)
 
 
-def test_cosines_are_lifted_so_a_question_and_its_answer_pass_graphitis_floor() -> None:
+def test_lifted_vectors_carry_the_shared_component_first() -> None:
+    raw = static_embedding("My sister Ana lives in Lisbon.", 1536)
+    lifted = static_embedding("My sister Ana lives in Lisbon.", 1536, lift=True)
+    assert lifted[0] == np.float32(0.5**0.5)
+    assert abs(float(np.linalg.norm(lifted.astype(np.float64))) - 1.0) < 1e-6
+    # The rest is the raw vector, one place on, scaled by 1/sqrt(2) (its last component cut).
+    native = table().width
+    assert np.allclose(lifted[1 : native + 1], raw[:native] * 0.5**0.5, atol=1e-7)
+    assert np.array_equal(static_embedding("x", 1, lift=True), np.array([1.0], np.float32))
+
+
+def test_lifted_cosines_let_a_question_find_its_answer_over_graphitis_floor() -> None:
     # graphiti-core keeps an edge only at cosine >= 0.6: a question and the fact that answers it
     # clear it, unrelated office text does not, and no cosine is negative.
-    q, fact, other = embed_texts(
-        ["Tell me about my family.", "My sister Ana lives in Lisbon.", DISTRACTORS[0]],
-        256,
-        "static",
-    )
+    texts = ["Tell me about my family.", "My sister Ana lives in Lisbon.", DISTRACTORS[0]]
+    q, fact, other = (static_embedding(t, 1536, lift=True) for t in texts)
     assert float(q @ fact) >= 0.6 > float(q @ other) >= 0.0
+    raw_q, raw_fact = (static_embedding(t, 1536) for t in texts[:2])
+    assert abs(float(q @ fact) - (1 + float(raw_q @ raw_fact)) / 2) < 1e-6
 
 
 def test_case_and_spacing_do_not_matter_but_words_do() -> None:
@@ -149,7 +157,9 @@ def test_the_default_stubs_embed_by_meaning_and_a_stubs_file_may_choose_hash(
         data = json.loads(openai_embeddings(req, ctx).body)["data"]
         return np.array(data[0]["embedding"], dtype=np.float32)
 
-    assert np.array_equal(vector(StubContext()), static_embedding("What car do I drive?", 64))
+    # The route sends the lifted vectors (engines' similarity floors; stubs.static_embeddings).
+    expected = static_embedding("What car do I drive?", 64, lift=True)
+    assert np.array_equal(vector(StubContext()), expected)
     path = tmp_path / "stubs.toml"
     path.write_text('schema = 1\n[embeddings]\nmodel = "hash"\n')
     hashed = vector(StubContext(book=ReplyBook.load(path)))
