@@ -186,22 +186,33 @@ def _guard_body(read_body: Callable[[Any, events.Event], Generator]) -> Callable
             # The arm hung up mid-body: nothing to answer (a disconnect, not a framing error).
             yield from read_body(self, event)
             return
-        refused = False
+        # read_body refuses a body h11 cannot read (a broken chunked body) with a close and then
+        # its protocol error, and nothing else. A close is held until the next command shows
+        # which it is: a close of another kind (the exchange done, or a pipelined request's own
+        # refusal, read within this state) is passed on as it came.
+        held: commands.CloseConnection | None = None
         for command in read_body(self, event):
+            if held is not None:
+                if (
+                    isinstance(command, ReceiveHttp)
+                    and isinstance(command.event, RequestProtocolError)
+                    and self.response is None
+                    and not command.event.message.startswith(REFUSAL_MARK)
+                ):
+                    reason = "The request body's chunked encoding is malformed."
+                    yield commands.SendData(self.conn, vendor_page(_head_of(self), 400, reason))
+                    yield held
+                    yield ReceiveHttp(_marked(self.stream_id, 400, command.event.message))
+                    held = None
+                    continue
+                yield held
+                held = None
             if isinstance(command, commands.CloseConnection) and command.connection is self.conn:
-                # read_body closes only on a body h11 cannot read (a broken chunked body).
-                refused = True
-                reason = "The request body's chunked encoding is malformed."
-                yield commands.SendData(self.conn, vendor_page(_head_of(self), 400, reason))
-                yield command
-            elif (
-                refused
-                and isinstance(command, ReceiveHttp)
-                and isinstance(command.event, RequestProtocolError)
-            ):
-                yield ReceiveHttp(_marked(self.stream_id, 400, command.event.message))
+                held = command
             else:
                 yield command
+        if held is not None:
+            yield held
 
     return read_body_guarded
 

@@ -166,6 +166,33 @@ def test_a_framing_attack_gets_the_vendors_400_and_is_logged(
 
 
 @pytest.mark.integration
+def test_an_attack_pipelined_behind_a_good_request_is_refused_alone(
+    target: tuple[ProxyProcess, FakeVendor | None],
+) -> None:
+    """A good request and an attack sent at once on one kept-alive connection: the first is
+    served, the second (read within the first's exchange) gets the vendor's 400, once."""
+    proxy, _ = target
+    before = len(proxy.calls())
+    body = BODIES["openai"]
+    good = (
+        b"POST /openai/v1/chat/completions HTTP/1.1\r\nhost: proxy\r\n"
+        b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    url = httpx.URL(proxy.base)
+    with socket.create_connection((url.host, url.port or 80), timeout=30) as sock:
+        sock.sendall(good + attack("content-length and transfer-encoding", "openai"))
+        data = b""
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := sock.recv(65536):
+                data += chunk
+    assert data.startswith(b"HTTP/1.1 200 ") and b"<html" not in data.lower()
+    assert data.count(b"HTTP/1.1 400 ") == 1 and data.count(b"HTTP/1.1 ") == 2, data[-600:]
+    calls = proxy.calls(at_least=before + 2)[before:]
+    assert [c["outcome"] for c in calls] == ["ok", "bad_request"], calls
+    assert_healthy(proxy)
+
+
+@pytest.mark.integration
 def test_a_client_that_hangs_up_mid_body_is_no_bad_request(
     target: tuple[ProxyProcess, FakeVendor | None],
 ) -> None:
