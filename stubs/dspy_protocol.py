@@ -39,6 +39,7 @@ _TOOL_RE = re.compile(
 )
 _RESPOND_RE = re.compile(r"`\[\[ ## (\w{1,80}) ## \]\]`")
 _OBSERVATION_RE = re.compile(r"^observation_\d{1,4}$")
+_FINISHED = "Completed."  # the observation dspy records for `finish`
 _SCHEMA_NOTE = "adhere to the JSON schema: "
 _ONE_OF_NOTE = "one of: "
 
@@ -98,7 +99,11 @@ def field_values(turn: Turn, fields: list[Field], digest: bytes, embedder: str) 
     inputs = input_sections(turn)
     said = "\n".join(v for v in inputs.values() if v) or turn.user
     ground = grounding_from(said)
-    observations = [v for k, v in field_sections(turn.user).items() if _OBSERVATION_RE.match(k)]
+    observations = [
+        v
+        for k, v in field_sections(turn.user).items()
+        if _OBSERVATION_RE.match(k) and v != _FINISHED
+    ]
     tool, tool_args = _react_step(turn, said, observations, digest, ground, embedder)
     out: dict[str, str] = {}
     for f in fields:

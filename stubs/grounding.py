@@ -124,13 +124,16 @@ class Grounding:
     def numbers_for(self, field_name: str) -> list[int | float]:
         """Numbers the text gives for a field: those said next to its name's words first
         ("34 years old" for age, "3 days" for days), then the rest in order."""
+        near = self.numbers_near(field_name)
+        return near + [v for v, _ in self.numbers if v not in near]
+
+    def numbers_near(self, field_name: str) -> list[int | float]:
+        """The numbers said next to the words of a field's name."""
         wanted = set(_WORDS_RE.findall(field_name.lower().replace("_", " ")))
         wanted |= {w.rstrip("s") for w in wanted}
         if "age" in wanted:
             wanted |= {"years", "year", "old", "aged"}
-        near = [v for v, words in self.numbers if wanted & set(words.split())]
-        rest = [v for v, _ in self.numbers if v not in near]
-        return near + rest
+        return [v for v, words in self.numbers if wanted & set(words.split())]
 
 
 def field_kind(name: str) -> str | None:

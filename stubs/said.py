@@ -24,6 +24,7 @@ _MESSAGE_TAGS = ("CURRENT MESSAGE", "CURRENT_MESSAGE", "MESSAGES", "EPISODE", "T
 _TAG_PREFIXES = ("session", "conversation", "chat_history", "transcript", "dialog", "dialogue")
 _OPEN_TAG_RE = re.compile(r"<([A-Za-z][\w-]{0,80})>")
 _FIELD_RE = re.compile(r"^\[\[ ## (\w{1,80}) ## \]\][ \t]*$", re.M)
+_DSPY_CLOSING = "Respond with the corresponding output fields"
 _ASSISTANT = frozenset(("assistant", "ai", "bot", "model", "system", "tool", "agent"))
 _SPEAKER_LINE_RE = re.compile(r"^[ \t]{0,4}([\w .'-]{1,40}):[ \t]", re.M)
 _BANNER_RE = re.compile(r"^=+ *(\w[\w ]{0,30}?) Message *=+$", re.M)
@@ -57,7 +58,10 @@ def engine_tag_text(text: str) -> str | None:
 
 
 def field_sections(text: str) -> dict[str, str]:
-    """dspy's `[[ ## name ## ]]` sections: each marker's text up to the next marker."""
+    """dspy's `[[ ## name ## ]]` sections: each marker's text up to the next marker (the last
+    one up to dspy's closing instruction, "Respond with the corresponding output fields...")."""
+    closing = text.rfind(_DSPY_CLOSING)
+    text = text[:closing] if closing >= 0 else text
     marks = list(_FIELD_RE.finditer(text))
     out: dict[str, str] = {}
     for i, mark in enumerate(marks):

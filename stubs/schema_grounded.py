@@ -73,15 +73,20 @@ class Grounder:
         # about its names; a bare string list past the text's end takes words instead.
         return pool[at % len(pool)] if kind == "prose" and not retry_of(path) else None
 
-    def numbers(self, path: str, integer: bool) -> list[int | float]:
+    def numbers(self, path: str, integer: bool, default: Any = None) -> list[int | float]:
         """Numbers for a numeric field: the prompt's keyed values and list ids first (`ints`),
-        then, for a field that is not an index, the numbers the user's text gives for it."""
+        then, for a field that is not an index, the numbers the user's text gives for it; the
+        schema's `default` comes before numbers said for other things (a search tool's
+        `limit` keeps its 10 when the user says "I am 34")."""
         assert self.ground is not None
         keyed: list[int | float] = list(self.ints(path)) if integer else []
         name = field_name(path)
         if _is_index(name):
             return keyed
         said = self.ground.numbers_for(name)
+        near = self.ground.numbers_near(name)
+        if isinstance(default, int | float) and not isinstance(default, bool):
+            said = [*near, default, *(v for v in said if v not in near)]
         # The i-th item of a list takes the i-th number said for its field ("Lena is 34 ...
         # Ana is 29" gives two ages), the others after it.
         at = item_index(path) or 0

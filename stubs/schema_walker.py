@@ -307,7 +307,12 @@ class Walker:
         return text[:hi]
 
     def gen_number(self, schema: dict[str, Any], path: str, integer: bool) -> int | float:
-        grounded = self.grounder.numbers(path, integer) if self.ground is not None else []
+        default = schema.get("default")
+        if self.ground is not None:
+            grounded = self.grounder.numbers(path, integer, default)
+        else:
+            numeric = isinstance(default, int | float) and not isinstance(default, bool)
+            grounded = [default] if numeric else []
         return number_for(schema, integer, lambda n: self.pick(path, n), grounded)
 
     def word(self, path: str) -> str:

@@ -10,7 +10,7 @@ Anthropic's `any`, OpenAI's `required`):
 - once a result is in, answer in text (stubs.replies uses the result) unless the result names
   another offered tool, which is then called: each tool at most once per user message, so no
   agent loops forever on a stub;
-- with parallel calls allowed, every tool that fits about as well as the best is called at once;
+- with parallel calls allowed, each clause of the message that a tool fits gets its own call;
 - a stubs rule's `tools = "never" | "first" | "<name>"` overrides all of this.
 """
 
@@ -32,12 +32,11 @@ from stubs.embeddings import hash_embedding
 Choice = Literal["auto", "required"]
 
 # Cosine over content words above which a tool fits the user's message, per embedder (measured
-# on weather/time/memory tools: hash scores unrelated texts below 0.15 and a message naming what
-# the tool does 0.4 and up; the static MiniLM vectors 0.31 and below, and 0.4 and up).
-FIT_THRESHOLDS = {"hash": 0.25, "static": 0.35, "minilm": 0.35}
+# on weather/time/memory tools and langmem's: hash scores unrelated texts below 0.16 and a
+# message naming what the tool does 0.25 and up; the static MiniLM vectors 0.31 and below, and
+# 0.33 and up).
+FIT_THRESHOLDS = {"hash": 0.25, "static": 0.32, "minilm": 0.35}
 FIT_THRESHOLD = FIT_THRESHOLDS["hash"]
-# Parallel calls include tools scoring at least this share of the best one.
-_PARALLEL_SHARE = 0.75
 _MAX_PARALLEL = 4
 _DIMS = 512
 # fmt: off
@@ -53,6 +52,8 @@ _STOP = frozenset((
 ))
 # fmt: on
 _WORD_RE = re.compile(r"[a-z0-9]+")
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
+_MAX_SENTENCES = 16
 _CLAUSE_RE = re.compile(r"(?<=[.!?;])\s+|\n+|,?\s+(?:and|also|then|plus)\s+", re.I)
 _CAMEL_RE = re.compile(r"([a-z])([A-Z])")
 # "Use tools.", "Always call a tool", "You must use the tools": instructions to call one.
@@ -100,11 +101,18 @@ def content_words(text: str) -> str:
 
 
 def fit_score(user: str, tool: OfferedTool, embedder: str = "hash") -> float:
+    """How well the user's words fit the tool: against its name and whole description, and
+    against its name with each sentence of the description (a long description says when to
+    call the tool in one line: "...an explicit USER request to remember something")."""
     said = content_words(user)
-    offered = content_words(f"{tool.name} {tool.description}")
-    if not said or not offered:
+    if not said:
         return 0.0
-    return similarity(said, offered, embedder)
+    sentences = [s for s in _SENTENCE_RE.split(tool.description) if s.strip()][:_MAX_SENTENCES]
+    offers = [f"{tool.name} {tool.description}"]
+    if len(sentences) > 1:
+        offers += [f"{tool.name} {s}" for s in sentences]
+    scores = [similarity(said, o, embedder) for o in map(content_words, offers) if o]
+    return max(scores, default=0.0)
 
 
 def focus_of(user: str, tool: OfferedTool, embedder: str = "hash") -> str:
@@ -157,10 +165,9 @@ def tools_to_call(
         return []
     if not parallel:
         return [best]
-    # Parallel calls: every tool about as fit as the best, and the best tool of each clause
-    # ("the weather in Paris and the time in Tokyo" asks two things).
-    floor = max(threshold, best_score * _PARALLEL_SHARE)
-    wanted = {t.name for s, _, t in scored if s >= floor}
+    # Parallel calls: the best tool of each clause that asks for one ("the weather in Paris and
+    # the time in Tokyo" asks two things); one question is one call, however many tools fit it.
+    wanted = {best.name}
     for clause in _clauses(turn.user):
         top = max(pool, key=lambda t: fit_score(clause, t, embedder))
         if fit_score(clause, top, embedder) >= threshold:
