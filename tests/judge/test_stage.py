@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
+from harness.judge.outcomes import read_outcomes
 from harness.judge.plan import Settings
 from harness.judge.stage import StageOptions, run_stage
 from harness.judge.verify import verify_set
@@ -264,3 +265,44 @@ def test_a_set_is_written_once_and_needs_two_judges(tmp_path: Path) -> None:
     )
     with pytest.raises(HarnessError, match="is not empty"):
         run_stage([run], tmp_path / "rubrics", two, tmp_path / "full", StageOptions())
+
+
+def test_outcomes_are_keyed_by_run_arm_item_turn_and_metric_once_the_seal_is_opened(
+    honest: tuple[Path, JudgmentSet, Path],
+) -> None:
+    out, _, seal_path = honest
+    outcomes = read_outcomes(out, seal_path)
+    assert outcomes.axes == {"better_reply": "passed", "grounded": "passed"}
+    keys = [(o.run, o.arm, o.item, o.turn, o.metric) for o in outcomes.flags]
+    assert len(keys) == len(set(keys)) == 2 * 30  # two arms x ten items x three turns
+    assert {o.arm for o in outcomes.flags} == {"bare", "retrieval"}
+    # The stub replies echo the user: nothing is flagged, and both judges agree on each.
+    assert all(o.value == 0.0 and o.agreed and o.votes == 2 for o in outcomes.flags)
+    assert len(outcomes.pairs) == 30
+    assert all(
+        (p.arm_a, p.arm_b, p.value, p.votes) == ("bare", "retrieval", 0.5, 4)
+        for p in outcomes.pairs
+    )
+    assert outcomes.set_aside == []
+
+
+def test_a_reply_that_invents_a_fact_is_flagged_and_loses_its_pair(tmp_path: Path) -> None:
+    def replier(arm: str, item: str, turn: int, said: str) -> str:
+        wrong = arm == "retrieval" and (item, turn) == ("item0", 0)
+        return "Noted: My sister lives in Madrid." if wrong else f"Noted: {said}"
+
+    study = write_study(tmp_path / "study", items=4)
+    run = write_run(tmp_path / "runs", study, "run-a", replier)
+    judges = write_judges(
+        tmp_path / "judges.toml", alpha=judge_entry("rules-a"), beta=judge_entry("rules-b")
+    )
+    run_stage(
+        [run], write_rubrics(tmp_path / "rubrics"), judges, tmp_path / "set",
+        StageOptions(seed=8, settings=FAST),
+    )  # fmt: skip
+    outcomes = read_outcomes(tmp_path / "set", tmp_path / "set.seal.json")
+    assert outcomes.axes["grounded"] == "passed"
+    flagged = {(o.arm, o.item, o.turn) for o in outcomes.flags if o.value == 1.0}
+    assert flagged == {("retrieval", "item0", 0)}
+    (lost,) = [p for p in outcomes.pairs if p.value != 0.5]
+    assert (lost.item, lost.turn, lost.arm_a, lost.value) == ("item0", 0, "bare", 1.0)

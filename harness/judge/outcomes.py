@@ -1,0 +1,123 @@
+"""A judgment set read for analysis: the seal opened, votes turned into outcomes keyed by run,
+arm, item, turn and metric, each metric's scale declared and its axis's status attached.
+
+- a flag rubric gives one `FlagOutcome` per reply: the share of its judges' votes that flag it
+  (scale "flag_share", 0..1), and whether the judges agreed;
+- a pairwise rubric gives one `PairOutcome` per two arms' replies to a turn: the share of its four
+  votes (two judges x two orders) that prefer `arm_a` (a tie counts 1/2; scale "win_share").
+Only judgments with their full vote set count; the rest are listed as set aside. Controls,
+repeats and the A/A pairs are the stage's own checks and are not outcomes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from rundir.judgments import (
+    JudgmentTask,
+    open_seal,
+    read_manifest,
+    read_tasks,
+    read_votes,
+)
+
+
+class FlagOutcome(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run: str
+    arm: str
+    item: str
+    turn: int
+    metric: str
+    scale: Literal["flag_share"] = "flag_share"
+    value: float
+    votes: int
+    agreed: bool
+    axis: str  # the axis's status: passed, no verdict, incomplete
+
+
+class PairOutcome(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run: str
+    item: str
+    turn: int
+    metric: str
+    arm_a: str
+    arm_b: str
+    scale: Literal["win_share"] = "win_share"
+    value: float  # arm_a's share of the votes
+    votes: int
+    axis: str
+
+
+class JudgedOutcomes(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stage: str
+    axes: dict[str, str]
+    flags: list[FlagOutcome]
+    pairs: list[PairOutcome]
+    set_aside: list[str]
+
+
+def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
+    manifest = read_manifest(set_dir)
+    seal = open_seal(set_dir, seal_path)  # refuses a seal that is not this set's
+    axes = {a.rubric: a.status for a in manifest.axes}
+    accepted = {v.task: v.verdict for v in read_votes(set_dir) if v.status == "accepted"}
+    groups: dict[str, list[JudgmentTask]] = defaultdict(list)
+    for task in read_tasks(set_dir):
+        if task.role == "confirmatory":
+            groups[task.judgment].append(task)
+    flags, pairs, set_aside = [], [], []
+    for name, group in sorted(groups.items()):
+        verdicts = [accepted.get(t.id) for t in group]
+        if any(v is None for v in verdicts):
+            set_aside.append(name)
+            continue
+        first = group[0]
+        assert first.item is not None and first.turn is not None
+        if first.kind == "flag":
+            who = seal.codes[first.labels[0]]
+            share = sum(v == "FLAG" for v in verdicts) / len(verdicts)
+            flags.append(
+                FlagOutcome(
+                    run=who.run,
+                    arm=who.arm,
+                    item=first.item,
+                    turn=first.turn,
+                    metric=first.rubric,
+                    value=share,
+                    votes=len(verdicts),
+                    agreed=share in (0.0, 1.0),
+                    axis=axes.get(first.rubric, "incomplete"),
+                )
+            )
+            continue
+        a, b = sorted(first.labels, key=lambda code: seal.codes[code].arm)
+        points = []
+        for task, verdict in zip(group, verdicts, strict=True):
+            chosen = "TIE" if verdict == "TIE" else task.labels[int(str(verdict)[-1]) - 1]
+            points.append(0.5 if chosen == "TIE" else float(chosen == a))
+        pairs.append(
+            PairOutcome(
+                run=seal.codes[a].run,
+                item=first.item,
+                turn=first.turn,
+                metric=first.rubric,
+                arm_a=seal.codes[a].arm,
+                arm_b=seal.codes[b].arm,
+                value=sum(points) / len(points),
+                votes=len(points),
+                axis=axes.get(first.rubric, "incomplete"),
+            )
+        )
+    return JudgedOutcomes(
+        stage=manifest.stage, axes=axes, flags=flags, pairs=pairs, set_aside=set_aside
+    )
