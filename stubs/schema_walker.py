@@ -310,9 +310,10 @@ class Walker:
         default = schema.get("default")
         if self.ground is not None:
             grounded = self.grounder.numbers(path, integer, default)
+        elif isinstance(default, int | float) and not isinstance(default, bool):
+            grounded = [default]
         else:
-            numeric = isinstance(default, int | float) and not isinstance(default, bool)
-            grounded = [default] if numeric else []
+            grounded = []
         return number_for(schema, integer, lambda n: self.pick(path, n), grounded)
 
     def word(self, path: str) -> str:
