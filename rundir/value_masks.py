@@ -34,8 +34,12 @@ NAMED_PATTERNS: dict[str, str] = {
     ),
     "date": r"\d{4}-\d{2}-\d{2}",
     "time": _START + r"\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?" + _END,
+    # A uuid with its dashes, or its 32 hex digits alone (Python's `uuid.hex`: trustcall, under
+    # langmem, names each memory `<instance id=HEX ...>`), told from other hex by the version
+    # digit (1-8) and the RFC 4122 variant digit (8, 9, a, b) a uuid always has there.
     "uuid": _START
-    + r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    + r"(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    + r"|[0-9a-fA-F]{12}[1-8][0-9a-fA-F]{3}[89abAB][0-9a-fA-F]{15})"
     + _END,
     # Unix seconds or milliseconds of this century's first half (1e9 .. 1e13).
     "unix_time": _START + r"1\d{9}(?:\d{3})?" + _END,

@@ -63,11 +63,16 @@ UUID = "4f0c1a9e-0b4d-4e5f-8a6b-7c8d9e0f1a2b"
         (f"id_{UUID}_end", "id_<masked:uuid>_end"),
         (f"run-{UUID}.", "run-<masked:uuid>."),
         (f"{UUID}", "<masked:uuid>"),
+        # Python's uuid.hex, as trustcall (under langmem) writes a memory's id into its prompt.
+        ('<instance id=ac2a7d4b4c5459ccabc79725463ea5a0 schema_type="Memory">',
+         '<instance id=<masked:uuid> schema_type="Memory">'),
+        # 32 hex digits without a uuid's version and variant digits are not one (a digest).
+        ("md5 0123456789abcdef0123456789abcdef", "md5 0123456789abcdef0123456789abcdef"),
         # Inside a longer run of letters or hex digits it is not a uuid of its own: kept.
         (f"x{UUID}", f"x{UUID}"),
         (f"{UUID}0", f"{UUID}0"),
     ],
-)
+)  # fmt: skip
 def test_the_uuid_mask_finds_a_uuid_after_an_underscore_or_inside_a_tag(
     text: str, masked: str
 ) -> None:
