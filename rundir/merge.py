@@ -47,31 +47,49 @@ def _refuse(message: str, hint: str) -> RunDirError:
 def expand(dirs: list[Path]) -> list[Path]:
     """The run directories given, a folder of runs (no run.json of its own: a cluster job's
     `--run-dir`) standing for the shard runs in it; its other runs (the record runs and the
-    gate that let live mode start) are left out."""
+    gate that let live mode start) are left out. A shard run again after it was killed or
+    interrupted leaves both runs there: the one that ran to its end is taken, the other only
+    when it is all there is of its shard (and is then refused, named)."""
     out: list[Path] = []
     for path in dirs:
-        if path.is_dir() and not (path / "run.json").exists():
-            found = [run for run in sorted(path.iterdir()) if _is_shard(run)]
-            if not found:
-                raise _refuse(
-                    f"{path} holds no shard runs",
-                    "give the run directories of `harness record|live STUDY --shard I/N`, or "
-                    "the folder they were written to",
-                )
-            out += found
-        else:
+        if not path.is_dir() or (path / "run.json").exists():
             out.append(path)
+            continue
+        found = [
+            (run, index, _complete(header))
+            for run in sorted(path.iterdir())
+            if (header := _shard(run)) is not None
+            for index in [_index(header)]
+        ]
+        if not found:
+            raise _refuse(
+                f"{path} holds no shard runs",
+                "give the run directories of `harness record|live STUDY --shard I/N`, or "
+                "the folder they were written to",
+            )
+        complete = {index for _, index, done in found if done}
+        out += [run for run, index, done in found if done or index not in complete]
     return out
 
 
-def _is_shard(run_dir: Path) -> bool:
+def _shard(run_dir: Path) -> RunHeader | None:
     if not (run_dir / "run.json").exists():
-        return False
+        return None
     try:
-        study = read_header(run_dir).study
+        header = read_header(run_dir)
     except RunDirError:
-        return False
-    return study is not None and study.shard is not None
+        return None
+    return header if header.study is not None and header.study.shard is not None else None
+
+
+def _index(header: RunHeader) -> int:
+    assert header.study is not None and header.study.shard is not None
+    return header.study.shard.index
+
+
+def _complete(header: RunHeader) -> bool:
+    """Ran to its end: a manifest, not interrupted."""
+    return header.manifest is not None and not (header.study and header.study.interrupted)
 
 
 def check_shards(dirs: list[Path]) -> list[tuple[Path, RunHeader]]:
@@ -92,7 +110,13 @@ def check_shards(dirs: list[Path]) -> list[tuple[Path, RunHeader]]:
             raise _refuse(
                 f"{run_dir} (shard {study.shard.label}) has not finished: no manifest in its "
                 "run.json",
-                "wait for the shard to end, or run it again (--resume finishes a stopped one)",
+                f"wait for the shard to end, or run shard {study.shard.label} again",
+            )
+        if study.interrupted:
+            raise _refuse(
+                f"{run_dir} (shard {study.shard.label}) was interrupted: it did not run all "
+                "its items",
+                f"run shard {study.shard.label} again (`--shard {study.shard.label}`)",
             )
         if study.resumed_from or study.skipped_pairs:
             raise _refuse(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,14 @@ from harness.checks.gate import compare_runs
 from harness.checks.masks import all_masks
 from harness.study import load_study
 from rundir.gate_record import GateCounts
-from tests.harness.studies import harness, header, read_jsonl
+from tests.harness.studies import (
+    harness,
+    header,
+    read_jsonl,
+    spawn_harness,
+    toy_arm,
+    write_study,
+)
 from tests.study_builder import StudyBuilder
 
 pytestmark = pytest.mark.integration
@@ -160,3 +169,54 @@ def test_a_tampered_shard_call_log_fails_the_merged_audit(
     assert code == 0, said  # the merge copies what it is given; the audit judges it
     audit = harness("audit", str(tmp_path / "merged"))
     assert audit.returncode == 1
+
+
+SLOW_TURNS = [{"user": "echo hi"}, {"user": "sleep 1"}]
+SLOW_ITEMS = [
+    {"id": f"s{n}", "clock": "2024-05-01T10:00:00", "turns": SLOW_TURNS} for n in range(6)
+]
+
+
+def _wait_for_turns(runs: Path, n: int, process: Any) -> None:
+    deadline = time.monotonic() + 120
+    while sum(len(read_jsonl(p)) for p in runs.glob("*/turns.jsonl")) < n:
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.1)
+
+
+def test_a_killed_or_interrupted_shard_is_refused_and_its_rerun_merges(tmp_path: Path) -> None:
+    """kill -9 mid-run leaves a shard with no manifest, Ctrl-C one marked interrupted: merge
+    names either; once the shard has run again, a merge of the folder takes the complete run."""
+    study = write_study(tmp_path / "study", {"a": toy_arm()}, SLOW_ITEMS)
+    root = tmp_path / "runs"
+    for index in (1, 3):
+        record(study, root, "--shard", f"{index}/3")
+
+    killed = spawn_harness(
+        "record", str(study), "--run-dir", str(root), "--isolation", "local", "--shard", "2/3"
+    )
+    _wait_for_turns(root, 2 * 2 * 2 + 1, killed)  # shards 1 and 3 (2 items of 2 turns), one more
+    killed.send_signal(signal.SIGKILL)
+    killed.wait(30)
+    harness("cleanup", "--run-dir", str(root), "--force")  # its proxy and arm, orphaned
+    (dead,) = [p for p in root.iterdir() if header(p).get("manifest") is None]
+    code, said = merge(root, "--out", tmp_path / "m1")
+    assert code != 0 and f"{dead} (shard 2/3) has not finished" in said
+
+    stopped = spawn_harness(
+        "record", str(study), "--run-dir", str(root), "--isolation", "local", "--shard", "2/3"
+    )
+    _wait_for_turns(root, sum(len(read_jsonl(p)) for p in root.glob("*/turns.jsonl")) + 1, stopped)
+    stopped.send_signal(signal.SIGINT)
+    stopped.communicate(timeout=60)
+    interrupted = max(root.iterdir(), key=lambda p: p.stat().st_mtime)
+    assert header(interrupted)["study"]["interrupted"]
+    code, said = merge(*[p for p in root.iterdir() if p not in (dead,)], "--out", tmp_path / "m2")
+    assert code != 0 and f"{interrupted} (shard 2/3) was interrupted" in said
+
+    rerun = record(study, root, "--shard", "2/3")
+    code, said = merge(root, "--out", tmp_path / "m3")  # the folder: the complete shard 2 wins
+    assert code == 0, said
+    merged = header(tmp_path / "m3")["study"]
+    assert [Path(s["run_dir"]).name for s in merged["merged_from"]][1] == rerun.name
+    assert merged["items"] == len(SLOW_ITEMS) and merged["passed"]
