@@ -120,6 +120,22 @@ def test_merged_shards_read_as_one_run(recorded: dict[str, Any]) -> None:
     merged = {(t["arm"], t["item"], t["turn"]): t["text"] for t in read_jsonl(out / "turns.jsonl")}
     assert merged == texts and len(texts) == 2 * (3 * 3 + 1 + 2)
 
+    # The canary scan finds the same things in the merged run as in the unsharded one.
+    canaries = recorded["base"] / "canaries.jsonl"
+    canaries.write_text(
+        '{"token": "Osaka", "item": "trip", "event_turn": 0}\n'
+        '{"token": "tomatoes", "item": "lisbon", "event_turn": 2}\n'  # another item's word
+    )
+    found = []
+    for run_dir in (out, whole):
+        scan = harness("scan", str(run_dir), "--canaries", str(canaries), "--json")
+        assert scan.returncode == 1, scan.stderr[-2000:]  # tomatoes, seen in garden: void
+        result = json.loads(scan.stdout)
+        hits = {(h["arm"], h["where"], h["item"], h["turn"], h["token"]) for h in result["hits"]}
+        voided = sorted(name for name, arm in result["arms"].items() if arm["void"])
+        found.append((hits, result["searched"], voided))
+    assert found[0] == found[1] and found[0][0]
+
     replay = harness("replay", str(out), "--run-dir", str(recorded["base"] / "replays"),
                      "--isolation", "local")  # fmt: skip
     assert replay.returncode == 0, replay.stdout + replay.stderr[-2000:]
