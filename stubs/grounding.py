@@ -55,6 +55,11 @@ _PLACE_RE = re.compile(
 )
 _NUMBER_RE = re.compile(r"(?<![\w.-])(-?\d{1,12}(?:\.\d{1,6})?)(?![\w.]\d)")
 _WORDS_RE = re.compile(r"[a-z]+")
+_REMEMBER_RE = re.compile(
+    r"^(?:please[ \t,]{1,3})?(?:remember|note|keep in mind|don't forget|do not forget|fyi)"
+    r"(?:[ \t]{1,3}that)?[ \t]{0,3}[,:]?[ \t]{1,3}",
+    re.I,
+)
 # fmt: on
 # Every pattern here runs on text an arm sent, so each is linear: quantifiers are bounded or
 # cannot overlap (a hostile prompt of 20,000 spaces must not cost seconds), and tags and headings
@@ -215,10 +220,19 @@ def _texts(body: dict[str, Any], name: str) -> list[str]:
 
 
 def sentences_of(text: str) -> tuple[str, ...]:
-    """The sentences of `text`, speaker labels ("user: ") removed, in order, once each."""
+    """The sentences of `text`, speaker labels ("user: ") removed, in order, once each; a
+    request to remember is the fact it states ("Remember that my sister lives in Lisbon." ->
+    "My sister lives in Lisbon."), as a memory engine's model writes it down."""
     plain = _SPEAKER_RE.sub("", text)
     found = (s.strip().strip("\"'[]{}").strip() for s in _SENTENCE_END_RE.split(plain))
-    return _unique(s for s in found if len(s.split()) >= 2)
+    return _unique(_fact_of(s) for s in found if len(s.split()) >= 2)
+
+
+def _fact_of(sentence: str) -> str:
+    rest = _REMEMBER_RE.sub("", sentence, count=1)
+    if rest == sentence or len(rest.split()) < 2:
+        return sentence
+    return rest[0].upper() + rest[1:]
 
 
 def places_in(text: str) -> tuple[str, ...]:

@@ -104,6 +104,8 @@ class Walker:
             options = schema["enum"]
             if not options:
                 raise Unsat("empty enum")
+            if self.ground is not None and "default" in schema and schema["default"] in options:
+                return schema["default"]  # a model leaves a choice it has no reason for as is
             return options[self.pick(path + "#enum", len(options))]
         if "allOf" in schema:
             return self.gen_all_of(schema, path, depth)
@@ -210,7 +212,9 @@ class Walker:
         if self.expand(depth):
             max_props = schema.get("maxProperties", math.inf)
             for name in props:
-                if name not in names and len(names) < max_props and self.pick(path + "." + name, 3):
+                if name in names or len(names) >= max_props:
+                    continue
+                if self.optional(props, name, path):
                     names.append(name)
         out: dict[str, Any] = {}
         extra = schema.get("additionalProperties", True)
@@ -318,6 +322,15 @@ class Walker:
 
     def word(self, path: str) -> str:
         return _WORDS[self.pick(path + "#w", len(_WORDS))]
+
+    def optional(self, props: dict[str, Any], name: str, path: str) -> bool:
+        """Whether to fill an optional property. Grounded, one with a default is left to it (a
+        tool's `action="create"`, `id=None`) unless the text fills it (a name, a place, prose:
+        langmem's `content`); the others by the digest, two times in three."""
+        sub = props.get(name)
+        if self.ground is not None and isinstance(sub, dict) and "default" in sub:
+            return field_kind(name) in ("name", "place", "prose")
+        return bool(self.pick(path + "." + name, 3))
 
     def places_items(self, items: Any) -> bool:
         """Whether the array's item objects have a place field beside their name."""

@@ -289,7 +289,7 @@ def test_langmem_memory_call_stores_the_users_words_not_the_instructions(
     )
     (call,) = reply.choices[0].message.tool_calls or []
     content = json.loads(call.function.arguments)["content"]  # type: ignore[union-attr]
-    assert content == "Remember that my sister lives in Lisbon."
+    assert content == "My sister lives in Lisbon."  # the fact, as a short sentence
 
 
 def test_a_stubs_rule_overrides_the_tool_policy(tmp_path: Path) -> None:
