@@ -50,11 +50,8 @@ class PgServer:
             shutil.chown(self.root, "postgres", "postgres")
             self._as = ["runuser", "-u", "postgres", "--"]
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
-        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=on"
-        self._run(
-            "pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-o", options, "-w",
-            "start",
-        )  # fmt: skip
+        self._options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=on"
+        self._start()
         self._names = itertools.count(1)
 
     def _run(self, tool: str, *args: str) -> None:
@@ -74,6 +71,15 @@ class PgServer:
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name}")
         return self.url(name)
+
+    def restart(self) -> None:
+        """Stop the server at once (every connection dropped) and start it again."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+        self._start()
+
+    def _start(self) -> None:
+        log = str(self.root / "log")
+        self._run("pg_ctl", "-D", str(self.data), "-l", log, "-o", self._options, "-w", "start")
 
     def stop(self) -> None:
         try:

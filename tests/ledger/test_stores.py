@@ -246,3 +246,20 @@ def test_settlements_from_threads_and_a_reader_agree(location: str) -> None:
     with Ledger(location) as led:
         run = led.state().runs["big"]
     assert run.calls == 30 and run.calls_usd == D("0.30")
+
+
+def test_a_postgres_server_restart_fails_one_call_closed_then_reconnects(pg: PgServer) -> None:
+    """The server goes away under an open handle (every connection dropped): the next call
+    raises, recording nothing, and the one after reconnects and finds every committed entry."""
+    url = pg.new_database()
+    led = Ledger(url)
+    led.open_stage("s", D(5))
+    led.reserve_run("before", D(1), "s")
+    pg.restart()
+    with pytest.raises(LedgerError, match="nothing of this transaction was recorded"):
+        led.reserve_run("lost", D(1), "s")
+    led.reserve_run("after", D(1), "s")
+    state = led.state()
+    led.close()
+    assert sorted(state.runs) == ["after", "before"] and state.stage_reserved("s") == D(2)
+    assert verify(url).ok and verify(url).entries == 3
