@@ -25,13 +25,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from stubs import embeddings
 from stubs.conversation import Turn
-from stubs.embeddings import hash_embedding
+from stubs.embeddings import embed_texts
 
 Choice = Literal["auto", "required"]
 
-# Cosine over content words above which a tool fits the user's message, per embedder (measured
+# Cosine over content words at which a tool fits the user's message, per embedder (measured
 # on weather/time/memory tools and langmem's: hash scores unrelated texts below 0.16 and a
 # message naming what the tool does 0.25 and up; the static MiniLM vectors 0.31 and below, and
 # 0.33 and up).
@@ -79,18 +78,13 @@ def similarity(a: str, b: str, embedder: str = "hash") -> float:
 
 
 def used_embedder(embedder: str) -> str:
-    """The embedder similarity really uses: the stubs file's when stubs.embeddings serves it by
-    name (`embed_texts`), else the hash one."""
-    served = getattr(embeddings, "embed_texts", None) is not None
-    return embedder if served and embedder in FIT_THRESHOLDS else "hash"
+    """The embedder similarity uses: the stubs file's, or hash for a name it does not know."""
+    return embedder if embedder in FIT_THRESHOLDS else "hash"
 
 
 @functools.lru_cache(maxsize=4096)
 def _vector(text: str, embedder: str) -> Any:
-    used = used_embedder(embedder)
-    if used == "hash":
-        return hash_embedding(text, _DIMS)
-    return embeddings.embed_texts([text], _DIMS, used)[0]  # type: ignore[attr-defined,unused-ignore]
+    return embed_texts([text], _DIMS, used_embedder(embedder))[0]
 
 
 def content_words(text: str) -> str:
@@ -101,9 +95,11 @@ def content_words(text: str) -> str:
 
 
 def fit_score(user: str, tool: OfferedTool, embedder: str = "hash") -> float:
-    """How well the user's words fit the tool: against its name and whole description, and
-    against its name with each sentence of the description (a long description says when to
-    call the tool in one line: "...an explicit USER request to remember something")."""
+    """How well the user's words fit the tool, as a share of the fit threshold (1.0 and up
+    fits): against its name and whole description, and against its name with each sentence of
+    the description (a long description says when to call the tool in one line: "...an
+    explicit USER request to remember something"). A meaning embedder's score is taken with
+    the hash one's, so a word the message and the description share counts too."""
     said = content_words(user)
     if not said:
         return 0.0
@@ -111,8 +107,12 @@ def fit_score(user: str, tool: OfferedTool, embedder: str = "hash") -> float:
     offers = [f"{tool.name} {tool.description}"]
     if len(sentences) > 1:
         offers += [f"{tool.name} {s}" for s in sentences]
-    scores = [similarity(said, o, embedder) for o in map(content_words, offers) if o]
-    return max(scores, default=0.0)
+    words = [o for o in map(content_words, offers) if o]
+    best = 0.0
+    for name in dict.fromkeys((used_embedder(embedder), "hash")):
+        top = max((similarity(said, o, name) for o in words), default=0.0)
+        best = max(best, top / FIT_THRESHOLDS[name])
+    return round(best, 6)
 
 
 def focus_of(user: str, tool: OfferedTool, embedder: str = "hash") -> str:
@@ -152,7 +152,7 @@ def tools_to_call(
     pool = fresh or (list(tools) if choice == "required" else [])
     if not pool:
         return []
-    threshold = FIT_THRESHOLDS[used_embedder(embedder)]
+    threshold = 1.0
     scored = sorted(
         ((_score(turn, t, embedder), i, t) for i, t in enumerate(pool)),
         key=lambda s: (-s[0], s[1]),

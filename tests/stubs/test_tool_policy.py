@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stubs.conversation import Turn
-from stubs.tool_policy import FIT_THRESHOLD, OfferedTool, fit_score, focus_of, tools_to_call
+from stubs.tool_policy import OfferedTool, fit_score, focus_of, tools_to_call
 
 WEATHER = OfferedTool("get_weather", "Get the current weather for a city")
 TIME = OfferedTool("get_time", "Get the local time in a city")
@@ -26,8 +26,12 @@ def test_the_tool_that_fits_the_message_is_called() -> None:
     assert names(tools_to_call(TOOLS, "auto", turn("What time is it in Tokyo?"), True)) == [
         "get_time"
     ]
-    assert fit_score("What's the weather in Paris?", WEATHER) > FIT_THRESHOLD
-    assert fit_score("What's the weather in Paris?", TIME) < FIT_THRESHOLD
+    for embedder in ("hash", "static"):
+        assert fit_score("What's the weather in Paris?", WEATHER, embedder) >= 1
+        assert fit_score("What's the weather in Paris?", TIME, embedder) < 1
+    # By meaning: a forecast is weather, though the words differ (hash sees no fit).
+    assert fit_score("What's the forecast for Berlin tomorrow?", WEATHER, "static") >= 1
+    assert fit_score("What's the forecast for Berlin tomorrow?", WEATHER, "hash") < 1
 
 
 def test_a_message_no_tool_fits_gets_text_unless_a_call_is_required() -> None:
