@@ -75,6 +75,7 @@ class RubricRef(_Record):
 class RunRef(_Record):
     run_id: str
     study_sha256: str
+    items_sha256: str
     turns_sha256: str
 
 

@@ -33,6 +33,11 @@ class Source:
     aa_run: RunRef | None = None
 
 
+def _study(ref: RunRef) -> tuple[str, str]:
+    # The study file's hash does not cover its items: two studies can share one study.toml.
+    return ref.study_sha256, ref.items_sha256
+
+
 def _draw_code(rng: Random, taken: set[str]) -> str:
     while True:
         code = "".join(rng.choice(CODE_ALPHABET) for _ in range(4))
@@ -57,6 +62,7 @@ def _read(run_dir: Path) -> tuple[RunRef, str, dict[tuple[str, str, int], str]]:
     ref = RunRef(
         run_id=header.run_id,
         study_sha256=header.study.study_sha256,
+        items_sha256=header.study.items_sha256,
         turns_sha256=hashlib.sha256(data).hexdigest(),
     )
     return ref, header.study.study_path, replies
@@ -72,7 +78,7 @@ def load_source(
     study_path = ""
     for run_dir in run_dirs:
         ref, study_path, replies = _read(run_dir)
-        if source.runs and ref.study_sha256 != source.runs[0].study_sha256:
+        if source.runs and _study(ref) != _study(source.runs[0]):
             raise HarnessError(
                 f"{run_dir} ran another study than {source.runs[0].run_id}",
                 hint="judge one study's runs together (a run and the runs that resumed it)",
@@ -80,7 +86,7 @@ def load_source(
         source.runs.append(ref)
         merged.update(replies)
     study = load_study(Path(study_path))
-    if study.study_sha256 != source.runs[0].study_sha256:
+    if (study.study_sha256, study.items_sha256) != _study(source.runs[0]):
         raise HarnessError(
             f"{study_path} changed since {source.runs[0].run_id} ran",
             hint="judge with the study file the run used",
@@ -102,7 +108,7 @@ def load_source(
         if aa_arm is None:
             raise HarnessError("--aa-run needs --aa-arm, the arm judged against itself")
         ref, _, replies = _read(aa_run)
-        if ref.study_sha256 != source.runs[0].study_sha256:
+        if _study(ref) != _study(source.runs[0]):
             raise HarnessError(
                 f"the A/A run {aa_run} ran another study", hint="rerun the same study"
             )
