@@ -58,7 +58,9 @@ _CAMEL_RE = re.compile(r"([a-z])([A-Z])")
 # "Use tools.", "Always call a tool", "You must use the tools": instructions to call one.
 _USE_TOOLS_RE = re.compile(
     r"(?:^|[.!?:\n]\s*)(?:always\s+|you\s+must\s+|you\s+should\s+)?(?:use|call|invoke)\s+"
-    r"(?:the\s+|your\s+|a\s+|an\s+|one\s+of\s+the\s+)?(?:\w+\s+)?tools?\b",
+    r"(?:the\s+|your\s+|a\s+|an\s+|one\s+of\s+the\s+)?(?:\w+\s+)?tools?\b"
+    # "Use tools when needed" leaves it to the model: only a plain instruction counts.
+    r"(?!\s+(?:when|if|as|where|only)\b)",
     re.I,
 )
 

@@ -49,6 +49,8 @@ def test_a_tool_the_prompt_names_or_an_instruction_to_use_tools_is_obeyed() -> N
     # "may use" is permission, not an instruction.
     allowed = turn("Tell me a joke about cats.", system="You may use tools when needed.")
     assert tools_to_call(TOOLS, "auto", allowed, True) == []
+    needed = turn("Tell me a joke about cats.", system="Be kind. Use tools when needed.")
+    assert tools_to_call(TOOLS, "auto", needed, True) == []
 
 
 def test_once_the_result_is_in_the_answer_is_text_and_no_tool_is_called_twice() -> None:
