@@ -88,7 +88,7 @@ def load_source(
     study = load_study(Path(study_path))
     if (study.study_sha256, study.items_sha256) != _study(source.runs[0]):
         raise HarnessError(
-            f"{study_path} changed since {source.runs[0].run_id} ran",
+            f"{study_path} or its items changed since {source.runs[0].run_id} ran",
             hint="judge with the study file the run used",
         )
     for scripted in study.items:
