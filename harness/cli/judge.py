@@ -32,6 +32,12 @@ def judge(
     verify: Path | None = typer.Option(
         None, "--verify", help="Re-check a set instead: every vote traced to its prompt and reply."
     ),
+    open_set: Path | None = typer.Option(
+        None,
+        "--open",
+        help="Analysis: open a set's seal (--seal, default SET.seal.json) and print its outcomes "
+        "(JSON) by run, arm, item, turn and metric.",
+    ),
 ) -> None:
     """Judge runs with pinned judges (planted controls, both orders, sealed arm codes,
     repeats, A/A) into a judgment set; exits 1 unless every axis passed."""
@@ -45,6 +51,12 @@ def judge(
             typer.echo(problem)
         typer.echo(f"{verify}: {len(problems)} problem(s)")
         raise typer.Exit(1 if problems else 0)
+    if open_set is not None:
+        from harness.judge.outcomes import read_outcomes
+
+        sealed = seal or open_set.parent / f"{open_set.name}.seal.json"
+        typer.echo(read_outcomes(open_set, sealed).model_dump_json(indent=2))
+        return
     if not run_dirs or rubrics is None or judges is None or out is None:
         raise HarnessError(
             "judging needs run directories, --rubrics, --judges and --out",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -73,6 +74,14 @@ def test_a_stage_prints_its_bars_and_exits_1_when_an_axis_is_short(tmp_path: Pat
     assert f"sealed {tmp_path / 'set.seal.json'}" in done.stdout
     checked = harness("judge", "--verify", str(out))
     assert checked.returncode == 0 and checked.stdout.strip().endswith("0 problem(s)")
+    opened = harness("judge", "--open", str(out))
+    assert opened.returncode == 0, opened.stderr
+    outcomes = json.loads(opened.stdout)
+    assert outcomes["axes"] == {"better_reply": "incomplete", "grounded": "passed"}
+    assert {o["arm"] for o in outcomes["flags"]} == {"bare", "retrieval"}
+    (tmp_path / "other.seal.json").write_text("{}")
+    refused = harness("judge", "--open", str(out), "--seal", str(tmp_path / "other.seal.json"))
+    assert refused.returncode == 2 and "is not the seal of" in refused.stderr
     (out / "tasks.jsonl").write_text(
         (out / "tasks.jsonl").read_text().replace('"rubric":"grounded"', '"rubric":"other"', 1)
     )
