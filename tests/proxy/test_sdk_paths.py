@@ -4,9 +4,13 @@ served as Anthropic's /v1/messages, and a 404's call record keeps the model its 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import pytest
 
+from tests.fakevendor.server import FakeVendor
+from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
 
 pytestmark = pytest.mark.integration
@@ -54,3 +58,20 @@ def test_a_404_keeps_the_model_its_body_named(record_proxy: ProxyProcess) -> Non
     bare = httpx.post(f"{base}/v1/nowhere", content=b"[1]", headers=HEADERS, timeout=10)
     assert bare.status_code == 404
     assert record_proxy.call_where(path="/v1/nowhere")["model_requested"] is None
+
+
+def test_live_mode_forwards_the_ai_sdk_form_to_the_vendors_v1_path(
+    tmp_path: Path, vendor: FakeVendor
+) -> None:
+    vendor.reset()
+    proxy = start_live_proxy(tmp_path, vendor)
+    try:
+        reply = httpx.post(
+            f"{proxy.anthropic_base}/messages", json=BODY, headers=HEADERS, timeout=30
+        )
+        assert reply.status_code == 200, reply.text
+        (received,) = vendor.wait_for_requests(1)
+        assert (received.method, received.path) == ("POST", "/v1/messages")
+        assert received.body["model"] == HAIKU
+    finally:
+        proxy.stop()
