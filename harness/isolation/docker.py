@@ -74,7 +74,7 @@ from harness.isolation.docker_mounts import identity_mounts, source_mounts
 from harness.isolation.docker_net import DockerError, docker
 from harness.isolation.docker_security import hardening
 from harness.isolation.egress_book import EgressBook
-from harness.isolation.kernel_log import KernelLog, KernelLogError, dropped
+from harness.isolation.kernel_log import KernelLog, KernelLogError, all_dropped, dropped
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
 from harness.isolation.sdk_env import sdk_env
 from harness.study import ArmSpec
@@ -124,6 +124,7 @@ class DockerBackend(IsolationBackend):
         self.arm_ports: dict[str, int] = {}
         self.https_ports: dict[str, int] = {}
         self.log_prefixes: dict[str, str] = {}  # kernel log prefix -> arm
+        self.bridges: dict[str, str] = {}  # arm network's bridge interface -> arm
         self.specs: dict[str, ArmSpec] = {}
         self.started: list[str] = []  # containers, to remove on stop
         self.networks: list[str] = []
@@ -200,6 +201,7 @@ class DockerBackend(IsolationBackend):
         for index, arm in enumerate(settings.arms):
             prefix = docker_rules.log_prefix(self.run_id, arm, index)
             self.log_prefixes[prefix] = arm
+            self.bridges[docker_net.network_bridge(f"{self.prefix}-{arm}")] = arm
             rules = docker_rules.ArmRules(
                 bridge=docker_net.network_bridge(f"{self.prefix}-{arm}"),
                 proxy_ip=self.arm_ips[arm],
@@ -398,8 +400,11 @@ class DockerBackend(IsolationBackend):
             # The guard log is now a copy (a new file) of what was read: not a rewrite.
             self.book.moved(egress.guard_log(self.run_dir, disk.arm))
         if self.run_id:
-            counts = docker_rules.rule_counts(self.run_id)
-            self.egress_dropped = dropped(counts, self.log_prefixes, entries)
+            logged = dropped(docker_rules.rule_counts(self.run_id), self.log_prefixes, entries)
+            queried = docker_rules.dns_counts(self.run_id)
+            self.egress_dropped = all_dropped(
+                logged, dropped(queried, self.bridges, entries, source="dns")
+            )
         self.kernel.stop()
         if self.run_id:
             docker_net.remove_rules(self.run_id)

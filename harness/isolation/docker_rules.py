@@ -160,6 +160,23 @@ def rule_counts(run_id: str) -> dict[str, int]:
     return counts
 
 
+def dns_counts(run_id: str) -> dict[str, int]:
+    """{bridge: packets} that reached the DNS refuser through the run's rules (the RETURN rule
+    letting an arm's UDP to port 53 of its proxy address through): every query an arm sent, the
+    cross-check of the refuser's lines (a flood can outrun it and fill its socket's buffer)."""
+    counts: dict[str, int] = {}
+    with contextlib.suppress(RulesError):
+        for line in _run("iptables", ["-S", "-v"]).stdout.splitlines():
+            words = shlex.split(line)
+            ours = f"harness.run={run_id} " in line + " " and "RETURN" in words
+            if not ours or "udp" not in words or "53" not in words:
+                continue
+            with contextlib.suppress(ValueError, IndexError):
+                bridge = words[words.index("-i") + 1]
+                counts[bridge] = counts.get(bridge, 0) + int(words[words.index("-c") + 1])
+    return counts
+
+
 def kernel_attempts(prefixes: dict[str, str], lines: list[str]) -> list[dict[str, object]]:
     """Refused packets from kernel-log lines (`<ISO time> <message>`, as kmsg_follow writes
     them), for the given {log prefix: arm}.

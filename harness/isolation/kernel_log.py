@@ -5,7 +5,8 @@
 `entries` gives the refusals logged since the last look (through the run's EgressBook, each
 line once). At the end, `dropped` compares each arm's LOG-rule packet counters with the kernel
 lines read for it: a positive difference is evidence the kernel log lost (a burst that
-outran the follower), said in run.json (`egress_dropped`) and the run's summary.
+outran the follower), said in run.json (`egress_dropped`) and the run's summary; the same for
+the DNS refuser, whose queries the rule letting them through counts.
 """
 
 from __future__ import annotations
@@ -87,18 +88,35 @@ class KernelLog:
 
 
 def dropped(
-    counts: dict[str, int], prefixes: dict[str, str], entries: list[dict[str, object]]
+    counts: dict[str, int],
+    owners: dict[str, str],
+    entries: list[dict[str, object]],
+    source: str = "kernel",
 ) -> dict[str, int]:
-    """arm -> refused packets the firewall counted (`counts`: {prefix: packets}) beyond the
-    kernel-log entries egress.jsonl holds for it."""
+    """arm -> packets the firewall counted (`counts`: {key: packets}, `owners`: {key: arm}, the
+    key a LOG rule's prefix or, for DNS, an arm's bridge) beyond the entries of `source`
+    egress.jsonl holds for it."""
     logged: dict[str, int] = {}
     for entry in entries:
-        if entry.get("source") == "kernel":
+        if entry.get("source") == source:
             arm = str(entry.get("arm"))
             logged[arm] = logged.get(arm, 0) + attempts(entry)
-    missing: dict[str, int] = {}
-    for prefix, packets in counts.items():
-        owner = prefixes.get(prefix)
-        if owner is not None and packets > logged.get(owner, 0):
-            missing[owner] = missing.get(owner, 0) + packets - logged.get(owner, 0)
-    return missing
+    counted: dict[str, int] = {}
+    for key, packets in counts.items():
+        owner = owners.get(key)
+        if owner is not None:
+            counted[owner] = counted.get(owner, 0) + packets
+    return {
+        arm: packets - logged.get(arm, 0)
+        for arm, packets in sorted(counted.items())
+        if packets > logged.get(arm, 0)
+    }
+
+
+def all_dropped(*found: dict[str, int]) -> dict[str, int]:
+    """The sum per arm of several `dropped` results (the kernel log's, the DNS refuser's)."""
+    total: dict[str, int] = {}
+    for one in found:
+        for arm, missing in one.items():
+            total[arm] = total.get(arm, 0) + missing
+    return total
