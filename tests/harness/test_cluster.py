@@ -6,6 +6,8 @@ stage cap, then merged and audited by the examples' own merge step.
   (SLURM_ARRAY_TASK_ID 0..2 of an `--array=0-2`), then `slurm-merge.sbatch`;
 - Kubernetes: the Indexed Job's container command from `indexed-job.yaml`, with its env and the
   JOB_COMPLETION_INDEX each pod gets, then the merge Job's command;
+- Slurm for real: the same two scripts submitted with sbatch to a single-node Slurm the test
+  starts (tests/slurm_cluster.py), the merge waiting on the array (afterok);
 - GitHub Actions: the `shard` step of `github-matrix.yml` per matrix entry, each in its own copy
   of the gate's runs (as each runner downloads it), then the `merge` step over their artifacts.
 
@@ -34,6 +36,7 @@ from tests.harness.checks import GATE_ARM
 from tests.harness.studies import REPO, harness, header, read_jsonl
 from tests.pg_server import PgServer, running_server
 from tests.proxy.live_helpers import STUDY_KEYS
+from tests.slurm_cluster import Slurm, running_slurm
 from tests.study_builder import StudyBuilder
 
 pytestmark = pytest.mark.integration
@@ -72,6 +75,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
             yield {"base": base, "study": study, "gate": gate, "pg": server}
         finally:
             server_iter.close()
+
+
+@pytest.fixture(scope="module")
+def slurm_node() -> Iterator[Slurm]:
+    yield from running_slurm()
 
 
 def env_for(url: str, **more: str) -> dict[str, str]:
@@ -187,21 +195,49 @@ def github(c: dict[str, Any], url: str, work: Path) -> tuple[Path, str]:
     return merger / "merged", said
 
 
-ENGINES = {"slurm": slurm, "kubernetes": kubernetes, "github": github}
+def slurm_real(c: dict[str, Any], url: str, work: Path) -> tuple[Path, str]:
+    """The same scripts submitted to a real single-node Slurm (tests/slurm_cluster.py): the
+    array's tasks get their index from slurmd, the merge waits on them (afterok)."""
+    cluster: Slurm = c["slurm"]
+    root = work / "runs"
+    shutil.copytree(c["gate"], root)
+    env = env_for(url, STUDY=str(c["study"]), ROOT=str(root), CAP=SHARD_CAP, ISOLATION="local")
+    # The test node is small: the command line's resources override the script's #SBATCH ones.
+    small = ["--mem=256M", "--cpus-per-task=1"]
+    array = cluster.sbatch(*small, str(EXAMPLES / "slurm-array.sbatch"), cwd=work, env=env)
+    merge_env = env_for(url, ROOT=str(root), OUT=str(work / "merged"))
+    after = cluster.sbatch(
+        *small, f"--dependency=afterok:{array}", "--kill-on-invalid-dep=yes",
+        str(EXAMPLES / "slurm-merge.sbatch"), cwd=work, env=merge_env,
+    )  # fmt: skip
+    cluster.wait(array, SHARD_TIMEOUT)
+    tasks = sorted(work.glob(f"harness-{array}_*.out"))
+    assert len(tasks) == 3, cluster.log()
+    cluster.wait(after, SHARD_TIMEOUT)
+    logs = "".join(p.read_text() for p in tasks)
+    merged = work / f"harness-merge-{after}.out"
+    assert merged.exists(), logs[-4000:] + cluster.log()
+    return work / "merged", merged.read_text() + logs
+
+
+ENGINES = {"slurm": slurm, "kubernetes": kubernetes, "github": github, "slurm-real": slurm_real}
 ROOTS = {  # where each engine's shards found the gate: a new live run there passes live's check
     "slurm": Path("runs"),
+    "slurm-real": Path("runs"),
     "kubernetes": Path("runs"),
     "github": Path("runner-1") / "runs",
 }
-SOURCES = {"slurm": "slurm", "kubernetes": "kubernetes", "github": "flag"}
+SOURCES = {"slurm": "slurm", "kubernetes": "kubernetes", "github": "flag", "slurm-real": "slurm"}
 
 
 @pytest.mark.parametrize("engine", sorted(ENGINES))
 def test_shards_started_as_the_engine_starts_them_merge_under_one_stage_cap(
-    cluster: dict[str, Any], tmp_path: Path, engine: str
+    cluster: dict[str, Any], tmp_path: Path, engine: str, request: pytest.FixtureRequest
 ) -> None:
     pg: PgServer = cluster["pg"]
     url = pg.new_database()
+    if engine == "slurm-real":
+        cluster = {**cluster, "slurm": request.getfixturevalue("slurm_node")}
     merged, said = ENGINES[engine](cluster, url, tmp_path)
 
     assert "audit merged: PASSED" in said or "PASSED" in said, said
