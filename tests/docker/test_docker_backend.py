@@ -46,13 +46,15 @@ def images(docker_engine: docker.DockerClient) -> None:
 
 
 def leftovers(client: docker.DockerClient, run_id: str) -> list[str]:
-    """Containers, networks and iptables rules of `run_id` still present."""
+    """Containers, networks, iptables rules and mounts of `run_id` still present."""
     label = f"harness.run={run_id}"
     found = [c.name for c in client.containers.list(all=True, filters={"label": label})]
     found += [n.name for n in client.networks.list(filters={"label": label})]
     for tool in ("iptables", "ip6tables"):
         rules = subprocess.run([tool, "-S"], capture_output=True, text=True).stdout
         found += [line for line in rules.splitlines() if run_id in line]
+    # The arms' bounded disks (loop images and their bind mounts in the run's folders).
+    found += [line for line in Path("/proc/mounts").read_text().splitlines() if run_id in line]
     return found
 
 
@@ -268,11 +270,18 @@ import asyncio, os, sys
 from pathlib import Path
 from harness.isolation.base import ProxySettings
 from harness.isolation.docker import DockerBackend
+from harness.study import ArmSpec
 
 run_dir = Path(sys.argv[1])
 backend = DockerBackend(run_dir)
 settings = ProxySettings(run_dir=run_dir, run_id=run_dir.name, mode="record", arms=["a", "b"])
-asyncio.run(backend.start_proxy(settings))
+
+async def start():
+    proxy = await backend.start_proxy(settings)
+    # One arm too: its bounded disk is mounted until someone releases it.
+    await backend.start_arm("a", ArmSpec(command=["python", "-m", "arms.bare"]), proxy)
+
+asyncio.run(start())
 os._exit(9)  # a crash: nothing stopped
 """
 
@@ -290,7 +299,8 @@ def test_cleanup_removes_what_a_crashed_run_left(
     # Per arm: IPv4 RETURNs for its 2 listeners and the DNS refuser + LOG/REJECT in INPUT and
     # DOCKER-USER; IPv6 LOG/REJECT in INPUT and FORWARD (or DOCKER-USER).
     assert len([x for x in left if x.startswith("-A")]) == 2 * 11
-    assert f"harness-{run_id}-proxy" in left
+    assert f"harness-{run_id}-proxy" in left and f"harness-{run_id}-a" in left
+    assert any(x.startswith("/dev/loop") for x in left), left  # an arm's disk, still mounted
     cleanup = subprocess.run(
         [*HARNESS, "cleanup", "--run-dir", str(tmp_path)], cwd=REPO, capture_output=True, text=True
     )
