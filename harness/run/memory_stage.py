@@ -120,12 +120,12 @@ class MemoryStage:
         key = (arm, history.id)
         state = host_state(self.run_dir, arm)
         if key not in self.snapshots:
-            await stop_arm(self.backend, arm)
+            await self._stop(arm)
             await asyncio.to_thread(snapshot.empty, state)
             await self._restart(arm)
             await self._ingest_all(item, arm, attempt, history.id, history)
             started = time.monotonic()
-            await stop_arm(self.backend, arm)
+            await self._stop(arm)
             target = self.run_dir / "snapshots" / arm / history.id
             taken = await asyncio.to_thread(snapshot.take, state, target)
             self.snapshots[key] = Snapshot(target, taken.sha256)
@@ -143,7 +143,7 @@ class MemoryStage:
                 )
             )
         else:
-            await stop_arm(self.backend, arm)
+            await self._stop(arm)
         kept = self.snapshots[key]
         await asyncio.to_thread(snapshot.restore, kept.path, state, kept.sha256)
         await self._restart(arm)
@@ -154,6 +154,13 @@ class MemoryStage:
         assert item.memory is not None
         kept = self.snapshots.get((arm, item.memory.history.id))
         return self.ingested.pop((arm, item.id), []), kept.sha256 if kept else None
+
+    async def _stop(self, arm: str) -> None:
+        # The client's keep-alive connection is closed first, while the arm still knows it: a
+        # FIN that reached the next container on the same address would be answered with a
+        # reset, which the docker backend's rules log as the arm reaching out (a stray).
+        await self.clients[arm].aclose()
+        await stop_arm(self.backend, arm)
 
     async def _restart(self, arm: str) -> None:
         handle = await self.backend.restart_arm(arm)
