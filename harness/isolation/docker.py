@@ -55,7 +55,6 @@ import structlog
 from arms.client import SeamClient
 from arms.server import parse_ready_line
 from harness.isolation import docker_limits, docker_net, docker_rules, egress
-from harness.isolation.arm_disk import ArmDisk, DiskError
 from harness.isolation.base import (
     PROXY_READY,
     SECRET_SUFFIXES,
@@ -133,11 +132,9 @@ class DockerBackend(IsolationBackend):
         # arm's pinned clock, which these turn back into real time.
         self.clock_history: dict[str, list[tuple[float, int]]] = {}
         # Each arm's bounded disk (logs, egress, /tmp), what the engine holds for it, and what
-        # it met (docker_limits: cgroup counters, OOMKilled, a full disk).
-        self.disks: dict[str, ArmDisk] = {}
-        self.arm_limits: dict[str, AppliedLimits] = {}
-        self.limit_watch = docker_limits.LimitWatch()
-        self.disk_full: set[str] = set()
+        # it met (docker_limits: cgroup counters, OOMKilled, a full disk); made at its start,
+        # once make_backend has set the study's limits.
+        self.bounds: docker_limits.ArmBounds | None = None
 
     # --- proxy -----------------------------------------------------------------------------
 
@@ -269,11 +266,9 @@ class DockerBackend(IsolationBackend):
     def _start_arm(self, name: str, spec: ArmSpec) -> str:
         container = f"{self.prefix}-{name}"
         docker(["rm", "-f", container], check=False)  # a restart replaces the dead one
-        disk = self.disks.setdefault(name, ArmDisk(self.run_dir, name, self.limits.disk))
-        try:
-            disk.make()  # a restart keeps the arm's disk and what it wrote
-        except DiskError as e:
-            raise DockerError(f"its bounded disk: {e}") from e
+        if self.bounds is None:
+            self.bounds = docker_limits.ArmBounds(self.run_dir, self.limits)
+        disk = self.bounds.disk(name)
         image = self.images.get(name, ARM_IMAGE)
         clock_dir, guard_log = self._arm_dir("clock", name), egress.guard_log(self.run_dir, name)
         if not (clock_dir / "faketime").exists():
@@ -323,8 +318,7 @@ class DockerBackend(IsolationBackend):
         ])  # fmt: skip
         if container not in self.started:
             self.started.append(container)
-        self.limit_watch.started(container)
-        self.arm_limits[name] = docker_limits.applied(container, disk.size)
+        self.bounds.started(name, container)
         ip = docker_net.container_addresses(container)[f"{self.prefix}-{name}"]
         return f"http://{ip}:{SEAM_PORT}"
 
@@ -333,18 +327,10 @@ class DockerBackend(IsolationBackend):
         return out.strip() == "true"
 
     def limit_hits(self, name: str) -> list[str]:
-        met = self.limit_watch.hits(f"{self.prefix}-{name}")
-        disk = self.disks.get(name)
-        if disk is not None and disk.full():
-            if name not in self.disk_full:  # once per filling, not on every later look
-                self.disk_full.add(name)
-                met.append("disk")
-        else:
-            self.disk_full.discard(name)
-        return met
+        return self.bounds.hits(name, f"{self.prefix}-{name}") if self.bounds else []
 
     def applied_limits(self) -> dict[str, AppliedLimits]:
-        return dict(self.arm_limits)
+        return dict(self.bounds.held) if self.bounds else {}
 
     async def restart_arm(self, name: str) -> ArmHandle:
         if self.proxy_info is None:
@@ -392,13 +378,11 @@ class DockerBackend(IsolationBackend):
         # their counters, which say what the log lost.
         self.kernel.drain()
         entries = self.egress_attempts()
-        for disk in self.disks.values():  # the arms' files, copied out as plain files
-            try:
-                disk.release()
-            except DiskError as e:
-                log.warning("an arm's disk was not released", arm=disk.arm, error=str(e))
-            # The guard log is now a copy (a new file) of what was read: not a rewrite.
-            self.book.moved(egress.guard_log(self.run_dir, disk.arm))
+        if self.bounds is not None:  # the arms' files, copied out as plain files
+            for failure in self.bounds.release():
+                log.warning("an arm's disk was not released", error=failure)
+            for arm in self.bounds.disks:  # each guard log is now a copy of what was read
+                self.book.moved(egress.guard_log(self.run_dir, arm))
         if self.run_id:
             logged = dropped(docker_rules.rule_counts(self.run_id), self.log_prefixes, entries)
             queried = docker_rules.dns_counts(self.run_id)

@@ -26,6 +26,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.isolation.arm_disk import ArmDisk, DiskError
 from harness.isolation.docker_net import DockerError, docker
 from rundir.limits import AppliedLimits, ResourceLimits
 
@@ -143,3 +144,50 @@ def _state(container: str) -> tuple[int, bool, str] | None:
         return None
     pid, oom, container_id = out.split()
     return int(pid), oom == "true", container_id
+
+
+class ArmBounds:
+    """The docker backend's bounds of its arms: each arm's disk, what the engine holds for each
+    container, and which bounds each arm met since the last look."""
+
+    def __init__(self, run_dir: Path, limits: ResourceLimits) -> None:
+        self.run_dir = run_dir
+        self.limits = limits
+        self.disks: dict[str, ArmDisk] = {}
+        self.held: dict[str, AppliedLimits] = {}
+        self.watch = LimitWatch()
+        self.full: set[str] = set()  # arms whose disk was full at the last look
+
+    def disk(self, arm: str) -> ArmDisk:
+        """The arm's disk, made and mounted (a restart keeps it and what it wrote)."""
+        disk = self.disks.setdefault(arm, ArmDisk(self.run_dir, arm, self.limits.disk))
+        try:
+            disk.make()
+        except DiskError as e:
+            raise DockerError(f"its bounded disk: {e}") from e
+        return disk
+
+    def started(self, arm: str, container: str) -> None:
+        self.watch.started(container)
+        self.held[arm] = applied(container, self.disks[arm].size)
+
+    def hits(self, arm: str, container: str) -> list[str]:
+        met = self.watch.hits(container)
+        disk = self.disks.get(arm)
+        if disk is not None and disk.full():
+            if arm not in self.full:  # once per filling, not on every later look
+                self.full.add(arm)
+                met.append("disk")
+        else:
+            self.full.discard(arm)
+        return met
+
+    def release(self) -> list[str]:
+        """Every arm's disk copied out and unmounted; the arms whose disk could not be."""
+        failed = []
+        for disk in self.disks.values():
+            try:
+                disk.release()
+            except DiskError as e:
+                failed.append(f"{disk.arm}: {e}")
+        return failed
