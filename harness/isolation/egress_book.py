@@ -61,6 +61,8 @@ class Tail:
             f.seek(self.offset)
             data = f.read(READ_MAX)
         end = data.rfind(b"\n") + 1  # a line still being written waits for the next look
+        if not end and len(data) == READ_MAX:  # no line end in READ_MAX: taken as one line, or
+            end = len(data)  # an arm that never ends a line would hide every later one
         self.offset += end
         lines = data[:end].decode("utf-8", errors="replace").splitlines()
         self.lines_read += len(lines)

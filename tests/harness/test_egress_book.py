@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.isolation import egress
 from harness.isolation.docker_rules import kernel_attempts
-from harness.isolation.egress_book import EgressBook, attempts
+from harness.isolation.egress_book import READ_MAX, EgressBook, attempts
 from harness.isolation.kernel_log import dropped
 from harness.isolation.kmsg_follow import parse
 from harness.run.strays import by_destination
@@ -125,3 +125,14 @@ def test_a_log_the_harness_copied_out_is_not_read_twice(tmp_path: Path) -> None:
     with open(log, "a") as f:
         f.write(guard_line("10.0.0.2:80", "t2"))
     assert [e["destination"] for e in look(book, tmp_path)] == ["10.0.0.2:80"]
+
+
+def test_a_line_that_never_ends_cannot_hide_the_next_ones(tmp_path: Path) -> None:
+    book = EgressBook(tmp_path / "egress.jsonl")
+    log = egress.guard_log(tmp_path, "a")
+    log.write_bytes(b"x" * READ_MAX)
+    (flooded,) = look(book, tmp_path)
+    assert flooded["flags"] == ["unreadable"]
+    with open(log, "a") as f:
+        f.write("\n" + guard_line("10.0.0.1:80", "t1"))
+    assert [e["destination"] for e in look(book, tmp_path)] == ["10.0.0.1:80"]
