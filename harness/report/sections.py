@@ -117,8 +117,13 @@ def families(ctx: Context) -> Section:
             f"{len(dropped)} item(s) failed for infrastructure reasons after their retries and "
             f"are dropped from every arm: {names}."
         )
-    if ctx.inputs.judgments is None:
+    if ctx.inputs.judgments is None and not family_of:
         s.paragraphs.append("Families: not run (no --judgments); every item counts as `all`.")
+    elif ctx.inputs.judgments is None:
+        s.paragraphs.append(
+            "Families: the memory benchmark's question types (LoCoMo: categories), from "
+            "questions.jsonl; no --judgments."
+        )
     return s
 
 
@@ -233,4 +238,13 @@ def _price_table(ctx: Context) -> Table:
 
 
 def _family_of(ctx: Context) -> dict[str, str]:
-    return {j.item: j.family for j in ctx.inputs.judgments or []}
+    """The judgments' families; a memory benchmark's question without one is counted by its
+    question type (LongMemEval) or category (LoCoMo), from questions.jsonl."""
+    from rundir.questions import read_questions
+
+    by_question = {
+        q.item: q.question_type or f"category {q.category}"
+        for run_dir in ctx.data.run_dirs
+        for q in read_questions(run_dir / "questions.jsonl")
+    }
+    return by_question | {j.item: j.family for j in ctx.inputs.judgments or []}

@@ -94,6 +94,9 @@ def test_a_locomo_conversation_is_ingested_once_for_all_its_questions(tmp_path: 
     asked = [r for r in rows if r["kind"] == "question"]
     assert sorted(r["category"] for r in asked) == [1, 2, 2, 4]
     assert all(r["gold"] and "ingest_cost_usd" in r for r in asked)
+    # The report's families section counts the questions by category.
+    markdown = (out / "report.md").read_text()
+    assert "| category 2 | 2 |" in markdown and "| category 4 | 1 |" in markdown
     # Each question on its own copy: none sees another's question in the store.
     assert all(t.text.endswith("asked: ") for t in turns), [t.text for t in turns]
 
