@@ -16,6 +16,9 @@ session's date, under the study's `ingest_deadline_ms`, and the proxy told the i
 session's index and `phase = "ingest"`, so its calls are charged to the item as ingestion, not
 as an answer. Each is an `ingestion` line in turns.jsonl (rundir/ingestions.py). A v1 arm cannot
 ingest: its questions fail as the arm's error, named once.
+
+A resumed run (`--resume`) starts from the snapshots the runs it resumes took: a history already
+ingested and snapshotted there is not ingested again (its copy is checked against its hash).
 """
 
 from __future__ import annotations
@@ -37,7 +40,9 @@ from harness.run import snapshot
 from harness.run.arm_stop import stop_arm
 from harness.run.proxy_control import ProxyControl
 from harness.study import Item
-from rundir.ingestions import IngestionRecord, IngestOutcome, SnapshotRecord
+from rundir.errors import RunDirError
+from rundir.header import read_header
+from rundir.ingestions import IngestionRecord, IngestOutcome, SnapshotRecord, read_ingestions
 from rundir.turns import TurnLog
 
 log = structlog.get_logger("harness.run.memory")
@@ -91,6 +96,7 @@ class MemoryStage:
         self.deadline_ms = ingest_deadline_ms
         self.health: dict[str, Health] = {}
         self.snapshots: dict[tuple[str, str], Snapshot] = {}
+        self.adopted = False  # the resumed runs' snapshots were looked for
         self.control: ProxyControl | None = None
         # (arm, item) -> this attempt's ingestion lines, for the question's record
         self.ingested: dict[tuple[str, str], list[IngestionRecord]] = {}
@@ -109,6 +115,9 @@ class MemoryStage:
         assert item.memory is not None
         history = item.memory.history
         self.ingested[(arm, item.id)] = []  # a retried attempt starts its account afresh
+        if not self.adopted:
+            self.adopted = True
+            self.snapshots = earlier_snapshots(self.run_dir) | self.snapshots
         health = self.health.get(arm)
         if health is None or health.seam < INGEST_VERSION:
             seam = health.seam if health else "?"
@@ -230,3 +239,28 @@ class MemoryStage:
     ) -> None:
         assert self.control is not None
         await self.control.tell(arm, item, turn, phase)
+
+
+def earlier_snapshots(run_dir: Path) -> dict[tuple[str, str], Snapshot]:
+    """The snapshots of the runs `run_dir` resumes (its header's `resumed_from`, and theirs),
+    newest run first, by (arm, history), whose folders are still there."""
+    found: dict[tuple[str, str], Snapshot] = {}
+    seen: set[Path] = set()
+    run = _resumed_from(run_dir)
+    while run is not None and run.resolve() not in seen:
+        seen.add(run.resolve())
+        for record in read_ingestions(run / "turns.jsonl"):
+            folder = run / record.path if isinstance(record, SnapshotRecord) else None
+            if isinstance(record, SnapshotRecord) and folder is not None and folder.is_dir():
+                found.setdefault((record.arm, record.history), Snapshot(folder, record.sha256))
+        run = _resumed_from(run)
+    return found
+
+
+def _resumed_from(run: Path) -> Path | None:
+    try:
+        header = read_header(run)
+    except (RunDirError, OSError):
+        return None
+    previous = header.study.resumed_from if header.study else None
+    return Path(previous) if previous else None

@@ -165,3 +165,28 @@ def test_ingestion_calls_are_charged_to_the_item_as_ingestion(tmp_path: Path) ->
     (replayed,) = [p for p in runs.iterdir() if p != run and (p / "run.json").exists()]
     again = read_jsonl(replayed / "calls.jsonl")
     assert sorted(c["request_hash"] for c in again) == sorted(c["request_hash"] for c in calls)
+
+
+def test_a_resumed_run_starts_from_the_snapshot_the_stopped_run_took(tmp_path: Path) -> None:
+    locomo_file(tmp_path, samples=1, questions=3)
+    study = _study(tmp_path, {"toy": _arm()}, format="locomo", path="locomo10.json")
+    runs = tmp_path / "runs"
+    done = harness(
+        "record", str(study), "--run-dir", str(runs), "--isolation", "local", "--limit", "1"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    first = only_run(runs)
+    resumed = harness(
+        "record", str(study), "--run-dir", str(runs), "--isolation", "local",
+        "--resume", str(first),
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr[-3000:]
+    (second,) = [p for p in runs.iterdir() if p != first and (p / "run.json").exists()]
+    lines = read_ingestions(second / "turns.jsonl")
+    assert lines == []  # nothing ingested again: the conversation's snapshot was reused
+    turns = read_turns(second / "turns.jsonl")
+    assert [t.item for t in turns] == ["c.conv-26.q1", "c.conv-26.q2"]
+    assert all("session_3" in t.text and t.text.endswith("asked: ") for t in turns)
+    (shot,) = read_ingestions(first / "turns.jsonl")[-1:]
+    assert isinstance(shot, SnapshotRecord)
+    assert {q.snapshot_sha256 for q in read_questions(second / "questions.jsonl")} == {shot.sha256}
