@@ -139,6 +139,23 @@ def check_shards(dirs: list[Path]) -> list[tuple[Path, RunHeader]]:
                     f"{getattr(base, name)!r}",
                     "merge only the shards of one run of one study",
                 )
+        if (
+            header.stubs_sha256 != first.stubs_sha256
+            or study.prices_sha256 != base.prices_sha256
+            or study.shard.of_items != base.shard.of_items
+            or _images(header) != _images(first)
+        ):
+            what = (
+                "stubs file" if header.stubs_sha256 != first.stubs_sha256
+                else "price table" if study.prices_sha256 != base.prices_sha256
+                else "item count (--limit)" if study.shard.of_items != base.shard.of_items
+                else "arm images"
+            )  # fmt: skip
+            raise _refuse(
+                f"{run_dir} (shard {study.shard.label}) ran with another {what} than {first_dir}",
+                "run every shard with the same study files and --limit, and the same images "
+                "(built once and loaded on every node)",
+            )
         if header.mode != first.mode or study.shard.count != base.shard.count:
             raise _refuse(
                 f"{run_dir} is shard {study.shard.label} of a {header.mode} run; {first_dir} "
@@ -163,6 +180,16 @@ def check_shards(dirs: list[Path]) -> list[tuple[Path, RunHeader]]:
             f"shard {names} of study {base.name} ({base.study_sha256[:12]}) is missing",
             "give every shard's run directory (or run the missing shard first)",
         )
+    owner: dict[str, Path] = {}
+    for run_dir, header in shards:
+        assert header.study is not None and header.study.shard is not None
+        for item in header.study.shard.items:
+            if item in owner:
+                raise _refuse(
+                    f"item {item!r} is in two shards: {owner[item]} and {run_dir}",
+                    "merge only the shards of one run of one study",
+                )
+            owner[item] = run_dir
     shards.sort(key=lambda pair: pair[1].study.shard.index)  # type: ignore[union-attr]
     return shards
 
@@ -223,6 +250,10 @@ def merge_shards(dirs: list[Path], out: Path) -> RunHeader:
         images=dict(first_manifest.images),
     )
     return header
+
+
+def _images(header: RunHeader) -> dict[str, str]:
+    return dict(header.manifest.images) if header.manifest else {}
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:

@@ -29,6 +29,8 @@ class Shard(BaseModel):
     # Where the index came from: "flag" (--shard I/N, HARNESS_SHARD), "slurm", "kubernetes".
     source: str = "flag"
     items: list[str] = Field(default_factory=list)  # the item ids this shard ran, in order
+    # How many items were split (the study's, after --limit): equal in every shard of one run.
+    of_items: int = Field(0, ge=0)
 
     @model_validator(mode="after")
     def _in_range(self) -> Shard:

@@ -209,7 +209,9 @@ def _shard(spec: ShardSpec | None, items: list[Item]) -> Shard | None:
             f"shard {spec.label} has no items: the study runs {len(items)}",
             hint=f"use at most {len(items)} shards",
         )
-    return Shard(index=spec.index, count=spec.count, source=spec.source, items=ids)
+    return Shard(
+        index=spec.index, count=spec.count, source=spec.source, items=ids, of_items=len(items)
+    )
 
 
 def select_items(study: Study, limit: int | None) -> list[Item]:

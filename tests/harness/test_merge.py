@@ -169,6 +169,35 @@ def test_a_shard_given_twice_or_an_unsharded_run_is_refused(recorded: dict[str, 
     assert code != 0 and f"{recorded['whole']} is not a shard" in said
 
 
+def test_shards_run_with_other_files_or_limits_are_refused(
+    recorded: dict[str, Any], tmp_path: Path
+) -> None:
+    """Same study hash, but not the same run: another stubs file, another --limit (whose split
+    differs), or an item in two shards, each refused naming the shard."""
+    copies = []
+    for run in recorded["shards"]:
+        copies.append(tmp_path / run.name)
+        shutil.copytree(run, copies[-1])
+
+    def edit(run: Path, change: Any) -> None:
+        data = json.loads((run / "run.json").read_text())
+        change(data)
+        (run / "run.json").write_text(json.dumps(data))
+
+    edit(copies[2], lambda h: h.update(stubs_sha256="0" * 64))
+    code, said = merge(*copies, "--out", tmp_path / "a")
+    assert code != 0 and f"{copies[2]} (shard 3/3) ran with another stubs file" in said
+
+    edit(copies[2], lambda h: h.update(stubs_sha256=header(copies[0])["stubs_sha256"]))
+    edit(copies[2], lambda h: h["study"]["shard"].update(of_items=4))
+    code, said = merge(*copies, "--out", tmp_path / "b")
+    assert code != 0 and "item count (--limit)" in said
+
+    edit(copies[2], lambda h: h["study"]["shard"].update(of_items=5, items=["trip", "lisbon"]))
+    code, said = merge(*copies, "--out", tmp_path / "c")
+    assert code != 0 and "item 'lisbon' is in two shards" in said
+
+
 def test_a_tampered_shard_call_log_fails_the_merged_audit(
     recorded: dict[str, Any], tmp_path: Path
 ) -> None:
