@@ -97,6 +97,8 @@ def _report(result: RunResult) -> int:
     outcomes = ", ".join(f"{k} {v}" for k, v in sorted(run.outcomes.items())) or "no turns"
     verdict = "passed" if run.passed else "interrupted" if run.interrupted else "FAILED"
     typer.echo(f"run {result.header.run_id}: {verdict}")
+    if run.shard is not None:
+        typer.echo(f"  shard {run.shard.label} ({run.shard.source}): {run.items} item(s)")
     if run.resumed_from:
         typer.echo(f"  resumes {run.resumed_from}: {run.skipped_pairs} finished item/arm pair(s)")
     typer.echo(f"  turns: {outcomes}; infrastructure failures: {run.infra_failures}")
