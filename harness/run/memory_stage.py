@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -68,6 +69,7 @@ class Prepared:
     session_id: str
     opened: bool  # the session is open already (the history went into it)
     failed: str | None = None  # the arm cannot take the history: its questions fail with this
+    stopped: bool = False  # Ctrl-C during the ingestion: the question is not asked (nor recorded)
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,9 @@ class MemoryStage:
         self.health: dict[str, Health] = {}
         self.snapshots: dict[tuple[str, str], Snapshot] = {}
         self.adopted = False  # the resumed runs' snapshots were looked for
+        # The orchestrator's Ctrl-C: the session in flight settles, the rest of the history
+        # is not ingested, a partial history is never snapshotted.
+        self.stopping: Callable[[], bool] = lambda: False
         self.control: ProxyControl | None = None
         # (arm, item) -> this attempt's ingestion lines, for the question's record
         self.ingested: dict[tuple[str, str], list[IngestionRecord]] = {}
@@ -125,7 +130,7 @@ class MemoryStage:
         if not self.keeps_state(arm):
             session_id = f"{item.id}.{attempt}"
             await self._ingest_all(item, arm, attempt, session_id, history)
-            return Prepared(session_id, opened=True)
+            return Prepared(session_id, opened=True, stopped=self.stopping())
         key = (arm, history.id)
         state = host_state(self.run_dir, arm)
         if key not in self.snapshots:
@@ -133,6 +138,8 @@ class MemoryStage:
             await asyncio.to_thread(snapshot.empty, state)
             await self._restart(arm)
             await self._ingest_all(item, arm, attempt, history.id, history)
+            if self.stopping():
+                return Prepared("", False, stopped=True)
             started = time.monotonic()
             await self._stop(arm)
             target = self.run_dir / "snapshots" / arm / history.id
@@ -188,6 +195,8 @@ class MemoryStage:
             raise InfraError(f"opening the history's session failed: {e}") from e
         try:
             for index in range(len(history.sessions)):
+                if self.stopping():
+                    break
                 record = await self._ingest_one(item, arm, attempt, session_id, history, index)
                 self.turns.append(record)
                 self.ingested.setdefault((arm, item.id), []).append(record)

@@ -130,6 +130,7 @@ class Orchestrator:
         backend). Ctrl-C: the turn in flight settles, then the run stops; twice: at once."""
         self.control = ProxyControl(proxy.control_url)
         self.memory.control = self.control
+        self.memory.stopping = lambda: self.stopping
         try:
             with self.ctrl_c.handled():
                 await self._start_arms(proxy)
@@ -202,7 +203,7 @@ class Orchestrator:
         except InfraError as e:
             unreachable = e  # raised once the item's records are kept
         await asyncio.to_thread(memory_controls.check, self.turns.path.parent, item, done)
-        if item.memory is not None:  # after the proxy logged the item's calls (above)
+        if item.memory is not None and done:  # after the proxy logged the item's calls (above)
             await asyncio.to_thread(
                 self.questions.record, item, arm, done, *self.memory.account(item, arm)
             )
@@ -227,6 +228,8 @@ class Orchestrator:
         records = AttemptRecords(self.run_id, item.id, arm, attempt)
         # A memory benchmark's question: its history first (harness/run/memory_stage.py).
         prepared = await self.memory.prepare(item, arm, attempt) if item.memory else None
+        if prepared is not None and prepared.stopped:
+            return  # Ctrl-C during the history's ingestion: the question is left for --resume
         if prepared is not None and prepared.failed:
             done += [records.failed(n, "error", prepared.failed) for n in range(len(item.turns))]
             return

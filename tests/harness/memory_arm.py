@@ -4,11 +4,13 @@ Ingesting a session appends `<session> <date> now=<its own clock's date>` to
 `$ARM_STATE_DIR/<session id>.log` (the clock libfaketime pins, or the real one without it). A
 turn answers with that log, then `asked:` and the questions asked before on this store, and
 appends its own question to `asked.log`: on a fresh copy per question, nothing was asked before.
-With MEMORY_ARM_STATELESS=1 it declares no state folder and keeps the log in memory.
+With MEMORY_ARM_STATELESS=1 it declares no state folder and keeps the log in memory;
+MEMORY_ARM_INGEST_S makes each ingestion take that long.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -35,6 +37,7 @@ class MemoryArm(Arm):
         self.logs[session.session_id] = lines
 
     async def ingest(self, session_id: str, ingest: Ingest) -> int:
+        await asyncio.sleep(float(os.environ.get("MEMORY_ARM_INGEST_S", "0")))
         line = f"{ingest.session_id} {ingest.date:%Y-%m-%d} now={datetime.now():%Y-%m-%d}"
         self.logs[session_id].append(line)
         path = self._file(session_id)

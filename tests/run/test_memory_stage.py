@@ -5,7 +5,9 @@ conversation ingested once for all its questions, ingestion kept apart from answ
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from rundir.ingestions import IngestionRecord, SnapshotRecord, read_ingestions
 from rundir.questions import read_questions
 from rundir.turns import read_turns
 from tests.datasets.fixtures import locomo_file, longmemeval_file
-from tests.harness.studies import harness, header, only_run, read_jsonl
+from tests.harness.studies import harness, header, only_run, read_jsonl, spawn_harness
 from tests.study_builder import StudyBuilder
 
 pytestmark = pytest.mark.integration
@@ -190,3 +192,38 @@ def test_a_resumed_run_starts_from_the_snapshot_the_stopped_run_took(tmp_path: P
     (shot,) = read_ingestions(first / "turns.jsonl")[-1:]
     assert isinstance(shot, SnapshotRecord)
     assert {q.snapshot_sha256 for q in read_questions(second / "questions.jsonl")} == {shot.sha256}
+
+
+def test_ctrl_c_during_ingestion_snapshots_nothing_and_resume_ingests_it_all(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C while a history goes in: the session in flight settles, the rest is not ingested,
+    the partial store is never snapshotted and the question neither asked nor recorded, so the
+    resumed run ingests the whole history afresh."""
+    locomo_file(tmp_path, samples=1, questions=1)
+    arms = {"toy": _arm(MEMORY_ARM_INGEST_S="1.5")}
+    study = _study(tmp_path, arms, format="locomo", path="locomo10.json")
+    runs = tmp_path / "runs"
+    process = spawn_harness("record", str(study), "--run-dir", str(runs), "--isolation", "local")
+    deadline = time.monotonic() + 120
+    while not [p for p in runs.glob("*/turns.jsonl") if p.read_text().strip()]:
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err[-3000:]
+    stopped = only_run(runs)
+    lines = read_ingestions(stopped / "turns.jsonl")
+    assert 1 <= len(lines) < 3 and all(isinstance(r, IngestionRecord) for r in lines)
+    assert read_turns(stopped / "turns.jsonl") == []
+    assert read_questions(stopped / "questions.jsonl") == []
+    done = harness(
+        "record", str(study), "--run-dir", str(runs), "--isolation", "local",
+        "--resume", str(stopped),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    (resumed,) = [p for p in runs.iterdir() if p != stopped and (p / "run.json").exists()]
+    again = read_ingestions(resumed / "turns.jsonl")
+    assert [type(r).__name__ for r in again] == ["IngestionRecord"] * 3 + ["SnapshotRecord"]
+    (turn,) = read_turns(resumed / "turns.jsonl")
+    assert turn.text.count("session_") == 3
