@@ -15,11 +15,17 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
-# Objects longer than this are not examples or schemas a prompt spells out for one reply.
-_MAX_OBJECT = 20_000
+# What is read of a prompt, how many braces are tried, and how long an example with bare
+# placeholders may be: the text is the arm's, so every loop here is bounded.
+_MAX_SCAN = 256 * 1024
 _MAX_OBJECTS = 20
+_MAX_TRIES = 4096
+_MAX_OBJECT = 32 * 1024  # a schema or example longer than this is not one a reply can follow
+_MAX_REPAIRS = 16
+_MAX_EXAMPLE = 4000
 _BARE_VALUE_RE = re.compile(r"(:\s*)([A-Za-z_][\w.-]*)(\s*[,}\]])")
 _LISTED_KEYS_RE = re.compile(
     r"\b(?:keys|fields|properties|attributes)\b[ \t]{0,3}(?:are|named|called|:)?[ \t]{0,3}"
@@ -53,19 +59,43 @@ def described_schema(prompt: str) -> dict[str, Any] | None:
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
-    """The top-level `{...}` objects of `text` that parse (bare placeholder values quoted)."""
+    """The `{...}` objects of `text` that parse, outermost first: JSON as written (parsed at C
+    speed from each brace), else, when none is, small examples with bare placeholder values
+    quoted (`"confidence": confidence_score`). Bounded, as the text is the arm's."""
+    text = text[:_MAX_SCAN]
     found: list[dict[str, Any]] = []
+    decoder = json.JSONDecoder()
     start = text.find("{")
-    while start >= 0 and len(found) < _MAX_OBJECTS:
-        end = _matching_brace(text, start)
-        if end is None:
-            break
-        value = _parse(text[start : end + 1])
+    budget = _MAX_SCAN  # characters the failed tries may read between them
+    tries = 0
+    while start >= 0 and len(found) < _MAX_OBJECTS and budget > 0 and tries < _MAX_TRIES:
+        tries += 1
+        # A window, not the whole text: the decoder's error counts the lines before the error.
+        window = text[start : start + _MAX_OBJECT]
+        try:
+            value, used = decoder.raw_decode(window)
+        except json.JSONDecodeError as e:
+            budget -= e.pos + 1
+            start = text.find("{", start + 1)
+            continue
+        except RecursionError:  # nesting past Python's limit: at most that many levels read
+            budget -= 4 * sys.getrecursionlimit()
+            start = text.find("{", start + 1)
+            continue
         if isinstance(value, dict):
             found.append(value)
-            start = text.find("{", end + 1)
-        else:
-            start = text.find("{", start + 1)
+        start = text.find("{", start + used)
+    if found:
+        return found
+    start = text.find("{")
+    for _ in range(_MAX_REPAIRS):
+        if start < 0:
+            break
+        close = _matching_brace(text, start)
+        value = _parse(text[start : close + 1]) if close is not None else None
+        if isinstance(value, dict):
+            return [value]
+        start = text.find("{", start + 1)
     return found
 
 
@@ -73,7 +103,7 @@ def _matching_brace(text: str, start: int) -> int | None:
     depth = 0
     in_string = False
     escaped = False
-    for i in range(start, min(len(text), start + _MAX_OBJECT)):
+    for i in range(start, min(len(text), start + _MAX_EXAMPLE)):
         ch = text[i]
         if in_string:
             if escaped:
@@ -94,12 +124,10 @@ def _matching_brace(text: str, start: int) -> int | None:
 
 
 def _parse(raw: str) -> Any:
-    for candidate in (raw, _BARE_VALUE_RE.sub(r'\1"\2"\3', raw)):
-        try:
-            return json.loads(candidate)
-        except ValueError:
-            continue
-    return None
+    try:
+        return json.loads(_BARE_VALUE_RE.sub(r'\1"\2"\3', raw))
+    except (ValueError, RecursionError):
+        return None
 
 
 def _schema_of_example(value: Any) -> dict[str, Any]:

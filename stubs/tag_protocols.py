@@ -21,11 +21,14 @@ _LIST_OPEN_RE = re.compile(
     r"<([A-Za-z][\w-]{0,40})>"
 )
 _HEADING_RE = re.compile(r"^(#{1,4})[ \t]+(\S[^\n]{0,120})$", re.M)
-_SECTIONS_ASKED_RE = re.compile(
-    r"\b(?:respond|answer|reply|output|format|structure|use|write|include)\b[^\n]{0,80}"
-    r"\b(?:sections?|headings?|headers?|format|structure|template)\b",
-    re.I,
+_SECTIONS_NOUN_RE = re.compile(
+    r"\b(?:sections?|headings?|headers?|format|structure|template)\b", re.I
 )
+_SECTIONS_VERB_RE = re.compile(
+    r"\b(?:respond|answer|reply|output|format|structure|use|write|include)\b", re.I
+)
+# Only so many templates and requests for sections are tried: the text is the arm's.
+_MAX_TEMPLATES = 32
 _MAX_ITEMS = 10
 
 
@@ -48,7 +51,9 @@ def xml_list_reply(turn: Turn) -> str | None:
     """`<outer><inner>...</inner>...</outer>` filled with the user's statements, when the prompt
     (its newest user message, else its system text) shows that template."""
     for source in (turn.user, turn.system):
-        for match in _LIST_OPEN_RE.finditer(source):
+        for n, match in enumerate(_LIST_OPEN_RE.finditer(source)):
+            if n >= _MAX_TEMPLATES:
+                break
             outer, inner = match.group(1), match.group(2)
             closes_inner = source.find(f"</{inner}>", match.end())
             closes_outer = source.find(f"</{outer}>", match.end())
@@ -63,10 +68,10 @@ def xml_list_reply(turn: Turn) -> str | None:
 def markdown_sections_reply(turn: Turn) -> str | None:
     """The headings the prompt asks the answer to have, each followed by the user's words."""
     for source in (turn.user, turn.system):
-        asked = _SECTIONS_ASKED_RE.search(source)
+        asked = _sections_asked(source)
         if asked is None:
             continue
-        headings = [m for m in _HEADING_RE.finditer(source) if m.start() > asked.end()]
+        headings = [m for m in _HEADING_RE.finditer(source, asked)][:_MAX_ITEMS]
         if len(headings) < 2:
             continue
         statements = user_statements(turn, turn.user if source is turn.user else "")
@@ -76,6 +81,18 @@ def markdown_sections_reply(turn: Turn) -> str | None:
             for i, m in enumerate(headings[:_MAX_ITEMS])
         ]
         return "\n\n".join(blocks)
+    return None
+
+
+def _sections_asked(text: str) -> int | None:
+    """Where a request for sections ends ("Respond using the following sections:"), found from
+    each of its nouns (a literal search) looking back a line's worth for its verb."""
+    for n, noun in enumerate(_SECTIONS_NOUN_RE.finditer(text)):
+        if n >= _MAX_TEMPLATES:
+            break
+        line_start = max(text.rfind("\n", 0, noun.start()) + 1, noun.start() - 100)
+        if _SECTIONS_VERB_RE.search(text, line_start, noun.start()):
+            return noun.end()
     return None
 
 

@@ -53,16 +53,38 @@ _STOP = frozenset((
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 _MAX_SENTENCES = 16
-_CLAUSE_RE = re.compile(r"(?<=[.!?;])\s+|\n+|,?\s+(?:and|also|then|plus)\s+", re.I)
+# Bounded runs only: the pattern scans what the arm sent (a run of 20,000 spaces must not cost
+# seconds). Only so much of a message is matched against tools, in so many clauses.
+_CLAUSE_RE = re.compile(
+    r"(?<=[.!?;])[ \t]{1,8}|\n|,?[ \t]{1,3}(?:and|also|then|plus)[ \t]{1,3}", re.I
+)
+_MAX_USER = 4000
+_MAX_CLAUSES = 8
 _CAMEL_RE = re.compile(r"([a-z])([A-Z])")
-# "Use tools.", "Always call a tool", "You must use the tools": instructions to call one.
-_USE_TOOLS_RE = re.compile(
-    r"(?:^|[.!?:\n]\s*)(?:always\s+|you\s+must\s+|you\s+should\s+)?(?:use|call|invoke)\s+"
-    r"(?:the\s+|your\s+|a\s+|an\s+|one\s+of\s+the\s+)?(?:\w+\s+)?tools?\b"
+# "Use tools.", "Always call a tool", "You must use the tools": instructions to call one. Found
+# from each use/call/invoke (a literal search), then checked before and after it: one pattern
+# over the whole text would backtrack at every newline of a long prompt.
+_USE_VERB_RE = re.compile(r"\b(?:use|call|invoke)\b", re.I)
+_BEFORE_USE_RE = re.compile(
+    r"(?:^|[.!?:\n])[ \t\n]{0,8}(?:always[ \t]|you[ \t]must[ \t]|you[ \t]should[ \t])?$", re.I
+)
+_AFTER_USE_RE = re.compile(
+    r"[ \t](?:the[ \t]|your[ \t]|a[ \t]|an[ \t]|one[ \t]of[ \t]the[ \t])?(?:\w{1,30}[ \t])?tools?\b"
     # "Use tools when needed" leaves it to the model: only a plain instruction counts.
-    r"(?!\s+(?:when|if|as|where|only)\b)",
+    r"(?![ \t]{1,3}(?:when|if|as|where|only)\b)",
     re.I,
 )
+_MAX_VERBS = 256
+
+
+def _told_to_use_tools(text: str) -> bool:
+    for n, verb in enumerate(_USE_VERB_RE.finditer(text)):
+        if n >= _MAX_VERBS:
+            return False
+        before = text[max(0, verb.start() - 24) : verb.start()]
+        if _BEFORE_USE_RE.search(before) and _AFTER_USE_RE.match(text, verb.end()):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -102,7 +124,7 @@ def fit_score(user: str, tool: OfferedTool, embedder: str = "hash") -> float:
     the description (a long description says when to call the tool in one line: "...an
     explicit USER request to remember something"). A meaning embedder's score is taken with
     the hash one's, so a word the message and the description share counts too."""
-    said = content_words(user)
+    said = content_words(user[:_MAX_USER])
     if not said:
         return 0.0
     sentences = [s for s in _SENTENCE_RE.split(tool.description) if s.strip()][:_MAX_SENTENCES]
@@ -161,7 +183,7 @@ def tools_to_call(
     )
     best_score, _, best = scored[0]
     if best_score < threshold:
-        told = _USE_TOOLS_RE.search(turn.system) or _USE_TOOLS_RE.search(turn.user)
+        told = _told_to_use_tools(turn.system) or _told_to_use_tools(turn.user)
         if choice == "required" or (told and turn.user.strip()):
             return [best]
         return []
@@ -178,7 +200,8 @@ def tools_to_call(
 
 
 def _clauses(user: str) -> list[str]:
-    return [c.strip() for c in _CLAUSE_RE.split(user) if c.strip()]
+    found = (c.strip() for c in _CLAUSE_RE.split(user[:_MAX_USER]))
+    return [c for c in found if c][:_MAX_CLAUSES]
 
 
 def _score(turn: Turn, tool: OfferedTool, embedder: str) -> float:
