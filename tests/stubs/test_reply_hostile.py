@@ -34,12 +34,12 @@ HOSTILE = [
     "user: " * 20_000,
 ]
 TOOLS = [OfferedTool("get_weather", "Get the weather. " * 200), OfferedTool("get_time", "x")]
-LIMIT_S = 2.0  # generous for a shared CI core; each case takes well under 0.3 s here
+LIMIT_S = 2.0  # CPU seconds (a busy machine does not count); each case takes under 0.5 s
 
 
 @pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
 def test_every_scan_is_bounded_and_nothing_crashes(text: str) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     turn = Turn(
         system=text + "[[ ## completed ## ]]",
         user=text,
@@ -56,7 +56,7 @@ def test_every_scan_is_bounded_and_nothing_crashes(text: str) -> None:
     body = {"messages": [{"role": "system", "content": text}, {"role": "user", "content": text}]}
     said_text(body, text)
     turn_of(body)
-    assert time.perf_counter() - started < LIMIT_S
+    assert time.process_time() - started < LIMIT_S
 
 
 def test_broken_protocols_fall_back_without_raising() -> None:
