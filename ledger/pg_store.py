@@ -94,6 +94,7 @@ class PostgresStore(LedgerStore):
     def _connect(self) -> psycopg.Connection[Any]:
         if self._conn is not None and not self._conn.closed:
             return self._conn
+        conn = None
         try:
             conn = self._psycopg.connect(
                 self.url,
@@ -113,6 +114,8 @@ class PostgresStore(LedgerStore):
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK,))
                 conn.execute(_CREATE)
         except self._psycopg.Error as e:
+            if conn is not None:
+                conn.close()
             why = _one_line(e)
             raise LedgerError(f"cannot open the PostgreSQL ledger {self.where}: {why}") from e
         self._conn = conn
@@ -132,9 +135,11 @@ class PostgresStore(LedgerStore):
                     yield self._state
                 committed = True
             except self._psycopg.Error as e:
+                # A connection lost as it committed may have committed: the state is read back
+                # from the table next time, so it shows whatever did happen.
                 raise LedgerError(
                     f"PostgreSQL ledger {self.where}: {_one_line(e)}; nothing of this "
-                    "transaction was recorded"
+                    "transaction was recorded, unless the connection was lost as it committed"
                 ) from e
             finally:
                 if not committed:
