@@ -6,12 +6,14 @@ before it can reach a run directory."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from harness.errors import HarnessError
 from harness.study import load_study
+from ledger.ledger import Ledger
 from tests.harness.studies import harness
 from tests.pg_server import PgServer, running_server
 from tests.study_builder import StudyBuilder
@@ -38,12 +40,21 @@ def test_ledger_commands_take_a_postgres_url(pg: PgServer) -> None:
     code, said = cli("ledger", "verify", "--ledger", url)
     assert code == 0 and "ok, 1 entries" in said
 
+    # A shard's proxy killed on another machine left its run open: settled by hand, from here.
+    with Ledger(url) as led:
+        led.reserve_run("killed-shard", Decimal(3), "pilot")
+    code, said = cli("ledger", "settle", "killed-shard", "--ledger", url)
+    assert code == 0 and "full reservation $3" in said, said
+    with Ledger(url) as led:
+        assert led.state().runs["killed-shard"].settled
+
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("UPDATE harness_ledger SET line = replace(line, '\"10\"', '\"99\"')")
     code, said = cli("ledger", "verify", "--ledger", url)
     assert code == 1 and ":1: hash does not match" in said and "chain BROKEN" in said
+    assert "ok," not in said
 
 
 def test_a_study_names_its_postgres_ledger_or_the_environment_does(
