@@ -80,7 +80,7 @@ COMMANDS = (
     Lazy(
         "ledger",
         "harness.cli.ledger:ledger_app",
-        "The durable spend ledger: show, verify, settle, reconcile.",
+        "The durable spend ledger: show, verify, export, settle, reconcile.",
     ),
     Lazy("prices", "harness.cli.ledger:prices_app", "Price tables."),
     Lazy(

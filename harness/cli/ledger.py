@@ -13,13 +13,14 @@ import typer
 from harness.cli.lazy import typer_app
 from harness.errors import HarnessError
 from ledger.errors import LedgerError
-from ledger.ledger import Ledger, Location, as_location, exists, verify, where
+from ledger.ledger import Ledger, Location, as_location, entry_lines, exists, verify, where
 from ledger.prices import ModelPrice, load_prices
 from ledger.reconcile import group_by_runs, read_usage_export
 from ledger.state import LedgerState
+from rundir.atomic import write_atomic
 from rundir.journal import recover_spend
 
-ledger_app = typer_app(help="The durable spend ledger: show, verify, settle, reconcile.")
+ledger_app = typer_app(help="The durable spend ledger: show, verify, export, settle, reconcile.")
 prices_app = typer_app(help="Price tables.")
 
 LEDGER_OPTION = typer.Option(
@@ -143,6 +144,36 @@ def verify_command(ledger: str = LEDGER_OPTION) -> None:
         # turns typer.Exit into a return value and would drop the exit status.
         raise SystemExit(1)
     typer.echo(f"{name}: ok, {report.entries} entries, head {report.head}")
+
+
+@ledger_app.command("export")
+def export_command(
+    out: Path = typer.Option(..., "--out", help="The ledger file to write (new)."),
+    ledger: str = LEDGER_OPTION,
+) -> None:
+    """Copy a ledger's entries, verified, into a ledger file (e.g. a PostgreSQL ledger for
+    `harness report --ledger FILE`, or an archive): its rows are the file's very lines."""
+    location: Location = as_location(ledger)
+    if not exists(location):
+        raise HarnessError(f"no ledger at {ledger}", hint="pass --ledger FILE|URL")
+    if out.exists():
+        raise HarnessError(f"{out} exists", hint="give --out a new file")
+    try:
+        report = verify(location)
+        lines = entry_lines(location)
+    except LedgerError as e:
+        raise HarnessError(str(e)) from e
+    if not report.ok:
+        line, problem = report.problems[0]
+        raise HarnessError(
+            f"{where(location)}:{line}: {problem}; a broken chain is not exported",
+            hint="run `harness ledger verify` to see every problem",
+        )
+    complete = [line for line in lines[: report.entries] if line]
+    write_atomic(out, b"".join(line + b"\n" for line in complete))
+    if verify(out).entries != report.entries or verify(out).head != report.head:
+        raise HarnessError(f"{out}: the copy does not verify as the ledger does")
+    typer.echo(f"exported {report.entries} entries to {out}, head {report.head}")
 
 
 @ledger_app.command("open-stage")

@@ -13,7 +13,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.study import load_study
-from ledger.ledger import Ledger
+from ledger.ledger import Ledger, verify
 from tests.harness.studies import harness
 from tests.pg_server import PgServer, running_server
 from tests.study_builder import StudyBuilder
@@ -31,7 +31,7 @@ def cli(*args: str) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
-def test_ledger_commands_take_a_postgres_url(pg: PgServer) -> None:
+def test_ledger_commands_take_a_postgres_url(pg: PgServer, tmp_path: Path) -> None:
     url = pg.new_database()
     code, said = cli("ledger", "open-stage", "pilot", "--cap", "10", "--ledger", url)
     assert code == 0, said
@@ -39,6 +39,11 @@ def test_ledger_commands_take_a_postgres_url(pg: PgServer) -> None:
     assert code == 0 and "pilot" in said and "$10.000000" in said
     code, said = cli("ledger", "verify", "--ledger", url)
     assert code == 0 and "ok, 1 entries" in said
+
+    # Exported, the rows are a ledger file with the same chain (for the report, an archive).
+    code, said = cli("ledger", "export", "--ledger", url, "--out", str(tmp_path / "copy.jsonl"))
+    assert code == 0 and "exported 1 entries" in said, said
+    assert verify(tmp_path / "copy.jsonl").head == verify(url).head
 
     # A shard's proxy killed on another machine left its run open: settled by hand, from here.
     with Ledger(url) as led:
@@ -55,6 +60,9 @@ def test_ledger_commands_take_a_postgres_url(pg: PgServer) -> None:
     code, said = cli("ledger", "verify", "--ledger", url)
     assert code == 1 and ":1: hash does not match" in said and "chain BROKEN" in said
     assert "ok," not in said
+    code, said = cli("ledger", "export", "--ledger", url, "--out", str(tmp_path / "bad.jsonl"))
+    assert code != 0 and "a broken chain is not exported" in said
+    assert not (tmp_path / "bad.jsonl").exists()
 
 
 def test_a_study_names_its_postgres_ledger_or_the_environment_does(
