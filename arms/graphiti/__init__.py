@@ -91,9 +91,10 @@ class GraphitiArm(EngineArm):
             path = self.store / f"{safe_name(session.session_id)}.kuzu"
             reopened = path.exists()
             driver = KuzuDriver(db=str(path))
+        # A reopened graph (a copy of an ingested store, seam v2) has its indexes already.
         connection = kuzu.Connection(driver.db)
         try:
-            for query in get_fulltext_indices(GraphProvider.KUZU):
+            for query in [] if reopened else get_fulltext_indices(GraphProvider.KUZU):
                 connection.execute(query)
         finally:
             connection.close()

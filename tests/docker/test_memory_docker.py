@@ -36,3 +36,49 @@ def test_a_locomo_conversation_in_containers_is_snapshotted_once(tmp_path: Path)
     questions = read_questions(run / "questions.jsonl")
     assert [q.snapshot_sha256 for q in questions] == [shot.sha256, shot.sha256]
     assert all(q.evidence_reached for q in questions)
+
+
+@pytest.fixture(scope="module")
+def engine_images(docker_engine: object) -> None:
+    from harness.images.build import BuildOptions, build_images
+
+    build_images(BuildOptions(offline=True, extras=("engines",)), lambda line: None)
+
+
+def test_mem0_and_graphiti_ingest_and_answer_from_their_copies(
+    engine_images: None, tmp_path: Path
+) -> None:
+    """The real engines, in their images: each ingests the conversation at its sessions' dates,
+    is snapshotted once, and answers each question from a fresh copy (Graphiti reopens its Kuzu
+    graph, indexes and all)."""
+    import shutil
+
+    import tomli_w
+
+    folder = tmp_path / "study"
+    folder.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[2] / "examples/engines/compose.yaml", folder)
+    locomo_file(folder, samples=1, questions=3)
+    study = {
+        "name": "engines-memory",
+        "arms": ["mem0", "graphiti"],
+        "items": {"format": "locomo", "path": "locomo10.json", "n": 2, "seed": 1},
+        "mask": ["messages.*.content~date"],
+    }
+    (folder / "study.toml").write_text(tomli_w.dumps(study))
+    runs = tmp_path / "runs"
+    done = harness(
+        "record", str(folder / "study.toml"), "--run-dir", str(runs), "--isolation", "docker"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    run = only_run(runs)
+    lines = read_ingestions(run / "turns.jsonl")
+    for arm in ("mem0", "graphiti"):
+        ingested = [r for r in lines if isinstance(r, IngestionRecord) and r.arm == arm]
+        assert [r.outcome for r in ingested] == ["done"] * 3 and all(r.stored for r in ingested)
+        assert len([r for r in lines if isinstance(r, SnapshotRecord) and r.arm == arm]) == 1
+    questions = read_questions(run / "questions.jsonl")
+    assert sorted((q.arm, q.ingest_sessions) for q in questions) == [
+        ("graphiti", 0), ("graphiti", 3), ("mem0", 0), ("mem0", 3)
+    ]  # fmt: skip
+    assert all(q.outcome == "done" and q.ingest_calls >= 0 for q in questions)
