@@ -37,7 +37,12 @@ from rundir.shards import MergedShard
 HEADER_FILES = {"run.json", "audit.json", "gate.json", "replay.json"}
 RENUMBERED = {"calls.jsonl", "reservations.jsonl"}
 # A shard's fields that must be the same in every shard for the merged run to be one study run.
-SAME = ("study_sha256", "compose_sha256", "items_sha256", "isolation", "clock_pinning", "arms")
+# ... and the bounds every arm held (rundir/limits.py): a shard whose arms ran under other bounds
+# is another setup, which the merged run's one `arm_limits` could not show.
+SAME = (
+    *("study_sha256", "compose_sha256", "items_sha256", "isolation", "clock_pinning", "arms"),
+    *("limits", "arm_limits"),
+)
 
 
 def _refuse(message: str, hint: str) -> RunDirError:
@@ -348,6 +353,7 @@ def _merged_header(run_id: str, headers: list[RunHeader], merged: list[MergedSha
             "memory_miss": _sum([s.memory_miss for s in studies]),
             "refused": _sum2([s.refused for s in studies]),
             "teardown_strays": _sum2([s.teardown_strays for s in studies]),
+            "egress_dropped": _sum([s.egress_dropped for s in studies]),
             "halted": next((s.halted for s in studies if s.halted), None),
             "shard": None,
             "merged_from": merged,
