@@ -63,3 +63,32 @@ def test_the_typescript_arm_is_metered_and_replayed(
     again = read_jsonl(replayed / "calls.jsonl")
     assert [c["request_hash"] for c in again] == [c["request_hash"] for c in calls]
     assert [t["text"] for t in read_jsonl(replayed / "turns.jsonl")] == [t["text"] for t in turns]
+
+
+def test_the_typescript_arm_ingests_a_history_into_its_window(
+    node_dist: Path,
+    tmp_path: Path,
+) -> None:
+    """Seam v2 from TypeScript: the example arm keeps no state folder, so each question's
+    session takes the conversation in (stored = its messages) and its main call carries it."""
+    from rundir.ingestions import IngestionRecord, read_ingestions
+    from rundir.questions import read_questions
+    from tests.datasets.fixtures import locomo_file
+    from tests.study_builder import StudyBuilder
+
+    arm = {
+        "command": f"node {node_dist / 'dist' / 'example_arm.js'}",
+        "env": {"ARM_MODEL": "gpt-4.1-mini", "ARM_MAX_TOKENS": "64"},
+    }
+    items = {"format": "locomo", "path": "locomo10.json", "n": 2, "seed": 1}
+    study = StudyBuilder(arms={"node-openai": arm}).set(items=items).write(tmp_path / "study")
+    locomo_file(tmp_path / "study", samples=1, questions=4)
+    runs = tmp_path / "runs"
+    done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local")
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    run = only_run(runs)
+    ingested = [r for r in read_ingestions(run / "turns.jsonl") if isinstance(r, IngestionRecord)]
+    assert [(r.outcome, r.stored) for r in ingested] == [("done", 3)] * 6  # per question, again
+    questions = read_questions(run / "questions.jsonl")
+    assert [q.evidence_reached for q in questions] == [True, True]
+    assert all(q.snapshot_sha256 is None for q in questions)
