@@ -34,6 +34,9 @@ def choose_isolation(study: Study | None) -> Choice:
         return Choice("local", "no Docker engine answers (scripts/ensure-docker starts one)")
     if os.geteuid() != 0 or shutil.which("iptables") is None:
         return Choice("local", "the docker backend's egress rules need root and iptables")
+    missing_tool = host_problem()
+    if missing_tool:
+        return Choice("local", missing_tool)
     images = compose_images(study.compose_path) if study else {}
     needed = {images.get("proxy", PROXY_IMAGE)}
     needed |= {images.get(arm, ARM_IMAGE) for arm in (study.arms if study else [])}
@@ -52,6 +55,18 @@ def choose_isolation(study: Study | None) -> Choice:
                     "only the study folder and the harness sources)",
                 )
     return Choice("docker", "a Docker engine answers and the study's images are built")
+
+
+def host_problem(
+    loop_control: Path = Path("/dev/loop-control"), kmsg: Path = Path("/dev/kmsg")
+) -> str | None:
+    """What the docker backend's bounds and evidence need of the host and it lacks: loop
+    devices and mkfs.ext4 (each arm's bounded disk), a readable kernel log (the refusals)."""
+    if not loop_control.exists() or shutil.which("mkfs.ext4") is None:
+        return "the arms' bounded disks need loop devices and mkfs.ext4 (e2fsprogs)"
+    if not os.access(kmsg, os.R_OK):
+        return f"the docker backend follows the kernel log and cannot read {kmsg}"
+    return None
 
 
 def _image_exists(image: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,16 @@ def test_the_run_header_and_summary_say_why_local_was_chosen(tmp_path: Path) -> 
     assert run["isolation"] == "local"
     assert run["isolation_reason"].startswith("auto: ")
     assert f"isolation: local ({run['isolation_reason']})" in done.stdout
+
+
+def test_a_host_without_loop_devices_or_a_kernel_log_is_named(tmp_path: Path) -> None:
+    from harness.isolation.choose import host_problem
+
+    present = tmp_path / "present"
+    present.write_text("")
+    missing = tmp_path / "missing"
+    assert "loop devices" in (host_problem(loop_control=missing, kmsg=present) or "")
+    unreadable = host_problem(loop_control=present, kmsg=missing) or ""
+    assert "kernel log" in unreadable and str(missing) in unreadable
+    if shutil.which("mkfs.ext4"):
+        assert host_problem(loop_control=present, kmsg=present) is None
