@@ -106,7 +106,7 @@ class Grounding:
     sentences: tuple[str, ...] = ()
     dates: tuple[datetime, ...] = ()
     ints: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    # Numbers the user's text gives, each with the words around it ("34", "lena is years old").
+    # Numbers the user's text gives, each with the words around it ("lena is | years old and").
     numbers: tuple[tuple[int | float, str], ...] = ()
 
     @property
@@ -138,7 +138,22 @@ class Grounding:
         wanted |= {w.rstrip("s") for w in wanted}
         if "age" in wanted:
             wanted |= {"years", "year", "old", "aged"}
-        return [v for v, words in self.numbers if wanted & set(words.split())]
+        wanted = {w for w in wanted if len(w) >= 3}
+
+        def distance(context: str) -> int:
+            """How many words from the number its field is said ("scored" for score, "days"
+            for day), or 0 when it is not said beside it."""
+            before, _, after = context.partition(" | ")
+            near = [*enumerate(reversed(before.split()), 1), *enumerate(after.split(), 1)]
+            hits = [
+                d
+                for d, w in near
+                if len(w) >= 3 and any(w.startswith(x) or x.startswith(w) for x in wanted)
+            ]
+            return min(hits, default=0)
+
+        scored = [(distance(context), i, v) for i, (v, context) in enumerate(self.numbers)]
+        return [v for d, _, v in sorted(scored) if d]
 
 
 def field_kind(name: str) -> str | None:
@@ -252,7 +267,7 @@ def numbers_in(text: str) -> tuple[tuple[int | float, str], ...]:
         value: int | float = float(raw) if "." in raw else int(raw)
         before = _WORDS_RE.findall(text[max(0, m.start() - 40) : m.start()].lower())[-3:]
         after = _WORDS_RE.findall(text[m.end() : m.end() + 40].lower())[:3]
-        out.append((value, " ".join(before + after)))
+        out.append((value, " ".join(before) + " | " + " ".join(after)))
     return tuple(out)
 
 

@@ -26,7 +26,7 @@ _MAX_TRIES = 4096
 _MAX_OBJECT = 32 * 1024  # a schema or example longer than this is not one a reply can follow
 _MAX_REPAIRS = 16
 _MAX_EXAMPLE = 4000
-_BARE_VALUE_RE = re.compile(r"(:\s*)([A-Za-z_][\w.-]*)(\s*[,}\]])")
+_BARE_VALUE_RE = re.compile(r"(:\s*)(?!(?:true|false|null)\b)([A-Za-z_][\w.-]*)(\s*[,}\]])")
 _LISTED_KEYS_RE = re.compile(
     r"\b(?:keys|fields|properties|attributes)\b[ \t]{0,3}(?:are|named|called|:)?[ \t]{0,3}"
     r"((?:[`\"']?[A-Za-z_]\w{0,40}[`\"']?(?:[ \t]{0,3},[ \t]{0,3}|[ \t]{1,3}and[ \t]{1,3}"
@@ -60,14 +60,14 @@ def described_schema(prompt: str) -> dict[str, Any] | None:
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
     """The `{...}` objects of `text` that parse, outermost first: JSON as written (parsed at C
-    speed from each brace), else, when none is, small examples with bare placeholder values
-    quoted (`"confidence": confidence_score`). Bounded, as the text is the arm's."""
+    speed from each brace) or a small example with bare placeholder values quoted
+    (`"confidence": confidence_score`). Bounded, as the text is the arm's."""
     text = text[:_MAX_SCAN]
     found: list[dict[str, Any]] = []
     decoder = json.JSONDecoder()
     start = text.find("{")
     budget = _MAX_SCAN  # characters the failed tries may read between them
-    tries = 0
+    tries = repairs = 0
     while start >= 0 and len(found) < _MAX_OBJECTS and budget > 0 and tries < _MAX_TRIES:
         tries += 1
         # A window, not the whole text: the decoder's error counts the lines before the error.
@@ -76,7 +76,13 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
             value, used = decoder.raw_decode(window)
         except json.JSONDecodeError as e:
             budget -= e.pos + 1
-            start = text.find("{", start + 1)
+            repaired = _repaired(text, start) if repairs < _MAX_REPAIRS else None
+            repairs += 1
+            if repaired is not None:
+                found.append(repaired[0])
+                start = text.find("{", repaired[1])
+            else:
+                start = text.find("{", start + 1)
             continue
         except RecursionError:  # nesting past Python's limit: at most that many levels read
             budget -= 4 * sys.getrecursionlimit()
@@ -85,18 +91,14 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
         if isinstance(value, dict):
             found.append(value)
         start = text.find("{", start + used)
-    if found:
-        return found
-    start = text.find("{")
-    for _ in range(_MAX_REPAIRS):
-        if start < 0:
-            break
-        close = _matching_brace(text, start)
-        value = _parse(text[start : close + 1]) if close is not None else None
-        if isinstance(value, dict):
-            return [value]
-        start = text.find("{", start + 1)
     return found
+
+
+def _repaired(text: str, start: int) -> tuple[dict[str, Any], int] | None:
+    """A small example at `start` with its bare placeholders quoted, and where it ends."""
+    close = _matching_brace(text, start)
+    value = _parse(text[start : close + 1]) if close is not None else None
+    return (value, close + 1) if isinstance(value, dict) and close is not None else None
 
 
 def _matching_brace(text: str, start: int) -> int | None:
