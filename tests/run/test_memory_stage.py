@@ -227,3 +227,18 @@ def test_ctrl_c_during_ingestion_snapshots_nothing_and_resume_ingests_it_all(
     assert [type(r).__name__ for r in again] == ["IngestionRecord"] * 3 + ["SnapshotRecord"]
     (turn,) = read_turns(resumed / "turns.jsonl")
     assert turn.text.count("session_") == 3
+
+
+def test_a_memory_study_passes_the_gate(tmp_path: Path) -> None:
+    """Two record runs from fresh arms send the same requests, ingestion's included."""
+    longmemeval_file(tmp_path, per_type=1)
+    retrieval = {"command": f"{sys.executable} -m arms.retrieval", "env": {}}
+    study = _study(
+        tmp_path, {"retrieval": retrieval}, format="longmemeval", path="longmemeval_s.json", n=1
+    )
+    runs = tmp_path / "runs"
+    done = harness("gate", str(study), "--run-dir", str(runs), "--isolation", "local")
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert "PASSED" in done.stdout
+    (gate,) = [json.loads(p.read_text()) for p in runs.glob("*/gate.json")]
+    assert gate["divergences"] == []
