@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from stubs.conversation import turn_of
 from stubs.said import said_text, tag_text
 from stubs.tokens import texts_of
 
@@ -190,7 +191,8 @@ def _grounding(key: str, focus: str) -> Grounding:
     whole = "\n".join(texts)[:_MAX_TEXT]
     said = said_text(body, whole)
     keyed = "\n".join(_non_system_texts(body))[:_MAX_TEXT]
-    return grounding_from(f"{focus}\n{said}" if focus else said, whole, keyed)
+    results = "\n".join(turn_of(body).results)[:_MAX_TEXT]
+    return grounding_from(f"{focus}\n{said}" if focus else said, whole, keyed, results)
 
 
 def _non_system_texts(body: dict[str, Any]) -> list[str]:
@@ -207,10 +209,14 @@ def _non_system_texts(body: dict[str, Any]) -> list[str]:
     return out
 
 
-def grounding_from(said: str, whole: str = "", keyed: str | None = None) -> Grounding:
+def grounding_from(
+    said: str, whole: str = "", keyed: str | None = None, results: str = ""
+) -> Grounding:
     """The grounding of `said` (what the user said), with the prompt's clock read from `whole`
     (all of the request's text; `said` if empty) and the names and integers it lists by key
-    from `keyed` (its messages other than the instructions; `whole` if None)."""
+    from `keyed` (its messages other than the instructions; `whole` if None). What tools have
+    returned for the user's message (`results`) comes first in prose and numbers: a summary
+    after a weather call says the weather; names stay the user's first."""
     whole = whole or said
     keyed = whole if keyed is None else keyed
     listed = _unique(
@@ -220,13 +226,13 @@ def grounding_from(said: str, whole: str = "", keyed: str | None = None) -> Grou
     )
     return Grounding(
         listed_names=listed,
-        said_names=proper_nouns(said),
-        places=places_in(said),
-        sentences=sentences_of(said),
+        said_names=_unique((*proper_nouns(said), *proper_nouns(results))),
+        places=_unique((*places_in(said), *places_in(results))),
+        sentences=_unique((*sentences_of(results), *sentences_of(said))),
         # The prompt's own clock first: its worked examples carry dates of their own.
         dates=tuple(_dates(_clock_text(whole)) or _dates(said) or _dates(whole)),
         ints=_ints(keyed),
-        numbers=numbers_in(said),
+        numbers=(*numbers_in(results), *numbers_in(said)),
     )
 
 

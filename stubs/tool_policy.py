@@ -75,6 +75,11 @@ _AFTER_USE_RE = re.compile(
     re.I,
 )
 _MAX_VERBS = 256
+# Tools that deliver the answer rather than look something up, by a word of their name
+# (pydantic-ai's final_result, langmem's Done, an agent's submit_answer).
+_ANSWERING_WORDS = frozenset(
+    ("final", "answer", "respond", "response", "reply", "finish", "done", "submit")
+)
 
 
 def _told_to_use_tools(text: str) -> bool:
@@ -109,6 +114,10 @@ def used_embedder(embedder: str) -> str:
 @functools.lru_cache(maxsize=4096)
 def _vector(text: str, embedder: str) -> Any:
     return embed_texts([text], _DIMS, used_embedder(embedder))[0]
+
+
+def _split_name(name: str) -> list[str]:
+    return _WORD_RE.findall(_CAMEL_RE.sub(r"\1 \2", name).replace("_", " ").lower())
 
 
 def content_words(text: str) -> str:
@@ -176,6 +185,12 @@ def tools_to_call(
     pool = fresh or (list(tools) if choice == "required" else [])
     if not pool:
         return []
+    if turn.results and choice == "required":
+        # A call is forced with the results in: the tool that answers (pydantic-ai's
+        # final_result), not another lookup the user did not ask for.
+        answering = [t for t in pool if _ANSWERING_WORDS & set(_split_name(t.name))]
+        if answering:
+            return answering[:1]
     threshold = 1.0
     scored = sorted(
         ((_score(turn, t, embedder), i, t) for i, t in enumerate(pool)),

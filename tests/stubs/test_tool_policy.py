@@ -81,3 +81,12 @@ def test_a_rule_overrides_the_policy() -> None:
     done = turn("hi", called=("get_weather",), results=("ok",))
     assert tools_to_call(TOOLS, "auto", done, True, override="first") == []
     assert tools_to_call([], "required", ask, True) == []
+
+
+def test_a_forced_call_with_the_results_in_delivers_the_answer() -> None:
+    final = OfferedTool("final_result", "The final response which ends this conversation")
+    lookup = OfferedTool("search_results", "Search the web")
+    done = turn("What's the weather in Paris?", called=("get_weather",), results=("Rain",))
+    assert names(tools_to_call([*TOOLS, lookup, final], "required", done, True)) == ["final_result"]
+    first = turn("What's the weather in Paris?")
+    assert names(tools_to_call([*TOOLS, final], "required", first, True)) == ["get_weather"]
