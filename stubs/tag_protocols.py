@@ -20,6 +20,7 @@ _LIST_OPEN_RE = re.compile(
     r"<([A-Za-z][\w-]{0,40})>[ \t\n]{0,40}(?:<!--[^>]{0,200}-->[ \t\n]{0,40})?"
     r"<([A-Za-z][\w-]{0,40})>"
 )
+_REPLY_CUE_RE = re.compile(r"\b(?:format|return|respond|reply|output|answer)\b", re.I)
 _HEADING_RE = re.compile(r"^(#{1,4})[ \t]+(\S[^\n]{0,120})$", re.M)
 _SECTIONS_NOUN_RE = re.compile(
     r"\b(?:sections?|headings?|headers?|format|structure|template)\b", re.I
@@ -55,6 +56,10 @@ def xml_list_reply(turn: Turn) -> str | None:
             if n >= _MAX_TEMPLATES:
                 break
             outer, inner = match.group(1), match.group(2)
+            # Claude-style prompts wrap their own instructions in nested tags: only a template
+            # the prompt asks the reply to follow ("Return ... in this exact format:") counts.
+            if not _REPLY_CUE_RE.search(source, max(0, match.start() - 200), match.start()):
+                continue
             closes_inner = source.find(f"</{inner}>", match.end())
             closes_outer = source.find(f"</{outer}>", match.end())
             if outer == inner or closes_inner < 0 or closes_outer < closes_inner:

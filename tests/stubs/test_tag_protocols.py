@@ -24,6 +24,9 @@ def test_an_empty_list_and_escaped_text() -> None:
     assert xml_list_reply(said) == "<items>\n  <item>I like &lt;b&gt; &amp; co.</item>\n</items>"
     assert xml_list_reply(turn("<a><a>x</a></a>")) is None  # not a list of another tag
     assert xml_list_reply(turn("plain text")) is None
+    # A prompt's own instructions in nested tags are not a reply template.
+    claude = "<instructions>\n<rule>Be kind.</rule>\n<rule>Be brief.</rule>\n</instructions>"
+    assert xml_list_reply(turn("I live in Oslo.", system=claude)) is None
 
 
 def test_markdown_sections_only_when_asked_for_and_after_the_request() -> None:
