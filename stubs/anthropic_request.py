@@ -246,7 +246,33 @@ def _check_options(body: dict[str, Any]) -> None:
             raise _fail("metadata.user_id: Input should be a valid string", "metadata")
 
 
+def _check_output_format(body: dict[str, Any], configured: bool) -> dict[str, Any] | None:
+    """The schema of the structured-outputs beta's top-level `output_format` (what litellm
+    sends): the same JSON schema format as `output_config.format`, answered the same way.
+    Both at once are refused, as the SDK refuses them (output_format is the deprecated form)."""
+    fmt = body.get("output_format")
+    if fmt is None:
+        return None
+    if configured:
+        raise _fail(
+            "Both output_format and output_config.format were provided. "
+            "Please use only output_config.format (output_format is deprecated).",
+            "output_format",
+        )
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        raise _fail("output_format.type: Input should be 'json_schema'", "output_format")
+    schema = fmt.get("schema")
+    if not isinstance(schema, dict):
+        raise _fail("output_format.schema: Field required", "output_format")
+    return schema
+
+
 def _check_output_config(body: dict[str, Any]) -> dict[str, Any] | None:
+    schema = _check_output_config_format(body)
+    return _check_output_format(body, schema is not None) or schema
+
+
+def _check_output_config_format(body: dict[str, Any]) -> dict[str, Any] | None:
     config = body.get("output_config")
     if config is None:
         return None

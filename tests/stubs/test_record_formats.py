@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anthropic
+import jsonschema
 import pydantic
 import pytest
 
@@ -245,6 +247,64 @@ def test_typed_output_and_tool_inputs_are_grounded(record_proxy: ProxyProcess) -
     )
     (use,) = [b for b in reply.content if b.type == "tool_use"]
     assert use.input == {"name": "Lena", "age": 34, "city": "Porto"}
+
+
+PERSON_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "age": {"type": "integer"},
+        "city": {"type": "string"},
+    },
+    "required": ["name", "age", "city"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_top_level_output_format_is_answered_with_grounded_json(
+    record_proxy: ProxyProcess, stream: bool
+) -> None:
+    # The structured-outputs beta's top-level field, as litellm sends it (the SDK's create()
+    # no longer names it, so it goes through extra_body with the beta header).
+    fmt = {"type": "json_schema", "schema": PERSON_SCHEMA}
+    request: Any = {
+        "model": HAIKU,
+        "max_tokens": 500,
+        "messages": [{"role": "user", "content": LENA}],
+        "extra_body": {"output_format": fmt},
+        "extra_headers": {"anthropic-beta": "structured-outputs-2025-11-13"},
+    }
+    client = record_proxy.anthropic()
+    if stream:
+        with client.messages.stream(**request) as events:
+            message = events.get_final_message()
+    else:
+        message = client.messages.create(**request)
+    (block,) = message.content
+    assert block.type == "text"
+    value = json.loads(block.text)
+    jsonschema.validate(value, PERSON_SCHEMA)
+    assert value == {"name": "Lena", "age": 34, "city": "Porto"}
+
+
+def test_output_format_with_output_config_format_is_refused(record_proxy: ProxyProcess) -> None:
+    fmt = {"type": "json_schema", "schema": PERSON_SCHEMA}
+    with pytest.raises(anthropic.BadRequestError, match="Both output_format and output_config"):
+        record_proxy.anthropic().messages.create(
+            model=HAIKU,
+            max_tokens=500,
+            messages=[{"role": "user", "content": LENA}],
+            output_config={"format": fmt},  # type: ignore[typeddict-item]
+            extra_body={"output_format": fmt},
+        )
+    with pytest.raises(anthropic.BadRequestError, match=r"output_format\.type"):
+        record_proxy.anthropic().messages.create(
+            model=HAIKU,
+            max_tokens=500,
+            messages=[{"role": "user", "content": LENA}],
+            extra_body={"output_format": {"type": "text"}},
+        )
 
 
 def test_langmem_memory_call_stores_the_users_words_not_the_instructions(
