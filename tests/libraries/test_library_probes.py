@@ -1,6 +1,7 @@
-"""instructor's JSON mode, dspy's ReAct and langmem's memory manager, the real libraries with
-only `harness proxy serve --mode record`'s exports and its default stubs (issue 21): each gets
-the output its protocol asks for, with values from the conversation, and the calls are logged.
+"""instructor's JSON mode, dspy's ReAct, langmem's memory manager and litellm's Anthropic
+structured output, the real libraries with only `harness proxy serve --mode record`'s exports
+and its default stubs (issue 21): each gets the output its protocol asks for, with values from
+the conversation, and the calls are logged.
 
 Each library runs as a script of tests/libraries/probes/ in .cache/libs-venv, with the proxy's
 exports as its whole pointing (as a user pastes them); the script prints its result as JSON.
@@ -99,3 +100,17 @@ def test_the_ai_sdk_anthropic_provider_runs_its_tool_loop_on_the_printed_base_ur
     assert result["steps"] == 2 and "21" in result["text"]
     calls = proxy.calls(at_least=2)
     assert [(c["path"], c["status"]) for c in calls] == [("/v1/messages", 200)] * 2
+
+
+def test_litellm_anthropic_structured_output_is_grounded_json(
+    tmp_path: Path, libs_python: Path, proxy: ProxyProcess
+) -> None:
+    result = probe(libs_python, proxy, "litellm_anthropic_json", tmp_path)
+    person = {"name": "Lena", "age": 34, "city": "Porto"}
+    assert result == {"plain": person, "streamed": person}
+    calls = proxy.calls(at_least=2)
+    assert [c["route"] for c in calls] == ["anthropic.messages"] * 2
+    reader = PackReader.open(proxy.run_dir)
+    for call in calls:  # the beta's top-level field, not a forced tool
+        body = json.loads(reader.get(call["request_body"]))
+        assert body["output_format"]["type"] == "json_schema" and "tools" not in body
