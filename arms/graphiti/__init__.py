@@ -108,8 +108,19 @@ class GraphitiArm(EngineArm):
         graph = self.graphs[session.session_id]
         if not graph.episodes and not graph.reopened:  # empty: save the search's embedding
             return []
-        edges = await graph.graphiti.search(query, num_results=self.top_k)
-        return [edge.fact for edge in edges]
+        # Graphiti's `search` ranks by reciprocal rank fusion, whose ties (a fact first by words
+        # and second by meaning, another the other way round) keep the order Kuzu's full-text
+        # query returned them in, which is not fixed: the same store then gave the model its
+        # facts in another order, so a replay missed its recorded request. `search_` gives the
+        # fused scores; ties are broken by the fact's text. (It also leaves the shared
+        # EDGE_HYBRID_SEARCH_RRF config alone, which `search` sets the limit on.)
+        from graphiti_core.search.search_config_recipes import EDGE_HYBRID_SEARCH_RRF
+
+        config = EDGE_HYBRID_SEARCH_RRF.model_copy(update={"limit": self.top_k})
+        results = await graph.graphiti.search_(query, config=config)
+        scores = results.edge_reranker_scores or [0.0] * len(results.edges)
+        ranked = sorted(zip(scores, results.edges, strict=True), key=lambda p: (-p[0], p[1].fact))
+        return [edge.fact for _, edge in ranked]
 
     async def remember(self, session: OpenSession, turn: Turn, message: str) -> None:
         from graphiti_core.nodes import EpisodeType
