@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 
 from stubs.grounding import grounding_of
+from stubs.patch_doc import is_patch_tool, patch_doc_input, prompt_texts
 from stubs.replies import ReplyBook
 from stubs.request import StubRequest
 from stubs.schema_instance import instance_for
@@ -39,7 +40,13 @@ def structured_value(
             value = None
         if value is not None and _valid(schema, value):
             return value
-    return instance_for(schema, seed, grounding_of(req.body, focus))
+    grounding = grounding_of(req.body, focus)
+    if is_patch_tool(schema):
+        # A document patch names a document the prompt shows (stubs.patch_doc).
+        patch = patch_doc_input(prompt_texts(req.body), grounding)
+        if patch is not None and _valid(schema, patch):
+            return patch
+    return instance_for(schema, seed, grounding)
 
 
 def structured_json(
