@@ -14,6 +14,11 @@ What the merged run holds:
   lines in shard order, their run named as the merged run (`reservations.jsonl` renumbered like
   the calls);
 - `bodies/pack.bin`: every body of every shard, each stored once;
+- `snapshots/<arm>/<history>/` (a memory study's stores, harness/run/snapshot.py): every shard's,
+  where its `snapshot` line in turns.jsonl names it; a history two shards both ingested (LoCoMo
+  questions of one conversation split across shards) is kept once when both hash the same, else
+  the later shard's goes to `shards/<I>/snapshots/...` and its line names that path. Ingestion
+  lines and `questions.jsonl` are top-level JSONL, merged as above;
 - `shards/<I>/...`: every other file of shard I as it was (logs, the proxy's settings, clocks);
 - `run.json`: shard 1's header with the run's own id, the shards' counts summed, passed only if
   every shard passed, and `merged_from`; then the manifest of the merged files.
@@ -209,6 +214,7 @@ def merge_shards(dirs: list[Path], out: Path) -> RunHeader:
     merged: list[MergedShard] = []
     offset = 0
     lines: dict[str, list[str]] = {}
+    placed: dict[str, str] = {}  # a snapshot's path in the merged run -> its sha256
     for run_dir, header in shards:
         study = header.study
         assert study is not None and study.shard is not None and header.manifest is not None
@@ -232,6 +238,8 @@ def merge_shards(dirs: list[Path], out: Path) -> RunHeader:
             renumber = path.name in RENUMBERED
             out_lines = lines.setdefault(path.name, [])
             for record in _jsonl(path):
+                if path.name == "turns.jsonl" and record.get("kind") == "snapshot":
+                    _place_snapshot(record, run_dir, out, study.shard.index, placed)
                 out_lines.append(_rewrite(record, run_id, offset if renumber else None))
         _copy_bodies(run_dir, out)
         _copy_rest(run_dir, out / "shards" / str(study.shard.index))
@@ -314,10 +322,35 @@ def _copy_bodies(run_dir: Path, out: Path) -> None:
         store.close()
 
 
+def _place_snapshot(
+    record: dict[str, Any], run_dir: Path, out: Path, index: int, placed: dict[str, str]
+) -> None:
+    """Copy the snapshot a shard's `snapshot` line names into the merged run; the line is made
+    to name where it now is."""
+    path, sha = record.get("path"), record.get("sha256")
+    parts = Path(path).parts if isinstance(path, str) else ()
+    source = run_dir / path if isinstance(path, str) else run_dir
+    if len(parts) < 2 or parts[0] != "snapshots" or ".." in parts or not source.is_dir():
+        raise _refuse(
+            f"{run_dir}/turns.jsonl: a snapshot line names {path!r}, not a folder under "
+            "snapshots/ of that shard",
+            "run `harness audit` on that shard",
+        )
+    assert isinstance(path, str)
+    if placed.get(path, sha) != sha:  # another shard's copy of this history differs
+        path = f"shards/{index}/{path}"
+    if path not in placed:
+        target = out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(source, target, symlinks=True)  # the arm's links stay links
+        placed[path] = str(sha)
+    record["path"] = path
+
+
 def _copy_rest(run_dir: Path, dest: Path) -> None:
     for path in sorted(run_dir.rglob("*")):
         relative = path.relative_to(run_dir)
-        if path.is_dir() or relative.parts[0] == "bodies":
+        if path.is_dir() or relative.parts[0] in ("bodies", "snapshots"):
             continue
         if len(relative.parts) == 1 and (path.suffix == ".jsonl" or path.name in HEADER_FILES):
             continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -265,3 +266,58 @@ def test_a_killed_or_interrupted_shard_is_refused_and_its_rerun_merges(tmp_path:
     merged = header(tmp_path / "m3")["study"]
     assert [Path(s["run_dir"]).name for s in merged["merged_from"]][1] == rerun.name
     assert merged["items"] == len(SLOW_ITEMS) and merged["passed"]
+
+
+MEMORY_ARM = Path(__file__).resolve().parent / "memory_arm.py"
+
+
+@pytest.mark.parametrize("source", ["longmemeval", "locomo"])
+def test_memory_study_shards_merge_with_their_questions_and_snapshots(
+    tmp_path: Path, source: str
+) -> None:
+    """Two shards of a memory study: the merged run has every question once in questions.jsonl,
+    every ingestion line, and each snapshot line naming a folder of the merged run with the
+    hash it was taken with. LoCoMo's conversation is ingested by both shards (its questions are
+    split), and its identical store is kept once."""
+    from harness.run.snapshot import tree_hash
+    from rundir.ingestions import IngestionRecord, SnapshotRecord, read_ingestions
+    from rundir.questions import read_questions
+    from tests.datasets.fixtures import locomo_file, longmemeval_file
+
+    if source == "longmemeval":
+        longmemeval_file(tmp_path, per_type=1)
+        items = {"format": "longmemeval", "path": "longmemeval_s.json"}
+    else:
+        locomo_file(tmp_path, samples=1, questions=4)
+        items = {"format": "locomo", "path": "locomo10.json"}
+    arm = {"command": f"{sys.executable} {MEMORY_ARM}", "env": {}}
+    study = StudyBuilder(arms={"toy": arm}).set(items=items).write(tmp_path)  # type: ignore[arg-type]
+    shards = [record(study, tmp_path / f"shard{i}", "--shard", f"{i}/2") for i in (1, 2)]
+    asked = [q.item for s in shards for q in read_questions(s / "questions.jsonl")]
+    ingested = [
+        r
+        for s in shards
+        for r in read_ingestions(s / "turns.jsonl")
+        if isinstance(r, IngestionRecord)
+    ]
+    out = tmp_path / "merged"
+    code, said = merge(*shards, "--out", out)
+    assert code == 0, said
+    questions = read_questions(out / "questions.jsonl")
+    assert sorted(q.item for q in questions) == sorted(set(asked)) and len(asked) >= 3
+    assert len({q.item for q in questions}) == len(questions)  # every question once
+    assert {q.run for q in questions} == {out.name}
+    lines = read_ingestions(out / "turns.jsonl")
+    assert len([r for r in lines if isinstance(r, IngestionRecord)]) == len(ingested)
+    snapshots = [r for r in lines if isinstance(r, SnapshotRecord)]
+    assert snapshots and all(r.run == out.name for r in snapshots)
+    for shot in snapshots:
+        folder = out / shot.path
+        assert folder.is_dir() and tree_hash(folder).sha256 == shot.sha256
+    if source == "locomo":  # one conversation, ingested in both shards, one identical copy
+        assert len(snapshots) == 2 and {s.path for s in snapshots} == {
+            "snapshots/toy/" + snapshots[0].history
+        }
+    assert not list(out.glob("shards/*/snapshots"))
+    done = harness("audit", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
