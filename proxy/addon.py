@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import structlog
 from mitmproxy import ctx, exceptions, http
@@ -460,8 +460,14 @@ class HarnessAddon:
             first_byte,
             end,
             run_id=self.run_id,
-            mode="live" if state.live else "replay" if self.replay else "record",
+            mode=self._mode(state),
         )
+
+    def _mode(self, state: CallState) -> Literal["record", "live", "replay"]:
+        """The proxy's mode, also for a call refused at intake, whose state.live is never set."""
+        if state.live or self.live is not None:
+            return "live"
+        return "replay" if self.replay else "record"
 
 
 def _usd(option: str, value: str) -> Decimal:

@@ -160,6 +160,8 @@ def test_a_framing_attack_gets_the_vendors_400_and_is_logged(
     assert (call["status"], call["outcome"], call["vendor"]) == (400, "bad_request", vendor)
     assert call["path"] == ROUTES[vendor].removeprefix(f"/{vendor}")
     assert call["cost_usd"] == "0" and call["reserved_usd"] == "0"
+    # Logged under the proxy's own mode, though the refusal never reached live mode's path.
+    assert call["mode"] == ("live" if upstream is not None else "record")
     if upstream is not None:
         assert len(upstream.requests) == forwarded, "nothing reaches the vendor"
     assert_healthy(proxy)

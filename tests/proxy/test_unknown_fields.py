@@ -323,7 +323,9 @@ def test_live_mode_refuses_an_unknown_field_before_reserving_or_forwarding(
             with pytest.raises(error) as raised:
                 call(proxy)
             assert words in str(raised.value), route
-            assert proxy.call_where(route=route, status=400)["outcome"] == "bad_request"
+            refused = proxy.call_where(route=route, status=400)
+            assert refused["outcome"] == "bad_request"
+            assert refused["mode"] == "live", route  # the proxy's mode, though nothing went out
         # Nothing went out and nothing was reserved: the refusal cost nothing.
         assert vendor.requests == []
         journal = proxy.run_dir / "reservations.jsonl"
