@@ -23,6 +23,7 @@ from stubs.context import StubContext
 from stubs.conversation import turn_of
 from stubs.errors import StubRequestError
 from stubs.grounding import grounding_of
+from stubs.patch_doc import patch_when_nothing_new
 from stubs.replies import conversation_texts
 from stubs.request import StubReply, StubRequest, Usage
 from stubs.schema_instance import instance_for
@@ -98,6 +99,11 @@ def _tools_to_call(req: StubRequest, ctx: StubContext, plan: MessagesPlan) -> li
         override=ctx.book.tool_override(req),
         embedder=ctx.book.stubs.embeddings.model,
     )
+    if plan.forced_tool == "" and ctx.book.tool_override(req) is None:
+        schemas = {name: tool.get("input_schema") for name, tool in plan.tools.items()}
+        patcher = patch_when_nothing_new(req.body, schemas)
+        if patcher is not None:
+            return [(patcher, "")]
     if len(chosen) == 1:
         return [(chosen[0].name, "")]
     return [(t.name, focus_of(turn.user, t, ctx.book.stubs.embeddings.model)) for t in chosen]

@@ -18,6 +18,7 @@ from typing import Any
 from stubs.conversation import turn_of
 from stubs.errors import StubRequestError
 from stubs.openai_common import FunctionSpec, forced_function, parse_function_tools
+from stubs.patch_doc import patch_when_nothing_new
 from stubs.replies import ReplyBook
 from stubs.request import StubRequest
 from stubs.tool_policy import OfferedTool, focus_of, tools_to_call
@@ -105,6 +106,10 @@ def functions_to_call(
         embedder=book.stubs.embeddings.model,
     )
     by_name = {f.name: f for f in functions}
+    if tool_choice == "required" and book.tool_override(req) is None:
+        patcher = patch_when_nothing_new(req.body, {f.name: f.parameters for f in functions})
+        if patcher is not None:
+            return [(by_name[patcher], "")]
     if len(chosen) == 1:
         return [(by_name[chosen[0].name], "")]
     embedder = book.stubs.embeddings.model

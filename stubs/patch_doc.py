@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from stubs.grounding import Grounding
+from stubs.grounding import Grounding, grounding_of
 from stubs.tokens import texts_of
 
 # trustcall 0.0.x: `<instance id={id} schema_type="{name}">\n{doc}\n</instance>`. Bounded runs:
@@ -117,3 +117,14 @@ def patch_doc_input(texts: list[str], grounding: Grounding) -> dict[str, Any] | 
         "planned_edits": f"replace {path} with what the user said: {fact}",
         "patches": [{"op": "replace", "path": path, "value": fact}],
     }
+
+
+def patch_when_nothing_new(body: dict[str, Any], schemas: dict[str, Any]) -> str | None:
+    """The patch tool a forced call goes to when the user stated nothing new: langmem's second
+    extraction must call a tool (tool_choice required), and a model that reads only a question
+    patches a shown document with no operations rather than store the question as a memory.
+    None when the request offers no patch tool, shows no document, or the user stated a fact."""
+    patchers = [n for n, s in schemas.items() if isinstance(s, dict) and is_patch_tool(s)]
+    if not patchers or _statements(grounding_of(body)):
+        return None
+    return patchers[0] if shown_docs(prompt_texts(body)) else None

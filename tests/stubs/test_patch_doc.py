@@ -16,6 +16,7 @@ from typing import Any
 
 import jsonschema
 
+from stubs.anthropic_messages import messages as anthropic_messages
 from stubs.context import StubContext
 from stubs.grounding import grounding_from
 from stubs.openai_chat import chat_completions
@@ -143,3 +144,51 @@ def test_hostile_instance_text_is_read_in_a_moment() -> None:
     start = time.process_time()
     patch_doc_input([hostile], grounding_from("I moved to Porto."))
     assert time.process_time() - start < 2.0
+
+
+def test_a_required_call_after_only_a_question_patches_nothing_instead_of_storing_it() -> None:
+    # The langmem arm's recall turn: the user asked, stated nothing; storing the question as a
+    # memory is what a model would not do.
+    body = with_session("Where does my family live?", "Your sister lives in Lisbon.")
+    assert calls(body) == [
+        (
+            "PatchDoc",
+            {
+                "json_doc_id": SHOWN_ID,
+                "planned_edits": "Nothing new was stated; the document stays as it is.",
+                "patches": [],
+            },
+        )
+    ]
+    # Without a shown document there is nothing to patch: the policy's tool is called.
+    bare = with_session("Where does my family live?", "I do not know.", "You are a subroutine.")
+    assert [name for name, _ in calls(bare)] == ["Memory"]
+
+
+def test_anthropic_any_after_only_a_question_patches_the_shown_document() -> None:
+    body = with_session("Where does my family live?", "Your sister lives in Lisbon.")
+    anthropic_body = {
+        "model": "claude-haiku-4-5-20251001",
+        "max_tokens": 500,
+        "system": body["messages"][0]["content"],
+        "messages": [body["messages"][1]],
+        "tools": [
+            {
+                "name": t["function"]["name"],
+                "description": t["function"]["description"],
+                "input_schema": t["function"]["parameters"],
+            }
+            for t in body["tools"]
+        ],
+        "tool_choice": {"type": "any"},
+    }
+    reply = anthropic_messages(
+        StubRequest("anthropic", "anthropic.messages", anthropic_body, body_digest(anthropic_body)),
+        StubContext(),
+    )
+    (use,) = json.loads(b"".join(reply.chunks))["content"]
+    assert (use["name"], use["input"]["json_doc_id"], use["input"]["patches"]) == (
+        "PatchDoc",
+        SHOWN_ID,
+        [],
+    )
