@@ -46,6 +46,10 @@ def test_langmem_stores_recalls_and_passes_gate_and_replay(
     # The manager's extraction called its memory tool with the user's words.
     replies = [pack.get(c["response_hash"]).decode() for c in calls if c["route"] == "openai.chat"]
     assert any("Lisbon" in r and "tool_calls" in r for r in replies), replies
+    # The recall turn's extraction (PatchDoc beside Memory, a call required) stores no question:
+    # it patches the shown memory with no operations.
+    assert not any("Where does my family live" in r and "tool_calls" in r for r in replies)
+    assert any('\\"patches\\":[]' in r for r in replies), replies
     # The recall turn's main call carried the memory into the system prompt.
     recall = next(c for c in calls if c["turn"] == 1 and c["route"] == "openai.chat")
     body = json.loads(pack.get(recall["request_body"]))
