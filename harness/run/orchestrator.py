@@ -31,18 +31,22 @@ import structlog
 from arms.client import SeamClient, SeamError, TurnResult
 from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
+from harness.datasets.source import ItemsSource
 from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
 from harness.run.limit_check import describe, limit_records
 from harness.run.memory_stage import MemoryStage, state_env
+from harness.run.net_score import DEFAULT_LAMBDA
 from harness.run.proxy_control import ProxyControl
 from harness.run.question_records import QuestionRecorder
 from harness.run.rtt import live_upstreams, probe_all
 from harness.run.signals import CtrlC
+from harness.run.snapshot import SnapshotError
 from harness.run.stray_watch import StrayConnection, StrayWatch, strongest
 from harness.run.strays import Key
 from harness.run.turn_records import AttemptRecords
 from harness.run.turn_watch import TurnWatch
 from harness.study import Item, Study
+from rundir.ingestions import IngestionRecord
 from rundir.rtt import ProbePhase, RttLog
 from rundir.turns import TurnLog, TurnRecord
 
@@ -61,6 +65,17 @@ def arm_order(seed: int, item_id: str, arms: Sequence[str]) -> list[str]:
     order = list(arms)
     random.Random(f"{seed}:{item_id}").shuffle(order)
     return order
+
+
+@dataclass(frozen=True)
+class Held:
+    """A memory question's records on one arm, written once every arm has run the item: a
+    snapshot that fails on a later arm voids the earlier arms' answers too."""
+
+    arm: str
+    done: list[TurnRecord]
+    ingested: list[IngestionRecord]
+    snapshot_sha256: str | None
 
 
 @dataclass
@@ -106,7 +121,9 @@ class Orchestrator:
         self.rtt = RttLog(run_dir / "rtt.jsonl")
         self.upstreams = live_upstreams(run_dir, dict(study.file.vendors))
         self.has_memory = any(item.memory is not None for item in items)
-        self.questions = QuestionRecorder(run_id, run_dir)
+        source = study.file.items
+        net_lambda = source.net_lambda if isinstance(source, ItemsSource) else DEFAULT_LAMBDA
+        self.questions = QuestionRecorder(run_id, run_dir, net_lambda)
         self.memory = MemoryStage(
             run_id,
             run_dir,
@@ -117,6 +134,10 @@ class Orchestrator:
             study.file.ingest_deadline_ms,
         )
         self.limited: set[str] = set()  # arms that met a bound: replaced before anything else
+        # A memory item whose snapshot could not be copied, on any arm, is an infrastructure
+        # failure in every arm (its arms would not have read the same store): item -> why.
+        self.spoiled: dict[str, str] = {}
+        self.held: list[Held] = []  # the current item's records, until all its arms ran
 
     @property
     def stopping(self) -> bool:
@@ -136,13 +157,16 @@ class Orchestrator:
                 await self._start_arms(proxy)
                 await self._probe("start")  # before any arm's first turn
                 for item in self.items:
-                    for arm in arm_order(self.study.file.arm_order_seed, item.id, self.arms):
-                        if (item.id, arm) in self.skip:
-                            continue
-                        if self.stopping:
-                            self.tally.interrupted = True
-                            return self.tally
-                        await self._item_on_arm(item, arm)
+                    try:
+                        for arm in arm_order(self.study.file.arm_order_seed, item.id, self.arms):
+                            if (item.id, arm) in self.skip:
+                                continue
+                            if self.stopping:
+                                self.tally.interrupted = True
+                                return self.tally
+                            await self._item_on_arm(item, arm)
+                    finally:
+                        self._settle(item)
                 await self._probe("end")  # after every arm's last turn, before they stop
         finally:
             for client in self.clients.values():
@@ -174,6 +198,11 @@ class Orchestrator:
         attempt = 1
         while True:
             done: list[TurnRecord] = []
+            spoiled = self.spoiled.get(item.id)
+            if spoiled is not None:  # another arm's snapshot failed: this arm does not run it
+                records = AttemptRecords(self.run_id, item.id, arm, attempt)
+                done += records.given_up(done, len(item.turns), spoiled)
+                break
             try:
                 await self._attempt(item, arm, attempt, done)
                 break
@@ -187,6 +216,8 @@ class Orchestrator:
                 if attempt > MAX_RETRIES or self.stopping:
                     records = AttemptRecords(self.run_id, item.id, arm, attempt)
                     done += records.given_up(done, len(item.turns), str(e))
+                    if isinstance(e, SnapshotError) and item.memory is not None:
+                        self.spoiled[item.id] = f"the item's snapshot failed on {arm}: {e}"
                     break
                 await asyncio.sleep(BACKOFF_S * 2 ** (attempt - 1))
                 attempt += 1
@@ -203,11 +234,9 @@ class Orchestrator:
         except InfraError as e:
             unreachable = e  # raised once the item's records are kept
         await asyncio.to_thread(memory_controls.check, self.turns.path.parent, item, done)
-        if item.memory is not None and done:  # after the proxy logged the item's calls (above)
-            await asyncio.to_thread(
-                self.questions.record, item, arm, done, *self.memory.account(item, arm)
-            )
-        for record in done:
+        if item.memory is not None:  # recorded after the proxy logged the item's calls (above)
+            self.held.append(Held(arm, done, *self.memory.account(item, arm)))
+        for record in done if item.memory is None else []:
             self._write(record)
         if unreachable is not None:
             raise unreachable
@@ -230,6 +259,11 @@ class Orchestrator:
         prepared = await self.memory.prepare(item, arm, attempt) if item.memory else None
         if prepared is not None and prepared.stopped:
             return  # Ctrl-C during the history's ingestion: the question is left for --resume
+        if prepared is not None and prepared.limited:  # a bound met while ingesting
+            why = f"not run: {prepared.limited} while ingesting the history"
+            done += [records.failed(n, "resource_limit", why) for n in range(len(item.turns))]
+            self.limited.add(arm)  # replaced before anything else runs
+            return
         if prepared is not None and prepared.failed:
             done += [records.failed(n, "error", prepared.failed) for n in range(len(item.turns))]
             return
@@ -341,6 +375,21 @@ class Orchestrator:
     async def _tell_proxy(self, arm: str, item: str | None, turn: int) -> None:
         assert self.control is not None
         await self.control.tell(arm, item, turn)
+
+    def _settle(self, item: Item) -> None:
+        """Write the memory question's records of every arm that ran it: each an infrastructure
+        failure if any arm's snapshot of its history failed."""
+        held, self.held = self.held, []
+        why = self.spoiled.get(item.id)
+        for kept in held:
+            done = kept.done
+            if why is not None and done:
+                records = AttemptRecords(self.run_id, item.id, kept.arm, done[0].attempts)
+                done = records.given_up([], len(item.turns), why)
+            if done:
+                self.questions.record(item, kept.arm, done, kept.ingested, kept.snapshot_sha256)
+            for record in done:
+                self._write(record)
 
     def _write(self, record: TurnRecord) -> None:
         self.turns.append(record)

@@ -20,6 +20,11 @@ from harness.isolation.base import InfraError
 _CHUNK = 1 << 20
 
 
+class SnapshotError(InfraError):
+    """A snapshot that could not be taken or copied back: the item's comparison is void, so the
+    orchestrator fails the item in every arm (harness/run/orchestrator.py)."""
+
+
 @dataclass(frozen=True)
 class TreeHash:
     sha256: str
@@ -63,7 +68,7 @@ def take(state: Path, snapshot: Path) -> TreeHash:
         _replace(state, snapshot)
         return tree_hash(snapshot)
     except OSError as e:
-        raise InfraError(f"snapshot of {state} failed: {e}") from e
+        raise SnapshotError(f"snapshot of {state} failed: {e}") from e
 
 
 def restore(snapshot: Path, state: Path, expected: str) -> None:
@@ -72,9 +77,11 @@ def restore(snapshot: Path, state: Path, expected: str) -> None:
         _replace(snapshot, state)
         got = tree_hash(state).sha256
     except OSError as e:
-        raise InfraError(f"copying snapshot {snapshot} to {state} failed: {e}") from e
+        raise SnapshotError(f"copying snapshot {snapshot} to {state} failed: {e}") from e
     if got != expected:
-        raise InfraError(f"the copy of snapshot {snapshot} hashes {got[:12]}, not {expected[:12]}")
+        raise SnapshotError(
+            f"the copy of snapshot {snapshot} hashes {got[:12]}, not {expected[:12]}"
+        )
 
 
 def empty(state: Path) -> None:

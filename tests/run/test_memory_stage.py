@@ -41,7 +41,9 @@ def test_longmemeval_questions_each_on_a_fresh_copy_of_their_ingested_store(
     tmp_path: Path,
 ) -> None:
     longmemeval_file(tmp_path, per_type=1)
-    study = _study(tmp_path, {"toy": _arm()}, format="longmemeval", path="longmemeval_s.json")
+    study = _study(
+        tmp_path, {"toy": _arm()}, format="longmemeval", path="longmemeval_s.json", net_lambda=1.5
+    )
     run = _record(study, tmp_path / "runs")
     lines = read_ingestions(run / "turns.jsonl")
     ingested = [r for r in lines if isinstance(r, IngestionRecord)]
@@ -71,6 +73,10 @@ def test_longmemeval_questions_each_on_a_fresh_copy_of_their_ingested_store(
     abstaining = questions["q001_abs"]
     assert abstaining.abstention and abstaining.exact_match is None
     assert abstaining.evidence_reached is None  # nothing to reach: the history lacks the answer
+    # NET(1.5): the toy answers with its log, never a refusal: the abstention question and the
+    # answerable ones it gets wrong cost lambda each.
+    assert not abstaining.abstained and abstaining.net == -1.5
+    assert questions["q000"].net == -1.5 and questions["q000"].net_lambda == 1.5
     # The toy makes no model call: the evidence never reached a main call.
     assert questions["q000"].evidence_reached is False and questions["q000"].exact_match is False
     assert questions["q000"].ingest_sessions == 3 and questions["q000"].ingest_seconds > 0
@@ -96,6 +102,7 @@ def test_a_locomo_conversation_is_ingested_once_for_all_its_questions(tmp_path: 
     asked = [r for r in rows if r["kind"] == "question"]
     assert sorted(r["category"] for r in asked) == [1, 2, 2, 4]
     assert all(r["gold"] and "ingest_cost_usd" in r for r in asked)
+    assert all(r["net"] == -1.0 and r["net_lambda"] == 1.0 for r in asked)  # the default
     # The report's families section counts the questions by category.
     markdown = (out / "report.md").read_text()
     assert "| category 2 | 2 |" in markdown and "| category 4 | 1 |" in markdown
@@ -242,3 +249,28 @@ def test_a_memory_study_passes_the_gate(tmp_path: Path) -> None:
     assert "PASSED" in done.stdout
     (gate,) = [json.loads(p.read_text()) for p in runs.glob("*/gate.json")]
     assert gate["divergences"] == []
+
+
+def test_a_snapshot_that_cannot_be_copied_fails_the_item_in_every_arm(tmp_path: Path) -> None:
+    """The `fifo` arm leaves a fifo in its state folder while ingesting q000's answer session:
+    copying it fails for real (shutil refuses special files), on every retry. q000 is then an
+    infrastructure failure on both arms, whichever ran first; the other questions are not."""
+    longmemeval_file(tmp_path, per_type=1)
+    arms = {"plain": _arm(), "fifo": _arm(MEMORY_ARM_FIFO_SESSION="answer_0_1")}
+    study = _study(tmp_path, arms, format="longmemeval", path="longmemeval_s.json")
+    runs = tmp_path / "runs"
+    harness("record", str(study), "--run-dir", str(runs), "--isolation", "local")
+    run = only_run(runs)
+    turns = read_turns(run / "turns.jsonl")
+    by_item = {(t.item, t.arm): t for t in turns}
+    assert len(turns) == 6 and len(by_item) == 6  # every question once per arm
+    for arm in arms:
+        failed = by_item[("q000", arm)]
+        assert failed.outcome == "infra_failed", failed
+        assert failed.error and "snapshot failed on fifo" in failed.error
+        assert by_item[("q001_abs", arm)].outcome == "done"
+        assert by_item[("q002", arm)].outcome == "done"
+    shots = [r for r in read_ingestions(run / "turns.jsonl") if isinstance(r, SnapshotRecord)]
+    assert ("fifo", "q000") not in {(s.arm, s.item) for s in shots}
+    questions = {(q.item, q.arm): q for q in read_questions(run / "questions.jsonl")}
+    assert questions[("q000", "plain")].outcome == "infra_failed"
