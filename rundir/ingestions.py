@@ -22,8 +22,9 @@ INGESTION_SCHEMA: Literal[1] = 1
 KINDS = ("ingestion", "snapshot")
 
 # done: the arm took the session in. cut: its ingest deadline passed. error: it refused or failed
-# (501: it does not ingest). infra_failed: the machinery failed (the arm died).
-IngestOutcome = Literal["done", "cut", "error", "infra_failed"]
+# (501: it does not ingest). infra_failed: the machinery failed (the arm died). resource_limit:
+# the arm met one of its bounds (rundir/limits.py) while ingesting it; the rest is not ingested.
+IngestOutcome = Literal["done", "cut", "error", "infra_failed", "resource_limit"]
 
 
 class IngestionRecord(RunDirModel):

@@ -5,7 +5,9 @@ in: the question's type or category, its gold answer and whether it is an absten
 the arm's answer, whether the evidence sessions' text reached the arm's main call (retrieval
 parity: an answer is only possible if it did), and what ingesting its history and answering it
 cost, apart. Abstention questions get no exact-match score (its gold is a refusal, which no
-string comparison decides); the judging stage grades every question.
+string comparison decides); the judging stage grades every question. `net` is the judge-free
+answer-or-abstain score NET(lambda) (harness/run/net_score.py): +1 right (for an abstention
+question: abstained), 0 abstained on an answerable question, -lambda wrong; None unanswered.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ class QuestionRecord(RunDirModel):
     # None for an abstention question.
     exact_match: bool | None = None
     gold_in_answer: bool | None = None
+    abstained: bool = False  # the answer declines to answer (net_score.abstains)
+    net: float | None = None  # NET(net_lambda); None when the arm gave no answer
+    net_lambda: float | None = None
     evidence_sessions: list[str] = Field(default_factory=list)
     evidence_total: int = 0  # evidence turns the dataset marks
     evidence_found: int = 0  # of them, found in the text of the question's main calls

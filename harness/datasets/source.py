@@ -7,6 +7,7 @@
     seed = 7                        # the draw's seed
     stratify = "question_type"      # LongMemEval: "question_type"; LoCoMo: "category"
     per_conversation_max = 5        # at most this many questions of one conversation (LoCoMo)
+    net_lambda = 1.0                # NET(lambda)'s cost of a wrong answer (run/net_score.py)
 
 `items = "items.jsonl"` (a string) is still the harness's scripted items, undrawn.
 """
@@ -35,6 +36,7 @@ class ItemsSource(BaseModel):
     seed: int = 0
     stratify: Literal["question_type", "category"] | None = None
     per_conversation_max: int | None = Field(None, gt=0)
+    net_lambda: float = Field(1.0, ge=0, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _stratum_of_format(self) -> ItemsSource:

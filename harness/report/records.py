@@ -3,9 +3,10 @@ from, so a reader can recompute any figure without the run directory.
 
 One `{"kind": "turn"}` line per (arm, item, turn) and one `{"kind": "call"}` line per call, in
 the run's order; a memory benchmark adds one `{"kind": "question"}` line per question and arm
-(questions.jsonl: type or category, gold, abstention, exact match, evidence, ingestion and answer
-cost apart). Money stays an exact decimal string. A public copy names items by ordinal and
-leaves the turn text out (its length stays), because texts quote the study's private materials.
+(questions.jsonl: type or category, gold, abstention, exact match, NET(lambda), evidence,
+ingestion and answer cost apart). Money stays an exact decimal string. A public copy names items
+by ordinal and leaves the turn text out (its length stays), because texts quote the study's
+private materials.
 """
 
 from __future__ import annotations

@@ -17,6 +17,12 @@ session's index and `phase = "ingest"`, so its calls are charged to the item as 
 as an answer. Each is an `ingestion` line in turns.jsonl (rundir/ingestions.py). A v1 arm cannot
 ingest: its questions fail as the arm's error, named once.
 
+After each ingestion the backend is asked whether the arm met one of its bounds (pids, memory,
+disk: harness/run/limit_check.py), as after each turn: if so the ingestion is recorded
+`resource_limit` naming the bound (an OOM-killed arm is the arm's failure, not a retry), the rest
+of the history is not ingested, no snapshot is taken, and the question is not asked: its turns
+are recorded `resource_limit` and the arm is replaced (the orchestrator's `limited`).
+
 A resumed run (`--resume`) starts from the snapshots the runs it resumes took: a history already
 ingested and snapshotted there is not ingested again (its copy is checked against its hash).
 """
@@ -39,6 +45,7 @@ from harness.datasets.model import History
 from harness.isolation.base import InfraError, IsolationBackend
 from harness.run import snapshot
 from harness.run.arm_stop import stop_arm
+from harness.run.limit_check import describe
 from harness.run.proxy_control import ProxyControl
 from harness.study import Item
 from rundir.errors import RunDirError
@@ -70,6 +77,7 @@ class Prepared:
     opened: bool  # the session is open already (the history went into it)
     failed: str | None = None  # the arm cannot take the history: its questions fail with this
     stopped: bool = False  # Ctrl-C during the ingestion: the question is not asked (nor recorded)
+    limited: str | None = None  # the arm met a bound while ingesting: the question is not asked
 
 
 @dataclass(frozen=True)
@@ -129,15 +137,17 @@ class MemoryStage:
             return Prepared("", False, f"arm {arm!r} speaks seam {seam}: it cannot ingest history")
         if not self.keeps_state(arm):
             session_id = f"{item.id}.{attempt}"
-            await self._ingest_all(item, arm, attempt, session_id, history)
-            return Prepared(session_id, opened=True, stopped=self.stopping())
+            limited = await self._ingest_all(item, arm, attempt, session_id, history)
+            return Prepared(session_id, opened=True, stopped=self.stopping(), limited=limited)
         key = (arm, history.id)
         state = host_state(self.run_dir, arm)
         if key not in self.snapshots:
             await self._stop(arm)
             await asyncio.to_thread(snapshot.empty, state)
             await self._restart(arm)
-            await self._ingest_all(item, arm, attempt, history.id, history)
+            limited = await self._ingest_all(item, arm, attempt, history.id, history)
+            if limited is not None:  # a partial history is never snapshotted
+                return Prepared("", False, limited=limited)
             if self.stopping():
                 return Prepared("", False, stopped=True)
             started = time.monotonic()
@@ -186,7 +196,8 @@ class MemoryStage:
 
     async def _ingest_all(
         self, item: Item, arm: str, attempt: int, session_id: str, history: History
-    ) -> None:
+    ) -> str | None:
+        """Ingest every session of `history`; the bound the arm met, if it met one."""
         client = self.clients[arm]
         opened = OpenSession(session_id=session_id, item_id=item.id, clock=history.sessions[0].date)
         try:
@@ -200,10 +211,13 @@ class MemoryStage:
                 record = await self._ingest_one(item, arm, attempt, session_id, history, index)
                 self.turns.append(record)
                 self.ingested.setdefault((arm, item.id), []).append(record)
+                if record.outcome == "resource_limit":
+                    return record.error
                 if record.outcome == "error" and "does not ingest" in (record.error or ""):
                     break  # 501: the rest would say the same
         finally:
             await self._tell(arm, None, 0)
+        return None
 
     async def _ingest_one(
         self, item: Item, arm: str, attempt: int, session_id: str, history: History, index: int
@@ -223,10 +237,42 @@ class MemoryStage:
         try:
             result = await self.clients[arm].ingest(session_id, body, self.deadline_ms / 1000)
         except httpx.HTTPError as e:
+            # An arm killed by its own bound (OOM) drops the connection: the arm's failure.
+            if why := await self._met_bound(arm):
+                return self._record(item, arm, attempt, history, index, "resource_limit", why)
             raise InfraError(f"ingesting {session.session_id} on {arm}: {e}") from e
+        if why := await self._met_bound(arm):
+            return self._record(
+                item, arm, attempt, history, index, "resource_limit", why, result.seconds
+            )
         if result.outcome == "broken" or not self.backend.arm_alive(arm):
             raise InfraError(f"ingesting {session.session_id}: the arm died ({result.error})")
         outcome: IngestOutcome = result.outcome  # broken was raised just above
+        return self._record(
+            item, arm, attempt, history, index, outcome, result.error, result.seconds, result.stored
+        )
+
+    async def _met_bound(self, arm: str) -> str | None:
+        met = await asyncio.to_thread(self.backend.limit_hits, arm)
+        if not met:
+            return None
+        why = describe(arm, met, self.backend.limits)
+        log.warning("resource limit while ingesting", limit=met, error=why)
+        return why
+
+    def _record(
+        self,
+        item: Item,
+        arm: str,
+        attempt: int,
+        history: History,
+        index: int,
+        outcome: IngestOutcome,
+        error: str | None,
+        seconds: float | None = None,
+        stored: int | None = None,
+    ) -> IngestionRecord:
+        session = history.sessions[index]
         return IngestionRecord(
             run=self.run_id,
             item=item.id,
@@ -237,10 +283,10 @@ class MemoryStage:
             date=session.date,
             messages=len(session.messages),
             outcome=outcome,
-            stored=result.stored,
-            seconds=round(result.seconds, 3),
+            stored=stored,
+            seconds=round(seconds, 3) if seconds is not None else None,
             attempts=attempt,
-            error=result.error,
+            error=error,
         )
 
     async def _tell(

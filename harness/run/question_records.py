@@ -17,6 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from harness.checks.memory_controls import strings_of
+from harness.run.net_score import DEFAULT_LAMBDA, abstains, scored_net
 from harness.study import Item
 from rundir.calllog import CALL_SCHEMA, CallRecord
 from rundir.ingestions import IngestionRecord
@@ -66,8 +67,9 @@ class CallTail:
 
 
 class QuestionRecorder:
-    def __init__(self, run_id: str, run_dir: Path) -> None:
+    def __init__(self, run_id: str, run_dir: Path, net_lambda: float = DEFAULT_LAMBDA) -> None:
         self.run_id = run_id
+        self.net_lambda = net_lambda
         self.run_dir = run_dir
         self.calls = CallTail(run_dir / "calls.jsonl")
         self.log = QuestionLog(run_dir / "questions.jsonl")
@@ -91,6 +93,9 @@ class QuestionRecorder:
         text = turn.text if turn else ""
         found = self._evidence_found(answer, q.evidence_texts)
         scored = not q.abstention
+        exact = normalise(text) == normalise(q.answer)
+        outcome = turn.outcome if turn else "infra_failed"
+        abstained = abstains(text)
         record = QuestionRecord(
             run=self.run_id,
             item=item.id,
@@ -104,8 +109,11 @@ class QuestionRecorder:
             gold=q.answer,
             answer=text,
             outcome=turn.outcome if turn else "infra_failed",
-            exact_match=normalise(text) == normalise(q.answer) if scored else None,
+            exact_match=exact if scored else None,
             gold_in_answer=normalise(q.answer) in normalise(text) if scored else None,
+            abstained=abstained,
+            net=scored_net(outcome, q.abstention, abstained, exact, self.net_lambda),
+            net_lambda=self.net_lambda,
             evidence_sessions=q.evidence_sessions,
             evidence_total=len(q.evidence_texts),
             evidence_found=found,

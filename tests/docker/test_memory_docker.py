@@ -82,3 +82,39 @@ def test_mem0_and_graphiti_ingest_and_answer_from_their_copies(
         ("graphiti", 0), ("graphiti", 3), ("mem0", 0), ("mem0", 3)
     ]  # fmt: skip
     assert all(q.outcome == "done" and q.ingest_calls >= 0 for q in questions)
+
+
+@pytest.mark.usefixtures("images")
+def test_a_bound_met_while_ingesting_is_the_arms_resource_limit(tmp_path: Path) -> None:
+    """The toy arm balloons while ingesting q000's answer session: that ingestion is recorded
+    `resource_limit` naming the memory bound, the rest of q000's history is not ingested, no
+    snapshot is taken of it, q000's question is not asked (resource_limit, not a retry), and the
+    replaced arm ingests and answers the other questions."""
+    import shutil
+    import sys
+
+    from tests.datasets.fixtures import longmemeval_file
+    from tests.harness.studies import read_jsonl
+
+    del sys  # the arm runs in the image's Python
+    arm_file = Path(__file__).resolve().parents[1] / "harness" / "memory_arm.py"
+    (tmp_path / "study").mkdir()
+    shutil.copy(arm_file, tmp_path / "study" / "memory_arm.py")  # containers see the study only
+    arms = {
+        "toy": {"command": "python memory_arm.py", "env": {"MEMORY_ARM_BALLOON_SESSION": "s0_b"}}
+    }
+    items = {"format": "longmemeval", "path": "longmemeval_s.json"}
+    builder = StudyBuilder(arms=arms).set(items=items)
+    study = builder.set(limits={"memory": "192m", "pids": 64}).write(tmp_path / "study")
+    longmemeval_file(tmp_path / "study", per_type=1)
+    runs = tmp_path / "runs"
+    harness("record", str(study), "--run-dir", str(runs), "--isolation", "docker")
+    run = only_run(runs)
+    lines = read_ingestions(run / "turns.jsonl")
+    first = [r for r in lines if isinstance(r, IngestionRecord) and r.item == "q000"]
+    assert [(r.session, r.outcome) for r in first] == [("s0_a", "done"), ("s0_b", "resource_limit")]
+    assert first[1].error and "memory limit" in first[1].error and "'toy'" in first[1].error
+    assert "q000" not in {r.item for r in lines if isinstance(r, SnapshotRecord)}
+    answers = {t["item"]: t for t in read_jsonl(run / "turns.jsonl") if "turn" in t}
+    assert answers["q000"]["outcome"] == "resource_limit" and answers["q000"]["attempts"] == 1
+    assert answers["q001_abs"]["outcome"] == "done" and answers["q002"]["outcome"] == "done"

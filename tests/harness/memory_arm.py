@@ -5,7 +5,9 @@ Ingesting a session appends `<session> <date> now=<its own clock's date>` to
 turn answers with that log, then `asked:` and the questions asked before on this store, and
 appends its own question to `asked.log`: on a fresh copy per question, nothing was asked before.
 With MEMORY_ARM_STATELESS=1 it declares no state folder and keeps the log in memory;
-MEMORY_ARM_INGEST_S makes each ingestion take that long.
+MEMORY_ARM_INGEST_S makes each ingestion take that long; ingesting the session named by
+MEMORY_ARM_FIFO_SESSION leaves a fifo in the state folder, which no snapshot can copy; ingesting
+the one named by MEMORY_ARM_BALLOON_SESSION takes memory until the arm's bound stops it.
 """
 
 from __future__ import annotations
@@ -38,12 +40,18 @@ class MemoryArm(Arm):
 
     async def ingest(self, session_id: str, ingest: Ingest) -> int:
         await asyncio.sleep(float(os.environ.get("MEMORY_ARM_INGEST_S", "0")))
+        if ingest.session_id == os.environ.get("MEMORY_ARM_BALLOON_SESSION"):
+            hog = []
+            while True:  # every page written, so the memory is really taken
+                hog.append(b"x" * (16 * 2**20))
         line = f"{ingest.session_id} {ingest.date:%Y-%m-%d} now={datetime.now():%Y-%m-%d}"
         self.logs[session_id].append(line)
         path = self._file(session_id)
         if path is not None:
             with open(path, "a") as f:
                 f.write(line + "\n")
+            if ingest.session_id == os.environ.get("MEMORY_ARM_FIFO_SESSION"):
+                os.mkfifo(path.with_suffix(".fifo"))
         return 1
 
     async def turn(self, session_id: str, turn: Turn) -> AsyncIterator[str]:
