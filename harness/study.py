@@ -27,6 +27,7 @@
                                           # default; per arm: [arms.X] cap_add = [...])
     on_stray = "halt"                     # a refused connection halts the run at once, or
                                           # "fail": the run goes on and fails at its end
+    workers = 1                           # items in parallel on N sets of arms (--workers)
     [limits]                              # every arm's bounds, here their defaults
     pids = 512                            # processes and threads
     memory = "2g"                         # RAM, and no swap
@@ -255,6 +256,8 @@ class StudyFile(BaseModel):
     # "halt": the first refused connection stops the run at once (the turn in flight is marked
     # stray_connection); "fail": the run goes on and fails at its end.
     on_stray: Literal["halt", "fail"] = "halt"
+    # Items run in parallel on this many independent sets of arms (--workers overrides it).
+    workers: int = Field(1, ge=1)
     # Every arm's bounds (pids, memory without swap, cpus, disk), applied by the backend.
     limits: ResourceLimits = Field(default_factory=ResourceLimits)
     verdict: Verdict = Field(default_factory=Verdict)

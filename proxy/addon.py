@@ -36,7 +36,14 @@ from proxy.header_fields import lowered, rewrite
 from proxy.intake import intake, keep_request
 from proxy.record import RecordMode
 from proxy.replay import CUT_OUTCOMES, ReplayMode, ReplaySourceError
-from proxy.settings import MODES, PurposeRule, declare_options, parse_purposes, rule_purpose
+from proxy.settings import (
+    MODES,
+    PurposeRule,
+    arm_of,
+    declare_options,
+    parse_purposes,
+    rule_purpose,
+)
 from proxy.stream_server import StreamServer
 from rundir.calllog import UNSTORED_FLAGS
 from rundir.masking import DEFAULT_BODY_MASKS
@@ -240,16 +247,18 @@ class HarnessAddon:
         headers = lowered(req.headers)
         vendor, path = split_vendor(req.path, req.host_header or "", headers)
         port = flow.client_conn.sockname[1] if flow.client_conn.sockname else 0
-        arm = self.arm_ports.get(port, self.arm)
+        # The listener names the arm's instance (a worker's copy): its turn is the instance's,
+        # the record names the arm, so calls do not depend on how many workers ran.
+        instance = self.arm_ports.get(port, self.arm)
         state = CallState(
             vendor=vendor,
             path=safe_text(path),  # stray bytes in the request line: hashed and logged escaped
             method=safe_text(req.method),
-            arm=arm,
+            arm=arm_of(instance),
             purpose=headers.get(PURPOSE_HEADER, ""),
             start=req.timestamp_end or time.time(),
             seq=self.sink.next_seq(),
-            turn=self.turns.current(arm),
+            turn=self.turns.current(instance),
         )
         flow.metadata["harness"] = state
         rewrite(req.headers, HARNESS_HEADERS, {})
@@ -415,7 +424,7 @@ class HarnessAddon:
             vendor=vendor,
             path=safe_text(path),
             method=safe_text(req.method),
-            arm=arm,
+            arm=arm_of(arm),
             purpose="",
             start=req.timestamp_start or time.time(),
             seq=self.sink.next_seq(),

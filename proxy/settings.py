@@ -31,6 +31,21 @@ PROXY_READY = "harness proxy ready"
 MODES = ("record", "live", "replay")
 # Settings only live mode reads: left out of the options otherwise, so a record run's options
 # never name a ledger or a cap it does not use.
+# `--workers N`: worker k > 0 runs arm A as instance `A@k` (its own listeners and process); an
+# arm name cannot hold "@" (harness/study.py), so the arm a call is charged to is unambiguous.
+WORKER_MARK = "@"
+
+
+def instance_name(arm: str, worker: int) -> str:
+    """The name worker `worker`'s copy of `arm` has at the backend and the proxy."""
+    return arm if worker == 0 else f"{arm}{WORKER_MARK}{worker}"
+
+
+def arm_of(instance: str) -> str:
+    """The arm an instance name belongs to: what every record names, whatever N is."""
+    return instance.split(WORKER_MARK, 1)[0]
+
+
 LIVE_ONLY = ("cap", "prices", "ledger", "ledger_url", "stage", "stage_cap")
 
 

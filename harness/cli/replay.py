@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli.study import ISOLATION, _isolation
+from harness.cli.study import ISOLATION, WORKERS, _isolation
 from harness.errors import HarnessError
 
 
@@ -28,6 +28,7 @@ def replay(
         None, "--study", help="The study file, if it moved (it must hash the same)."
     ),
     isolation: str = ISOLATION,
+    workers: int | None = WORKERS,
 ) -> int:
     """Replay a recorded run with no key and no network; exit 1 on any divergence or miss."""
     # Imported here: loading a study pulls in the vendor SDKs, which other commands need not pay.
@@ -75,6 +76,7 @@ def replay(
         isolation=_isolation(isolation),
         replay_from=source.resolve(),
         allow_misses=recorded.allow_misses,  # judged as the recording was
+        workers=workers,
     )
     result = run_study(request)
     comparison = compare_runs(source, result.run_dir, all_masks(loaded))  # the proxy's masks

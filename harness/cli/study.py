@@ -44,6 +44,13 @@ SHARD = typer.Option(
     "study's hashes; `auto` reads a Slurm array's or a Kubernetes Indexed Job's index "
     "(HARNESS_SHARD_COUNT gives the Job's count). Join the shards with `harness merge`.",
 )
+WORKERS = typer.Option(
+    None,
+    "--workers",
+    envvar="HARNESS_WORKERS",
+    help="Run items in parallel on N independent sets of arms (local backend; default: the "
+    "study's `workers`, else 1). Results do not depend on N.",
+)
 ALLOW_MISSES = typer.Option(
     False,
     "--allow-misses",
@@ -69,6 +76,7 @@ def _run(
     resume: Path | None = None,
     allow_misses: bool = False,
     shard: str | None = None,
+    workers: int | None = None,
 ) -> int:
     from harness.run.pipeline import RunRequest, run_study
     from harness.run.shards import resolve_shard
@@ -87,6 +95,7 @@ def _run(
         resume_from=resume,
         allow_misses=allow_misses,
         shard=spec,
+        workers=workers,
     )
     return _report(run_study(request))
 
@@ -173,6 +182,7 @@ def record(
     resume: Path | None = RESUME,
     allow_misses: bool = ALLOW_MISSES,
     shard: str | None = SHARD,
+    workers: int | None = WORKERS,
 ) -> int:
     """Run a study in record mode: every model call answered by stubs, free."""
     return _run(
@@ -185,6 +195,7 @@ def record(
         resume=resume,
         allow_misses=allow_misses,
         shard=shard,
+        workers=workers,
     )
 
 
@@ -198,9 +209,12 @@ def live(
     resume: Path | None = RESUME,
     allow_misses: bool = ALLOW_MISSES,
     shard: str | None = SHARD,
+    workers: int | None = WORKERS,
 ) -> int:
     """Run a study against the real vendors, metered and capped (after a clean record run)."""
-    return _run(study, "live", run_dir, arm, limit, isolation, cap, resume, allow_misses, shard)
+    return _run(
+        study, "live", run_dir, arm, limit, isolation, cap, resume, allow_misses, shard, workers
+    )
 
 
 def merge(

@@ -58,6 +58,10 @@ async def _drive(plan: Plan, advance: Callable[[TurnRecord], None], driven: Driv
     turns = TurnLog(plan.run_dir / "turns.jsonl")
     try:
         async with running(plan.backend, plan.settings) as proxy:
+            if plan.workers > 1:  # items in parallel, one proxy (harness/run/workers.py)
+                from harness.run.workers import drive_workers
+
+                return await drive_workers(plan, proxy, turns, advance, driven.tally)
             orchestrator = Orchestrator(
                 plan.study,
                 plan.arms,
@@ -74,6 +78,10 @@ async def _drive(plan: Plan, advance: Callable[[TurnRecord], None], driven: Driv
         # After the stop, and inside the task: on Ctrl-C asyncio.run cancels the task and waits
         # for its finally blocks, so the turn log is closed whichever way the drive ends.
         turns.close()
+        if plan.workers > 1:  # in the items' order, as one worker writes it
+            from harness.run.workers import sort_turns
+
+            sort_turns(turns.path, plan.items)
 
 
 @contextmanager

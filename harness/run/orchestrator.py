@@ -22,7 +22,8 @@ import asyncio
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import httpx
@@ -98,6 +99,8 @@ class Orchestrator:
         turns: TurnLog,
         on_turn: Callable[[TurnRecord], None] | None = None,
         skip: frozenset[tuple[str, str]] = frozenset(),
+        tally: RunTally | None = None,
+        hand_out: Iterator[Item] | None = None,
     ) -> None:
         self.study = study
         self.arms = arms
@@ -107,7 +110,12 @@ class Orchestrator:
         self.turns = turns
         self.on_turn = on_turn or (lambda record: None)
         self.skip = skip  # (item, arm) pairs a resumed run already finished
-        self.tally = RunTally()
+        # --workers N (harness/run/workers.py): one tally for all workers, and the items handed
+        # out from one iterator in the study's order, each to the first worker that is free.
+        self.tally = tally if tally is not None else RunTally()
+        self.hand_out = hand_out
+        self.worker = 0  # --workers: this worker's index (its arms' instance names)
+        self.owns_signals = True  # one worker takes Ctrl-C; the others share its CtrlC
         self.clients: dict[str, SeamClient] = {}
         self.control: ProxyControl | None = None
         self.deadline_s = study.deadline_ms / 1000
@@ -149,14 +157,14 @@ class Orchestrator:
     async def run(self, proxy: ProxyInfo) -> RunTally:
         """Start the arms, run every item, and always stop the clients (the caller stops the
         backend). Ctrl-C: the turn in flight settles, then the run stops; twice: at once."""
-        self.control = ProxyControl(proxy.control_url)
+        self.control = ProxyControl(proxy.control_url, self.worker)
         self.memory.control = self.control
         self.memory.stopping = lambda: self.stopping
         try:
-            with self.ctrl_c.handled():
+            with self.ctrl_c.handled() if self.owns_signals else nullcontext():
                 await self._start_arms(proxy)
                 await self._probe("start")  # before any arm's first turn
-                for item in self.items:
+                for item in self.hand_out if self.hand_out is not None else self.items:
                     try:
                         for arm in arm_order(self.study.file.arm_order_seed, item.id, self.arms):
                             if (item.id, arm) in self.skip:

@@ -20,6 +20,7 @@ from harness.errors import HarnessError
 from harness.isolation.base import IsolationBackend, ProxySettings
 from harness.run.resume import resumption
 from harness.run.shards import ShardSpec
+from harness.run.worker_names import check_workers, instances
 from harness.study import Item, Study, sha256
 from rundir.errors import RunDirError
 from rundir.gate_record import passing_gate
@@ -54,6 +55,7 @@ class RunRequest:
     resume_from: Path | None = None  # --resume: skip what this stopped run finished
     allow_misses: bool = False  # --allow-misses: memory-control misses do not fail the run
     shard: ShardSpec | None = None  # --shard I/N: run only this shard's items
+    workers: int | None = None  # --workers N (None: the study's `workers`)
 
 
 @dataclass
@@ -71,6 +73,7 @@ class Plan:
     settings: ProxySettings
     prices: Path | None  # the price table the run is priced with, if it exists
     turns_to_run: int  # for the progress bar
+    workers: int = 1  # independent sets of arms running items in parallel (workers.py)
 
 
 def prepare(request: RunRequest) -> Plan:
@@ -92,6 +95,9 @@ def prepare(request: RunRequest) -> Plan:
     capabilities = {arm: study.capabilities(arm) for arm in arms}
     upstreams, purposes = study.upstreams(), study.purpose_rules()
     masks = proxy_masks(study)
+    workers = request.workers if request.workers is not None else study.file.workers
+    has_memory = any(item.memory is not None for item in items)
+    check_workers(workers, request.isolation, has_memory)  # before the run directory exists
     run_id, started, tool_versions = new_run_id(name), now_iso(), versions()
     run_dir = request.run_root / run_id
     try:
@@ -99,6 +105,7 @@ def prepare(request: RunRequest) -> Plan:
     except OSError as e:
         raise HarnessError(f"cannot create run directory {run_dir}: {e.strerror}") from e
     backend = make_backend(request.isolation, run_dir, study)
+    check_workers(workers, backend.isolation, has_memory)  # `auto` may have chosen docker
     header = RunHeader(
         run_id=run_id,
         mode=request.mode,
@@ -135,7 +142,7 @@ def prepare(request: RunRequest) -> Plan:
         run_dir=run_dir,
         run_id=run_id,
         mode=request.mode,
-        arms=arms,
+        arms=instances(arms, workers),  # each worker's copy of each arm: its own listeners
         stubs=study.stubs_path,
         # The proxy reads a [pins] table from a TOML file: the study file has one.
         pins=study.path if study.file.pins else None,
@@ -166,6 +173,7 @@ def prepare(request: RunRequest) -> Plan:
         turns_to_run=sum(
             len(item.turns) for item in items for arm in arms if (item.id, arm) not in skip
         ),
+        workers=workers,
     )
 
 

@@ -12,17 +12,23 @@ from typing import Literal
 import httpx
 
 from harness.isolation.base import InfraError
+from proxy.settings import instance_name
 from rundir.turn_message import TurnMessage
 
 
 class ProxyControl:
-    def __init__(self, control_url: str) -> None:
+    def __init__(self, control_url: str, worker: int = 0) -> None:
+        # --workers N: worker k tells the proxy about its own instance of each arm (`A@k`), the
+        # name its listener carries, so two workers running one arm never share a turn.
+        self.worker = worker
         self.client = httpx.AsyncClient(base_url=control_url, trust_env=False, timeout=10)
 
     async def tell(
         self, arm: str, item: str | None, turn: int, phase: Literal["answer", "ingest"] = "answer"
     ) -> None:
-        message = TurnMessage(arm=arm, item=item, turn=turn, phase=phase)
+        message = TurnMessage(
+            arm=instance_name(arm, self.worker), item=item, turn=turn, phase=phase
+        )
         try:
             response = await self.client.post(
                 "/turn",

@@ -1,0 +1,141 @@
+"""`--workers N`: items in parallel on one machine, N independent sets of arms, one run.
+
+What is shared: the run directory, the one proxy (its call log, its stubs, in live mode its one
+ledger and cap), its control channel, turns.jsonl, the tally and the progress display. What is
+not: each worker starts its own copy of every arm (`A`, `A@1`, `A@2`, ... for worker 0, 1, 2;
+proxy/settings.py `instance_name`), each with its own proxy listeners, process and seam.
+
+Why attribution holds: the proxy charges a call to the listener it arrived on, and each instance
+has its own; the control channel's board is keyed by instance (a worker tells the proxy
+`A@k runs item I turn T`), so two workers running arm A at once never share a turn. The call
+record names the arm (`arm_of`), never the instance, so records do not depend on N.
+
+Items are handed out from one iterator in the study's order, each to the first worker that is
+free; an item runs all its arms on one worker, in the seeded order, with retries on that worker's
+arms as today. turns.jsonl is sorted by the items' order once the workers are done (records of
+one item keep their order), so it does not depend on N either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from harness.isolation.base import ArmHandle, IsolationBackend, ProxyInfo, ProxySettings
+from harness.run.orchestrator import Orchestrator, RunTally
+from harness.run.prepare import Plan
+from harness.study import ArmSpec, Item
+from proxy.settings import instance_name
+from rundir.atomic import write_atomic
+from rundir.limits import AppliedLimits
+from rundir.turns import TurnLog, TurnRecord
+
+
+class WorkerBackend(IsolationBackend):
+    """The run's backend as one worker sees it: arm `A` is this worker's instance `A@k`."""
+
+    def __init__(self, inner: IsolationBackend, worker: int) -> None:
+        self.inner = inner
+        self.worker = worker
+        self.isolation = inner.isolation
+        self.isolation_reason = inner.isolation_reason
+        self.clock_pinning = inner.clock_pinning
+        self.limits = inner.limits
+
+    def _name(self, arm: str) -> str:
+        return instance_name(arm, self.worker)
+
+    async def start_proxy(self, settings: ProxySettings) -> ProxyInfo:
+        raise RuntimeError("the run's proxy is started once, by the drive")
+
+    async def start_arm(self, name: str, spec: ArmSpec, proxy: ProxyInfo) -> ArmHandle:
+        return await self.inner.start_arm(self._name(name), spec, proxy)
+
+    def arm_alive(self, name: str) -> bool:
+        return self.inner.arm_alive(self._name(name))
+
+    async def restart_arm(self, name: str) -> ArmHandle:
+        return await self.inner.restart_arm(self._name(name))
+
+    def pin_clock(self, name: str, clock: datetime) -> None:
+        self.inner.pin_clock(self._name(name), clock)
+
+    async def stop(self) -> None:
+        """The drive stops the run's backend once, every worker's arms and then the proxy."""
+
+    def limit_hits(self, name: str) -> list[str]:
+        return self.inner.limit_hits(self._name(name))
+
+    def applied_limits(self) -> dict[str, AppliedLimits]:
+        return self.inner.applied_limits()
+
+    def image_digests(self) -> dict[str, str]:
+        return self.inner.image_digests()
+
+    def egress_attempts(self) -> list[dict[str, object]]:
+        return self.inner.egress_attempts()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def drive_workers(
+    plan: Plan,
+    proxy: ProxyInfo,
+    turns: TurnLog,
+    advance: Callable[[TurnRecord], None],
+    tally: RunTally,
+) -> RunTally:
+    """Run plan.items over plan.workers workers; a worker whose arms fail keeps taking items
+    (its failures are recorded per item, as with one worker); an exception of one (a halt,
+    a fatal infrastructure failure) cancels the others and is raised."""
+    hand_out: Iterator[Item] = iter(plan.items)  # one iterator: each item taken exactly once
+    orchestrators = []
+    for worker in range(plan.workers):
+        orchestrator = Orchestrator(
+            plan.study,
+            plan.arms,
+            plan.items,
+            WorkerBackend(plan.backend, worker),
+            plan.settings.run_id,
+            turns,
+            advance,
+            skip=plan.skip,
+            tally=tally,
+            hand_out=hand_out,
+        )
+        orchestrator.worker = worker
+        orchestrators.append(orchestrator)
+    first = orchestrators[0]
+    for other in orchestrators[1:]:  # one Ctrl-C for the run: the first worker's
+        other.ctrl_c, other.owns_signals = first.ctrl_c, False
+    with first.ctrl_c.handled():
+        first.owns_signals = False
+        tasks = [asyncio.create_task(o.run(proxy)) for o in orchestrators]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    return tally
+
+
+def sort_turns(path: Path, items: list[Item]) -> None:
+    """turns.jsonl in the items' order (stable: an item's own lines keep their order), so the
+    file a run writes does not depend on how many workers ran it."""
+    if not path.exists():
+        return
+    order = {item.id: n for n, item in enumerate(items)}
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def key(line: str) -> int:
+        item = json.loads(line).get("item")
+        return order.get(item, len(order)) if isinstance(item, str) else len(order)
+
+    lines.sort(key=key)
+    write_atomic(path, "".join(line + "\n" for line in lines))
