@@ -3,8 +3,9 @@
 An eight-item study of the quickstart's two arms, recorded with 1 and with 4 workers through the
 real proxy and stubs, gives the same request hashes and turn texts per (arm, item, turn), the
 gate's comparison finds nothing between them, and each item runs once on each arm. A worker whose
-arm dies is retried on that worker's fresh arm while the other workers go on. What --workers
-cannot do is refused in one line before a run directory exists.
+arm dies is retried on that worker's fresh arm while the other workers go on. Live with two
+workers keeps one ledger whose audit passes. What --workers cannot do is refused in one line
+before a run directory exists.
 """
 
 from __future__ import annotations
@@ -128,3 +129,26 @@ def test_what_workers_cannot_do_is_refused_in_one_line(
     done = harness("record", str(study), "--run-dir", str(tmp_path / "runs"), *args)
     assert done.returncode != 0 and said in done.stdout + done.stderr
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_live_workers_share_one_ledger_that_audits(tmp_path: Path) -> None:
+    """Live with two workers against a fake vendor: one proxy, so one ledger and one cap; the
+    run's audit (re-priced calls, the ledger's hash chain) passes."""
+    from tests.fakevendor.server import FakeVendor
+    from tests.harness.checks import gate_study
+    from tests.proxy.live_helpers import STUDY_KEYS
+
+    runs = tmp_path / "runs"
+    with FakeVendor() as vendor:
+        study = gate_study(tmp_path / "study", vendors={"openai": vendor.url})
+        for command in (["gate", str(study)], ["live", str(study), "--cap", "2", "--workers", "2"]):
+            done = harness(*command, "--run-dir", str(runs), "--isolation", "local", env=STUDY_KEYS)
+            assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    made = [p for p in runs.iterdir() if (p / "run.json").exists()]
+    (run,) = [p for p in made if header(p).get("mode") == "live"]
+    calls = read_jsonl(run / "calls.jsonl")
+    assert len(calls) == 3 and {c["arm"] for c in calls} == {"toy"}
+    assert all(c["outcome"] == "ok" and c["item"] is not None for c in calls)
+    assert (run / "logs" / "toy@1").is_dir()  # the second worker's arm ran
+    audit = harness("audit", str(run))
+    assert audit.returncode == 0, audit.stdout + audit.stderr[-2000:]
