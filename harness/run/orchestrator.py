@@ -378,6 +378,8 @@ class Orchestrator:
         return True
 
     async def _probe(self, phase: ProbePhase) -> None:
+        if self.worker:  # --workers: worker 0's arms alone, so rtt.jsonl has N=1's lines
+            return
         await probe_all(self.rtt, self.run_id, self.seam_urls, self.upstreams, phase)
 
     async def _tell_proxy(self, arm: str, item: str | None, turn: int) -> None:
