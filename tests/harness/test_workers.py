@@ -79,6 +79,13 @@ def test_four_workers_give_the_requests_and_texts_of_one(runs: dict[str, Any]) -
     counts = GateCounts()
     assert compare_runs(four, one, all_masks(load_study(runs["study"])), counts) == []
     assert counts.calls_compared == len(calls_one)
+
+    # The round-trip probes are worker 0's: one line per arm and phase, as with one worker.
+    def probes(run: Path) -> list[tuple[str, str]]:
+        seams = [r for r in read_jsonl(run / "rtt.jsonl") if r["kind"] == "seam"]
+        return sorted((r["target"], r["phase"]) for r in seams)
+
+    assert probes(four) == probes(one) and probes(one)
     # The four workers really ran their own arms: worker 3's copy of each arm has its log.
     assert (four / "logs" / "bare@3").is_dir() and (four / "logs" / "retrieval@3").is_dir()
 
