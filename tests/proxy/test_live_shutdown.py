@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -17,6 +18,11 @@ from tests.proxy.live_helpers import start_live_proxy
 pytestmark = pytest.mark.integration
 
 USER = [{"role": "user", "content": "Write a long story about a lighthouse keeper."}]
+
+
+def _journaled_calls(journal: Path) -> list[int]:
+    lines = [json.loads(x) for x in journal.read_text().splitlines() if x.endswith("}")]
+    return [e["seq"] for e in lines if e["kind"] == "call"]
 
 
 def test_shutdown_settles_calls_in_flight_at_their_reservation(tmp_path: Path) -> None:
@@ -48,8 +54,13 @@ def test_shutdown_settles_calls_in_flight_at_their_reservation(tmp_path: Path) -
         thread.start()
         vendor.wait_for_requests(2, timeout=10)
         journal = proxy.run_dir / "reservations.jsonl"
-        journaled = [json.loads(x) for x in journal.read_text().splitlines()]
-        assert [e["seq"] for e in journaled if e["kind"] == "call"] == [1, 2]
+        # A call's journal line is written just after mitmproxy has sent it upstream (its durable
+        # block was drawn before), so the vendor can hold the request a moment before the line
+        # is there: seen once on a loaded machine. The shutdown must come after both lines.
+        deadline = time.monotonic() + 10
+        while _journaled_calls(journal) != [1, 2] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _journaled_calls(journal) == [1, 2]
         assert proxy.stop() == 0
         thread.join(10)
     assert errors, "the stalled stream should have been broken by the shutdown"
