@@ -122,20 +122,18 @@ class Planner:
                 continue
             for a, b in combinations(codes, 2):
                 if (a, item, turn) in replies and (b, item, turn) in replies:
-                    pair = [a, b] if self.rng.random() < 0.5 else [b, a]
-                    out.append(
-                        _Judgment(
-                            f"pair:{rubric.name}:{item}:{turn}:{a}-{b}",
-                            "confirmatory",
-                            "confirmatory",
-                            item,
-                            turn,
-                            said,
-                            [replies[(c, item, turn)] for c in pair],
-                            pair,
-                        )
-                    )
+                    name = f"pair:{rubric.name}:{item}:{turn}:{a}-{b}"
+                    out.append(self._pair(name, "confirmatory", item, turn, said, a, b))
         return out
+
+    def _pair(
+        self, name: str, role: Role, item: str, turn: int, said: list[str], a: str, b: str
+    ) -> _Judgment:
+        """Two codes' replies to one turn, shown in an order drawn from the plan's seed."""
+        pair = [a, b] if self.rng.random() < 0.5 else [b, a]
+        replies = self.source.replies
+        texts = [replies[(c, item, turn)] for c in pair]
+        return _Judgment(name, role, "confirmatory", item, turn, said, texts, pair)
 
     def _aa(self, rubric: Rubric) -> list[_Judgment]:
         assert self.source.aa_codes is not None
@@ -143,20 +141,9 @@ class Planner:
         replies, out = self.source.replies, []
         for item, turn in self._turns(rubric):
             if (first, item, turn) in replies and (second, item, turn) in replies:
-                pair = [first, second] if self.rng.random() < 0.5 else [second, first]
                 said = self.source.messages[(item, turn)]
-                out.append(
-                    _Judgment(
-                        f"aa:{rubric.name}:{item}:{turn}",
-                        "aa",
-                        "confirmatory",
-                        item,
-                        turn,
-                        said,
-                        [replies[(c, item, turn)] for c in pair],
-                        pair,
-                    )
-                )
+                name = f"aa:{rubric.name}:{item}:{turn}"
+                out.append(self._pair(name, "aa", item, turn, said, first, second))
         return out
 
     def _controls(self, rubric: Rubric, phase: Phase, counts: list[int]) -> list[_Judgment]:
