@@ -28,6 +28,11 @@
     on_stray = "halt"                     # a refused connection halts the run at once, or
                                           # "fail": the run goes on and fails at its end
     workers = 1                           # items in parallel on N sets of arms (--workers)
+    subject = "openai/gpt-4.1-mini"       # the model under study, named in the report
+    [protocol]                            # the study's registered protocol (docs/protocol.md)
+    frozen = ["protocol/0a.md"]           # files frozen by `harness protocol freeze`: a run
+                                          # refuses once one's bytes differ from its lock
+    addendum = "protocol/addendum.toml"   # dated amendments, records and deviations
     [limits]                              # every arm's bounds, here their defaults
     pids = 512                            # processes and threads
     memory = "2g"                         # RAM, and no swap
@@ -228,6 +233,23 @@ class Verdict(BaseModel):
     max_failure_rate: float = Field(DEFAULT_MAX_FAILURE_RATE, ge=0, le=1)
 
 
+class Protocol(BaseModel):
+    """The study's protocol files (harness/protocol/): frozen ones, locked by their SHA-256 in
+    protocol.lock.json beside the study, and the addendum that records later changes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    frozen: list[str] = Field(default_factory=list)
+    addendum: str | None = None
+
+    @field_validator("frozen")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("a file is named twice; name each frozen file once")
+        return value
+
+
 class StudyFile(BaseModel):
     """The TOML as written; paths are relative to the study file."""
 
@@ -265,6 +287,22 @@ class StudyFile(BaseModel):
     # (harness/checks/masks.py), for fields an arm fills with a time or a random id: the gate
     # compares masked requests.
     mask: list[str] = Field(default_factory=list)
+    # The model under study, "<vendor>/<model>": the report names it (sections 1 and 3).
+    subject: str | None = None
+    protocol: Protocol = Field(default_factory=Protocol)
+
+    @field_validator("subject")
+    @classmethod
+    def _subject(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        vendor, slash, model = value.partition("/")
+        if not slash or not model.strip() or vendor not in VENDORS:
+            raise ValueError(
+                f'{value!r}: give "<vendor>/<model>", e.g. "openai/gpt-4.1-mini" (vendors: '
+                f"{', '.join(VENDORS)})"
+            )
+        return value
 
     @field_validator("schema_")
     @classmethod
