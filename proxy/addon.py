@@ -48,9 +48,9 @@ from proxy.stream_server import StreamServer
 from rundir.calllog import UNSTORED_FLAGS
 from rundir.masking import DEFAULT_BODY_MASKS
 from stubs.context import StubContext
-from stubs.errors import error_reply
+from vendors.errors import error_reply
 from stubs.replies import ReplyBook, StubsFileError
-from stubs.routes import ROUTES, find_route
+from vendors.routes import ROUTES, find_route
 from vendors.hosts import DEFAULT_UPSTREAMS, VENDORS, default_purpose, split_vendor
 
 log = structlog.get_logger("harness.proxy")

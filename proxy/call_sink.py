@@ -19,8 +19,8 @@ from proxy.call_record import build_record, store_response
 from proxy.callstate import CallState
 from rundir.bodies import BodyStore
 from rundir.calllog import UNSTORED_FLAGS, CallLog, CallLogError
-from stubs.errors import error_reply
-from stubs.request import StubReply
+from vendors.errors import error_reply
+from vendors.reply import StubReply
 
 log = structlog.get_logger("harness.proxy")
 

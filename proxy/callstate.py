@@ -7,8 +7,9 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from rundir.calllog import CallRecord, Outcome, Rewrite, Tokens
-from stubs.request import StubReply, Vendor
-from stubs.routes import Route
+from vendors.reply import StubReply
+from vendors.hosts import Vendor
+from vendors.routes import Route
 
 if TYPE_CHECKING:
     from proxy.control import TurnRef

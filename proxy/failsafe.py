@@ -13,8 +13,8 @@ import structlog
 from mitmproxy import http
 
 from proxy.callstate import CallState
-from stubs.errors import error_reply
-from stubs.request import StubReply
+from vendors.errors import error_reply
+from vendors.reply import StubReply
 
 log = structlog.get_logger("harness.proxy")
 

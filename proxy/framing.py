@@ -36,7 +36,7 @@ from mitmproxy.proxy.layers.http._events import (
     ResponseProtocolError,
 )
 
-from stubs.errors import error_reply
+from vendors.errors import error_reply
 from vendors.hosts import split_vendor
 
 # The start of the error message a refused request's flow carries to the addon's `error` hook;

@@ -18,9 +18,9 @@ from proxy.safe_json import HostileJSON, parse_body
 from rundir.bodies import BodyStore
 from rundir.masking import hash_masked, mask_body, request_hash
 from stubs.checks import check_body
-from stubs.errors import StubRequestError, error_reply
-from stubs.request import StubReply
-from stubs.routes import find_route
+from vendors.errors import StubRequestError, error_reply
+from vendors.reply import StubReply
+from vendors.routes import find_route
 from vendors.fields import unknown_field
 from vendors.hosts import default_purpose
 

@@ -34,8 +34,8 @@ from proxy.usage import (
     model_from_body,
     usage_from_body,
 )
-from stubs.errors import error_reply
-from stubs.request import StubReply
+from vendors.errors import error_reply
+from vendors.reply import StubReply
 
 __all__ = ["KEY_ENV", "LiveCall", "LiveConfig", "LiveMode", "input_bound", "max_output"]
 

@@ -14,7 +14,7 @@ from proxy.sampling import Pins
 from proxy.server_tools import ToolPlan
 from proxy.usage import StreamMeter
 from rundir.journal import ReservationJournal
-from stubs.request import Vendor
+from vendors.hosts import Vendor
 
 KEY_ENV = {
     "anthropic": "ANTHROPIC_API_KEY",

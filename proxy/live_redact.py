@@ -17,7 +17,7 @@ from proxy.content_decode import DecodeError, StreamDecoder, decode_body
 from proxy.redact import FLAG, SecretRedactor, StreamRedactor
 from proxy.redact_events import EventTextGuard
 from proxy.sse_events import Relayed
-from stubs.errors import error_reply
+from vendors.errors import error_reply
 
 log = structlog.get_logger("harness.proxy")
 

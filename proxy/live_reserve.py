@@ -16,8 +16,8 @@ from proxy.live_call import LiveCall, LiveConfig
 from proxy.sampling import PinConflict, rewrite_sampling
 from proxy.server_tools import plan_tools
 from rundir.calllog import Rewrite
-from stubs.errors import error_reply
-from stubs.request import StubReply
+from vendors.errors import error_reply
+from vendors.reply import StubReply
 
 log = structlog.get_logger("harness.proxy")
 

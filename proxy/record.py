@@ -16,8 +16,9 @@ from proxy.intake import stub_digest
 from proxy.stream_server import Playback, StreamServer
 from stubs.context import StubContext
 from stubs.delays import delay_for
-from stubs.errors import StubRequestError, error_reply
-from stubs.request import StubReply, StubRequest
+from vendors.errors import StubRequestError, error_reply
+from vendors.reply import StubReply
+from stubs.request import StubRequest
 
 log = structlog.get_logger("harness.proxy")
 

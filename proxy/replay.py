@@ -25,8 +25,8 @@ from proxy.stream_server import Playback, StreamServer
 from rundir.bodies import BodyStore
 from rundir.calllog import CallRecord, Tokens, read_calls
 from stubs.delays import DelayRule
-from stubs.errors import error_reply
-from stubs.request import StubReply
+from vendors.errors import error_reply
+from vendors.reply import StubReply
 
 log = structlog.get_logger("harness.proxy")
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rundir.calllog import Rewrite
-from stubs.openai_common import is_reasoning_model
+from vendors.models import is_reasoning_model
 
 # Models known to deprecate manual thinking budgets in favour of adaptive, for when the installed
 # SDK's own list cannot be read.

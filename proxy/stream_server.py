@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import h11
 
 from stubs.delays import DelayRule
-from stubs.request import StubReply
+from vendors.reply import StubReply
 
 PLAY_PREFIX = "/_harness_play/"
 

@@ -18,6 +18,7 @@ from rundir.errors import RunDirError
 from rundir.limits import AppliedLimits, ResourceLimits
 from rundir.manifest import Manifest
 from rundir.model import RunDirModel, schema_too_new
+from rundir.protocol import ProtocolRecord
 from rundir.shards import MergedShard, Shard
 
 RUN_SCHEMA: Literal[1] = 1
@@ -83,6 +84,10 @@ class StudyRun(BaseModel):
     # Per arm: refused packets the firewall counted beyond the kernel-log entries in egress.jsonl
     # (the kernel log lost them before they were read): evidence dropped, said in the summary.
     egress_dropped: dict[str, int] = Field(default_factory=dict)
+    # The model under study ("<vendor>/<model>") and the protocol's hashes (rundir/protocol.py);
+    # None on studies that declare neither and on runs written before they existed.
+    subject: str | None = None
+    protocol: ProtocolRecord | None = None
 
 
 class RunHeader(RunDirModel):

@@ -21,11 +21,12 @@ from stubs.anthropic_schema_hints import restore_hints
 from stubs.anthropic_stream import message_events
 from stubs.context import StubContext
 from stubs.conversation import turn_of
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.grounding import grounding_of
 from stubs.patch_doc import patch_when_nothing_new
 from stubs.replies import conversation_texts
-from stubs.request import StubReply, StubRequest, Usage
+from vendors.reply import StubReply, Usage
+from stubs.request import StubRequest
 from stubs.schema_instance import instance_for
 from stubs.structured import structured_value
 from stubs.text_reply import text_reply

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from stubs.errors import StubRequestError, require
+from vendors.errors import StubRequestError, require
 from stubs.tokens import estimate_tokens, texts_of
 
 _ROLES = ("user", "assistant")

@@ -25,9 +25,10 @@ import numpy as np
 import numpy.typing as npt
 
 from stubs.context import StubContext
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.minilm import minilm_embeddings
-from stubs.request import StubReply, StubRequest, Usage
+from vendors.reply import StubReply, Usage
+from stubs.request import StubRequest
 from stubs.static_embeddings import static_embeddings
 from stubs.tokens import estimate_tokens
 

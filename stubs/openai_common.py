@@ -12,18 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.request import StubRequest
+from vendors.models import is_reasoning_model
 from stubs.schema_instance import instance_for
 
 # Fixed so the same request gives the same bytes on every machine and every day.
 CREATED = 1735689600
 SYSTEM_FINGERPRINT = "fp_5t0b5e1f2a"
-
-# Families that reason before answering: OpenAI refuses non-default sampling for them.
-_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
-# gpt-5's chat snapshots ("gpt-5-chat-latest") are not reasoning models and take temperature.
-_NON_REASONING_MARKERS = ("-chat",)
 
 # Reasoning spend scales with effort; "none" (gpt-5.1 and later) thinks not at all.
 _EFFORT_SCALE = {
@@ -123,13 +119,6 @@ def stream_flag(body: dict[str, Any]) -> bool:
             "stream",
         )
     return value
-
-
-def is_reasoning_model(model: str) -> bool:
-    name = model.lower().rsplit("/", 1)[-1]  # "openai/o3" as routers spell it
-    return name.startswith(_REASONING_PREFIXES) and not any(
-        m in name for m in _NON_REASONING_MARKERS
-    )
 
 
 def number_text(value: float) -> str:

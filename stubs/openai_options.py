@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.openai_common import number_text
 
 # JSON type names as OpenAI's errors spell them ("expected an integer, but got a string").

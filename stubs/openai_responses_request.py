@@ -6,14 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from stubs.errors import StubRequestError
-from stubs.openai_common import (
-    FunctionSpec,
-    check_request,
-    check_top_logprobs,
-    mentions_json,
-    stream_flag,
-)
+from vendors.errors import StubRequestError
+from stubs.openai_common import FunctionSpec, check_request, check_top_logprobs, mentions_json, stream_flag
 from stubs.openai_options import check_responses_options
 from stubs.openai_tools import RESPONSES_TOOLS, parse_tools
 

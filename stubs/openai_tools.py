@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stubs.conversation import turn_of
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.openai_common import FunctionSpec, forced_function, parse_function_tools
 from stubs.patch_doc import patch_when_nothing_new
 from stubs.replies import ReplyBook

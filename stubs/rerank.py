@@ -19,8 +19,9 @@ import numpy as np
 
 from stubs.context import StubContext
 from stubs.embeddings import embed_texts
-from stubs.errors import StubRequestError
-from stubs.request import StubReply, StubRequest, Usage
+from vendors.errors import StubRequestError
+from vendors.reply import StubReply, Usage
+from stubs.request import StubRequest
 from stubs.tokens import estimate_tokens
 
 _DIMS = 1024  # wide enough that hash bucket collisions barely move scores; the others pad

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.grounding import Grounding
 from stubs.schema_support import Unsat, validator
 from stubs.schema_walker import Walker

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.regex_example import Unsupported, regex_example
 
 # Generate phase only: shrinking costs ~0.7 s per pattern and readability gains nothing.

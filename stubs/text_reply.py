@@ -17,7 +17,7 @@ from typing import Any
 from stubs.conversation import turn_of
 from stubs.dspy_protocol import dspy_reply as dspy_text
 from stubs.dspy_protocol import is_dspy, output_fields
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.json_shape import described_schema
 from stubs.replies import ReplyBook
 from stubs.request import StubRequest

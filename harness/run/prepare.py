@@ -18,10 +18,12 @@ import structlog
 from harness.checks.masks import proxy_masks
 from harness.errors import HarnessError
 from harness.isolation.base import IsolationBackend, ProxySettings
+from harness.protocol.lock import check_protocol
 from harness.run.resume import resumption
 from harness.run.shards import ShardSpec
 from harness.run.worker_names import check_workers, instances
 from harness.study import Item, Study, sha256
+from rundir.atomic import write_atomic
 from rundir.errors import RunDirError
 from rundir.gate_record import passing_gate
 from rundir.header import (
@@ -33,6 +35,7 @@ from rundir.header import (
     versions,
     write_header,
 )
+from rundir.protocol import ADDENDUM_COPY
 from rundir.shards import Shard, shard_items
 
 log = structlog.get_logger("harness.study")
@@ -80,6 +83,8 @@ def prepare(request: RunRequest) -> Plan:
     """One pass, in the order the files are needed: the checks, what the run takes from the
     study (read once, here), the run id, the backend, then run.json and the proxy's settings."""
     study = request.study
+    # First: a run under a changed frozen protocol file must not start, whatever else is wrong.
+    protocol = check_protocol(study)
     arms = select_arms(study, request.arms)
     items = select_items(study, request.limit)
     shard = _shard(request.shard, items)
@@ -106,6 +111,9 @@ def prepare(request: RunRequest) -> Plan:
         raise HarnessError(f"cannot create run directory {run_dir}: {e.strerror}") from e
     backend = make_backend(request.isolation, run_dir, study)
     check_workers(workers, backend.isolation, has_memory)  # `auto` may have chosen docker
+    if protocol is not None and protocol.addendum_bytes is not None:
+        # The addendum as the run started under it, for an auditor who holds only the run.
+        write_atomic(run_dir / ADDENDUM_COPY, protocol.addendum_bytes)
     header = RunHeader(
         run_id=run_id,
         mode=request.mode,
@@ -135,6 +143,8 @@ def prepare(request: RunRequest) -> Plan:
             limits=study.file.limits,
             shard=shard,
             allow_misses=request.allow_misses,
+            subject=study.file.subject,
+            protocol=protocol.record if protocol is not None else None,
         ),
     )
     write_header(run_dir, header)

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stubs.context import StubContext
-from stubs.errors import StubRequestError, error_reply
-from stubs.request import StubReply, StubRequest, Vendor
-from stubs.routes import Route, find_route
+from vendors.errors import StubRequestError, error_reply
+from vendors.reply import StubReply
+from stubs.request import StubRequest
+from vendors.hosts import Vendor
+from vendors.routes import Route, find_route
 from tests.fakevendor.behaviour import Behaviour
 
 # Fields that do not change which reply a request gets (as in the proxy's own stub digest).
@@ -89,7 +91,7 @@ def status_reply(vendor: Vendor, behaviour: Behaviour, route: str | None) -> Pla
     message = behaviour.message or f"fake vendor: status {behaviour.status} on request"
     planned = _error(vendor, behaviour.status, message, route)
     if vendor == "openai" and behaviour.status >= 500:
-        # stubs.errors knows only the 5xx codes record mode sends; OpenAI types every 5xx so.
+        # vendors.errors knows only the 5xx codes record mode sends; OpenAI types every 5xx so.
         body = json.loads(planned.events[0].data)
         body["error"]["type"] = "server_error"
         planned.events[0].data = _dumps(body)

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 
 from stubs.context import StubContext
-from stubs.routes import ROUTES
+from vendors.routes import ROUTES
 from stubs.tokens import estimate_tokens
 from tests.fakevendor.behaviour import Behaviour, BehaviourError, as_behaviour
 from tests.fakevendor.certs import CertFiles, make_certs

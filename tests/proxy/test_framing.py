@@ -247,7 +247,7 @@ def test_a_refusal_travels_in_the_error_message_and_nothing_else_does() -> None:
 def test_the_attacked_routes_are_real_routes() -> None:
     # The route table the attacks use is the one the addon reads (a renamed route would make
     # every attack a 404 and the test blind).
-    from stubs.routes import find_route
+    from vendors.routes import find_route
 
     for vendor, path in ROUTES.items():
         assert find_route(vendor, "POST", path.removeprefix(f"/{vendor}")) is not None

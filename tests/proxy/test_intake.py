@@ -11,7 +11,7 @@ import pytest
 from proxy.callstate import CallState
 from proxy.intake import intake
 from rundir.masking import DEFAULT_BODY_MASKS, hash_masked
-from stubs.request import Vendor
+from vendors.hosts import Vendor
 
 HAIKU = "claude-haiku-4-5-20251001"
 GOOD_ANTHROPIC: dict[str, Any] = {

@@ -15,10 +15,12 @@ from proxy.sampling import PinConflict, Pins, PinsError, prefers_adaptive, rewri
 from rundir.calllog import Rewrite
 from stubs.anthropic_messages import messages
 from stubs.context import StubContext
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.openai_chat import chat_completions
 from stubs.openai_responses import responses
-from stubs.request import StubReply, StubRequest, Vendor
+from vendors.reply import StubReply
+from stubs.request import StubRequest
+from vendors.hosts import Vendor
 from tests.stubs.sdk_transport import body_digest
 
 USER = [{"role": "user", "content": "Where does my sister live?"}]

@@ -25,7 +25,9 @@ from stubs.anthropic_messages import messages
 from stubs.context import StubContext
 from stubs.openai_chat import chat_completions
 from stubs.openai_responses import responses
-from stubs.request import StubReply, StubRequest, Vendor
+from vendors.reply import StubReply
+from stubs.request import StubRequest
+from vendors.hosts import Vendor
 from tests.stubs.sdk_transport import body_digest
 
 CLAUDE = "claude-sonnet-4-6"

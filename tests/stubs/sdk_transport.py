@@ -15,9 +15,11 @@ from typing import Any
 import httpx2
 
 from stubs.context import StubContext
-from stubs.errors import StubRequestError, error_reply
-from stubs.request import StubReply, StubRequest, Vendor
-from stubs.routes import find_route
+from vendors.errors import StubRequestError, error_reply
+from vendors.reply import StubReply
+from stubs.request import StubRequest
+from vendors.hosts import Vendor
+from vendors.routes import find_route
 
 # Fields the tests treat as not changing the masked request, so a streamed and a plain call of
 # the same request share a digest (the proxy's own masking decides this in real runs).

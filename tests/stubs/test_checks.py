@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from stubs.checks import CHECKS, check_body
 from stubs.context import StubContext
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.request import StubRequest
-from stubs.routes import ROUTES, find_route
+from vendors.routes import ROUTES, find_route
 
 GOOD: dict[str, dict[str, Any]] = {
     "anthropic.messages": {

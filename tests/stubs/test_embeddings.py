@@ -15,7 +15,7 @@ from openai.types import CreateEmbeddingResponse
 
 from stubs.context import StubContext
 from stubs.embeddings import hash_embedding, openai_embeddings
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.request import StubRequest
 from stubs.static_embeddings import static_embedding
 from tests.stubs.sdk_transport import StubTransport, body_digest

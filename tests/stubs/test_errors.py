@@ -11,8 +11,8 @@ import httpx2
 import openai
 import pytest
 
-from stubs.errors import error_reply
-from stubs.request import Vendor
+from vendors.errors import error_reply
+from vendors.hosts import Vendor
 
 HAIKU = "claude-haiku-4-5-20251001"
 USER: Any = [{"role": "user", "content": "hi"}]

@@ -21,7 +21,7 @@ from openai.types.chat import (
 )
 
 from stubs.context import StubContext
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.openai_chat import chat_completions
 from stubs.replies import ReplyBook, StubsFile
 from stubs.request import StubRequest

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.openai_chat_request import parse_chat
 
 USER = [{"role": "user", "content": "hello"}]

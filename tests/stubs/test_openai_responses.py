@@ -15,7 +15,7 @@ from openai.types.responses import FunctionToolParam, Response, ResponseStreamEv
 from pydantic import TypeAdapter
 
 from stubs.context import StubContext
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.openai_responses import responses
 from stubs.replies import ReplyBook, StubsFile
 from stubs.request import StubRequest

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.openai_responses_request import parse_responses
 from tests.stubs.test_openai_chat_request import refused as refused_by
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.openai_chat_request import parse_chat
 from stubs.openai_common import EMPTY_OBJECT_SCHEMA
 from stubs.openai_responses_request import parse_responses

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from stubs.context import StubContext
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.replies import ReplyBook
 from stubs.request import StubRequest
 from stubs.rerank import cohere_rerank, rank, voyage_rerank
-from stubs.routes import find_route
+from vendors.routes import find_route
 from tests.stubs.sdk_transport import body_digest
 
 QUERY = "Which city does the user live in?"

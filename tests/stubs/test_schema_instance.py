@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.schema_instance import instance_for
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from stubs.errors import StubRequestError
+from vendors.errors import StubRequestError
 from stubs.schema_support import Unsat, merged_allof, pattern_string, validator
 
 

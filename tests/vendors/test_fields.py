@@ -48,7 +48,7 @@ def test_every_accepted_field_is_the_sdks_or_a_listed_wire_field(route: str) -> 
 
 
 def test_every_post_route_of_the_stubs_has_a_list() -> None:
-    from stubs.routes import ROUTES
+    from vendors.routes import ROUTES
 
     assert {r.name for r in ROUTES if r.method == "POST"} == set(ACCEPTED)
 

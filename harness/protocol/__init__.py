@@ -1,0 +1,1 @@
+"""The study's registered protocol: frozen files (lock.py) and their addendum (addendum.py)."""
