@@ -30,7 +30,7 @@ from pathlib import Path
 from bench.markdown import replace_section
 
 REPO = Path(__file__).resolve().parents[1]
-SECTION = "CLI start-up: harness --help (issue 11)"
+SECTION = "CLI start-up: harness --help"
 TARGET_S = 0.35
 # The last revision whose harness/cli/__init__.py imported every command module up front.
 BEFORE_REV = "840f9d7"

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-SECTION = "Record-mode embedders (issue 21)"
+SECTION = "Record-mode embedders"
 MINILM_PYTHON = REPO / ".cache" / "minilm-venv" / "bin" / "python"
 WIDTH = 1536
 TARGET_MS = 0.5  # static, warm CPU ms per text on one core

@@ -19,7 +19,7 @@ from pathlib import Path
 from bench import walltime
 from bench.walltime import QUICKSTART, TARGET_S, Figures, harness
 
-SECTION = "Gate and audit of the quickstart (issue 5)"
+SECTION = "Gate and audit of the quickstart"
 
 
 def measure(rounds: int) -> Figures:

@@ -3,7 +3,8 @@ proxy before a change (`--proxy-src` a `git worktree` of the older commit) and o
 one table with bare mitmdump and LiteLLM, and the issue's targets as ratios within each run.
 
 Run: `.venv/bin/python -m bench.live_compare --run before B.json --run after A.json --write
-BENCHMARKS.md`
+docs/benchmarks-history.md` (the table of every run is history; BENCHMARKS.md's "Live path side by
+side" block holds the latest run's ratios).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from pathlib import Path
 from bench.markdown import replace_section
 from bench.proxybench import SETTLE_WINDOW_S
 
-SECTION = "Live-mode proxy (issue 3)"
+SECTION = "Live-mode proxy"
 TARGET_NAMES = {
     "direct": "direct (no proxy)",
     "bare": "bare `mitmdump --mode reverse`",

@@ -33,7 +33,7 @@ from typing import Any
 from bench.markdown import replace_section
 
 REPO = Path(__file__).resolve().parents[1]
-SECTION = "Memory benchmarks: a 50-session item per arm (issue 24)"
+SECTION = "Memory benchmarks: a 50-session item per arm"
 MEM0_VENV = REPO / ".cache" / "mem0-seam-venv"
 SESSIONS, MESSAGES = 50, 10  # LongMemEval-S: ~50 sessions, ~500 messages, ~115k tokens
 _VOCABULARY = (

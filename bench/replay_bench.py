@@ -18,7 +18,7 @@ from pathlib import Path
 from bench import walltime
 from bench.walltime import QUICKSTART, TARGET_S, Figures, harness
 
-SECTION = "Replay of the quickstart (issue 5)"
+SECTION = "Replay of the quickstart"
 NO_KEYS = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""}  # a replay must need no vendor key
 
 

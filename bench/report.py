@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bench.markdown import replace_section
 
-SECTION = "Record-mode proxy (issue 2)"
+SECTION = "Record-mode proxy"
 TARGET_NAMES = {
     "direct": "direct (no proxy)",
     "bare": "bare `mitmdump --mode reverse`",

@@ -27,7 +27,7 @@ from rundir.calllog import CallRecord
 from rundir.turns import TurnOutcome, TurnRecord
 from tests.harness.report_runs import call, turn, write_run
 
-SECTION = "Report generation on 10,000 calls (issue 10)"
+SECTION = "Report generation on 10,000 calls"
 TARGET_S = 10.0
 ARMS = ("bare", "retrieval", "graph", "scrambled")
 TURNS_PER_ITEM, CALLS_PER_TURN = 2, 5

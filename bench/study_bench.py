@@ -30,7 +30,7 @@ import httpx
 from bench.markdown import replace_section
 
 REPO = Path(__file__).resolve().parents[1]
-SECTION = "Studies: quickstart wall time and arm start-up (issue 4)"
+SECTION = "Studies: quickstart wall time and arm start-up"
 HARNESS = [sys.executable, "-m", "harness.cli"]
 ARMS = ("bare", "retrieval")
 

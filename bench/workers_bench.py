@@ -28,7 +28,7 @@ from bench.markdown import replace_section
 
 REPO = Path(__file__).resolve().parents[1]
 QUICKSTART = REPO / "examples" / "quickstart"
-SECTION = "Workers: record-mode turns per second (issue 26)"
+SECTION = "Workers: record-mode turns per second"
 HARNESS = [sys.executable, "-m", "harness.cli"]
 
 
