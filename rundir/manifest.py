@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 MANIFEST_SCHEMA: Literal[1] = 1
 REPO = Path(__file__).resolve().parents[1]
 # The header itself (it holds the manifest) and what later tools add to a finished run.
-NOT_LISTED = frozenset({"run.json", "run.json.tmp", "audit.json", "gate.json"})
+NOT_LISTED = frozenset(
+    {"run.json", "run.json.tmp", "audit.json", "gate.json", "voids.jsonl"}  # rundir/voids.py
+)
 _CHUNK = 1 << 20
 
 

@@ -76,6 +76,16 @@ COMMANDS = (
         "Print the items a study runs (a memory benchmark's drawn questions) and the counts per "
         "stratum; reads the files only, starts nothing.",
     ),
+    Lazy(
+        "void",
+        "harness.cli.void:void",
+        "Void items of a run in every arm (a harness defect found after it), with a dated reason.",
+    ),
+    Lazy(
+        "protocol",
+        "harness.cli.protocol:protocol_app",
+        "The study's protocol: freeze a file (lock its SHA-256), show the lock and the addendum.",
+    ),
     Lazy("proxy", "harness.cli.proxy:proxy_app", "Run the harness proxy on its own."),
     Lazy(
         "ledger",
