@@ -6,7 +6,8 @@ Checks, each reported as a discrepancy naming where it is:
 - body: every request and response body hash is in the pack and its content hashes to it;
 - file: every file in run.json's manifest is there with its size and SHA-256, and none was added;
 - ledger_chain: the ledger's hash chain holds, and still reaches the head the run ended at;
-- ledger_sum: the run's settlements in the ledger equal the call log, seq by seq and in total.
+- ledger_sum: the run's settlements in the ledger equal the call log, seq by seq and in total;
+- protocol: the frozen files' and the addendum's hashes in run.json hold (protocol_audit.py).
 Nothing in the run directory or the ledger is changed; audit.json is written next to run.json.
 """
 
@@ -21,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.checks.limits_audit import unequal_limits
+from harness.checks.protocol_audit import protocol_findings
 from harness.errors import HarnessError
 from ledger.errors import LedgerError, PriceTableError, UnknownModelError
 from ledger.ledger import (
@@ -45,7 +47,16 @@ AUDIT_FILE = "audit.json"
 ZERO = Decimal(0)
 
 Check = Literal[
-    "run", "call_log", "prices", "cost", "body", "file", "ledger_chain", "ledger_sum", "limits"
+    "run",
+    "call_log",
+    "prices",
+    "cost",
+    "body",
+    "file",
+    "ledger_chain",
+    "ledger_sum",
+    "limits",
+    "protocol",  # harness/checks/protocol_audit.py
 ]
 
 
@@ -136,6 +147,10 @@ def audit_run(
         audit.ledger(ledger_path, calls)
     for where_, detail in unequal_limits(header):  # every arm under the same, the study's
         audit.flag("limits", where_, detail)
+    found, notes = protocol_findings(run_dir, header)  # frozen files, addendum copy, voids
+    for where_, detail in found:
+        audit.flag("protocol", where_, detail)
+    record.notes += notes
     record.passed = not record.discrepancies
     write_atomic(run_dir / AUDIT_FILE, record.model_dump_json(by_alias=True, indent=2) + "\n")
     return record
