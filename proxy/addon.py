@@ -47,11 +47,13 @@ from proxy.settings import (
 from proxy.stream_server import StreamServer
 from rundir.calllog import UNSTORED_FLAGS
 from rundir.masking import DEFAULT_BODY_MASKS
+from stubs.checks import check_body
 from stubs.context import StubContext
-from vendors.errors import error_reply
 from stubs.replies import ReplyBook, StubsFileError
-from vendors.routes import ROUTES, find_route
+from stubs.routes import stub_handler
+from vendors.errors import error_reply
 from vendors.hosts import DEFAULT_UPSTREAMS, VENDORS, default_purpose, split_vendor
+from vendors.routes import ROUTES, find_route
 
 log = structlog.get_logger("harness.proxy")
 
@@ -197,7 +199,7 @@ class HarnessAddon:
             self.turns = control.turns
         # Import every stub handler now so the first call does not pay for it.
         for route in ROUTES:
-            route.handler()
+            stub_handler(route)
         await self.stream_server.start()
         self.sink.start(ctx.options.harness_sync_interval)
 
@@ -275,6 +277,7 @@ class HarnessAddon:
                     headers.get("content-encoding", ""),
                     # Live: hashed and stored once forwarded, off the request's way in.
                     keep_later=self.live is not None,
+                    check=check_body,
                 )
             except OSError as e:
                 self.sink.fail(f"cannot store request body: {e}")

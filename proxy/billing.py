@@ -14,9 +14,9 @@ from proxy.unbounded import InputBound, unbounded_inputs
 from proxy.usage import MeteredUsage, count_request_input
 from rundir.calllog import TokenSource
 from vendors.errors import error_reply
+from vendors.hosts import Vendor
 from vendors.models import is_reasoning_model
 from vendors.reply import StubReply
-from vendors.hosts import Vendor
 
 # Vendors add hidden prompt tokens around tools (Anthropic documents a few hundred); the input
 # bound allows for them so the reservation stays a true worst case.

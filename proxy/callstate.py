@@ -7,8 +7,8 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from rundir.calllog import CallRecord, Outcome, Rewrite, Tokens
-from vendors.reply import StubReply
 from vendors.hosts import Vendor
+from vendors.reply import StubReply
 from vendors.routes import Route
 
 if TYPE_CHECKING:

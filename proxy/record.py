@@ -16,9 +16,10 @@ from proxy.intake import stub_digest
 from proxy.stream_server import Playback, StreamServer
 from stubs.context import StubContext
 from stubs.delays import delay_for
+from stubs.request import StubRequest
+from stubs.routes import stub_handler
 from vendors.errors import StubRequestError, error_reply
 from vendors.reply import StubReply
-from stubs.request import StubRequest
 
 log = structlog.get_logger("harness.proxy")
 
@@ -40,7 +41,7 @@ class RecordMode:
             arm=state.arm,
         )
         try:
-            return state.route.handler()(stub_request, self.stub_context)
+            return stub_handler(state.route)(stub_request, self.stub_context)
         except StubRequestError as e:
             state.outcome = "bad_request"
             return error_reply(state.vendor, e.status, e.message, e.param, e.code)

@@ -21,17 +21,17 @@ from stubs.anthropic_schema_hints import restore_hints
 from stubs.anthropic_stream import message_events
 from stubs.context import StubContext
 from stubs.conversation import turn_of
-from vendors.errors import StubRequestError
 from stubs.grounding import grounding_of
 from stubs.patch_doc import patch_when_nothing_new
 from stubs.replies import conversation_texts
-from vendors.reply import StubReply, Usage
 from stubs.request import StubRequest
 from stubs.schema_instance import instance_for
 from stubs.structured import structured_value
 from stubs.text_reply import text_reply
 from stubs.tokens import estimate_input_tokens, estimate_tokens
 from stubs.tool_policy import OfferedTool, focus_of, tools_to_call
+from vendors.errors import StubRequestError
+from vendors.reply import StubReply, Usage
 
 # What the vendor counts as input: the same fields for a call and for count_tokens.
 INPUT_FIELDS = ("system", "messages", "tools")

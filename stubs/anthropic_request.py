@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vendors.errors import StubRequestError, require
 from stubs.tokens import estimate_tokens, texts_of
+from vendors.errors import StubRequestError, require
 
 _ROLES = ("user", "assistant")
 _TOOL_CHOICES = ("auto", "any", "tool", "none")

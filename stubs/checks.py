@@ -1,8 +1,9 @@
 """Per route, the checks a request must pass before anything reads it: the stubs' own request
-checks, run by proxy.intake in every mode. Record mode then refuses what the vendor refuses, and
-live mode never meters (or crashes on) a field of the wrong type or value.
+checks, run by proxy.intake in every mode (the proxy's app passes `check_body` to it). Record mode
+then refuses what the vendor refuses, and live mode never meters (or crashes on) a field of the
+wrong type or value.
 
-Imports are lazy, as in vendors.routes, so one vendor's module failing does not take the others down.
+Imports are lazy, as in stubs.routes, so one vendor's module failing does not take the others down.
 """
 
 from __future__ import annotations

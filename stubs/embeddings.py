@@ -25,12 +25,12 @@ import numpy as np
 import numpy.typing as npt
 
 from stubs.context import StubContext
-from vendors.errors import StubRequestError
 from stubs.minilm import minilm_embeddings
-from vendors.reply import StubReply, Usage
 from stubs.request import StubRequest
 from stubs.static_embeddings import static_embeddings
 from stubs.tokens import estimate_tokens
+from vendors.errors import StubRequestError
+from vendors.reply import StubReply, Usage
 
 # Native widths of OpenAI's embedding models: a request without `dimensions` gets these, as a
 # vector store sized for the real model expects. Other models get ctx.embedding_dims.

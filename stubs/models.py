@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from stubs.context import StubContext
-from vendors.reply import StubReply
 from stubs.request import StubRequest
+from vendors.reply import StubReply
 
 # A fixed epoch keeps the lists byte-identical across runs (2025-01-01T00:00:00Z).
 _CREATED = 1735689600

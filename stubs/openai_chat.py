@@ -8,14 +8,23 @@ from typing import Any
 from stubs.context import StubContext
 from stubs.openai_chat_request import ChatParams, parse_chat
 from stubs.openai_chat_wire import ChatChoice, plain_choice, stream_events
-from stubs.openai_common import CREATED, SYSTEM_FINGERPRINT, dumps, reasoning_tokens, seed, split_tokens, token_logprobs, variant
+from stubs.openai_common import (
+    CREATED,
+    SYSTEM_FINGERPRINT,
+    dumps,
+    reasoning_tokens,
+    seed,
+    split_tokens,
+    token_logprobs,
+    variant,
+)
 from stubs.openai_tools import functions_to_call
 from stubs.output_limit import cut_to_tokens
-from vendors.reply import StubReply, Usage
 from stubs.request import StubRequest
 from stubs.structured import structured_json
 from stubs.text_reply import json_object_reply, text_reply
 from stubs.tokens import estimate_input_tokens, estimate_tokens
+from vendors.reply import StubReply, Usage
 
 
 def chat_completions(req: StubRequest, ctx: StubContext) -> StubReply:

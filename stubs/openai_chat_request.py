@@ -6,12 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from vendors.errors import StubRequestError
-from stubs.openai_common import EMPTY_OBJECT_SCHEMA, FunctionSpec, check_request, check_top_logprobs, mentions_json, stream_flag
-from vendors.models import is_reasoning_model
+from stubs.openai_common import (
+    EMPTY_OBJECT_SCHEMA,
+    FunctionSpec,
+    check_request,
+    check_top_logprobs,
+    mentions_json,
+    stream_flag,
+)
 from stubs.openai_options import check_chat_options, check_stream_options
 from stubs.openai_tools import CHAT_TOOLS, parse_tools
 from stubs.output_limit import max_output_tokens
+from vendors.errors import StubRequestError
+from vendors.models import is_reasoning_model
 
 _ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from vendors.errors import StubRequestError
 from stubs.request import StubRequest
-from vendors.models import is_reasoning_model
 from stubs.schema_instance import instance_for
+from vendors.errors import StubRequestError
+from vendors.models import is_reasoning_model
 
 # Fixed so the same request gives the same bytes on every machine and every day.
 CREATED = 1735689600

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from vendors.errors import StubRequestError
 from stubs.openai_common import number_text
+from vendors.errors import StubRequestError
 
 # JSON type names as OpenAI's errors spell them ("expected an integer, but got a string").
 _TYPE_NAMES = {

@@ -6,17 +6,25 @@ from __future__ import annotations
 from typing import Any
 
 from stubs.context import StubContext
-from stubs.openai_common import CREATED, EMPTY_OBJECT_SCHEMA, dumps, reasoning_tokens, seed, split_tokens, token_logprobs
-from vendors.models import is_reasoning_model
+from stubs.openai_common import (
+    CREATED,
+    EMPTY_OBJECT_SCHEMA,
+    dumps,
+    reasoning_tokens,
+    seed,
+    split_tokens,
+    token_logprobs,
+)
 from stubs.openai_responses_request import ResponsesParams, parse_responses
 from stubs.openai_responses_stream import stream_events
 from stubs.openai_tools import functions_to_call
 from stubs.output_limit import cut_to_tokens, max_output_tokens
-from vendors.reply import StubReply, Usage
 from stubs.request import StubRequest
 from stubs.structured import structured_json
 from stubs.text_reply import json_object_reply, text_reply
 from stubs.tokens import estimate_input_tokens, estimate_tokens
+from vendors.models import is_reasoning_model
+from vendors.reply import StubReply, Usage
 
 
 def responses(req: StubRequest, ctx: StubContext) -> StubReply:

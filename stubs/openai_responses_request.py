@@ -6,10 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from vendors.errors import StubRequestError
-from stubs.openai_common import FunctionSpec, check_request, check_top_logprobs, mentions_json, stream_flag
+from stubs.openai_common import (
+    FunctionSpec,
+    check_request,
+    check_top_logprobs,
+    mentions_json,
+    stream_flag,
+)
 from stubs.openai_options import check_responses_options
 from stubs.openai_tools import RESPONSES_TOOLS, parse_tools
+from vendors.errors import StubRequestError
 
 _INPUT_ROLES = ("user", "assistant", "system", "developer")
 _LOGPROBS_INCLUDE = "message.output_text.logprobs"

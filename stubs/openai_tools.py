@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from stubs.conversation import turn_of
-from vendors.errors import StubRequestError
 from stubs.openai_common import FunctionSpec, forced_function, parse_function_tools
 from stubs.patch_doc import patch_when_nothing_new
 from stubs.replies import ReplyBook
 from stubs.request import StubRequest
 from stubs.tool_policy import OfferedTool, focus_of, tools_to_call
+from vendors.errors import StubRequestError
 
 
 @dataclass(frozen=True)

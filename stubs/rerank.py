@@ -19,10 +19,10 @@ import numpy as np
 
 from stubs.context import StubContext
 from stubs.embeddings import embed_texts
-from vendors.errors import StubRequestError
-from vendors.reply import StubReply, Usage
 from stubs.request import StubRequest
 from stubs.tokens import estimate_tokens
+from vendors.errors import StubRequestError
+from vendors.reply import StubReply, Usage
 
 _DIMS = 1024  # wide enough that hash bucket collisions barely move scores; the others pad
 _MAX_DOCUMENTS = 1000  # both vendors' per-request limit

@@ -24,10 +24,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from vendors.errors import StubRequestError
 from stubs.grounding import Grounding
 from stubs.schema_support import Unsat, validator
 from stubs.schema_walker import Walker
+from vendors.errors import StubRequestError
 
 _RETRIES = 6
 

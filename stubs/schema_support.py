@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
-from vendors.errors import StubRequestError
 from stubs.regex_example import Unsupported, regex_example
+from vendors.errors import StubRequestError
 
 # Generate phase only: shrinking costs ~0.7 s per pattern and readability gains nothing.
 _REGEX_SETTINGS = settings(

@@ -17,12 +17,12 @@ from typing import Any
 from stubs.conversation import turn_of
 from stubs.dspy_protocol import dspy_reply as dspy_text
 from stubs.dspy_protocol import is_dspy, output_fields
-from vendors.errors import StubRequestError
 from stubs.json_shape import described_schema
 from stubs.replies import ReplyBook
 from stubs.request import StubRequest
 from stubs.structured import structured_json
 from stubs.tag_protocols import markdown_sections_reply, xml_list_reply
+from vendors.errors import StubRequestError
 
 
 def text_reply(req: StubRequest, book: ReplyBook) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from vendors.reply import StubReply
 from vendors.hosts import Vendor
+from vendors.reply import StubReply
 
 # Anthropic documents these error types per status (docs.anthropic.com/en/api/errors, "HTTP
 # errors"), and `invalid_request_error` for any other 4xx; 409 is `conflict_error` (the SDK's

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stubs.context import StubContext
-from vendors.errors import StubRequestError, error_reply
-from vendors.reply import StubReply
 from stubs.request import StubRequest
-from vendors.hosts import Vendor
-from vendors.routes import Route, find_route
+from stubs.routes import stub_handler
 from tests.fakevendor.behaviour import Behaviour
+from vendors.errors import StubRequestError, error_reply
+from vendors.hosts import Vendor
+from vendors.reply import StubReply
+from vendors.routes import Route, find_route
 
 # Fields that do not change which reply a request gets (as in the proxy's own stub digest).
 _DIGEST_IGNORED = ("stream", "stream_options")
@@ -243,7 +244,7 @@ def _run(route: Route, body: dict[str, Any], ctx: StubContext) -> StubReply:
     kept = {k: v for k, v in body.items() if k not in _DIGEST_IGNORED}
     digest = hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).digest()
     req = StubRequest(vendor=route.vendor, route=route.name, body=body, digest=digest)
-    return route.handler()(req, ctx)
+    return stub_handler(route)(req, ctx)
 
 
 def _annotate_stream(planned: PlannedReply) -> None:

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 
 from stubs.context import StubContext
-from vendors.routes import ROUTES
+from stubs.routes import stub_handler
 from stubs.tokens import estimate_tokens
 from tests.fakevendor.behaviour import Behaviour, BehaviourError, as_behaviour
 from tests.fakevendor.certs import CertFiles, make_certs
@@ -44,6 +44,7 @@ from tests.fakevendor.records import (
     Served,
 )
 from tests.fakevendor.replies import Event
+from vendors.routes import ROUTES
 
 _START_TIMEOUT = 10.0
 
@@ -104,7 +105,7 @@ class FakeVendor:
         if self._thread is not None:
             raise RuntimeError("FakeVendor already started")
         for route in ROUTES:
-            route.handler()  # import every stub now: a first import inside a call is slow
+            stub_handler(route)  # import every stub now: a first import inside a call is slow
         if self.tls:
             self._tmp = tempfile.TemporaryDirectory(prefix="fakevendor-")
             self._certs = make_certs(Path(self._tmp.name))

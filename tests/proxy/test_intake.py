@@ -11,6 +11,7 @@ import pytest
 from proxy.callstate import CallState
 from proxy.intake import intake
 from rundir.masking import DEFAULT_BODY_MASKS, hash_masked
+from stubs.checks import check_body
 from vendors.hosts import Vendor
 
 HAIKU = "claude-haiku-4-5-20251001"
@@ -28,7 +29,7 @@ PATHS = {"anthropic": "/v1/messages", "openai": "/v1/chat/completions"}
 
 def run_intake(vendor: Vendor, raw: bytes, **kw: Any) -> tuple[CallState, dict[str, Any] | None]:
     state = CallState(vendor, PATHS[vendor], "POST", "arm", "", 0.0)
-    reply = intake(state, raw, DEFAULT_BODY_MASKS, 32 * 1024 * 1024, None, **kw)
+    reply = intake(state, raw, DEFAULT_BODY_MASKS, 32 * 1024 * 1024, None, check=check_body, **kw)
     return state, (json.loads(reply.body) | {"status": reply.status} if reply else None)
 
 

@@ -15,13 +15,13 @@ from proxy.sampling import PinConflict, Pins, PinsError, prefers_adaptive, rewri
 from rundir.calllog import Rewrite
 from stubs.anthropic_messages import messages
 from stubs.context import StubContext
-from vendors.errors import StubRequestError
 from stubs.openai_chat import chat_completions
 from stubs.openai_responses import responses
-from vendors.reply import StubReply
 from stubs.request import StubRequest
-from vendors.hosts import Vendor
 from tests.stubs.sdk_transport import body_digest
+from vendors.errors import StubRequestError
+from vendors.hosts import Vendor
+from vendors.reply import StubReply
 
 USER = [{"role": "user", "content": "Where does my sister live?"}]
 ENABLED = {"type": "enabled", "budget_tokens": 2048}

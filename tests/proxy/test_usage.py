@@ -25,10 +25,10 @@ from stubs.anthropic_messages import messages
 from stubs.context import StubContext
 from stubs.openai_chat import chat_completions
 from stubs.openai_responses import responses
-from vendors.reply import StubReply
 from stubs.request import StubRequest
-from vendors.hosts import Vendor
 from tests.stubs.sdk_transport import body_digest
+from vendors.hosts import Vendor
+from vendors.reply import StubReply
 
 CLAUDE = "claude-sonnet-4-6"
 SPLITS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -15,10 +15,11 @@ from typing import Any
 import httpx2
 
 from stubs.context import StubContext
-from vendors.errors import StubRequestError, error_reply
-from vendors.reply import StubReply
 from stubs.request import StubRequest
+from stubs.routes import stub_handler
+from vendors.errors import StubRequestError, error_reply
 from vendors.hosts import Vendor
+from vendors.reply import StubReply
 from vendors.routes import find_route
 
 # Fields the tests treat as not changing the masked request, so a streamed and a plain call of
@@ -47,7 +48,7 @@ def stub_reply_for(
         purpose=request.headers.get("x-harness-purpose", purpose),
     )
     try:
-        return route.handler()(req, ctx)
+        return stub_handler(route)(req, ctx)
     except StubRequestError as e:
         return error_reply(vendor, e.status, e.message, e.param)
 

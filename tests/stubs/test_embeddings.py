@@ -15,10 +15,10 @@ from openai.types import CreateEmbeddingResponse
 
 from stubs.context import StubContext
 from stubs.embeddings import hash_embedding, openai_embeddings
-from vendors.errors import StubRequestError
 from stubs.request import StubRequest
 from stubs.static_embeddings import static_embedding
 from tests.stubs.sdk_transport import StubTransport, body_digest
+from vendors.errors import StubRequestError
 
 MODEL = "text-embedding-3-small"
 

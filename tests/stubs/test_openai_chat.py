@@ -21,11 +21,11 @@ from openai.types.chat import (
 )
 
 from stubs.context import StubContext
-from vendors.errors import StubRequestError
 from stubs.openai_chat import chat_completions
 from stubs.replies import ReplyBook, StubsFile
 from stubs.request import StubRequest
 from tests.stubs.sdk_transport import StubTransport, body_digest
+from vendors.errors import StubRequestError
 
 USER: list[ChatCompletionMessageParam] = [
     {"role": "user", "content": "Tell me about the harbor at dawn, please."}

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from vendors.errors import StubRequestError
 from stubs.openai_chat_request import parse_chat
+from vendors.errors import StubRequestError
 
 USER = [{"role": "user", "content": "hello"}]
 TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}

@@ -15,11 +15,11 @@ from openai.types.responses import FunctionToolParam, Response, ResponseStreamEv
 from pydantic import TypeAdapter
 
 from stubs.context import StubContext
-from vendors.errors import StubRequestError
 from stubs.openai_responses import responses
 from stubs.replies import ReplyBook, StubsFile
 from stubs.request import StubRequest
 from tests.stubs.sdk_transport import StubTransport, body_digest
+from vendors.errors import StubRequestError
 
 PROMPT = "Remind me what I said about the lighthouse keeper."
 WEATHER_PARAMS: dict[str, Any] = {

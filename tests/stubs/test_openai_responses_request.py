@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from vendors.errors import StubRequestError
 from stubs.openai_responses_request import parse_responses
 from tests.stubs.test_openai_chat_request import refused as refused_by
+from vendors.errors import StubRequestError
 
 
 def refused(body: dict[str, Any]) -> StubRequestError:

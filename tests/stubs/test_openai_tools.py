@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from vendors.errors import StubRequestError
 from stubs.openai_chat_request import parse_chat
 from stubs.openai_common import EMPTY_OBJECT_SCHEMA
 from stubs.openai_responses_request import parse_responses
 from stubs.openai_tools import CHAT_TOOLS, RESPONSES_TOOLS, parse_tools
+from vendors.errors import StubRequestError
 
 CHAT_F = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
 CHAT_G = {"type": "function", "function": {"name": "g"}}

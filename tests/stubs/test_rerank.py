@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 
 from stubs.context import StubContext
-from vendors.errors import StubRequestError
 from stubs.replies import ReplyBook
 from stubs.request import StubRequest
 from stubs.rerank import cohere_rerank, rank, voyage_rerank
-from vendors.routes import find_route
+from stubs.routes import stub_handler
 from tests.stubs.sdk_transport import body_digest
+from vendors.errors import StubRequestError
+from vendors.routes import find_route
 
 QUERY = "Which city does the user live in?"
 DOCUMENTS = [
@@ -48,8 +49,8 @@ def voyage(body: dict[str, Any]) -> dict[str, Any]:
 def test_routes_name_these_handlers() -> None:
     cohere_route = find_route("cohere", "POST", "/v2/rerank")
     voyage_route = find_route("voyage", "POST", "/v1/rerank")
-    assert cohere_route is not None and cohere_route.handler() is cohere_rerank
-    assert voyage_route is not None and voyage_route.handler() is voyage_rerank
+    assert cohere_route is not None and stub_handler(cohere_route) is cohere_rerank
+    assert voyage_route is not None and stub_handler(voyage_route) is voyage_rerank
 
 
 def test_document_sharing_words_with_query_ranks_first() -> None:

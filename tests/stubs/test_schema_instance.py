@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vendors.errors import StubRequestError
 from stubs.schema_instance import instance_for
+from vendors.errors import StubRequestError
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from vendors.errors import StubRequestError
 from stubs.schema_support import Unsat, merged_allof, pattern_string, validator
+from vendors.errors import StubRequestError
 
 
 def test_a_validator_is_cached_per_schema_and_checks_formats() -> None:
