@@ -6,8 +6,8 @@ default vs MiniLM, in one run.
 Each embedder runs in a child process of its own, pinned to one core (`sched_setaffinity`), so
 no figure borrows the other core and each load is cold: hash and static in the project's .venv,
 MiniLM (torch) in `.cache/minilm-venv` (scripts/engine-venvs; skipped with a note without it).
-Every embedder goes through `stubs.embeddings.embed_texts`, the function the /v1/embeddings
-stub and rerank call (MiniLM through `stubs.minilm`, which it calls), at text-embedding-3-small's
+Every embedder goes through `stubs.vectors.embeddings.embed_texts`, the function the /v1/embeddings
+stub and rerank call (MiniLM through `stubs.vectors.minilm`, which it calls), at text-embedding-3-small's
 width (1536), on the 80 texts of bench/paraphrases.py:
 - load: the first call's extra time (the static table and tokenizer, the model);
 - ms per text, cold: the first pass over the 80 texts (the tokenizer's word cache empty);
@@ -47,13 +47,13 @@ def worker(model: str, repeats: int) -> dict[str, Any]:
 
     from bench.paraphrases import PAIRS
 
-    if model == "minilm":  # its venv has torch, not the packages stubs.embeddings imports
-        from stubs.minilm import minilm_embeddings
+    if model == "minilm":  # its venv has torch, not the packages stubs.vectors.embeddings imports
+        from stubs.vectors.minilm import minilm_embeddings
 
         def embed_texts(texts: list[str], dims: int, _: str) -> list[Any]:
             return minilm_embeddings(texts, dims)
     else:
-        from stubs.embeddings import embed_texts
+        from stubs.vectors.embeddings import embed_texts
 
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     texts = [t for pair in PAIRS for t in pair]
@@ -128,7 +128,7 @@ def render(results: dict[str, dict[str, Any] | str], repeats: int) -> str:
         "```",
         "",
         "What: the record-mode embedders behind `/v1/embeddings` and rerank "
-        "(`stubs.embeddings.embed_texts`, width 1536), each in its own process on one core, on "
+        "(`stubs.vectors.embeddings.embed_texts`, width 1536), each in its own process on one core, on "
         "bench/paraphrases.py: 40 questions, each ranked against 40 facts that share few or no "
         'words with it ("Tell me about my family." / "My sister Ana lives in Lisbon."). '
         f"ms per text: CPU time over the 80 texts, cold (first pass) and warm (median of {repeats}"

@@ -14,8 +14,8 @@ from mitmproxy import http
 from proxy.callstate import CallState
 from proxy.intake import stub_digest
 from proxy.stream_server import Playback, StreamServer
-from stubs.context import StubContext
-from stubs.delays import delay_for
+from stubs.rules.context import StubContext
+from stubs.rules.delays import delay_for
 from stubs.request import StubRequest
 from stubs.routes import stub_handler
 from vendors.errors import StubRequestError, error_reply

@@ -24,7 +24,7 @@ from proxy.callstate import CallState
 from proxy.stream_server import Playback, StreamServer
 from rundir.bodies import BodyStore
 from rundir.calllog import CallRecord, Tokens, read_calls
-from stubs.delays import DelayRule
+from stubs.rules.delays import DelayRule
 from vendors.errors import error_reply
 from vendors.reply import StubReply
 

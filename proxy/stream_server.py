@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import h11
 
-from stubs.delays import DelayRule
+from stubs.rules.delays import DelayRule
 from vendors.reply import StubReply
 
 PLAY_PREFIX = "/_harness_play/"

@@ -1,4 +1,4 @@
-"""Distil all-MiniLM-L6-v2 into the static token table of stubs.static_embeddings (run once).
+"""Distil all-MiniLM-L6-v2 into the static token table of stubs.vectors.static (run once).
 
     .cache/minilm-venv/bin/python scripts/distill_static_vectors.py [OUT]
 

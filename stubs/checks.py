@@ -14,13 +14,13 @@ from typing import Any
 
 # route name -> "module:function" raising StubRequestError for a body the vendor refuses.
 CHECKS: dict[str, str] = {
-    "anthropic.messages": "stubs.anthropic_request:check_create",
-    "anthropic.count_tokens": "stubs.anthropic_request:check_messages",
-    "openai.chat": "stubs.openai_chat:check_chat",
-    "openai.responses": "stubs.openai_responses:check_responses",
-    "openai.embeddings": "stubs.embeddings:check_embeddings",
-    "cohere.rerank": "stubs.rerank:check_cohere",
-    "voyage.rerank": "stubs.rerank:check_voyage",
+    "anthropic.messages": "stubs.anthropic.request:check_create",
+    "anthropic.count_tokens": "stubs.anthropic.request:check_messages",
+    "openai.chat": "stubs.openai.chat:check_chat",
+    "openai.responses": "stubs.openai.responses:check_responses",
+    "openai.embeddings": "stubs.vectors.embeddings:check_embeddings",
+    "cohere.rerank": "stubs.vectors.rerank:check_cohere",
+    "voyage.rerank": "stubs.vectors.rerank:check_voyage",
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from stubs.context import StubContext
+from stubs.rules.context import StubContext
 from stubs.request import StubRequest
 from vendors.reply import StubReply
 

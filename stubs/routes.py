@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-from stubs.context import StubContext
+from stubs.rules.context import StubContext
 from stubs.request import StubRequest
 from vendors.reply import StubReply
 from vendors.routes import Route
@@ -18,15 +18,15 @@ Handler = Callable[[StubRequest, StubContext], StubReply]
 
 # route name -> "module:function"
 HANDLERS: dict[str, str] = {
-    "anthropic.messages": "stubs.anthropic_messages:messages",
-    "anthropic.count_tokens": "stubs.anthropic_messages:count_tokens",
+    "anthropic.messages": "stubs.anthropic.messages:messages",
+    "anthropic.count_tokens": "stubs.anthropic.messages:count_tokens",
     "anthropic.models": "stubs.models:anthropic_models",
-    "openai.chat": "stubs.openai_chat:chat_completions",
-    "openai.responses": "stubs.openai_responses:responses",
-    "openai.embeddings": "stubs.embeddings:openai_embeddings",
+    "openai.chat": "stubs.openai.chat:chat_completions",
+    "openai.responses": "stubs.openai.responses:responses",
+    "openai.embeddings": "stubs.vectors.embeddings:openai_embeddings",
     "openai.models": "stubs.models:openai_models",
-    "cohere.rerank": "stubs.rerank:cohere_rerank",
-    "voyage.rerank": "stubs.rerank:voyage_rerank",
+    "cohere.rerank": "stubs.vectors.rerank:cohere_rerank",
+    "voyage.rerank": "stubs.vectors.rerank:voyage_rerank",
 }
 
 

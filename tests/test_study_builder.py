@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.study import load_study
-from stubs.replies import ReplyBook
+from stubs.rules.replies import ReplyBook
 from tests.study_builder import StudyBuilder
 
 

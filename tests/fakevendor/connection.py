@@ -18,7 +18,7 @@ from typing import Protocol
 
 import h11
 
-from stubs.context import StubContext
+from stubs.rules.context import StubContext
 from tests.fakevendor.behaviour import Behaviour, BehaviourError
 from tests.fakevendor.echo import apply_echo
 from tests.fakevendor.records import Outcome, ReceivedRequest, Served, key_of

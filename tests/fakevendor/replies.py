@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from stubs.context import StubContext
+from stubs.rules.context import StubContext
 from stubs.request import StubRequest
 from stubs.routes import stub_handler
 from tests.fakevendor.behaviour import Behaviour

@@ -13,8 +13,8 @@ from harness.errors import HarnessError
 from harness.judge.judges import JudgeError, load_judges
 from harness.judge.send import ask_task
 from rundir.judgments import REPLIES_DIR, JudgmentTask, VoteLog, read_votes
-from stubs.context import StubContext
-from stubs.replies import ReplyBook
+from stubs.rules.context import StubContext
+from stubs.rules.replies import ReplyBook
 from tests.fakevendor.server import FakeVendor
 from tests.judge.runs import judge_entry, write_judges
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from ledger.prices import TokenCounts, cost, load_prices
-from stubs.context import StubContext
-from stubs.replies import ReplyBook
+from stubs.rules.context import StubContext
+from stubs.rules.replies import ReplyBook
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx2
 
-from stubs.context import StubContext
+from stubs.rules.context import StubContext
 from stubs.request import StubRequest
 from stubs.routes import stub_handler
 from vendors.errors import StubRequestError, error_reply

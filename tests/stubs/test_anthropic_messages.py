@@ -19,11 +19,11 @@ import pydantic
 import pytest
 from anthropic.types import Message, MessageDeltaUsage, RawMessageStreamEvent, Usage
 
-from stubs.anthropic_messages import build_message
-from stubs.context import StubContext
-from stubs.replies import ReplyBook, StubsFile
+from stubs.anthropic.messages import build_message
+from stubs.rules.context import StubContext
+from stubs.rules.replies import ReplyBook, StubsFile
 from stubs.request import StubRequest
-from stubs.tokens import estimate_input_tokens, estimate_tokens
+from stubs.prompt.tokens import estimate_input_tokens, estimate_tokens
 from tests.stubs.sdk_transport import StubTransport, body_digest
 
 MODEL = "claude-sonnet-4-6"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pydantic
 from anthropic.lib._parse._transform import transform_schema
 
-from stubs.anthropic_schema_hints import restore_hints
+from stubs.anthropic.schema_hints import restore_hints
 
 
 class Order(pydantic.BaseModel):

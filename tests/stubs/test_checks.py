@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stubs.checks import CHECKS, check_body
-from stubs.context import StubContext
+from stubs.rules.context import StubContext
 from stubs.request import StubRequest
 from stubs.routes import stub_handler
 from vendors.errors import StubRequestError

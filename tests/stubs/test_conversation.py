@@ -1,9 +1,9 @@
-"""stubs.conversation: the newest user message, the tools called since and their results, read
+"""stubs.prompt.conversation: the newest user message, the tools called since and their results, read
 alike from chat completions, Responses and Anthropic bodies."""
 
 from __future__ import annotations
 
-from stubs.conversation import turn_of
+from stubs.prompt.conversation import turn_of
 
 ASK = "What's the weather in Paris?"
 

@@ -1,5 +1,5 @@
 """Hash embeddings and POST /v1/embeddings, driven through the real openai SDK (whose replies
-come from the default embedder, stubs.static_embeddings)."""
+come from the default embedder, stubs.vectors.static)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import openai
 import pytest
 from openai.types import CreateEmbeddingResponse
 
-from stubs.context import StubContext
-from stubs.embeddings import hash_embedding, openai_embeddings
+from stubs.rules.context import StubContext
+from stubs.vectors.embeddings import hash_embedding, openai_embeddings
 from stubs.request import StubRequest
-from stubs.static_embeddings import static_embedding
+from stubs.vectors.static import static_embedding
 from tests.stubs.sdk_transport import StubTransport, body_digest
 from vendors.errors import StubRequestError
 
@@ -78,7 +78,7 @@ def test_deterministic_in_another_process() -> None:
     from pathlib import Path
 
     code = (
-        "from stubs.embeddings import hash_embedding;"
+        "from stubs.vectors.embeddings import hash_embedding;"
         "print(hash_embedding('stable across processes', 64).tobytes().hex())"
     )
     outs = {

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stubs.grounding import grounding_of
-from stubs.schema_instance import instance_for
+from stubs.prompt.grounding import grounding_of
+from stubs.schema.instance import instance_for
 from tests.stubs.test_schema_instance import assert_valid, schemas
 
 # The shape graphiti-core 0.31 sends (its prompts, trimmed): a tagged message, an entity list

@@ -1,10 +1,10 @@
-"""stubs.json_shape: the object shape a prompt describes, read as a JSON schema."""
+"""stubs.schema.json_shape: the object shape a prompt describes, read as a JSON schema."""
 
 from __future__ import annotations
 
 import json
 
-from stubs.json_shape import described_schema
+from stubs.schema.json_shape import described_schema
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 

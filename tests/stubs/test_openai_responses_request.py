@@ -1,10 +1,10 @@
-"""stubs.openai_responses_request: a Responses body read into parameters, or OpenAI's 400."""
+"""stubs.openai.responses_request: a Responses body read into parameters, or OpenAI's 400."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from stubs.openai_responses_request import parse_responses
+from stubs.openai.responses_request import parse_responses
 from tests.stubs.test_openai_chat_request import refused as refused_by
 from vendors.errors import StubRequestError
 

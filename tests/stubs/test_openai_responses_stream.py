@@ -1,11 +1,11 @@
-"""stubs.openai_responses_stream: the typed events that carry a finished response."""
+"""stubs.openai.responses_stream: the typed events that carry a finished response."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from stubs.openai_responses_stream import stream_events
+from stubs.openai.responses_stream import stream_events
 
 PENDING = {"id": "resp_1", "status": "in_progress", "output": []}
 

@@ -1,4 +1,4 @@
-"""stubs.openai_tools: `tools` and `tool_choice` of chat completions and Responses, read by one
+"""stubs.openai.tools: `tools` and `tool_choice` of chat completions and Responses, read by one
 parser; the routes differ only where their wire formats do (where a function's name sits, where
 `allowed_tools` keeps its list, which other tool and choice types each accepts), and each route
 refuses a bad one with OpenAI's own 400, word for word."""
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from stubs.openai_chat_request import parse_chat
-from stubs.openai_common import EMPTY_OBJECT_SCHEMA
-from stubs.openai_responses_request import parse_responses
-from stubs.openai_tools import CHAT_TOOLS, RESPONSES_TOOLS, parse_tools
+from stubs.openai.chat_request import parse_chat
+from stubs.openai.common import EMPTY_OBJECT_SCHEMA
+from stubs.openai.responses_request import parse_responses
+from stubs.openai.tools import CHAT_TOOLS, RESPONSES_TOOLS, parse_tools
 from vendors.errors import StubRequestError
 
 CHAT_F = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}

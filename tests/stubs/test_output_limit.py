@@ -8,8 +8,8 @@ import httpx2
 import openai
 import pytest
 
-from stubs.openai_common import split_tokens
-from stubs.replies import ReplyBook
+from stubs.openai.common import split_tokens
+from stubs.rules.replies import ReplyBook
 from tests.stubs.sdk_transport import StubTransport
 
 # graphiti-core 0.31's OpenAIRerankerClient, as it calls chat completions.

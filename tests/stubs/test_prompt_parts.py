@@ -13,8 +13,8 @@ import openai
 import pydantic
 import pytest
 
-from stubs.context import StubContext
-from stubs.replies import ReplyBook, StubsFileError, _parse
+from stubs.rules.context import StubContext
+from stubs.rules.replies import ReplyBook, StubsFileError, _parse
 from tests.stubs.sdk_transport import StubTransport
 
 # mem0 2.2.1's extraction call, as captured through the record proxy (trimmed): its system

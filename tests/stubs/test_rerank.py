@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from stubs.context import StubContext
-from stubs.replies import ReplyBook
+from stubs.rules.context import StubContext
+from stubs.rules.replies import ReplyBook
 from stubs.request import StubRequest
-from stubs.rerank import cohere_rerank, rank, voyage_rerank
+from stubs.vectors.rerank import cohere_rerank, rank, voyage_rerank
 from stubs.routes import stub_handler
 from tests.stubs.sdk_transport import body_digest
 from vendors.errors import StubRequestError

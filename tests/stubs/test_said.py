@@ -1,8 +1,8 @@
-"""stubs.said: what the user said, apart from the instructions around it."""
+"""stubs.prompt.said: what the user said, apart from the instructions around it."""
 
 from __future__ import annotations
 
-from stubs.said import engine_tag_text, field_sections, said_text, without_assistant
+from stubs.prompt.said import engine_tag_text, field_sections, said_text, without_assistant
 
 FACT = "My sister lives in Lisbon."
 

@@ -1,9 +1,9 @@
-"""stubs.schema_grounded: what the walker takes from the request's text, per JSON path."""
+"""stubs.schema.grounded: what the walker takes from the request's text, per JSON path."""
 
 from __future__ import annotations
 
-from stubs.grounding import grounding_of
-from stubs.schema_grounded import Grounder, clean_path, field_name, item_index, object_path
+from stubs.prompt.grounding import grounding_of
+from stubs.schema.grounded import Grounder, clean_path, field_name, item_index, object_path
 
 TEXT = "user: Ana met Rui in Porto on 2024-05-01. Ana lives in Lisbon."
 

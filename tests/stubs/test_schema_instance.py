@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stubs.schema_instance import instance_for
+from stubs.schema.instance import instance_for
 from vendors.errors import StubRequestError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -219,7 +219,7 @@ def test_instances_vary_with_digest() -> None:
 def test_same_instance_in_other_processes() -> None:
     schema = Person.model_json_schema()
     code = (
-        "import json,sys;from stubs.schema_instance import instance_for;"
+        "import json,sys;from stubs.schema.instance import instance_for;"
         "s=json.loads(sys.stdin.read());"
         "print(json.dumps([instance_for(s, bytes([i])*32) for i in range(5)], sort_keys=True))"
     )

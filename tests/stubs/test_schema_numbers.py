@@ -1,4 +1,4 @@
-"""stubs.schema_numbers: numbers in bounds, on multiples validators accept, or from the text."""
+"""stubs.schema.numbers: numbers in bounds, on multiples validators accept, or from the text."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stubs.schema_numbers import number_for
-from stubs.schema_support import Unsat
+from stubs.schema.numbers import number_for
+from stubs.schema.support import Unsat
 
 
 def first(n: int) -> int:

@@ -1,4 +1,4 @@
-"""stubs.schema_support: cached validators, pattern strings and the allOf merge."""
+"""stubs.schema.support: cached validators, pattern strings and the allOf merge."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from stubs.schema_support import Unsat, merged_allof, pattern_string, validator
+from stubs.schema.support import Unsat, merged_allof, pattern_string, validator
 from vendors.errors import StubRequestError
 
 

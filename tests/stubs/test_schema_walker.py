@@ -1,11 +1,11 @@
-"""stubs.schema_walker: one pass over a schema, deterministic per (digest, path)."""
+"""stubs.schema.walker: one pass over a schema, deterministic per (digest, path)."""
 
 from __future__ import annotations
 
 import pytest
 
-from stubs.schema_support import Unsat
-from stubs.schema_walker import Walker
+from stubs.schema.support import Unsat
+from stubs.schema.walker import Walker
 
 TREE = {
     "$defs": {

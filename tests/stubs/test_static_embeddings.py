@@ -1,4 +1,4 @@
-"""The default record-mode embedder (stubs.static_embeddings): recall by meaning, the same bytes
+"""The default record-mode embedder (stubs.vectors.static): recall by meaning, the same bytes
 in every process, widths cut or padded, hostile text handled, and the stubs-file choice.
 
 Its speed (<= 0.5 ms a text) is a benchmark, not a test: bench/embedder_bench.py.
@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stubs.context import StubContext
-from stubs.embeddings import embed_texts, hash_embedding, openai_embeddings
-from stubs.replies import ReplyBook, StubsFileError
+from stubs.rules.context import StubContext
+from stubs.vectors.embeddings import embed_texts, hash_embedding, openai_embeddings
+from stubs.rules.replies import ReplyBook, StubsFileError
 from stubs.request import StubRequest
-from stubs.static_embeddings import static_embedding, table
+from stubs.vectors.static import static_embedding, table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -126,7 +126,7 @@ def test_bad_width_is_refused() -> None:
 
 SCRIPT = """
 import json, sys
-from stubs.embeddings import embed_texts
+from stubs.vectors.embeddings import embed_texts
 texts = json.loads(sys.argv[1])
 print(json.dumps([v.astype("<f4").tobytes().hex() for v in embed_texts(texts, 1536, "static")]))
 """
@@ -157,7 +157,7 @@ def test_the_default_stubs_embed_by_meaning_and_a_stubs_file_may_choose_hash(
         data = json.loads(openai_embeddings(req, ctx).body)["data"]
         return np.array(data[0]["embedding"], dtype=np.float32)
 
-    # The route sends the lifted vectors (engines' similarity floors; stubs.static_embeddings).
+    # The route sends the lifted vectors (engines' similarity floors; stubs.vectors.static).
     expected = static_embedding("What car do I drive?", 64, lift=True)
     assert np.array_equal(vector(StubContext()), expected)
     path = tmp_path / "stubs.toml"

@@ -11,8 +11,8 @@ import httpx2
 import openai
 import pydantic
 
-from stubs.context import StubContext
-from stubs.replies import ReplyBook
+from stubs.rules.context import StubContext
+from stubs.rules.replies import ReplyBook
 from tests.stubs.sdk_transport import StubTransport
 
 RULES = r"""

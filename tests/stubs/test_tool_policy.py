@@ -1,9 +1,9 @@
-"""stubs.tool_policy: which offered tool a record-mode reply calls, decided from the request."""
+"""stubs.prompt.tool_policy: which offered tool a record-mode reply calls, decided from the request."""
 
 from __future__ import annotations
 
-from stubs.conversation import Turn
-from stubs.tool_policy import OfferedTool, fit_score, focus_of, tools_to_call
+from stubs.prompt.conversation import Turn
+from stubs.prompt.tool_policy import OfferedTool, fit_score, focus_of, tools_to_call
 
 WEATHER = OfferedTool("get_weather", "Get the current weather for a city")
 TIME = OfferedTool("get_time", "Get the local time in a city")

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from stubs import wordpiece
-from stubs.static_embeddings import table
-from stubs.wordpiece import WordPiece
+from stubs.vectors.static import table
+from stubs.vectors.wordpiece import WordPiece
 
 ROOT = Path(__file__).resolve().parents[2]
 MINILM_PYTHON = Path(

@@ -1,0 +1,403 @@
+"""Validation of an Anthropic Messages request, as the vendor would refuse it.
+
+Record mode must refuse what live mode would refuse, or an arm that works against the stubs fails
+on its first paid call. Every check here mirrors a documented (or observed) 400 from
+`POST /v1/messages`; anything the vendor tolerates is tolerated here too. The result is a
+`MessagesPlan`: the request's settings, checked, so the reply builder never meets a bad shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from stubs.prompt.tokens import estimate_tokens, texts_of
+from vendors.errors import StubRequestError, require
+
+_ROLES = ("user", "assistant")
+_TOOL_CHOICES = ("auto", "any", "tool", "none")
+_THINKING_TYPES = ("enabled", "disabled", "adaptive", "between_tools")
+_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+_TTLS = ("5m", "1h")
+# The vendor allows at most four cache breakpoints per request.
+_MAX_CACHE_MARKS = 4
+_MIN_THINKING_BUDGET = 1024
+# Blocks whose payload is a `source` object (base64, URL or file id).
+_SOURCED_BLOCKS = ("image", "document")
+# Optional string options (`Optional[str]`/`Literal` in the 2.14 SDK's MessageCreateParams). Only
+# the type is checked: a new value the vendor adds must not be refused here, and the live proxy
+# refuses the premium values its table cannot price (proxy.billing).
+_STRING_OPTIONS = ("speed", "inference_geo", "service_tier", "container")
+_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+
+
+@dataclass(frozen=True)
+class MessagesPlan:
+    """What a valid request asks for, in the terms the reply builder needs."""
+
+    model: str
+    max_tokens: int
+    stream: bool
+    thinking: bool  # a thinking block goes before the answer
+    thinking_budget: int | None  # `budget_tokens` of manual extended thinking
+    thinking_omitted: bool  # `display: "omitted"`: signature only, no thinking text
+    forced_tool: str | None  # "tool" choice name; "" means "any" (the builder picks one)
+    tools: dict[str, dict[str, Any]]  # client tools (those with an input_schema) by name
+    output_schema: dict[str, Any] | None
+    stop_sequences: tuple[str, ...]
+    cache_5m: int  # input tokens written to the 5-minute cache
+    cache_1h: int  # input tokens written to the 1-hour cache
+
+
+def _fail(message: str, param: str | None = None) -> StubRequestError:
+    return StubRequestError(400, message, param)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_cache_control(value: Any, where: str) -> None:
+    if value is None:
+        return
+    here = f"{where}.cache_control" if where else "cache_control"
+    if not isinstance(value, dict) or value.get("type") != "ephemeral":
+        raise _fail(f"{here}.type: Input should be 'ephemeral'", "cache_control")
+    if "ttl" in value and value["ttl"] not in _TTLS:
+        raise _fail(f"{here}.ttl: Input should be '5m' or '1h'", "cache_control")
+
+
+def _check_blocks(content: Any, where: str) -> None:
+    if isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise _fail(f"{where}: Input should be a valid string or a list of content blocks", where)
+    for j, block in enumerate(content):
+        here = f"{where}.{j}"
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            raise _fail(f"{here}.type: Field required", here)
+        if block["type"] == "text" and not isinstance(block.get("text"), str):
+            raise _fail(f"{here}.text: Input should be a valid string", here)
+        if block["type"] in _SOURCED_BLOCKS and not isinstance(block.get("source"), dict):
+            raise _fail(f"{here}.{block['type']}.source: Input should be a valid dictionary", here)
+        _check_cache_control(block.get("cache_control"), here)
+
+
+def check_messages(body: dict[str, Any]) -> None:
+    """`model` and `messages` (with `system`) as both /v1/messages and count_tokens need them."""
+    require(body, "model", "messages")
+    if not isinstance(body["model"], str) or not body["model"]:
+        raise _fail("model: Input should be a valid string", "model")
+    messages = body["messages"]
+    if not isinstance(messages, list):
+        raise _fail("messages: Input should be a valid list", "messages")
+    if not messages:
+        raise _fail("messages: at least one message is required", "messages")
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            raise _fail(f"messages.{i}: Input should be a valid dictionary", "messages")
+        if msg.get("role") not in _ROLES:
+            if msg.get("role") == "system":
+                raise _fail(
+                    'messages: Unexpected role "system". The Messages API accepts a top-level '
+                    '`system` parameter, not "system" as an input message role.',
+                    "messages",
+                )
+            raise _fail(f"messages.{i}.role: Input should be 'user' or 'assistant'", "messages")
+        if "content" not in msg or msg["content"] is None:
+            raise _fail(f"messages.{i}.content: Field required", "messages")
+        _check_blocks(msg["content"], f"messages.{i}.content")
+    if "system" in body and body["system"] is not None:
+        _check_blocks(body["system"], "system")
+    _check_tools(body)
+
+
+def _check_tools(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    tools = body.get("tools")
+    if tools is None:
+        return {}
+    if not isinstance(tools, list):
+        raise _fail("tools: Input should be a valid list", "tools")
+    client: dict[str, dict[str, Any]] = {}
+    seen: set[str] = set()
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            raise _fail(f"tools.{i}.name: Field required", "tools")
+        name = tool["name"]
+        if name in seen:
+            raise _fail("tools: Tool names must be unique.", "tools")
+        seen.add(name)
+        _check_cache_control(tool.get("cache_control"), f"tools.{i}")
+        # Server tools (web search, code execution...) carry a versioned `type` and no schema.
+        if tool.get("type") in (None, "custom"):
+            schema = tool.get("input_schema")
+            if not isinstance(schema, dict):
+                raise _fail(f"tools.{i}.custom.input_schema: Field required", "tools")
+            if schema.get("type") != "object":
+                raise _fail(
+                    f"tools.{i}.custom.input_schema.type: Input should be 'object'", "tools"
+                )
+            client[name] = tool
+    return client
+
+
+def _check_tool_choice(body: dict[str, Any], tools: dict[str, dict[str, Any]]) -> str | None:
+    choice = body.get("tool_choice")
+    if choice is None:
+        return None
+    if not isinstance(choice, dict) or choice.get("type") not in _TOOL_CHOICES:
+        raise _fail(
+            "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'", "tool_choice"
+        )
+    if choice["type"] == "tool":
+        name = choice.get("name")
+        if not isinstance(name, str):
+            raise _fail("tool_choice.tool.name: Field required", "tool_choice")
+        if name not in tools:
+            raise _fail(f"tool_choice: Tool '{name}' not found in `tools`", "tool_choice")
+        return name
+    if choice["type"] == "any":
+        if not tools:
+            raise _fail("tool_choice: `any` requires at least one tool in `tools`", "tool_choice")
+        return ""
+    return None
+
+
+def _check_thinking(body: dict[str, Any], max_tokens: int | None) -> tuple[bool, int | None, bool]:
+    """(thinking on, budget, display omitted). `max_tokens` None: not checked against the budget."""
+    thinking = body.get("thinking")
+    if thinking is None:
+        return False, None, False
+    if not isinstance(thinking, dict) or thinking.get("type") not in _THINKING_TYPES:
+        raise _fail(
+            "thinking.type: Input should be 'enabled', 'disabled', 'adaptive' or 'between_tools'",
+            "thinking",
+        )
+    display = thinking.get("display")
+    if display not in (None, "summarized", "omitted"):
+        raise _fail(
+            f"thinking.{thinking['type']}.display: Input should be 'summarized' or 'omitted'",
+            "thinking",
+        )
+    budget: int | None = None
+    if thinking["type"] == "enabled":
+        budget = thinking.get("budget_tokens")
+        if not _is_int(budget):
+            raise _fail("thinking.enabled.budget_tokens: Field required", "thinking")
+        assert budget is not None  # narrowed by _is_int, for mypy
+        if budget < _MIN_THINKING_BUDGET:
+            raise _fail(
+                "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
+                "thinking",
+            )
+        if max_tokens is not None and max_tokens <= budget:
+            raise _fail(
+                "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
+                f"documentation at {_DOCS}#max-tokens-and-context-window-size",
+                "max_tokens",
+            )
+    # "between_tools" only thinks between tool calls; a stub never chains tools, so no block.
+    on = thinking["type"] in ("enabled", "adaptive")
+    return on, budget, display == "omitted"
+
+
+def _check_sampling(body: dict[str, Any], thinking: bool) -> None:
+    """The 2.14 SDK has no sampling parameters, but `extra_body` can still send them."""
+    temperature = body.get("temperature")
+    if temperature is not None:
+        if not _is_number(temperature) or not 0 <= temperature <= 1:
+            raise _fail("temperature: Input should be a number between 0 and 1", "temperature")
+        if thinking and temperature != 1:
+            raise _fail(
+                "`temperature` may only be set to 1 when thinking is enabled. Please consult our "
+                f"documentation at {_DOCS}#important-considerations-when-using-extended-thinking",
+                "temperature",
+            )
+    if thinking and body.get("top_k") is not None:
+        raise _fail("`top_k` is not supported when thinking is enabled.", "top_k")
+    top_p = body.get("top_p")
+    if thinking and top_p is not None and (not _is_number(top_p) or not 0.95 <= top_p <= 1):
+        raise _fail(
+            "`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled.",
+            "top_p",
+        )
+
+
+def _check_options(body: dict[str, Any]) -> None:
+    """The option fields' types, as the vendor's request model refuses them."""
+    for name in _STRING_OPTIONS:
+        if body.get(name) is not None and not isinstance(body[name], str):
+            raise _fail(f"{name}: Input should be a valid string", name)
+    top_k = body.get("top_k")
+    if top_k is not None and (not _is_int(top_k) or top_k < 0):
+        raise _fail("top_k: Input should be a non-negative integer", "top_k")
+    top_p = body.get("top_p")
+    if top_p is not None and (not _is_number(top_p) or not 0 <= top_p <= 1):
+        raise _fail("top_p: Input should be a number between 0 and 1", "top_p")
+    metadata = body.get("metadata")
+    if metadata is not None:
+        if not isinstance(metadata, dict):
+            raise _fail("metadata: Input should be a valid dictionary", "metadata")
+        if metadata.get("user_id") is not None and not isinstance(metadata["user_id"], str):
+            raise _fail("metadata.user_id: Input should be a valid string", "metadata")
+
+
+def _check_output_format(body: dict[str, Any], configured: bool) -> dict[str, Any] | None:
+    """The schema of the structured-outputs beta's top-level `output_format` (what litellm
+    sends): the same JSON schema format as `output_config.format`, answered the same way.
+    Both at once are refused, as the SDK refuses them (output_format is the deprecated form)."""
+    fmt = body.get("output_format")
+    if fmt is None:
+        return None
+    if configured:
+        raise _fail(
+            "Both output_format and output_config.format were provided. "
+            "Please use only output_config.format (output_format is deprecated).",
+            "output_format",
+        )
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        raise _fail("output_format.type: Input should be 'json_schema'", "output_format")
+    schema = fmt.get("schema")
+    if not isinstance(schema, dict):
+        raise _fail("output_format.schema: Field required", "output_format")
+    return schema
+
+
+def _check_output_config(body: dict[str, Any]) -> dict[str, Any] | None:
+    schema = _check_output_config_format(body)
+    return _check_output_format(body, schema is not None) or schema
+
+
+def _check_output_config_format(body: dict[str, Any]) -> dict[str, Any] | None:
+    config = body.get("output_config")
+    if config is None:
+        return None
+    if not isinstance(config, dict):
+        raise _fail("output_config: Input should be a valid dictionary", "output_config")
+    if config.get("effort") not in (None, *_EFFORTS):
+        raise _fail(
+            "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'",
+            "output_config",
+        )
+    fmt = config.get("format")
+    if fmt is None:
+        return None
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        raise _fail("output_config.format.type: Input should be 'json_schema'", "output_config")
+    schema = fmt.get("schema")
+    if not isinstance(schema, dict):
+        raise _fail("output_config.format.schema: Field required", "output_config")
+    return schema
+
+
+def _segments(body: dict[str, Any]) -> list[tuple[int, Any]]:
+    """The prompt in cache order (tools, system, messages) as (tokens, cache_control) pieces.
+
+    The pieces mirror `estimate_input_tokens`'s arithmetic (texts plus 3 per list item), so
+    their sum is the request's input estimate and a cached prefix never exceeds it.
+    """
+
+    def tokens(value: Any) -> int:
+        return sum(estimate_tokens(t) for t in texts_of(value))
+
+    out: list[tuple[int, Any]] = []
+    for tool in body.get("tools") or []:
+        out.append((tokens(tool) + 3, tool.get("cache_control")))
+    system = body.get("system")
+    if isinstance(system, str):
+        out.append((tokens(system), None))
+    elif isinstance(system, list):
+        out.extend((tokens(b) + 3, b.get("cache_control")) for b in system)
+    for msg in body["messages"]:
+        content = msg["content"]
+        if isinstance(content, str):
+            out.append((tokens(msg) + 3, None))
+        else:
+            blocks = [(tokens(b), b.get("cache_control")) for b in content]
+            # The role string and the per-message overhead count too: they come first.
+            out.append((tokens(msg) - sum(t for t, _ in blocks) + 3, None))
+            out.extend(blocks)
+    return out
+
+
+def cache_writes(body: dict[str, Any], total_input: int) -> tuple[int, int]:
+    """(5-minute, 1-hour) cache writes: each breakpoint caches the prompt up to it.
+
+    A stub keeps no cache between calls, so every marked prefix is a write and never a read.
+    """
+    segments = _segments(body)
+    marks = [i for i, (_, cc) in enumerate(segments) if cc is not None]
+    top = body.get("cache_control")
+    _check_cache_control(top, "")
+    # Top-level cache_control marks the last cacheable block: the end of the last message.
+    if top is not None and segments and (not marks or marks[-1] != len(segments) - 1):
+        marks.append(len(segments) - 1)
+    if len(marks) > _MAX_CACHE_MARKS:
+        raise _fail(
+            f"A maximum of {_MAX_CACHE_MARKS} blocks with cache_control may be provided. "
+            f"Found {len(marks)}.",
+            "cache_control",
+        )
+    writes = {"5m": 0, "1h": 0}
+    start = 0
+    left = total_input
+    for mark in marks:
+        cc: dict[str, Any] = segments[mark][1] or top or {}
+        span = min(sum(t for t, _ in segments[start : mark + 1]), left)
+        writes[cc.get("ttl", "5m")] += span
+        left -= span
+        start = mark + 1
+    return writes["5m"], writes["1h"]
+
+
+def check_create(body: dict[str, Any]) -> None:
+    """The checks of a /v1/messages body that live mode's pinned-sampling rewrite cannot change
+    (proxy.intake runs them in both modes, before the rewrite)."""
+    plan_messages(body, 0, per_model=False)
+
+
+def plan_messages(body: dict[str, Any], total_input: int, per_model: bool = True) -> MessagesPlan:
+    """Check a /v1/messages body; raise StubRequestError(400) the way the vendor refuses it.
+
+    `per_model=False` leaves out the sampling rules that tie temperature, top_p, top_k and
+    max_tokens to thinking: the live proxy's rewrite sets those per model (proxy.sampling)."""
+    require(body, "model", "max_tokens", "messages")
+    max_tokens = body["max_tokens"]
+    if not _is_int(max_tokens):
+        raise _fail("max_tokens: Input should be a valid integer", "max_tokens")
+    if max_tokens < 1:
+        raise _fail("max_tokens: Input should be greater than or equal to 1", "max_tokens")
+    check_messages(body)
+    tools = _check_tools(body)
+    forced = _check_tool_choice(body, tools)
+    thinking, budget, omitted = _check_thinking(body, max_tokens if per_model else None)
+    if thinking and forced is not None:
+        raise _fail("Thinking may not be enabled when tool_choice forces tool use.", "tool_choice")
+    _check_sampling(body, thinking and per_model)
+    _check_options(body)
+    schema = _check_output_config(body)
+    stops = body.get("stop_sequences") or []
+    if not isinstance(stops, list) or not all(isinstance(s, str) for s in stops):
+        raise _fail("stop_sequences: Input should be a valid list of strings", "stop_sequences")
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise _fail("stream: Input should be a valid boolean", "stream")
+    cache_5m, cache_1h = cache_writes(body, total_input)
+    return MessagesPlan(
+        model=body["model"],
+        max_tokens=max_tokens,
+        stream=stream,
+        thinking=thinking,
+        thinking_budget=budget,
+        thinking_omitted=omitted,
+        forced_tool=forced,
+        tools=tools,
+        output_schema=schema,
+        stop_sequences=tuple(s for s in stops if s),
+        cache_5m=cache_5m,
+        cache_1h=cache_1h,
+    )
