@@ -6,7 +6,7 @@ texts: the bytes as UTF-8, every JSON string value unescaped, and for server-sen
 strings of all events joined with nothing between them, in order, which reassembles a token a
 stream cut up. Delta strings are the values of the keys the vendors stream text under: Anthropic
 `text`, `thinking`, `partial_json`; OpenAI chat `content`, `refusal`, `arguments`; OpenAI
-Responses `delta` (see notes/wire-formats.md and the SDKs' stream event types).
+Responses `delta` (as the official SDKs' stream event types name them).
 """
 
 from __future__ import annotations

@@ -1,0 +1,102 @@
+"""The documentation stays inside the repository: every relative link in a tracked markdown file
+names a tracked file (and, with `#anchor`, one of its headings), and no tracked text file names a
+path outside the checkout (the design notes that lived beside it, a home or work folder)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+# Paths of the machine the project was written on, or the design folder that sat beside the
+# checkout: a reader of the repository has neither.
+OUTSIDE = re.compile(r"/work/|\.\./shared|DESIGN\.md|shared/notes|notes/wire-formats")
+
+
+def tracked(*patterns: str) -> list[Path]:
+    done = subprocess.run(
+        ["git", "ls-files", "-z", "--", *patterns],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    )
+    names = [n for n in done.stdout.decode().split("\0") if n]
+    return [REPO / n for n in names if (REPO / n).is_file()]
+
+
+def anchors(markdown: str) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    out = set()
+    for line in markdown.splitlines():
+        if line.startswith("#") and not line.startswith("#!"):
+            title = line.lstrip("#").strip().lower()
+            out.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return out
+
+
+def test_anchors_follow_githubs_rule() -> None:
+    assert anchors("## CLI start-up: harness --help\n## Report generation on 10,000 calls") == {
+        "cli-start-up-harness---help",
+        "report-generation-on-10000-calls",
+    }
+
+
+def broken_links(path: Path) -> list[str]:
+    broken = []
+    text = path.read_text()
+    in_code = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        if in_code:
+            continue
+        for target in LINK.findall(line):
+            if re.match(r"[a-z]+:", target):
+                continue  # a URL, not a file of the repository
+            file_part, _, anchor = target.partition("#")
+            destination = (path.parent / file_part).resolve() if file_part else path
+            outside = not destination.exists() or REPO not in [destination, *destination.parents]
+            no_heading = (
+                not outside
+                and bool(anchor)
+                and destination.suffix == ".md"
+                and anchor not in anchors(destination.read_text())
+            )
+            if outside or no_heading:
+                broken.append(target)
+    return broken
+
+
+@pytest.mark.parametrize(
+    "path", tracked("*.md"), ids=lambda p: str(p.relative_to(REPO)) if isinstance(p, Path) else p
+)
+def test_every_relative_link_names_a_file_and_heading_of_the_repository(path: Path) -> None:
+    assert not broken_links(path), f"{path.relative_to(REPO)}: broken links {broken_links(path)}"
+
+
+def test_a_broken_link_is_found(tmp_path: Path) -> None:
+    page = REPO / "docs" / "install.md"
+    bad = tmp_path / "page.md"
+    bad.write_text("[a](nowhere.md) [b](#no-such-heading) [c](https://example.com)\n# Real\n")
+    assert broken_links(bad) == ["nowhere.md", "#no-such-heading"]
+    assert not broken_links(page)
+
+
+def test_no_tracked_file_names_a_path_outside_the_repository() -> None:
+    found = []
+    for path in tracked():
+        if path == Path(__file__).resolve():
+            continue
+        try:
+            text = path.read_text()
+        except (UnicodeDecodeError, OSError):
+            continue  # binary files name no paths a reader follows
+        for number, line in enumerate(text.splitlines(), 1):
+            if OUTSIDE.search(line):
+                found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()[:100]}")
+    assert not found, "\n".join(found)
