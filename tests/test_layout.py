@@ -1,6 +1,7 @@
-"""The rooms' import arrows run one way (README "Layout"): a format or a vendor fact that imported
-the proxy or the orchestrator would drag them into every reader of a run, and a proxy that imported
-the orchestrator could no longer run on its own (`python -m proxy`).
+"""The rooms' import arrows run one way (docs/architecture.md, "Rooms and the arrows between
+them"): a format or a vendor fact that imported the proxy or the orchestrator would drag them into
+every reader of a run, and a proxy that imported the orchestrator could no longer run on its own
+(`python -m proxy`).
 
 Read from the source with `ast`, so an import inside a function counts as much as one at the top.
 """

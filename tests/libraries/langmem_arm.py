@@ -4,7 +4,7 @@ exchange to langmem's memory store manager, which decides what to store.
 
 Run in .cache/libs-venv with the repository on PYTHONPATH, by tests/libraries/test_langmem_arm.py.
 langmem gives each memory a random uuid and shows the ids to its extractor, so a study of it
-masks them (`mask = ["~uuid"]`, README).
+masks them (`mask = ["~uuid"]`, docs/studies.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""A langmem arm as a user first writes it (tests/libraries/langmem_arm.py) with README's
-`~uuid` mask: on the default stubs it stores the user's fact, recalls it for a question that
+"""A langmem arm as a user first writes it (tests/libraries/langmem_arm.py) with the `~uuid` mask
+(docs/studies.md): on the default stubs it stores the user's fact, recalls it for a question that
 shares no word with it (no memory-control miss), and the gate and a replay pass."""
 
 from __future__ import annotations
