@@ -50,7 +50,8 @@ def void(
     typer.echo(f"voided {len(wanted)} item(s) of {header.run_id} in every arm: {', '.join(wanted)}")
     typer.echo(f"  reason: {reason}")
     typer.echo(
-        "  the report leaves them out of every statistic; rerun them after the fix and give both "
-        "run directories to `harness report` to show the difference"
+        "  the report leaves them out of every statistic; after the fix, rerun them with "
+        f"`harness {header.mode} STUDY --resume {run}` and give both run directories to "
+        "`harness report`: it shows the difference"
     )
     return 0

@@ -15,6 +15,7 @@ from harness.report.context import Context
 from harness.report.gold import score_gold
 from harness.report.inputs import Inputs
 from harness.report.model import Section
+from harness.report.paper_trail import without_voided
 from harness.report.perarm import RunReport, build_report
 from harness.report.public import Anonymizer, Private, check_public, host_names
 from harness.report.records import records, write_records
@@ -56,6 +57,7 @@ def generate(
     if inputs.gold is not None:
         scored, inputs.net = score_gold(data, inputs.gold)
         inputs.judgments = (inputs.judgments or []) + scored
+    inputs.judgments = without_voided(data, inputs.judgments)  # voided items are set aside
     anon = Anonymizer(public)
     report = build_report(data, resamples=resamples, seed=seed)
     ctx = Context(data, inputs, report, anon, resamples, seed)

@@ -26,6 +26,7 @@ from rundir.packread import PackReader
 from rundir.rtt import RttProbe, read_probes
 from rundir.strays_seen import StraySeen, read_seen
 from rundir.turns import TurnRecord, read_turns
+from rundir.voids import voided_items
 
 RUN_FILES = (
     "run.json",
@@ -34,7 +35,12 @@ RUN_FILES = (
     "egress.jsonl",
     "rtt.jsonl",
     "strays_seen.jsonl",
+    "voids.jsonl",
+    "protocol/addendum.toml",  # the protocol's addendum as the run started (rundir/protocol.py)
 )
+# The study's addendum as it is now, which may hold entries added after the run (a later
+# amendment is that run's deviation): harness/report/paper_trail.py.
+ADDENDUM_NOW = "study addendum (now)"
 
 
 @dataclass
@@ -48,6 +54,17 @@ class ReadFile:
 
 
 @dataclass
+class VoidedItem:
+    """An item `harness void` set aside in every arm of a run (rundir/voids.py): its turns there
+    are left out of every statistic, and kept here to show against the rerun's."""
+
+    run_id: str
+    item: str
+    reason: str
+    turns: list[TurnRecord]
+
+
+@dataclass
 class RunData:
     run_dirs: list[Path]
     headers: list[dict[str, Any]]
@@ -58,6 +75,7 @@ class RunData:
     read: list[ReadFile] = field(default_factory=list)
     probes: list[RttProbe] = field(default_factory=list)  # rtt.jsonl: the round-trip floors
     strays_seen: list[StraySeen] = field(default_factory=list)  # which turn saw each stray
+    voided: list[VoidedItem] = field(default_factory=list)  # set aside, in the order voided
 
     @property
     def header(self) -> dict[str, Any]:
@@ -92,6 +110,7 @@ def load_runs(run_dirs: list[Path]) -> RunData:
     sizes: dict[str, int] = {}
     probes: list[RttProbe] = []
     seen: list[StraySeen] = []
+    voided: list[VoidedItem] = []
     for run_dir in run_dirs:
         headers.append(_header(run_dir))
         turns: dict[tuple[str, str], list[TurnRecord]] = {}
@@ -107,6 +126,15 @@ def load_runs(run_dirs: list[Path]) -> RunData:
             probes += read_probes(run_dir / "rtt.jsonl")
         with _parsing(run_dir / "strays_seen.jsonl"):
             seen += read_seen(run_dir / "strays_seen.jsonl")
+        with _parsing(run_dir / "voids.jsonl"):
+            voids = voided_items(run_dir)
+        for item, reason in voids.items():
+            # Set aside in every arm; an earlier run's turns of the item, which this run's
+            # replaced, do not come back in its place: only a later run (the rerun) does.
+            aside = [t for pair in [p for p in turns if p[0] == item] for t in turns.pop(pair)]
+            for pair in [p for p in by_pair if p[0] == item]:
+                del by_pair[pair]
+            voided.append(VoidedItem(str(headers[-1].get("run_id")), item, reason, aside))
         by_pair.update(turns)  # a later run's pair replaces the earlier one's
         sizes.update(_body_sizes(run_dir))
         for name in RUN_FILES:
@@ -115,7 +143,22 @@ def load_runs(run_dirs: list[Path]) -> RunData:
         if (run_dir / "bodies" / "pack.bin").is_file():
             read.append(read_file("bodies/pack.bin", run_dir / "bodies" / "pack.bin"))
     turns_kept = [t for pair in by_pair.values() for t in pair]
-    return RunData(list(run_dirs), headers, turns_kept, calls, egress, sizes, read, probes, seen)
+    read += _addenda_now(headers)
+    return RunData(
+        list(run_dirs), headers, turns_kept, calls, egress, sizes, read, probes, seen, voided
+    )
+
+
+def _addenda_now(headers: list[dict[str, Any]]) -> list[ReadFile]:
+    found: dict[Path, ReadFile] = {}
+    for header in headers:
+        study = header.get("study") or {}
+        protocol = study.get("protocol") or {}
+        if protocol.get("addendum") and study.get("study_path"):
+            path = Path(str(study["study_path"])).parent / str(protocol["addendum"])
+            if path.is_file() and path not in found:
+                found[path] = read_file(ADDENDUM_NOW, path)
+    return list(found.values())
 
 
 @contextmanager

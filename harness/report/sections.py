@@ -7,9 +7,11 @@ from collections import Counter
 from decimal import Decimal
 from typing import Any
 
+from harness.report import paper_trail
 from harness.report.context import Context
 from harness.report.model import NOT_RUN, Section, Table, money
 from harness.report.outcomes import outcomes_table, unturned_calls
+from harness.report.rundata import ADDENDUM_NOW
 from harness.report.strays import refused_table, stray_turns
 
 
@@ -40,6 +42,11 @@ def identity(ctx: Context) -> Section:
         f"`{study.get('compose_sha256') or '-'}`, seeds {study.get('seeds') or {}}, "
         f"deadline {ctx.data.deadline_s:g} s per turn."
     )
+    # The subject model, what the call log shows was called, the protocol's hashes (issue 29).
+    s.paragraphs.append(paper_trail.subject_line(ctx))
+    s.tables.append(paper_trail.called_table(ctx))
+    s.paragraphs += paper_trail.protocol_lines(ctx)
+    s.read += ctx.run_files("calls.jsonl", "protocol/addendum.toml")
     return s
 
 
@@ -58,6 +65,7 @@ def arms(ctx: Context) -> Section:
     s.read += ctx.run_files("strays_seen.jsonl") + ctx.input_file("scan")
     void = ctx.inputs.void_arms
     halted = stray_turns(ctx)
+    s.paragraphs.append(paper_trail.subject_line(ctx))
     rows = [
         [
             name,
@@ -174,9 +182,20 @@ def limitations(ctx: Context) -> Section:
         )
     if ctx.report.mode == "record":
         found.append("A record-mode run: stubs answered every call, so costs are zero.")
+    found += paper_trail.deviation_lines(ctx)
+    voids = paper_trail.voids_table(ctx)
+    if voids is not None:
+        s.tables.append(voids)
+        found.append(
+            f"{len(ctx.data.voided)} item(s) voided after their run (a harness defect; "
+            "`harness void`) are set aside in every arm and left out of every statistic; the "
+            "table gives each one's reason and, when a later run given to this report reran it, "
+            "the difference."
+        )
     if not found:
         found.append("None found by the generator, and none given (--header `limitations`).")
     s.paragraphs += found
+    s.read += ctx.run_files("voids.jsonl", "protocol/addendum.toml", ADDENDUM_NOW)
     return s
 
 
@@ -199,6 +218,10 @@ def appendix(ctx: Context) -> Section:
     else:
         rows = [_material(ctx, row) for row in ctx.inputs.provenance]
         s.tables.append(Table(["material", "kind", "SHA-256", "source"], rows))
+    protocol = paper_trail.protocol_tables(ctx)
+    if protocol:
+        s.tables += protocol
+        s.read += ctx.run_files("run.json", "protocol/addendum.toml", ADDENDUM_NOW)
     s.tables.append(_price_table(ctx))
     every = [ctx.describe(f) for f in ctx.data.read] + [
         ctx.describe(f) for f in ctx.inputs.read.values()

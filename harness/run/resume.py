@@ -6,6 +6,8 @@ reservation, so every run stays self-contained, auditable and replayable) that s
 (item, arm) the stopped run recorded in full, none of it an infrastructure failure. The new run's
 header names the run it resumes; resuming a resumed run skips what the whole chain finished, so
 a chain of resumes covers the study once and no finished pair is paid for twice in live mode.
+An item `harness void` set aside in a run (rundir/voids.py) is not finished there: resuming that
+run reruns it in every arm, and the report given both runs shows the difference.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from harness.study import Item, Study
 from rundir.errors import RunDirError
 from rundir.header import RunHeader, read_header
 from rundir.turns import TurnRecord
+from rundir.voids import VOIDS_FILE, voided_items
 
 Pair = tuple[str, str]  # (item id, arm)
 
@@ -42,7 +45,8 @@ def resumption(source: Path, study: Study, mode: str, items: list[Item]) -> Resu
         seen.add(run.resolve())
         header = _header(run)
         _check_same_study(run, header, study, mode)
-        done |= finished_pairs(_turns(run), items)
+        voided = _voided(run)
+        done |= {p for p in finished_pairs(_turns(run), items) if p[0] not in voided}
         previous = header.study.resumed_from if header.study else None
         run = Path(previous) if previous else None
     return Resumption(source=source, done=frozenset(done))
@@ -90,6 +94,16 @@ def _check_same_study(run: Path, header: RunHeader, study: Study, mode: str) -> 
             f"--resume {run}: the {', '.join(changed)} changed since that run",
             hint="a resumed run must run the same study; start a new run instead",
         )
+
+
+def _voided(run: Path) -> set[str]:
+    try:
+        return set(voided_items(run))
+    except ValueError as e:  # json's and pydantic's errors
+        raise HarnessError(
+            f"--resume {run}: {VOIDS_FILE} does not parse: {str(e).splitlines()[0]}",
+            hint=f"run `harness audit {run}`",
+        ) from None
 
 
 def _turns(run: Path) -> list[TurnRecord]:
