@@ -7,7 +7,8 @@ Each embedder runs in a child process of its own, pinned to one core (`sched_set
 no figure borrows the other core and each load is cold: hash and static in the project's .venv,
 MiniLM (torch) in `.cache/minilm-venv` (scripts/engine-venvs; skipped with a note without it).
 Every embedder goes through `stubs.vectors.embeddings.embed_texts`, the function the /v1/embeddings
-stub and rerank call (MiniLM through `stubs.vectors.minilm`, which it calls), at text-embedding-3-small's
+stub and rerank call (MiniLM through `stubs.vectors.minilm`, which it calls), at
+text-embedding-3-small's
 width (1536), on the 80 texts of bench/paraphrases.py:
 - load: the first call's extra time (the static table and tokenizer, the model);
 - ms per text, cold: the first pass over the 80 texts (the tokenizer's word cache empty);
@@ -128,7 +129,8 @@ def render(results: dict[str, dict[str, Any] | str], repeats: int) -> str:
         "```",
         "",
         "What: the record-mode embedders behind `/v1/embeddings` and rerank "
-        "(`stubs.vectors.embeddings.embed_texts`, width 1536), each in its own process on one core, on "
+        "(`stubs.vectors.embeddings.embed_texts`, width 1536), each in its own process on one "
+        "core, on "
         "bench/paraphrases.py: 40 questions, each ranked against 40 facts that share few or no "
         'words with it ("Tell me about my family." / "My sister Ana lives in Lisbon."). '
         f"ms per text: CPU time over the 80 texts, cold (first pass) and warm (median of {repeats}"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-from stubs.rules.context import StubContext
 from stubs.request import StubRequest
+from stubs.rules.context import StubContext
 from vendors.reply import StubReply
 from vendors.routes import Route
 

@@ -19,17 +19,17 @@ import jsonschema
 from stubs.anthropic.request import MessagesPlan, check_messages, plan_messages
 from stubs.anthropic.schema_hints import restore_hints
 from stubs.anthropic.stream import message_events
-from stubs.rules.context import StubContext
+from stubs.formats.patch_doc import patch_when_nothing_new
+from stubs.formats.text_reply import text_reply
 from stubs.prompt.conversation import turn_of
 from stubs.prompt.grounding import grounding_of
-from stubs.formats.patch_doc import patch_when_nothing_new
-from stubs.rules.replies import conversation_texts
-from stubs.request import StubRequest
-from stubs.schema.instance import instance_for
-from stubs.schema.structured import structured_value
-from stubs.formats.text_reply import text_reply
 from stubs.prompt.tokens import estimate_input_tokens, estimate_tokens
 from stubs.prompt.tool_policy import OfferedTool, focus_of, tools_to_call
+from stubs.request import StubRequest
+from stubs.rules.context import StubContext
+from stubs.rules.replies import conversation_texts
+from stubs.schema.instance import instance_for
+from stubs.schema.structured import structured_value
 from vendors.errors import StubRequestError
 from vendors.reply import StubReply, Usage
 
@@ -79,7 +79,8 @@ def _thinking_block(req: StubRequest, plan: MessagesPlan, user: str) -> tuple[di
 
 def _tools_to_call(req: StubRequest, ctx: StubContext, plan: MessagesPlan) -> list[tuple[str, str]]:
     """The client tools the reply calls: a named `tool` choice forces it; `none` calls none;
-    unset, `auto` and `any` ask stubs.prompt.tool_policy (which honours disable_parallel_tool_use and
+    unset, `auto` and `any` ask stubs.prompt.tool_policy (which honours disable_parallel_tool_use
+    and
     the stubs file's `tools` rules). Each comes with the part of the user's message its input
     answers (stubs.prompt.tool_policy.focus_of)."""
     if plan.forced_tool:

@@ -1,7 +1,8 @@
 """The text a record-mode reply says, and its `json_object` form, on every route.
 
 In order: a stubs rule's reply; the protocol the prompt asks for (dspy's field markers, an XML
-list, markdown sections: stubs.formats.dspy_protocol, stubs.formats.tag_protocols); then the reply book's
+list, markdown sections: stubs.formats.dspy_protocol, stubs.formats.tag_protocols); then the reply
+book's
 (a reply that uses the tools' results once they are in, else the purpose's canned replies).
 A `json_object` reply is a rule's JSON object, else an instance of the shape the prompt
 describes (dspy's output fields, or stubs.schema.json_shape), grounded in the user's words, else the
@@ -14,14 +15,14 @@ import json
 import re
 from typing import Any
 
-from stubs.prompt.conversation import turn_of
 from stubs.formats.dspy_protocol import dspy_reply as dspy_text
 from stubs.formats.dspy_protocol import is_dspy, output_fields
-from stubs.schema.json_shape import described_schema
-from stubs.rules.replies import ReplyBook
-from stubs.request import StubRequest
-from stubs.schema.structured import structured_json
 from stubs.formats.tag_protocols import markdown_sections_reply, xml_list_reply
+from stubs.prompt.conversation import turn_of
+from stubs.request import StubRequest
+from stubs.rules.replies import ReplyBook
+from stubs.schema.json_shape import described_schema
+from stubs.schema.structured import structured_json
 from vendors.errors import StubRequestError
 
 

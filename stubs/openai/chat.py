@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stubs.rules.context import StubContext
+from stubs.formats.output_limit import cut_to_tokens
+from stubs.formats.text_reply import json_object_reply, text_reply
 from stubs.openai.chat_request import ChatParams, parse_chat
 from stubs.openai.chat_wire import ChatChoice, plain_choice, stream_events
 from stubs.openai.common import (
@@ -19,11 +20,10 @@ from stubs.openai.common import (
     variant,
 )
 from stubs.openai.tools import functions_to_call
-from stubs.formats.output_limit import cut_to_tokens
-from stubs.request import StubRequest
-from stubs.schema.structured import structured_json
-from stubs.formats.text_reply import json_object_reply, text_reply
 from stubs.prompt.tokens import estimate_input_tokens, estimate_tokens
+from stubs.request import StubRequest
+from stubs.rules.context import StubContext
+from stubs.schema.structured import structured_json
 from vendors.reply import StubReply, Usage
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from stubs.formats.output_limit import max_output_tokens
 from stubs.openai.common import (
     EMPTY_OBJECT_SCHEMA,
     FunctionSpec,
@@ -16,7 +17,6 @@ from stubs.openai.common import (
 )
 from stubs.openai.options import check_chat_options, check_stream_options
 from stubs.openai.tools import CHAT_TOOLS, parse_tools
-from stubs.formats.output_limit import max_output_tokens
 from vendors.errors import StubRequestError
 from vendors.models import is_reasoning_model
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stubs.rules.context import StubContext
+from stubs.formats.output_limit import cut_to_tokens, max_output_tokens
+from stubs.formats.text_reply import json_object_reply, text_reply
 from stubs.openai.common import (
     CREATED,
     EMPTY_OBJECT_SCHEMA,
@@ -18,11 +19,10 @@ from stubs.openai.common import (
 from stubs.openai.responses_request import ResponsesParams, parse_responses
 from stubs.openai.responses_stream import stream_events
 from stubs.openai.tools import functions_to_call
-from stubs.formats.output_limit import cut_to_tokens, max_output_tokens
-from stubs.request import StubRequest
-from stubs.schema.structured import structured_json
-from stubs.formats.text_reply import json_object_reply, text_reply
 from stubs.prompt.tokens import estimate_input_tokens, estimate_tokens
+from stubs.request import StubRequest
+from stubs.rules.context import StubContext
+from stubs.schema.structured import structured_json
 from vendors.models import is_reasoning_model
 from vendors.reply import StubReply, Usage
 

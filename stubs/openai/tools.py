@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from stubs.prompt.conversation import turn_of
-from stubs.openai.common import FunctionSpec, forced_function, parse_function_tools
 from stubs.formats.patch_doc import patch_when_nothing_new
-from stubs.rules.replies import ReplyBook
-from stubs.request import StubRequest
+from stubs.openai.common import FunctionSpec, forced_function, parse_function_tools
+from stubs.prompt.conversation import turn_of
 from stubs.prompt.tool_policy import OfferedTool, focus_of, tools_to_call
+from stubs.request import StubRequest
+from stubs.rules.replies import ReplyBook
 from vendors.errors import StubRequestError
 
 
@@ -87,7 +87,8 @@ def functions_to_call(
     named: str | None,
 ) -> list[tuple[FunctionSpec, str]]:
     """The functions a reply calls (stubs.prompt.tool_policy), each with the part of the user's
-    message its arguments answer (stubs.prompt.tool_policy.focus_of); [] for a text answer. A choice that
+    message its arguments answer (stubs.prompt.tool_policy.focus_of); [] for a text answer. A
+    choice that
     names a function forces it; `none` never calls; unset, `auto` and `required` ask the
     policy, which honours `parallel_tool_calls` and the stubs file's `tools` rules."""
     if named is not None:

@@ -24,10 +24,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from stubs.prompt.conversation import turn_of
-from stubs.rules.delays import DelayRule
-from stubs.vectors.minilm import MinilmUnavailable, check_available
 from stubs.prompt.parts import build_parts, check_part, render_json, string_values
 from stubs.request import StubRequest
+from stubs.rules.delays import DelayRule
+from stubs.vectors.minilm import MinilmUnavailable, check_available
 
 STUBS_SCHEMA = 1
 _RESULT_CHARS = 600  # of each tool result quoted in the answer that uses it
@@ -52,7 +52,8 @@ class Rule(BaseModel):
     reply: str | None = None
     replies: list[str] = Field(default_factory=list)
     json_template: Any = Field(None, alias="json")
-    # Whether a reply offered tools calls one (stubs.prompt.tool_policy): "never", "first" (the first
+    # Whether a reply offered tools calls one (stubs.prompt.tool_policy): "never", "first" (the
+    # first
     # tool offered) or a tool's name. A rule may give only this, and no reply.
     tools: str | None = None
 

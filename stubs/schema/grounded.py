@@ -1,4 +1,5 @@
-"""What the schema walker takes from the request's own text (stubs.prompt.grounding): names, sentences,
+"""What the schema walker takes from the request's own text (stubs.prompt.grounding): names,
+sentences,
 dates and integers per field, so a structured answer talks about what the prompt talks about.
 
 A `Grounder` also remembers what it chose per object (a `fact` mentions its object's names, a

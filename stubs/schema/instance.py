@@ -14,7 +14,8 @@ result before it is returned.
 
 The only source of variation is `digest`: every choice hashes digest + the JSON path it is for,
 so the same (schema, digest) gives the same instance on every machine. Given a `grounding` (what
-the request's own text offers, stubs.prompt.grounding), strings, dates and integers are taken from the
+the request's own text offers, stubs.prompt.grounding), strings, dates and integers are taken from
+the
 request instead of the word list, and arrays get at least one item when the text has material:
 still a pure function of (schema, digest, request).
 """

@@ -1,7 +1,8 @@
 """JSON for a structured request (a json_schema reply or a forced tool's input), on every route.
 
 A study's rule (or a default one) answers first when one matches and its reply is JSON valid for
-the schema; else the reply is an instance grounded in the request's own text (stubs.prompt.grounding),
+the schema; else the reply is an instance grounded in the request's own text
+(stubs.prompt.grounding),
 so an engine that stores it stores names, sentences and dates the user gave. Both are pure
 functions of the request.
 """
@@ -14,10 +15,10 @@ from typing import Any
 
 import jsonschema
 
-from stubs.prompt.grounding import grounding_of
 from stubs.formats.patch_doc import is_patch_tool, patch_doc_input, prompt_texts
-from stubs.rules.replies import ReplyBook
+from stubs.prompt.grounding import grounding_of
 from stubs.request import StubRequest
+from stubs.rules.replies import ReplyBook
 from stubs.schema.instance import instance_for
 
 

@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from stubs.prompt.tokens import estimate_tokens
+from stubs.request import StubRequest
 from stubs.rules.context import StubContext
 from stubs.vectors.minilm import minilm_embeddings
-from stubs.request import StubRequest
 from stubs.vectors.static import static_embeddings
-from stubs.prompt.tokens import estimate_tokens
 from vendors.errors import StubRequestError
 from vendors.reply import StubReply, Usage
 

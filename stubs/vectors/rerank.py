@@ -1,7 +1,8 @@
 """Rerank stubs: Cohere v2 POST /v2/rerank and Voyage POST /v1/rerank.
 
 Documents are ranked by the cosine of their embedding with the query's, by the embedder the
-stubs file names (stubs.vectors.embeddings; by default the static MiniLM vectors), so a memory engine's
+stubs file names (stubs.vectors.embeddings; by default the static MiniLM vectors), so a memory
+engine's
 reranking step puts the document that answers the query first, as it ranks it at retrieval. The
 cosine goes through a logistic curve into [0, 1]: unrelated text scores near 0 and
 a close match near 1, as real rerankers' relevance scores read, and the order is unchanged.
@@ -17,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from stubs.prompt.tokens import estimate_tokens
+from stubs.request import StubRequest
 from stubs.rules.context import StubContext
 from stubs.vectors.embeddings import embed_texts
-from stubs.request import StubRequest
-from stubs.prompt.tokens import estimate_tokens
 from vendors.errors import StubRequestError
 from vendors.reply import StubReply, Usage
 

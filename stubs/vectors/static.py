@@ -5,7 +5,8 @@ model finds meaning but needs torch and ~55 ms a text. This sits between them, a
 does: every WordPiece token of MiniLM's vocabulary was run through the model once, offline
 (scripts/distill_static_vectors.py), its output reduced by PCA and weighted down the more
 common the token; a text's vector is the weighted sum of its tokens' vectors. No model runs at
-request time: a tokenizer (stubs.vectors.wordpiece), a table lookup and a sum, well under a millisecond.
+request time: a tokenizer (stubs.vectors.wordpiece), a table lookup and a sum, well under a
+millisecond.
 
 The same bytes on every machine: the table (stubs/data/minilm_static.npz, shipped with the
 package) holds each token's direction as int8 and its weight as uint16, so a text's sum is exact

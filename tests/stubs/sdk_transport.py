@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx2
 
-from stubs.rules.context import StubContext
 from stubs.request import StubRequest
 from stubs.routes import stub_handler
+from stubs.rules.context import StubContext
 from vendors.errors import StubRequestError, error_reply
 from vendors.hosts import Vendor
 from vendors.reply import StubReply

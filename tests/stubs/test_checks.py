@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stubs.checks import CHECKS, check_body
-from stubs.rules.context import StubContext
 from stubs.request import StubRequest
 from stubs.routes import stub_handler
+from stubs.rules.context import StubContext
 from vendors.errors import StubRequestError
 from vendors.routes import ROUTES, find_route
 

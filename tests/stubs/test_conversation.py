@@ -1,4 +1,5 @@
-"""stubs.prompt.conversation: the newest user message, the tools called since and their results, read
+"""stubs.prompt.conversation: the newest user message, the tools called since and their results,
+read
 alike from chat completions, Responses and Anthropic bodies."""
 
 from __future__ import annotations

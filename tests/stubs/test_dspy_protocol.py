@@ -1,11 +1,12 @@
-"""stubs.formats.dspy_protocol: dspy's field-marker protocol answered field by field, typed and grounded."""
+"""stubs.formats.dspy_protocol: dspy's field-marker protocol answered field by field, typed and
+grounded."""
 
 from __future__ import annotations
 
 import json
 
-from stubs.prompt.conversation import Turn
 from stubs.formats.dspy_protocol import COMPLETED, dspy_reply, output_fields
+from stubs.prompt.conversation import Turn
 
 SYSTEM = """Your input fields are:
 1. `text` (str):

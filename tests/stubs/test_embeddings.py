@@ -13,9 +13,9 @@ import openai
 import pytest
 from openai.types import CreateEmbeddingResponse
 
+from stubs.request import StubRequest
 from stubs.rules.context import StubContext
 from stubs.vectors.embeddings import hash_embedding, openai_embeddings
-from stubs.request import StubRequest
 from stubs.vectors.static import static_embedding
 from tests.stubs.sdk_transport import StubTransport, body_digest
 from vendors.errors import StubRequestError

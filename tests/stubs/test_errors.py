@@ -1,4 +1,4 @@
-"""Vendor-shaped errors (stubs/errors.py) read by the official SDKs: each status raises the SDK's
+"""Vendor-shaped errors (vendors/errors.py) read by the official SDKs: each status raises the SDK's
 documented exception class, with the `type` the vendor documents for that status, or for its
 class (any other 4xx a client error, any other 5xx a server error)."""
 

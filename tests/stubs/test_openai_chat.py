@@ -20,10 +20,10 @@ from openai.types.chat import (
     ChatCompletionToolUnionParam,
 )
 
-from stubs.rules.context import StubContext
 from stubs.openai.chat import chat_completions
-from stubs.rules.replies import ReplyBook, StubsFile
 from stubs.request import StubRequest
+from stubs.rules.context import StubContext
+from stubs.rules.replies import ReplyBook, StubsFile
 from tests.stubs.sdk_transport import StubTransport, body_digest
 from vendors.errors import StubRequestError
 

@@ -14,10 +14,10 @@ import pytest
 from openai.types.responses import FunctionToolParam, Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
-from stubs.rules.context import StubContext
 from stubs.openai.responses import responses
-from stubs.rules.replies import ReplyBook, StubsFile
 from stubs.request import StubRequest
+from stubs.rules.context import StubContext
+from stubs.rules.replies import ReplyBook, StubsFile
 from tests.stubs.sdk_transport import StubTransport, body_digest
 from vendors.errors import StubRequestError
 

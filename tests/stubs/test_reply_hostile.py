@@ -8,13 +8,13 @@ import time
 
 import pytest
 
-from stubs.prompt.conversation import Turn, turn_of
 from stubs.formats.dspy_protocol import dspy_reply
-from stubs.prompt.grounding import grounding_from
-from stubs.schema.json_shape import described_schema
-from stubs.prompt.said import said_text
 from stubs.formats.tag_protocols import markdown_sections_reply, xml_list_reply
+from stubs.prompt.conversation import Turn, turn_of
+from stubs.prompt.grounding import grounding_from
+from stubs.prompt.said import said_text
 from stubs.prompt.tool_policy import OfferedTool, tools_to_call
+from stubs.schema.json_shape import described_schema
 
 HOSTILE = [
     " " * 100_000,

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from stubs.request import StubRequest
+from stubs.routes import stub_handler
 from stubs.rules.context import StubContext
 from stubs.rules.replies import ReplyBook
-from stubs.request import StubRequest
 from stubs.vectors.rerank import cohere_rerank, rank, voyage_rerank
-from stubs.routes import stub_handler
 from tests.stubs.sdk_transport import body_digest
 from vendors.errors import StubRequestError
 from vendors.routes import find_route

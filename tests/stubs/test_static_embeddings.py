@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stubs.rules.context import StubContext
-from stubs.vectors.embeddings import embed_texts, hash_embedding, openai_embeddings
-from stubs.rules.replies import ReplyBook, StubsFileError
 from stubs.request import StubRequest
+from stubs.rules.context import StubContext
+from stubs.rules.replies import ReplyBook, StubsFileError
+from stubs.vectors.embeddings import embed_texts, hash_embedding, openai_embeddings
 from stubs.vectors.static import static_embedding, table
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,9 +1,10 @@
-"""stubs.formats.tag_protocols: XML lists and markdown sections filled with the user's statements."""
+"""stubs.formats.tag_protocols: XML lists and markdown sections filled with the user's
+statements."""
 
 from __future__ import annotations
 
-from stubs.prompt.conversation import Turn
 from stubs.formats.tag_protocols import markdown_sections_reply, user_statements, xml_list_reply
+from stubs.prompt.conversation import Turn
 
 TEMPLATE = "Extract facts.\nFormat:\n<items>\n  <item>Fact 1</item>\n</items>"
 

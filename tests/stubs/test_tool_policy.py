@@ -1,4 +1,5 @@
-"""stubs.prompt.tool_policy: which offered tool a record-mode reply calls, decided from the request."""
+"""stubs.prompt.tool_policy: which offered tool a record-mode reply calls, decided from the
+request."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from stubs import wordpiece
+from stubs.vectors import wordpiece
 from stubs.vectors.static import table
 from stubs.vectors.wordpiece import WordPiece
 
