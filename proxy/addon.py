@@ -48,9 +48,9 @@ from proxy.stream_server import StreamServer
 from rundir.calllog import UNSTORED_FLAGS
 from rundir.masking import DEFAULT_BODY_MASKS
 from stubs.checks import check_body
+from stubs.routes import stub_handler
 from stubs.rules.context import StubContext
 from stubs.rules.replies import ReplyBook, StubsFileError
-from stubs.routes import stub_handler
 from vendors.errors import error_reply
 from vendors.hosts import DEFAULT_UPSTREAMS, VENDORS, default_purpose, split_vendor
 from vendors.routes import ROUTES, find_route

@@ -14,10 +14,10 @@ from mitmproxy import http
 from proxy.callstate import CallState
 from proxy.intake import stub_digest
 from proxy.stream_server import Playback, StreamServer
-from stubs.rules.context import StubContext
-from stubs.rules.delays import delay_for
 from stubs.request import StubRequest
 from stubs.routes import stub_handler
+from stubs.rules.context import StubContext
+from stubs.rules.delays import delay_for
 from vendors.errors import StubRequestError, error_reply
 from vendors.reply import StubReply
 

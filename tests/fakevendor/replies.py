@@ -13,9 +13,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from stubs.rules.context import StubContext
 from stubs.request import StubRequest
 from stubs.routes import stub_handler
+from stubs.rules.context import StubContext
 from tests.fakevendor.behaviour import Behaviour
 from vendors.errors import StubRequestError, error_reply
 from vendors.hosts import Vendor

@@ -30,9 +30,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 
-from stubs.rules.context import StubContext
-from stubs.routes import stub_handler
 from stubs.prompt.tokens import estimate_tokens
+from stubs.routes import stub_handler
+from stubs.rules.context import StubContext
 from tests.fakevendor.behaviour import Behaviour, BehaviourError, as_behaviour
 from tests.fakevendor.certs import CertFiles, make_certs
 from tests.fakevendor.connection import Connection

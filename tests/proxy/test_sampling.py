@@ -14,10 +14,10 @@ from anthropic._data import MODELS_TO_WARN_WITH_THINKING_ENABLED
 from proxy.sampling import PinConflict, Pins, PinsError, prefers_adaptive, rewrite_sampling
 from rundir.calllog import Rewrite
 from stubs.anthropic.messages import messages
-from stubs.rules.context import StubContext
 from stubs.openai.chat import chat_completions
 from stubs.openai.responses import responses
 from stubs.request import StubRequest
+from stubs.rules.context import StubContext
 from tests.stubs.sdk_transport import body_digest
 from vendors.errors import StubRequestError
 from vendors.hosts import Vendor

@@ -22,10 +22,10 @@ from openai.types.chat import ChatCompletionChunk
 from proxy.tokencount import count_tokens
 from proxy.usage import MeteredUsage, StreamMeter, usage_from_body
 from stubs.anthropic.messages import messages
-from stubs.rules.context import StubContext
 from stubs.openai.chat import chat_completions
 from stubs.openai.responses import responses
 from stubs.request import StubRequest
+from stubs.rules.context import StubContext
 from tests.stubs.sdk_transport import body_digest
 from vendors.hosts import Vendor
 from vendors.reply import StubReply
