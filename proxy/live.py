@@ -25,6 +25,7 @@ from proxy.live_call import KEY_ENV, LiveCall, LiveConfig
 from proxy.live_redact import UNDECODABLE, StreamCleaner, redact_head, redact_plain
 from proxy.live_reserve import price_and_reserve
 from proxy.live_settle import book
+from proxy.read_coalesce import install as coalesce_reads
 from proxy.redact import SecretRedactor
 from proxy.safe_json import copy_json
 from proxy.usage import (
@@ -63,6 +64,8 @@ class LiveMode:
         self.redactor = SecretRedactor({KEY_ENV[v]: k for v, k in config.keys.items()})
         # Parsed once: every call is pointed at one of these.
         self.upstreams = {vendor: urlsplit(url) for vendor, url in config.upstreams.items()}
+        # A reply's chunks that arrived in one read are relayed and metered as one piece.
+        coalesce_reads()
 
     # --- before forwarding -------------------------------------------------------------------
 
