@@ -7,7 +7,11 @@ A set is a folder:
 - `tasks.jsonl`: every prompt the stage planned (`JudgmentTask`), written before any was sent;
 - `prompts/<task>.txt`: the prompt file of each task (its SHA-256 is in the task);
 - `replies/<task>.<attempt>.txt`: every reply a judge gave, kept whether it was accepted or not;
-- `votes.jsonl`: one `Vote` per attempt, tying a reply to its prompt and saying what was parsed.
+- `votes.jsonl`: one `Vote` per attempt, tying a reply to its prompt and saying what was parsed,
+  with the pins (engine, model, effort) of the judge asked: judges' calls are billed outside the
+  run's ledger, so this log is their record;
+- `exact.jsonl`: the probe answers a grading rubric settled by normalised exact match
+  (`ExactMatch`), which no judge was asked about.
 
 Replies are named in tasks only by arm codes. The codes' meaning (code -> run and arm) and the
 seed they were drawn from are in the seal (`Seal`), a file stored outside the set whose SHA-256 the
@@ -32,17 +36,20 @@ JUDGMENT_SET_SCHEMA: Literal[1] = 1
 MANIFEST_FILE = "judgments.json"
 TASKS_FILE = "tasks.jsonl"
 VOTES_FILE = "votes.jsonl"
+EXACT_FILE = "exact.jsonl"
 PROMPTS_DIR = "prompts"
 REPLIES_DIR = "replies"
 
-Kind = Literal["flag", "pairwise"]
+# qa: an answer graded against its gold answer (LongMemEval's prompts), "yes" or "no".
+Kind = Literal["flag", "pairwise", "qa"]
 # confirmatory: a reply (or pair) of the runs; control: a planted control (calibration or mixed
 # into the confirmatory set); repeat: a second asking of a task for stability; aa: the A/A pair.
 Role = Literal["confirmatory", "control", "repeat", "aa"]
 Phase = Literal["calibration", "confirmatory"]
 # strong/mild: a perturbed reply that must be flagged; clean: an unperturbed one that must not;
 # pairwise: an original against its perturbed copy (the original must win); near_identical: two
-# copies differing in form only (the verdict must not follow the order).
+# copies differing in form only (the verdict must not follow the order). A qa control's answer is
+# its gold (clean: must be graded right) or another question's gold (strong: must be wrong).
 Strength = Literal["strong", "mild", "clean", "pairwise", "near_identical"]
 VoteStatus = Literal["accepted", "wrong_pin", "unparseable", "client_failed"]
 AxisState = Literal["passed", "no verdict", "incomplete"]
@@ -100,6 +107,8 @@ class JudgmentTask(RunDirModel):
     expect: str | None = None  # the verdict a control must get (None: no single right one)
     repeat_of: str | None = None
     prompt_sha256: str
+    # qa: the LongMemEval question type whose prompt was used (LoCoMo's category mapped to it).
+    question_type: str | None = None
 
 
 class Vote(RunDirModel):
@@ -116,6 +125,23 @@ class Vote(RunDirModel):
     verdict: str | None = None
     detail: str | None = None
     elapsed_s: float
+    # The pins of the judge asked, on every call (None only in sets written before they were).
+    engine: str | None = None
+    model: str | None = None
+    effort: str | None = None
+
+
+class ExactMatch(RunDirModel):
+    """A probe answer that matched its gold after normalisation: settled without a judge."""
+
+    schema_: Literal[1] = Field(JUDGMENT_SET_SCHEMA, alias="schema")
+    judgment: str
+    rubric: str
+    label: str  # the arm code whose answer it is
+    item: str
+    turn: int
+    gold: str
+    answer: str
 
 
 class BarResult(_Record):
@@ -170,6 +196,7 @@ class JudgmentSet(RunDirModel):
     seal_sha256: str
     tasks_sha256: str
     votes_sha256: str
+    exact_sha256: str | None = None  # exact.jsonl, when a grading rubric settled any
     calibration: list[BarResult] = Field(default_factory=list)
     running: list[BarResult] = Field(default_factory=list)  # the mixed-in controls' detection
     stability: list[BarResult] = Field(default_factory=list)
@@ -277,6 +304,20 @@ def read_manifest(set_dir: Path) -> JudgmentSet:
         ) from None
     except ValidationError as e:
         raise _invalid(path, e) from None
+
+
+def write_exact(set_dir: Path, records: list[ExactMatch]) -> str | None:
+    if not records:
+        return None
+    text = "".join(r.model_dump_json(by_alias=True) + "\n" for r in records)
+    write_atomic(set_dir / EXACT_FILE, text)
+    return sha256_bytes(text.encode("utf-8"))
+
+
+def read_exact(set_dir: Path) -> list[ExactMatch]:
+    if not (set_dir / EXACT_FILE).exists():
+        return []
+    return _read_lines(set_dir / EXACT_FILE, ExactMatch)
 
 
 def read_tasks(set_dir: Path) -> list[JudgmentTask]:

@@ -4,6 +4,8 @@ Calibration (planted controls, before any confirmatory judgment), per judge:
 - flags: strong controls flagged >= 0.90, mild >= 0.75, clean replies flagged <= 0.15;
 - pairwise: the original beats its perturbed copy >= 0.90 of the time, and a control judgment
   gets the same verdict in both orders (the same reply, or a tie) >= 0.80;
+- grading (qa): an answer that is another question's gold graded wrong >= 0.90 ("strong
+  detection"), the gold itself graded wrong <= 0.15 ("clean flagged"): "no" is its flag;
 and between every two judges, Cohen's kappa on the same prompts: >= 0.60 on flags, >= 0.40 on
 pairwise. Stability: a task asked twice gets the same verdict, flags >= 0.90, pairwise >= 0.80.
 
@@ -29,8 +31,11 @@ FLAG_BARS: dict[str, tuple[Literal[">=", "<="], float]] = {
 }
 PAIRWISE_DETECTION = 0.90
 BOTH_ORDERS = 0.80
-KAPPA = {"flag": 0.60, "pairwise": 0.40}
-STABILITY = {"flag": 0.90, "pairwise": 0.80}
+KAPPA = {"flag": 0.60, "pairwise": 0.40, "qa": 0.60}
+STABILITY = {"flag": 0.90, "pairwise": 0.80, "qa": 0.90}
+# The verdict that says a control was caught as faulty, per kind of one-reply rubric.
+FLAGGED = {"flag": "FLAG", "qa": "no"}
+QA_STRENGTHS = ("strong", "clean")  # a grading rubric plants no mild control
 
 
 def bar(
@@ -81,8 +86,10 @@ def calibration_bars(
     out: list[BarResult] = []
     for judge in judges:
         mine = [t for t in controls if t.judge == judge]
-        if kind == "flag":
+        if kind in FLAGGED:
             for strength, (op, threshold) in FLAG_BARS.items():
+                if kind == "qa" and strength not in QA_STRENGTHS:
+                    continue
                 held = [t for t in mine if t.strength == strength]
                 got = [votes[t.id].verdict for t in held if t.id in votes]
                 name = "clean flagged" if strength == "clean" else f"{strength} detection"
@@ -91,7 +98,7 @@ def calibration_bars(
                         rubric,
                         judge,
                         name,
-                        sum(v == "FLAG" for v in got),
+                        sum(v == FLAGGED[kind] for v in got),
                         len(got),
                         len(held),
                         op,

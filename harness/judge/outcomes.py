@@ -4,7 +4,10 @@ arm, item, turn and metric, each metric's scale declared and its axis's status a
 - a flag rubric gives one `FlagOutcome` per reply: the share of its judges' votes that flag it
   (scale "flag_share", 0..1), and whether the judges agreed;
 - a pairwise rubric gives one `PairOutcome` per two arms' replies to a turn: the share of its four
-  votes (two judges x two orders) that prefer `arm_a` (a tie counts 1/2; scale "win_share").
+  votes (two judges x two orders) that prefer `arm_a` (a tie counts 1/2; scale "win_share");
+- a grading rubric (qa) gives one `GradeOutcome` per answer: the share of its judges' votes that
+  grade it right (scale "correct_share"), or 1.0 with no vote for a probe answer settled by exact
+  match (`method`).
 Only judgments with their full vote set count; the rest are listed as set aside. Controls,
 repeats and the A/A pairs are the stage's own checks and are not outcomes.
 """
@@ -15,11 +18,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from rundir.judgments import (
     JudgmentTask,
     open_seal,
+    read_exact,
     read_manifest,
     read_tasks,
     read_votes,
@@ -56,6 +60,22 @@ class PairOutcome(BaseModel):
     axis: str
 
 
+class GradeOutcome(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run: str
+    arm: str
+    item: str
+    turn: int
+    metric: str
+    scale: Literal["correct_share"] = "correct_share"
+    value: float  # the share of votes grading the answer right
+    votes: int  # 0 when exact match settled it
+    method: Literal["judged", "exact_match"]
+    question_type: str | None  # the LongMemEval prompt used (judged answers)
+    axis: str
+
+
 class JudgedOutcomes(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -64,6 +84,7 @@ class JudgedOutcomes(BaseModel):
     flags: list[FlagOutcome]
     pairs: list[PairOutcome]
     set_aside: list[str]
+    grades: list[GradeOutcome] = Field(default_factory=list)
 
 
 def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
@@ -75,7 +96,23 @@ def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
     for task in read_tasks(set_dir):
         if task.role == "confirmatory":
             groups[task.judgment].append(task)
-    flags, pairs, set_aside = [], [], []
+    flags, pairs, set_aside, grades = [], [], [], []
+    for exact in read_exact(set_dir):
+        who = seal.codes[exact.label]
+        grades.append(
+            GradeOutcome(
+                run=who.run,
+                arm=who.arm,
+                item=exact.item,
+                turn=exact.turn,
+                metric=exact.rubric,
+                value=1.0,
+                votes=0,
+                method="exact_match",
+                question_type=None,
+                axis=axes.get(exact.rubric, "incomplete"),
+            )
+        )
     for name, group in sorted(groups.items()):
         verdicts = [accepted.get(t.id) for t in group]
         if any(v is None for v in verdicts):
@@ -83,6 +120,23 @@ def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
             continue
         first = group[0]
         assert first.item is not None and first.turn is not None
+        if first.kind == "qa":
+            who = seal.codes[first.labels[0]]
+            grades.append(
+                GradeOutcome(
+                    run=who.run,
+                    arm=who.arm,
+                    item=first.item,
+                    turn=first.turn,
+                    metric=first.rubric,
+                    value=sum(v == "yes" for v in verdicts) / len(verdicts),
+                    votes=len(verdicts),
+                    method="judged",
+                    question_type=first.question_type,
+                    axis=axes.get(first.rubric, "incomplete"),
+                )
+            )
+            continue
         if first.kind == "flag":
             who = seal.codes[first.labels[0]]
             share = sum(v == "FLAG" for v in verdicts) / len(verdicts)
@@ -118,6 +172,12 @@ def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
                 axis=axes.get(first.rubric, "incomplete"),
             )
         )
+    grades.sort(key=lambda g: (g.metric, g.run, g.arm, g.item, g.turn))
     return JudgedOutcomes(
-        stage=manifest.stage, axes=axes, flags=flags, pairs=pairs, set_aside=set_aside
+        stage=manifest.stage,
+        axes=axes,
+        flags=flags,
+        pairs=pairs,
+        set_aside=set_aside,
+        grades=grades,
     )

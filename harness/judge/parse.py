@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.judge.prompts import FLAG_VERDICTS, PAIRWISE_VERDICTS
+from harness.judge.prompts import FLAG_VERDICTS, PAIRWISE_VERDICTS, QA_VERDICTS
 from rundir.judgments import JudgePin
 
 HEADER = re.compile(r"judge: engine=(\S+) model=(\S+) effort=(\S+)")
@@ -25,7 +25,10 @@ class Parsed:
     detail: str | None
 
 
-def parse_reply(reply: str, pin: JudgePin, kind: Literal["flag", "pairwise"]) -> Parsed:
+ALLOWED = {"flag": FLAG_VERDICTS, "pairwise": PAIRWISE_VERDICTS, "qa": QA_VERDICTS}
+
+
+def parse_reply(reply: str, pin: JudgePin, kind: Literal["flag", "pairwise", "qa"]) -> Parsed:
     lines = reply.strip().splitlines()
     if len(lines) != 2:
         return Parsed("unparseable", None, f"{len(lines)} lines, expected 2 (header, verdict)")
@@ -35,7 +38,7 @@ def parse_reply(reply: str, pin: JudgePin, kind: Literal["flag", "pairwise"]) ->
             "unparseable", None, "the first line is not 'judge: engine=.. model=.. effort=..'"
         )
     verdict = VERDICT.fullmatch(lines[1].strip())
-    allowed = FLAG_VERDICTS if kind == "flag" else PAIRWISE_VERDICTS
+    allowed = ALLOWED[kind]
     if verdict is None or verdict.group(1) not in allowed:
         return Parsed("unparseable", None, f"the second line is not 'verdict: ' one of {allowed}")
     named = dict(zip(("engine", "model", "effort"), header.groups(), strict=True))

@@ -3,8 +3,10 @@
 Per rubric: planted controls for calibration; the confirmatory judgments (a flag per reply, a
 pair per two arms' replies to one turn, in both orders); extra controls mixed into them (a tenth);
 a second asking of every control and of a seeded tenth of the judgments (stability); the A/A pairs
-(an arm against its second sample). Every task gets an opaque id from the stage's seed, so neither
-a prompt file's name nor its place says what it is.
+(an arm against its second sample). A grading rubric (kind qa) plans the same way with its own
+controls (an answer that is its gold, or another question's gold) and LongMemEval's prompts, and
+settles probe answers that match exactly without a task (`Planner.exact`). Every task gets an
+opaque id from the stage's seed, so neither a prompt file's name nor its place says what it is.
 """
 
 from __future__ import annotations
@@ -15,12 +17,17 @@ from itertools import combinations
 from random import Random
 from typing import Literal, cast
 
+from harness.judge.grading import QaAnswer, exact_match, qa_answers, wrong_golds
 from harness.judge.judges import Judge
 from harness.judge.perturb import FLAG_CONTROLS, PAIRWISE_CONTROLS, Perturbation
-from harness.judge.prompts import flag_prompt, pairwise_prompt
+from harness.judge.prompts import flag_prompt, pairwise_prompt, qa_prompt
 from harness.judge.rubrics import Rubric
 from harness.judge.runs import Source
-from rundir.judgments import JudgmentTask, Phase, Role, Strength, sha256_bytes
+from rundir.judgments import ExactMatch, JudgmentTask, Phase, Role, Strength, sha256_bytes
+
+# A grading rubric's controls: the gold itself must be graded right (clean), another question's
+# gold must be graded wrong (strong).
+QA_CONTROLS: dict[str, Strength] = {"gold": "clean", "other_gold": "strong"}
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,7 @@ class _Judgment:
     # verdict itself.
     winner: str | None = None
     expect_flag: str | None = None
+    qa: tuple[str, str, str] | None = None  # a graded answer's (prompt type, question, gold)
 
 
 class Planner:
@@ -63,6 +71,7 @@ class Planner:
         self.source, self.judges, self.rng, self.settings = source, judges, rng, settings
         self.ids: set[str] = set()
         self.tasks: list[Planned] = []
+        self.exact: list[ExactMatch] = []
 
     def plan(self, rubrics: list[Rubric]) -> list[Planned]:
         for rubric in rubrics:
@@ -71,13 +80,26 @@ class Planner:
 
     def _plan_rubric(self, rubric: Rubric) -> None:
         n = self.settings.controls_per_kind
-        for judgment in self._controls(rubric, "calibration", [n] * len(self._kinds(rubric))):
+        answers: list[QaAnswer] = []
+        if rubric.kind == "qa":
+            assert rubric.file.grades is not None
+            answers = qa_answers(self.source, rubric.file.grades)
+            controls = self._qa_controls(rubric, "calibration", [n] * len(QA_CONTROLS), answers)
+            confirmatory = self._graded(rubric, answers)
+        else:
+            controls = self._controls(rubric, "calibration", [n] * len(self._kinds(rubric)))
+            confirmatory = self._confirmatory(rubric)
+        for judgment in controls:
             self._add(rubric, judgment, repeat=True)
-        confirmatory = self._confirmatory(rubric)
         mixed = math.ceil(self.settings.mix_share * len(confirmatory))
         kinds = len(self._kinds(rubric))
         counts = [mixed // kinds + (1 if i < mixed % kinds else 0) for i in range(kinds)]
-        for judgment in self._controls(rubric, "confirmatory", counts):
+        mixed_in = (
+            self._qa_controls(rubric, "confirmatory", counts, answers)
+            if rubric.kind == "qa"
+            else self._controls(rubric, "confirmatory", counts)
+        )
+        for judgment in mixed_in:
             self._add(rubric, judgment, repeat=True)
         repeated = set(
             self.rng.sample(
@@ -91,7 +113,83 @@ class Planner:
                 self._add(rubric, judgment, repeat=False)
 
     def _kinds(self, rubric: Rubric) -> list[str]:
+        if rubric.kind == "qa":
+            return list(QA_CONTROLS)
         return list(FLAG_CONTROLS if rubric.kind == "flag" else PAIRWISE_CONTROLS)
+
+    def _graded(self, rubric: Rubric, answers: list[QaAnswer]) -> list[_Judgment]:
+        """A judgment per answer, except probe answers settled by exact match."""
+        out = []
+        for a in answers:
+            name = f"qa:{rubric.name}:{a.item}:{a.turn}:{a.code}"
+            if a.expect and exact_match(a.answer, a.expect):
+                self.exact.append(
+                    ExactMatch(
+                        judgment=name,
+                        rubric=rubric.name,
+                        label=a.code,
+                        item=a.item,
+                        turn=a.turn,
+                        gold=a.gold,
+                        answer=a.answer,
+                    )
+                )
+                continue
+            said = self.source.messages[(a.item, a.turn)]
+            qa = (a.prompt_type, a.question, a.gold)
+            out.append(
+                _Judgment(
+                    name,
+                    "confirmatory",
+                    "confirmatory",
+                    a.item,
+                    a.turn,
+                    said,
+                    [a.answer],
+                    [a.code],
+                    qa=qa,
+                )
+            )
+        return out
+
+    def _qa_controls(
+        self, rubric: Rubric, phase: Phase, counts: list[int], answers: list[QaAnswer]
+    ) -> list[_Judgment]:
+        # One per question (not per arm's answer): the arms share a question's gold.
+        by_item = {a.item: a for a in answers if not a.abstention}
+        pool = [by_item[k] for k in sorted(by_item)]
+        out: list[_Judgment] = []
+        for (kind, strength), count in zip(QA_CONTROLS.items(), counts, strict=True):
+            made = 0
+            for a in self.rng.sample(pool, len(pool)):
+                if made == count:
+                    break
+                if kind == "gold":
+                    text, expect = a.gold, "yes"
+                else:
+                    wrong = wrong_golds(pool, a)
+                    if not wrong:
+                        continue
+                    text, expect = self.rng.choice(wrong), "no"
+                said = self.source.messages[(a.item, a.turn)]
+                out.append(
+                    _Judgment(
+                        f"control:{rubric.name}:{phase}:{len(out)}",
+                        "control",
+                        phase,
+                        a.item,
+                        a.turn,
+                        said,
+                        [text],
+                        [f"{a.code}*{kind}"],
+                        kind,
+                        strength,
+                        expect_flag=expect,
+                        qa=(a.prompt_type, a.question, a.gold),
+                    )
+                )
+                made += 1
+        return out
 
     def _turns(self, rubric: Rubric) -> list[tuple[str, int]]:
         keys = sorted(self.source.messages)
@@ -239,13 +337,15 @@ class Planner:
     def _add(self, rubric: Rubric, j: _Judgment, repeat: bool) -> None:
         orders: list[tuple[Literal["first", "swapped"] | None, list[int]]]
         orders = (
-            [(None, [0])] if rubric.kind == "flag" else [("first", [0, 1]), ("swapped", [1, 0])]
+            [("first", [0, 1]), ("swapped", [1, 0])] if rubric.kind == "pairwise" else [(None, [0])]
         )
         for judge in self.judges:
             for order, index in orders:
                 labels = [j.labels[i] for i in index]
                 texts = [j.texts[i] for i in index]
-                if rubric.kind == "flag":
+                if j.qa is not None:
+                    prompt, expect = qa_prompt(*j.qa, texts[0]), j.expect_flag
+                elif rubric.kind == "flag":
                     prompt, expect = flag_prompt(rubric, j.messages, texts[0]), j.expect_flag
                 else:
                     prompt = pairwise_prompt(rubric, j.messages, texts[0], texts[1])
@@ -282,6 +382,7 @@ class Planner:
             expect=expect,
             repeat_of=repeat_of,
             prompt_sha256=sha256_bytes(prompt.encode("utf-8")),
+            question_type=j.qa[0] if j.qa is not None else None,
         )
         self.tasks.append(Planned(task, prompt))
         return task

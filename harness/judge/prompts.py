@@ -13,9 +13,18 @@ from string import Template
 
 from harness.judge.rubrics import Rubric
 
-TEMPLATE_NAMES = ("flag", "pairwise")
+# The qa templates are LongMemEval's grading prompts (harness/judge/grading.py says whence).
+QA_TYPES = (
+    "default",
+    "temporal-reasoning",
+    "knowledge-update",
+    "single-session-preference",
+    "abstention",
+)
+TEMPLATE_NAMES = ("flag", "pairwise", *(f"qa-{t}" for t in QA_TYPES))
 FLAG_VERDICTS = ("FLAG", "OK")
 PAIRWISE_VERDICTS = ("Reply 1", "Reply 2", "TIE")
+QA_VERDICTS = ("yes", "no")
 
 
 def normalise(text: str) -> str:
@@ -55,4 +64,13 @@ def pairwise_prompt(rubric: Rubric, messages: list[str], first: str, second: str
         conversation=conversation(messages),
         reply1=normalise(first),
         reply2=normalise(second),
+    )
+
+
+def qa_prompt(prompt_type: str, question: str, gold: str, answer: str) -> str:
+    """LongMemEval's grading prompt of `prompt_type` (one of QA_TYPES), each text on one line."""
+    if prompt_type not in QA_TYPES:
+        raise ValueError(f"no grading prompt for type {prompt_type!r}")
+    return Template(template_text(f"qa-{prompt_type}")).substitute(
+        question=normalise(question), answer=normalise(gold), response=normalise(answer)
     )

@@ -7,6 +7,17 @@
     turns = "all"              # which turns are judged: all, or the last of each item
     question = "Flag the reply if ..."
 
+A grading rubric (`kind = "qa"`) asks no question of its own: it grades answers against their
+gold with LongMemEval's prompt for the question's type (harness/judge/grading.py), and says
+which answers (`grades`): a memory benchmark's `questions`, or the `probes` (turns that `expect`
+words), which normalised exact match settles first.
+
+    schema = 1
+    name = "t1_correct"
+    version = "1"
+    kind = "qa"
+    grades = "questions"
+
 The file's SHA-256 goes into the judgment set, so a rubric edited after a stage is seen as another
 rubric, whatever its version says.
 """
@@ -19,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness.errors import HarnessError
 
@@ -30,9 +41,24 @@ class RubricFile(BaseModel):
     schema_: Literal[1] = Field(1, alias="schema")
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     version: str = Field(min_length=1)
-    kind: Literal["flag", "pairwise"]
+    kind: Literal["flag", "pairwise", "qa"]
     turns: Literal["all", "last"] = "all"
-    question: str = Field(min_length=10)
+    question: str = ""
+    grades: Literal["questions", "probes"] | None = None
+
+    @model_validator(mode="after")
+    def _fits_kind(self) -> RubricFile:
+        if self.kind == "qa":
+            if self.grades is None:
+                raise ValueError('a qa rubric needs grades = "questions" or "probes"')
+            if self.question:
+                raise ValueError("a qa rubric asks LongMemEval's question: give no question")
+        else:
+            if self.grades is not None:
+                raise ValueError("grades is for kind = qa")
+            if len(self.question.strip()) < 10:
+                raise ValueError("question: the rubric's question (at least 10 characters)")
+        return self
 
 
 @dataclass(frozen=True)
@@ -46,7 +72,7 @@ class Rubric:
         return self.file.name
 
     @property
-    def kind(self) -> Literal["flag", "pairwise"]:
+    def kind(self) -> Literal["flag", "pairwise", "qa"]:
         return self.file.kind
 
 
@@ -65,7 +91,8 @@ def load_rubric(path: Path) -> Rubric:
         where = ".".join(str(part) for part in first["loc"]) or "(the file)"
         raise HarnessError(
             f"rubric {path}: {where}: {first['msg']}",
-            hint="fields: schema = 1, name, version, kind = flag|pairwise, turns, question",
+            hint="fields: schema = 1, name, version, kind (flag, pairwise, qa), turns, question "
+            "(or grades, for qa)",
         ) from None
     return Rubric(file=rubric, path=path, sha256=hashlib.sha256(data).hexdigest())
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from random import Random
 
 from harness.errors import HarnessError
-from harness.study import load_study
+from harness.study import Item, load_study
 from rundir.header import read_header
 from rundir.judgments import RunRef, SealedArm
 from rundir.turns import read_turns
@@ -26,6 +26,7 @@ class Source:
     replies: dict[tuple[str, str, int], str] = field(default_factory=dict)  # (code, item, turn)
     messages: dict[tuple[str, int], list[str]] = field(default_factory=dict)  # (item, turn)
     last_turn: dict[str, int] = field(default_factory=dict)
+    items: dict[str, Item] = field(default_factory=dict)  # the study's, by id (gold answers)
     codes: dict[str, SealedArm] = field(default_factory=dict)
     arm_codes: list[str] = field(default_factory=list)  # the primary runs' arms, by code
     aa_codes: tuple[str, str] | None = None  # (first sample, second sample) of the A/A arm
@@ -92,6 +93,7 @@ def load_source(
             hint="judge with the study file the run used",
         )
     for scripted in study.items:
+        source.items[scripted.id] = scripted
         said = [f"{t.user} {t.addon}".strip() for t in scripted.turns]
         source.last_turn[scripted.id] = len(said) - 1
         for turn in range(len(said)):

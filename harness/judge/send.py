@@ -60,6 +60,9 @@ def ask_task(
 ) -> Vote | None:
     """Ask until a reply is accepted (returned) or `attempts` are spent (None)."""
     prompt = set_dir / PROMPTS_DIR / f"{task.id}.txt"
+    # Every call is logged with the pins of the judge asked: judges are billed outside the run's
+    # ledger, and this line is what says which model was asked, at what effort, for each vote.
+    pins = {"engine": judge.pin.engine, "model": judge.pin.model, "effort": judge.pin.effort}
     for attempt in range(1, attempts + 1):
         started = time.monotonic()
         reply_file = reply_sha = None
@@ -76,6 +79,7 @@ def ask_task(
                 status="client_failed",
                 detail=str(e),
                 elapsed_s=time.monotonic() - started,
+                **pins,
             )
         else:
             reply_file = f"{REPLIES_DIR}/{task.id}.{attempt}.txt"
@@ -94,6 +98,7 @@ def ask_task(
                 verdict=parsed.verdict if parsed.status == "accepted" else None,
                 detail=parsed.detail,
                 elapsed_s=time.monotonic() - started,
+                **pins,
             )
         log.append(vote)
         if vote.status == "accepted":

@@ -42,6 +42,7 @@ from rundir.judgments import (
     Vote,
     VoteLog,
     sha256_bytes,
+    write_exact,
     write_manifest,
     write_seal,
     write_tasks,
@@ -86,7 +87,8 @@ def run_stage(
     seed = options.seed if options.seed is not None else secrets.randbits(63)
     rng = Random(seed)
     source = load_source(run_dirs, rng, options.aa_run, options.aa_arm)
-    planned = Planner(source, judges, rng, options.settings).plan(rubrics)
+    planner = Planner(source, judges, rng, options.settings)
+    planned = planner.plan(rubrics)
 
     # Every prompt is on disk, and listed with its hash, before the first is sent.
     (out / PROMPTS_DIR).mkdir(parents=True)
@@ -95,6 +97,7 @@ def run_stage(
         (out / PROMPTS_DIR / f"{p.task.id}.txt").write_text(p.prompt, encoding="utf-8")
     tasks = [p.task for p in planned]
     tasks_sha = write_tasks(out, tasks)
+    exact_sha = write_exact(out, planner.exact)
     seal_sha = write_seal(seal_path, Seal(stage=options.stage, seed=seed, codes=source.codes))
 
     by_name = {j.name: j for j in judges}
@@ -186,6 +189,7 @@ def run_stage(
         seal_sha256=seal_sha,
         tasks_sha256=tasks_sha,
         votes_sha256=sha256_bytes((out / VOTES_FILE).read_bytes()),
+        exact_sha256=exact_sha,
         calibration=bars,
         running=running_bars,
         stability=stability,

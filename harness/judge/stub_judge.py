@@ -8,12 +8,15 @@ write replies (an acknowledgement, then the user's own words):
 - no acknowledgement: the reply does not open by acknowledging the user;
 - repeated: a sentence said twice; truncated: no closing punctuation.
 A flag rubric flags a reply with any problem; a pairwise rubric prefers the reply with fewer, a
-tie when equal. It knows nothing of which prompts are controls: it finds them by these rules, as
-a real judge must, which is what lets calibration run in CI without a key.
+tie when equal. A grading prompt (LongMemEval's, "Model Response: ...") is answered "yes" when the
+response holds every content word of the correct answer (numbers off by one forgiven where the
+temporal prompt forgives them; half the words of a preference rubric), and for an unanswerable
+question when the response declines. It knows nothing of which prompts are controls: it finds
+them by these rules, as a real judge must, which is what lets calibration run in CI without a key.
 
 Test judges with a known fault, to show calibration catches each (`--behaviour`):
 - position-bias: every pairwise verdict is "Reply 1";
-- blind: never flags, always a tie (misses every planted control);
+- blind: never flags, always a tie, grades every answer right (misses every planted control);
 - and `--claim-model NAME`: its header names another model than the one pinned.
 It imports only the standard library: it runs once per prompt.
 """
@@ -83,7 +86,47 @@ def read_prompt(text: str) -> tuple[str, list[str]]:
     return said, replies
 
 
+ABSTAINS = re.compile(
+    r"\b(?:not (?:mentioned|say|said|know|sure|provided|available)|don't know|do not know|"
+    r"no (?:information|record|mention)|cannot|can't|never (?:mentioned|said|told))\b"
+)
+
+
+def _field(lines: list[str], *names: str) -> str | None:
+    for line in lines:
+        for name in names:
+            if line.startswith(f"{name}: "):
+                return line[len(name) + 2 :]
+    return None
+
+
+def _numbers_close(wanted: str, got: set[str]) -> bool:
+    if not wanted.isdigit():
+        return False
+    return any(w.isdigit() and abs(int(w) - int(wanted)) <= 1 for w in got)
+
+
+def grade(text: str) -> str | None:
+    """ "yes" or "no" for a grading prompt; None when the prompt is not one."""
+    lines = text.splitlines()
+    response = _field(lines, "Model Response")
+    gold = _field(lines, "Correct Answer", "Rubric", "Explanation")
+    if response is None or gold is None:
+        return None
+    if "unanswerable question" in text:
+        return "yes" if ABSTAINS.search(response.lower()) else "no"
+    got = set(words(response))
+    wanted = [w for w in words(gold) if w not in STOPWORDS]
+    lenient = "off-by-one errors" in text
+    hits = sum(w in got or (lenient and _numbers_close(w, got)) for w in wanted)
+    need = (len(wanted) + 1) // 2 if _field(lines, "Rubric") is not None else len(wanted)
+    return "yes" if wanted and hits >= need else "no"
+
+
 def verdict(text: str, behaviour: str) -> str:
+    graded = grade(text)
+    if graded is not None:
+        return "yes" if behaviour == "blind" else graded
     said, replies = read_prompt(text)
     if len(replies) == 1:
         if behaviour == "blind":

@@ -1,9 +1,10 @@
 """Re-checking a judgment set: every vote traced to a planned prompt and a kept reply.
 
-What it checks, from the set alone: the task and vote files are the ones the manifest hashed;
-every task's prompt file is there with its hash; every vote names a planned task and that task's
-judge and prompt hash; every reply file is there with its hash, and reading it again (with the
-judge's pins from the manifest) gives the status and verdict the vote records.
+What it checks, from the set alone: the task, vote and exact-match files are the ones the
+manifest hashed; every task's prompt file is there with its hash; every vote names a planned task
+and that task's judge and prompt hash, and carries that judge's pins; every reply file is there
+with its hash, and reading it again (with the judge's pins from the manifest) gives the status
+and verdict the vote records.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from harness.judge.parse import parse_reply
 from rundir.errors import RunDirError
 from rundir.judgments import (
+    EXACT_FILE,
     PROMPTS_DIR,
     TASKS_FILE,
     VOTES_FILE,
@@ -42,6 +44,10 @@ def verify_set(set_dir: Path) -> list[str]:
         problems.append(f"{TASKS_FILE} is not the file the manifest hashed")
     if _sha(set_dir / VOTES_FILE) != manifest.votes_sha256:
         problems.append(f"{VOTES_FILE} is not the file the manifest hashed")
+    if manifest.exact_sha256 is not None and _sha(set_dir / EXACT_FILE) != manifest.exact_sha256:
+        problems.append(f"{EXACT_FILE} is not the file the manifest hashed")
+    if manifest.exact_sha256 is None and (set_dir / EXACT_FILE).exists():
+        problems.append(f"{EXACT_FILE} is in the set but not in its manifest")
     pins = {pin.name: pin for pin in manifest.judges}
     for task in tasks.values():
         if _sha(set_dir / PROMPTS_DIR / f"{task.id}.txt") != task.prompt_sha256:
@@ -57,6 +63,11 @@ def verify_set(set_dir: Path) -> list[str]:
         task = planned
         if vote.judge != task.judge or vote.prompt_sha256 != task.prompt_sha256:
             problems.append(f"{where}: its judge or prompt hash is not its task's")
+        pin = pins.get(task.judge)
+        if pin is not None and vote.engine is not None:
+            logged = (vote.engine, vote.model, vote.effort)
+            if logged != (pin.engine, pin.model, pin.effort):
+                problems.append(f"{where}: its logged pins {logged} are not judge {pin.name}'s")
         if vote.reply_file is None:
             if vote.status != "client_failed":
                 problems.append(f"{where}: {vote.status} without a reply")
