@@ -22,7 +22,13 @@ LEDGER_SCHEMA = 1
 GENESIS = "0" * 64
 
 Kind = Literal[
-    "stage_opened", "run_reserved", "run_refused", "calls_settled", "run_settled", "reconciled"
+    "stage_opened",
+    "run_reserved",
+    "run_refused",
+    "calls_settled",
+    "run_settled",
+    "reconciled",
+    "live_job_taken_over",
 ]
 
 
@@ -89,6 +95,16 @@ class Reconciled(_Fields):
     source_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
+class LiveJobTakenOver(_Fields):
+    """A live job took over the keys from a job that died holding them (`ledger.live_job`)."""
+
+    run_id: str = Field(min_length=1)
+    stale_run_id: str = Field(min_length=1)
+    stale_pid: int
+    stale_host: str
+    stale_since: str
+
+
 FIELDS_BY_KIND: dict[str, type[_Fields]] = {
     "stage_opened": StageOpened,
     "run_reserved": RunReserved,
@@ -96,6 +112,7 @@ FIELDS_BY_KIND: dict[str, type[_Fields]] = {
     "calls_settled": CallsSettled,
     "run_settled": RunSettled,
     "reconciled": Reconciled,
+    "live_job_taken_over": LiveJobTakenOver,
 }
 
 

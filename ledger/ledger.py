@@ -25,6 +25,7 @@ from ledger.entries import (
     CallsSettled,
     Entry,
     Kind,
+    LiveJobTakenOver,
     Reconciled,
     RunRefused,
     RunReserved,
@@ -261,6 +262,21 @@ class Ledger:
             return "reconciled", fields, None
 
         entry = self._transact(decide)
+        assert entry is not None
+        return entry
+
+    def record_takeover(
+        self, run_id: str, stale_run_id: str, stale_pid: int, stale_host: str, stale_since: str
+    ) -> Entry:
+        """Record that `run_id` took the live-job slot of a job that died holding it."""
+        fields = LiveJobTakenOver(
+            run_id=run_id,
+            stale_run_id=stale_run_id,
+            stale_pid=stale_pid,
+            stale_host=stale_host,
+            stale_since=stale_since,
+        )
+        entry = self._transact(lambda state: ("live_job_taken_over", fields, None))
         assert entry is not None
         return entry
 

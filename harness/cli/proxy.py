@@ -83,7 +83,7 @@ def serve_command(
     if stubs is not None and not stubs.is_file():
         raise HarnessError(f"stubs file {stubs} does not exist", hint="give a path to a TOML file")
     from ledger.errors import LedgerError
-    from ledger.ledger import as_location, chain_end, is_url, refuse_password
+    from ledger.ledger import as_location, is_url, refuse_password
 
     ledger_at = as_location(ledger or "ledger.jsonl")
     try:
@@ -93,8 +93,8 @@ def serve_command(
     # mitmproxy takes seconds to import: only the command that runs the proxy pays for it.
     from mitmproxy.exceptions import OptionsError
 
-    from proxy.server import serve
-    from proxy.settings import ProxySettings
+    from proxy.app.server import serve
+    from proxy.app.options import ProxySettings
 
     run_id = run_dir.name if run_dir else new_run_id("proxy")
     run_dir = run_dir or Path("runs") / run_id
@@ -106,9 +106,17 @@ def serve_command(
         stubs_sha256=sha256_file(stubs) if stubs else None,
         versions=versions(),
     )
+    job = None
+    if mode == "live":
+        from harness.run.live_job import live_job
+
+        # One live job at a time on this ledger: refused here, before a run directory exists.
+        job = live_job(ledger_at, run_id, run_dir)
     try:
         write_header(run_dir, header)
     except OSError as e:
+        if job is not None:
+            job.release()
         raise HarnessError(f"cannot write run directory {run_dir}: {e.strerror}") from e
     settings = ProxySettings(
         run_dir=run_dir,
@@ -147,18 +155,28 @@ def serve_command(
             hint="pick another --port, or 0 for a free one",
         ) from e
     finally:
-        header.ended = now_iso()
-        from rundir.manifest import write_manifest
+        try:
+            _close_run(run_dir, header, live=mode == "live", prices=prices, ledger_at=ledger_at)
+        finally:
+            if job is not None:
+                job.release()
 
-        # The proxy has stopped: list the run's files and the price table and ledger it used.
-        live = mode == "live"
-        packaged = Path(__file__).resolve().parents[2] / "ledger" / "prices.toml"
-        ledger_file = ledger_at if live else None
-        write_manifest(
-            run_dir,
-            header,
-            prices=(prices or packaged) if live else None,
-            ledger=ledger_file,
-            ledger_chain=chain_end(ledger_file) if ledger_file else None,
-        )
-        print(f"# harness proxy stopped; calls in {run_dir / 'calls.jsonl'}", file=sys.stderr)
+
+def _close_run(
+    run_dir: Path, header: RunHeader, *, live: bool, prices: Path | None, ledger_at: Path | str
+) -> None:
+    """The proxy has stopped: list the run's files and the price table and ledger it used."""
+    from ledger.ledger import chain_end
+    from rundir.manifest import write_manifest
+
+    header.ended = now_iso()
+    packaged = Path(__file__).resolve().parents[2] / "ledger" / "prices.toml"
+    ledger_file = ledger_at if live else None
+    write_manifest(
+        run_dir,
+        header,
+        prices=(prices or packaged) if live else None,
+        ledger=ledger_file,
+        ledger_chain=chain_end(ledger_file) if ledger_file else None,
+    )
+    print(f"# harness proxy stopped; calls in {run_dir / 'calls.jsonl'}", file=sys.stderr)

@@ -10,9 +10,15 @@ Each stage hands the next what it needs, so none goes back into another's files
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from harness.errors import HarnessError
 from harness.run.drive import drive
 from harness.run.finish import RunResult, finish
-from harness.run.prepare import Isolation, RunRequest, prepare
+from harness.run.live_job import live_job
+from harness.run.prepare import Isolation, Plan, RunRequest, prepare
 
 __all__ = ["Isolation", "RunRequest", "RunResult", "run_study"]
 
@@ -20,4 +26,28 @@ __all__ = ["Isolation", "RunRequest", "RunResult", "run_study"]
 def run_study(request: RunRequest) -> RunResult:
     """Everything that can be checked is checked before a process starts."""
     plan = prepare(request)
-    return finish(plan, drive(plan))
+    if request.mode != "live":
+        return finish(plan, drive(plan))
+    with _one_live_job(plan):
+        return finish(plan, drive(plan))
+
+
+@contextmanager
+def _one_live_job(plan: Plan) -> Iterator[None]:
+    """The ledger's live-job slot for the whole run, until the proxy has settled it. A run
+    refused here started nothing: its fresh run directory goes, so no half-run is left."""
+    shard = plan.request.shard
+    job = f"{plan.study.study_sha256[:16]}-shards-of-{shard.count}" if shard else ""
+    try:
+        held = live_job(
+            plan.study.ledger_location,
+            plan.header.run_id,
+            plan.run_dir,
+            job=job,
+            slot=str(shard.index) if shard else "",
+        )
+    except HarnessError:
+        shutil.rmtree(plan.run_dir, ignore_errors=True)
+        raise
+    with held:
+        yield
