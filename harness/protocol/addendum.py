@@ -75,8 +75,9 @@ def parse_addendum(data: bytes, name: str) -> Addendum:
         loc = first["loc"]
         where = f"entry {int(loc[1]) + 1}" if len(loc) > 1 and loc[0] == "entry" else "file"
         field = ".".join(str(p) for p in loc[2:]) if len(loc) > 2 else ""
+        msg = str(first["msg"]).removeprefix("Value error, ")
         raise HarnessError(
-            f"addendum {name}: {where}{' ' + field if field else ''}: {first['msg']}",
+            f"addendum {name}: {where}{' ' + field if field else ''}: {msg}",
             hint="each [[entry]] has date, kind (amendment, record, deviation), text, and an "
             "amendment its reason (docs/protocol.md)",
         ) from None

@@ -7,7 +7,7 @@ and name them without importing the orchestrator.
 from __future__ import annotations
 
 from harness.errors import HarnessError
-from proxy.settings import instance_name
+from proxy.app.options import instance_name
 
 
 def check_workers(workers: int, isolation: str, has_memory: bool) -> None:

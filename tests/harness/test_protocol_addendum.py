@@ -1,0 +1,74 @@
+"""The addendum's entries, and which are a run's deviations (harness/protocol/addendum.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.protocol.addendum import deviations, parse_addendum
+
+STARTED = "2024-05-01T10:00:00.000+00:00"
+
+
+def _addendum(*entries: str) -> bytes:
+    return "\n".join(f"[[entry]]\n{e}\n" for e in entries).encode()
+
+
+AMENDED_AFTER = 'date = 2024-05-01T10:30:00Z\nkind = "amendment"\ntext = "t"\nreason = "r"'
+AMENDED_BEFORE = 'date = 2024-05-01T09:59:59Z\nkind = "amendment"\ntext = "t"\nreason = "r"'
+AMENDED_THAT_DAY = 'date = 2024-05-01\nkind = "amendment"\ntext = "t"\nreason = "r"'
+AMENDED_DAY_BEFORE = 'date = "2024-04-30"\nkind = "amendment"\ntext = "t"\nreason = "r"'
+DEVIATION = 'date = 2024-01-01\nkind = "deviation"\ntext = "found later"'
+RECORD = 'date = 2024-05-02\nkind = "record"\ntext = "pilot median 1 s"'
+
+
+def test_an_amendment_after_a_live_run_started_is_its_deviation() -> None:
+    addendum = parse_addendum(_addendum(AMENDED_AFTER, AMENDED_BEFORE, RECORD), "a.toml")
+    found = deviations(addendum, "live", STARTED)
+    assert [d.entry.when for d in found] == ["2024-05-01T10:30:00+00:00"]
+    assert "after this live run started" in found[0].why
+    # A record run is a free rehearsal: amendments are not its deviations.
+    assert deviations(addendum, "record", STARTED) == []
+
+
+def test_a_date_without_a_time_on_the_runs_day_counts_as_after_it() -> None:
+    addendum = parse_addendum(_addendum(AMENDED_THAT_DAY, AMENDED_DAY_BEFORE), "a.toml")
+    found = deviations(addendum, "live", STARTED)
+    assert [d.entry.when for d in found] == ["2024-05-01"]
+    assert "give its date a time" in found[0].why
+
+
+def test_a_time_without_an_offset_is_utc() -> None:
+    entry = 'date = 2024-05-01T10:00:01\nkind = "amendment"\ntext = "t"\nreason = "r"'
+    assert len(deviations(parse_addendum(_addendum(entry), "a"), "live", STARTED)) == 1
+    early = entry.replace("10:00:01", "09:00:00")
+    assert deviations(parse_addendum(_addendum(early), "a"), "live", STARTED) == []
+
+
+def test_every_recorded_deviation_is_reported_in_every_mode() -> None:
+    addendum = parse_addendum(_addendum(DEVIATION, RECORD), "a.toml")
+    for mode in ("record", "live", "replay"):
+        assert [d.why for d in deviations(addendum, mode, STARTED)] == ["recorded deviation"]
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('date = 2024-05-01\nkind = "amendment"\ntext = "t"', "entry 1: an amendment needs"),
+        ('date = 2024-05-01\nkind = "note"\ntext = "t"', "entry 1 kind"),
+        ('kind = "record"\ntext = "t"', "entry 1 date"),
+        ('date = 2024-05-01\nkind = "record"\ntext = ""', "entry 1 text"),
+        ('date = 2024-05-01\nkind = "record"\ntext = "t"\nby = "me"', "entry 1 by"),
+    ],
+)
+def test_a_malformed_entry_is_refused_naming_it(text: str, says: str) -> None:
+    with pytest.raises(HarnessError) as caught:
+        parse_addendum(_addendum(text), "protocol/addendum.toml")
+    assert caught.value.message.startswith("addendum protocol/addendum.toml: ")
+    assert says in caught.value.message
+
+
+def test_an_addendum_that_is_not_toml_is_refused() -> None:
+    with pytest.raises(HarnessError, match="is not valid TOML"):
+        parse_addendum(b"[[entry]\n", "a.toml")
+    assert parse_addendum(b"", "a.toml").entry == []
