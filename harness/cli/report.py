@@ -23,7 +23,18 @@ def report(
     gate: Path | None = typer.Option(None, "--gate", help="gate.json of this study."),
     ledger: Path | None = typer.Option(None, "--ledger", help="The spend ledger."),
     prices: Path | None = typer.Option(None, "--prices", help="A price table (TOML)."),
-    judgments: Path | None = typer.Option(None, "--judgments", help="Judgments (JSONL)."),
+    judgments: Path | None = typer.Option(
+        None, "--judgments", help="A judgment set (`harness judge --out`) or judgments (JSONL)."
+    ),
+    seal: Path | None = typer.Option(
+        None, "--seal", help="The judgment set's seal (default SET.seal.json beside it)."
+    ),
+    analysis: Path | None = typer.Option(
+        None, "--analysis", help="The frozen analysis plan (TOML): the verdicts."
+    ),
+    pack: Path | None = typer.Option(
+        None, "--pack", help="The T1 pack (JSONL): items' histories as clusters, types as families."
+    ),
     provenance: Path | None = typer.Option(None, "--provenance", help="Materials (JSONL)."),
     header: Path | None = typer.Option(None, "--header", help="The study's own text (TOML)."),
     scan: Path | None = typer.Option(None, "--scan", help="`harness scan --out` result (JSON)."),
@@ -55,6 +66,9 @@ def report(
         header=header,
         scan=scan,
         gold=gold,
+        seal=seal,
+        analysis=analysis,
+        pack=pack,
     )
     runs = list(run_dirs or [])
     if check_public is not None:

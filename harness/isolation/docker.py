@@ -77,7 +77,7 @@ from harness.isolation.kernel_log import KernelLog, KernelLogError, all_dropped,
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
 from harness.isolation.sdk_env import sdk_env
 from harness.study import ArmSpec
-from proxy.app.options import ControlRelay, ProxyFile
+from rundir.proxy_file import ControlRelay, ProxyFile
 from rundir.limits import AppliedLimits
 
 log = structlog.get_logger("harness.isolation.docker")

@@ -69,3 +69,22 @@ def ledger_chart(stages: dict[str, tuple[Decimal, Decimal, Decimal]]) -> str:
     chart.add("open reservations", [float(s[1]) for s in stages.values()])
     chart.add("cap", [float(s[2]) for s in stages.values()])
     return _render(chart, "ledger")
+
+
+def interval_chart(title: str, bars: list[tuple[str, str, float, float, float]], name: str) -> str:
+    """One bar per (group, series) with its interval drawn as a whisker (pygal's manual `ci`):
+    `bars` holds (group, series, estimate, low, high)."""
+    groups = sorted({b[0] for b in bars})
+    series = sorted({b[1] for b in bars})
+    chart = pygal.Bar(title=title, **_CONFIG)
+    chart.x_labels = groups
+    found = {(b[0], b[1]): b for b in bars}
+    for label in series:
+        values: list[Any] = []
+        for group in groups:
+            bar = found.get((group, label))
+            values.append(
+                None if bar is None else {"value": bar[2], "ci": {"low": bar[3], "high": bar[4]}}
+            )
+        chart.add(label, values)
+    return _render(chart, name)

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.report import money, sections, verdicts
+from harness.report import judging, money, sections, verdicts
 from harness.report.chromium import print_pdf
 from harness.report.context import Context
+from harness.report.crosscheck import check_inputs, no_duplicates
+from harness.report.drilldown import write_drilldown
 from harness.report.gold import score_gold
 from harness.report.inputs import Inputs
 from harness.report.model import Section
@@ -54,9 +56,11 @@ def generate(
     out = out or default_out(run_dirs, public)
     _outside_runs(out, run_dirs)
     data = load_runs(run_dirs)
+    check_inputs(data, inputs)  # refuses, in one line, an input that is not of these runs
     if inputs.gold is not None:
         scored, inputs.net = score_gold(data, inputs.gold)
         inputs.judgments = (inputs.judgments or []) + scored
+        no_duplicates(inputs.judgments)  # a gold score never overwrites a judged one
     inputs.judgments = without_voided(data, inputs.judgments)  # voided items are set aside
     anon = Anonymizer(public)
     report = build_report(data, resamples=resamples, seed=seed)
@@ -73,6 +77,8 @@ def generate(
     files = [_write(out / "report.json", _public_json(report, anon))]
     write_records(out / "records.jsonl", records(data, anon))
     files.append(out / "records.jsonl")
+    drill = write_drilldown(ctx, out / "drilldown.html", title)
+    files += [drill] if drill else []
     if "md" in formats:
         files.append(_write(out / "report.md", render_markdown(title, intro, built)))
     if "html" in formats or "pdf" in formats:
@@ -100,9 +106,9 @@ def build_sections(ctx: Context, with_charts: bool) -> list[Section]:
         sections.question(ctx),
         sections.arms(ctx),
         sections.families(ctx),
-        sections.metrics(ctx),
-        verdicts.results(ctx),
-        verdicts.verdicts(ctx),
+        judging.metrics(ctx),
+        verdicts.results(ctx, with_charts),
+        verdicts.verdicts(ctx, with_charts),
         money.cost_section(ctx, with_charts),
         money.latency_section(ctx, with_charts),
         money.gate_section(ctx),

@@ -42,6 +42,10 @@ def score_gold(
                 binary=True,
                 judge="judge-free",
                 rubric_sha256=None,
+                run=t.run,
+                scale="0/1",
+                source=f"--gold item {t.item} turn {t.turn}",
+                votes=f"gold {row['gold']!r}: {verdict}",
             )
         )
     return judgments, dict(net)

@@ -5,8 +5,13 @@ Formats (all owned by the study, not by a run):
 - `--gate gate.json`: `harness gate`'s record (rundir/gate_record.py).
 - `--ledger ledger.jsonl`: the spend ledger (ledger/ledger.py), read under its lock, unchanged.
 - `--prices prices.toml`: a price table (ledger/prices.py).
-- `--judgments FILE.jsonl`: one line per judged answer: `{"item", "arm", "turn"?, "family"?,
-  "metric"?, "correct": bool}` or `"score": number`, plus `"judge"?` and `"rubric_sha256"?`.
+- `--judgments SET` (a folder `harness judge` wrote, with `--seal`, default `SET.seal.json`) or
+  `--judgments FILE.jsonl`, one line per judged answer: `{"item", "arm", "run"?, "turn"?,
+  "family"?, "metric"?, "correct": bool}` or `"score": number` with `"scale"?`, plus `"judge"?` and
+  `"rubric_sha256"?` (harness/report/judged.py).
+- `--analysis FILE.toml`: the frozen analysis plan (harness/report/analysis.py): verdicts.
+- `--pack FILE.jsonl`: the T1 pack, items with their history and question type
+  (harness/report/pack.py): clusters and families for sections 6 and 7.
 - `--provenance FILE.jsonl`: one line per study material: `{"name", "kind"?, "sha256", "source"?}`.
 - `--gold FILE.jsonl`: gold answers, `{"item", "turn", "gold": str | [str], "family"?}`, scored
   judge-free (harness/report/gold.py).
@@ -23,26 +28,18 @@ import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
+from harness.report.judged import Judgment, PairJudgment, load_judged
 from harness.report.rundata import ReadFile, read_file
 from harness.stats.scorers import Judgement
 from ledger.prices import PriceTable, load_prices
+from rundir.judgments import MANIFEST_FILE, JudgmentSet
+
+if TYPE_CHECKING:
+    from harness.report.analysis import Analysis
 from ledger.state import LedgerState
-
-
-@dataclass
-class Judgment:
-    item: str
-    arm: str
-    turn: int | None
-    family: str
-    metric: str
-    value: float  # 1/0 for correct/wrong, or the score
-    binary: bool
-    judge: str | None
-    rubric_sha256: str | None
 
 
 @dataclass
@@ -52,6 +49,13 @@ class Inputs:
     ledger_problems: list[str] = field(default_factory=list)
     prices: PriceTable | None = None
     judgments: list[Judgment] | None = None
+    pairs: list[PairJudgment] | None = None  # pairwise judgments (a judgment set's)
+    judgment_set: JudgmentSet | None = None  # the manifest, when --judgments is a set
+    set_aside: list[str] = field(default_factory=list)
+    seal: Path | None = None  # --seal: the judgment set's seal (default SET.seal.json)
+    analysis: Analysis | None = None  # --analysis: endpoints, margins and decision rules
+    clusters: dict[str, str] | None = None  # --pack: item -> cluster (its history)
+    families: dict[str, str] | None = None  # --pack: item -> family (its question type)
     provenance: list[dict[str, Any]] | None = None
     header: dict[str, Any] = field(default_factory=dict)
     void_arms: dict[str, list[str]] | None = None  # from --scan: arm -> why it is void
@@ -73,8 +77,11 @@ def load_inputs(
     header: Path | None = None,
     scan: Path | None = None,
     gold: Path | None = None,
+    seal: Path | None = None,
+    analysis: Path | None = None,
+    pack: Path | None = None,
 ) -> Inputs:
-    inputs = Inputs()
+    inputs = Inputs(seal=seal)
     for kind, path in (
         ("gate", gate),
         ("ledger", ledger),
@@ -84,12 +91,18 @@ def load_inputs(
         ("header", header),
         ("scan", scan),
         ("gold", gold),
+        ("analysis", analysis),
+        ("pack", pack),
     ):
         if path is None:
             continue
-        if not path.is_file():
+        if kind == "judgments" and path.is_dir():
+            # A judgment set: its manifest holds the hashes of its tasks, votes and seal.
+            inputs.read[kind] = read_file(kind, path / MANIFEST_FILE)
+        elif not path.is_file():
             raise HarnessError(f"--{kind} {path}: no such file", hint=f"pass an existing {kind}")
-        inputs.read[kind] = read_file(kind, path)
+        else:
+            inputs.read[kind] = read_file(kind, path)
         try:
             _LOADERS[kind](inputs, path)
         except HarnessError:
@@ -124,31 +137,11 @@ def _prices(inputs: Inputs, path: Path) -> None:
 
 
 def _judgments(inputs: Inputs, path: Path) -> None:
-    out = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        if "correct" in row:
-            value, binary = float(bool(row["correct"])), True
-        elif "score" in row:
-            value, binary = float(row["score"]), False
-        else:
-            raise ValueError(f"line {lineno}: needs `correct` (true/false) or `score` (a number)")
-        out.append(
-            Judgment(
-                item=str(row["item"]),
-                arm=str(row["arm"]),
-                turn=row.get("turn"),
-                family=str(row.get("family") or "all"),
-                metric=str(row.get("metric") or ("correct" if binary else "score")),
-                value=value,
-                binary=binary,
-                judge=row.get("judge"),
-                rubric_sha256=row.get("rubric_sha256"),
-            )
-        )
-    inputs.judgments = out
+    judged = load_judged(path, inputs.seal)
+    inputs.judgments = judged.judgments
+    inputs.pairs = judged.pairs
+    inputs.judgment_set = judged.manifest
+    inputs.set_aside = judged.set_aside
 
 
 def _provenance(inputs: Inputs, path: Path) -> None:
@@ -178,6 +171,18 @@ def _scan(inputs: Inputs, path: Path) -> None:
     inputs.void_arms = {name: result.arms[name].reasons for name in result.void_arms}
 
 
+def _analysis(inputs: Inputs, path: Path) -> None:
+    from harness.report.analysis import load_analysis
+
+    inputs.analysis = load_analysis(path)
+
+
+def _pack(inputs: Inputs, path: Path) -> None:
+    from harness.report.pack import load_pack
+
+    inputs.clusters, inputs.families = load_pack(path)
+
+
 _LOADERS = {
     "gate": _gate,
     "ledger": _ledger,
@@ -187,4 +192,6 @@ _LOADERS = {
     "header": _header,
     "scan": _scan,
     "gold": _gold,
+    "analysis": _analysis,
+    "pack": _pack,
 }

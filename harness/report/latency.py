@@ -18,8 +18,12 @@ class Latency(BaseModel):
     p95_s: float | None = None
     n: int = 0  # turns ranked (completed + cut)
     cut: int = 0  # of which cut at the deadline
+    p99_s: float | None = None
+    max_s: float | None = None  # the slowest turn; the deadline (censored) if any was cut
     p50_censored: bool = False  # p50_s is the deadline: the median turn was cut
     p95_censored: bool = False
+    p99_censored: bool = False
+    max_censored: bool = False
 
 
 def percentile(ranked: list[float], q: float) -> float:
@@ -36,12 +40,17 @@ def latency(completed: list[float], cut: int, deadline_s: float) -> Latency:
     ranked = sorted(completed) + [math.inf] * cut
     if not ranked:
         return Latency()
-    p50, p95 = percentile(ranked, 0.50), percentile(ranked, 0.95)
+    p50, p95, p99 = (percentile(ranked, q) for q in (0.50, 0.95, 0.99))
+    top = ranked[-1]
     return Latency(
         p50_s=round(deadline_s if math.isinf(p50) else p50, 4),
         p95_s=round(deadline_s if math.isinf(p95) else p95, 4),
+        p99_s=round(deadline_s if math.isinf(p99) else p99, 4),
+        max_s=round(deadline_s if math.isinf(top) else top, 4),
         n=len(ranked),
         cut=cut,
         p50_censored=math.isinf(p50),
         p95_censored=math.isinf(p95),
+        p99_censored=math.isinf(p99),
+        max_censored=math.isinf(top),
     )

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from harness.report import charts
 from harness.report.context import Context
+from harness.report.judging import stability
 from harness.report.model import Section, Table, money, seconds
 from harness.report.netlatency import net_latency
 from harness.report.perarm import turn_costs
@@ -128,13 +129,19 @@ def latency_section(ctx: Context, with_charts: bool) -> Section:
                 str(last.cut),
                 seconds(f.p50_s, f.p50_censored),
                 seconds(f.p95_s, f.p95_censored),
+                seconds(f.p99_s, f.p99_censored),
+                seconds(f.max_s, f.max_censored),
+                seconds(last.p50_s, last.p50_censored),
                 seconds(last.p95_s, last.p95_censored),
+                seconds(last.p99_s, last.p99_censored),
+                seconds(last.max_s, last.max_censored),
                 "-" if size.per_call_mean is None else f"{size.per_call_mean:.0f}",
                 "-" if size.per_turn_mean is None else f"{size.per_turn_mean:.0f}",
             ]
         )
-    columns = ["arm", "turns", "cut", "first token p50", "first token p95", "last token p95",
-               "response bytes/call", "response bytes/turn"]  # fmt: skip
+    columns = ["arm", "turns", "cut", "first token p50", "first token p95", "first token p99",
+               "first token max", "last token p50", "last token p95", "last token p99",
+               "last token max", "response bytes/call", "response bytes/turn"]  # fmt: skip
     s.tables.append(Table(columns, rows))
     net_table, floors = net_latency(ctx)
     s.tables.append(net_table)
@@ -161,21 +168,27 @@ def latency_section(ctx: Context, with_charts: bool) -> Section:
 
 
 def gate_section(ctx: Context) -> Section:
-    s = Section(10, read=ctx.input_file("gate"))
+    s = Section(10, read=ctx.input_file("gate") + ctx.input_file("judgments"))
     gate = ctx.inputs.gate
-    if gate is None:
-        s.not_run = "no --gate was given"
+    texts, tables = stability(ctx)
+    if gate is None and ctx.inputs.judgment_set is None:
+        s.not_run = "no --gate was given; the stability check: not run (no judgment set)"
         return s
-    counts = gate.get("counts") or {}
-    s.paragraphs.append(
-        f"The gate {'PASSED' if gate.get('passed') else 'FAILED'}: two record runs from fresh arms "
-        f"compared {counts.get('calls_compared', 0)} calls, {counts.get('calls_matching', 0)} the "
-        f"same, {counts.get('divergences', 0)} divergence(s), "
-        f"{counts.get('reordered_turns', 0)} turn(s) reordered only."
-    )
-    for why in gate.get("why") or []:
-        s.paragraphs.append(f"Why it failed: {why}")
-    s.paragraphs.append(f"Masked body paths: {', '.join(gate.get('masks') or []) or 'none'}.")
+    if gate is None:
+        s.paragraphs.append("The determinism gate: not run (no --gate was given).")
+    else:
+        counts = gate.get("counts") or {}
+        s.paragraphs.append(
+            f"The gate {'PASSED' if gate.get('passed') else 'FAILED'}: two record runs from fresh "
+            f"arms compared {counts.get('calls_compared', 0)} calls, "
+            f"{counts.get('calls_matching', 0)} the same, {counts.get('divergences', 0)} "
+            f"divergence(s), {counts.get('reordered_turns', 0)} turn(s) reordered only."
+        )
+        for why in gate.get("why") or []:
+            s.paragraphs.append(f"Why it failed: {why}")
+        s.paragraphs.append(f"Masked body paths: {', '.join(gate.get('masks') or []) or 'none'}.")
+    s.paragraphs += texts
+    s.tables += tables
     return s
 
 

@@ -1,5 +1,5 @@
-"""Sections 1-5, 12 and 13: who ran what, on which arms and items, under which pins, what the
-report cannot tell, and the hashes. Sections 6-7 are in verdicts.py, 8-11 in money.py."""
+"""Sections 1-4, 12 and 13: who ran what, on which arms and items, what the report cannot tell,
+and the hashes. Section 5 is in judging.py, 6-7 in verdicts.py, 8-11 in money.py."""
 
 from __future__ import annotations
 
@@ -132,23 +132,6 @@ def families(ctx: Context) -> Section:
             "Families: the memory benchmark's question types (LoCoMo: categories), from "
             "questions.jsonl; no --judgments."
         )
-    return s
-
-
-def metrics(ctx: Context) -> Section:
-    s = Section(5, read=ctx.run_files("run.json") + ctx.input_file("header"))
-    s.read += ctx.input_file("judgments")
-    pins = ctx.data.study.get("pins") or {}
-    s.paragraphs.append(f"Pinned sampling: {pins or 'none'}.")
-    declared = ctx.inputs.header.get("metrics")
-    s.paragraphs.append(f"Metrics: {', '.join(map(str, declared)) if declared else NOT_RUN}.")
-    judgments = ctx.inputs.judgments
-    if judgments is None:
-        s.paragraphs.append("Judges: not run (no --judgments).")
-    else:
-        judges = Counter((j.judge or "judge-free", j.metric) for j in judgments)
-        rows = [[judge, metric, str(n)] for (judge, metric), n in sorted(judges.items())]
-        s.tables.append(Table(["judge", "metric", "judgments"], rows))
     return s
 
 

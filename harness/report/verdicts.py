@@ -1,4 +1,6 @@
-"""Sections 6 and 7: results per family and pairwise verdicts, from the judgments file only.
+"""Sections 6 and 7: results per family, metric and scale, and pairwise verdicts, from the
+judgments only (a judgment set or a JSONL file, harness/report/judged.py), with the confirmatory
+verdicts of `--analysis` first in section 7 (harness/report/confirm.py).
 
 The generator never judges anything itself (it calls no model): it reads judgments someone else
 made (`--judgments`) and computes the statistics in harness/stats (a paired bootstrap over
@@ -13,8 +15,10 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import combinations
 
+from harness.report import charts
+from harness.report.confirm import confirmatory
 from harness.report.context import Context
-from harness.report.inputs import Judgment
+from harness.report.judged import Judgment, PairJudgment
 from harness.report.model import Section, Table
 from harness.stats.bootstrap import mean_interval, paired_cluster_bootstrap
 from harness.stats.controls import aa_control, must_fail_control
@@ -22,12 +26,28 @@ from harness.stats.scorers import NET_LAMBDAS, net_sweep
 from harness.stats.significance import discordant_pairs, holm, mcnemar
 
 Unit = tuple[str, int | None]  # (item, turn): one judged answer
+Group = tuple[str, str, str]  # (family, metric, scale): never averaged with another
 
 
-def _by_family(judgments: list[Judgment]) -> dict[str, dict[str, dict[Unit, Judgment]]]:
-    out: dict[str, dict[str, dict[Unit, Judgment]]] = defaultdict(lambda: defaultdict(dict))
+def family_of(ctx: Context, item: str, family: str) -> str:
+    """A judgment's family; one without (`all`) takes its item's from the T1 pack, if given."""
+    if family == "all" and ctx.inputs.families:
+        return ctx.inputs.families.get(item, family)
+    return family
+
+
+def cluster_of(ctx: Context, item: str) -> str:
+    """Items are the clusters; with the T1 pack, an item's history (shared by its questions)."""
+    return (ctx.inputs.clusters or {}).get(item, item)
+
+
+def _by_group(
+    ctx: Context, judgments: list[Judgment]
+) -> dict[Group, dict[str, dict[Unit, Judgment]]]:
+    out: dict[Group, dict[str, dict[Unit, Judgment]]] = defaultdict(lambda: defaultdict(dict))
     for j in judgments:
-        out[j.family][j.arm][(j.item, j.turn)] = j
+        group = (family_of(ctx, j.item, j.family), j.metric, j.scale)
+        out[group][j.arm][(j.item, j.turn)] = j  # unique: crosscheck refused a second one
     return out
 
 
@@ -38,6 +58,15 @@ def _kept(ctx: Context) -> list[Judgment]:
     return [j for j in ctx.inputs.judgments or [] if j.item not in dropped and j.arm not in void]
 
 
+def kept_pairs(ctx: Context) -> list[PairJudgment]:
+    dropped = set(ctx.report.dropped_items)
+    void = set(ctx.inputs.void_arms or {})
+    return [
+        p for p in ctx.inputs.pairs or []
+        if p.item not in dropped and p.arm_a not in void and p.arm_b not in void
+    ]  # fmt: skip
+
+
 def _void_note(ctx: Context) -> list[str]:
     return [
         f"{arm} is VOID (harness scan: {'; '.join(why)}): left out of every result and verdict."
@@ -45,36 +74,75 @@ def _void_note(ctx: Context) -> list[str]:
     ]
 
 
-def results(ctx: Context) -> Section:
+def _clusters_note(ctx: Context) -> str:
+    if ctx.inputs.clusters is None:
+        return "items as clusters"
+    return f"the T1 pack's histories as clusters ({len(set(ctx.inputs.clusters.values()))})"
+
+
+def results(ctx: Context, with_charts: bool = False) -> Section:
     s = Section(6, read=ctx.input_file("judgments") + ctx.input_file("gold"))
-    s.read += ctx.input_file("scan")
+    s.read += ctx.input_file("scan") + ctx.input_file("pack")
     if ctx.inputs.judgments is None:
         s.not_run = "no --judgments or --gold were given"
         return s
-    rows = []
-    for family, arms in sorted(_by_family(_kept(ctx)).items()):
+    rows, bars = [], []
+    for (family, metric, scale), arms in sorted(_by_group(ctx, _kept(ctx)).items()):
         for arm, units in sorted(arms.items()):
             keys = sorted(units, key=str)
             values = [units[k].value for k in keys]
-            iv = mean_interval(values, [k[0] for k in keys], ctx.resamples, ctx.seed, 0.95)
+            clusters = [cluster_of(ctx, k[0]) for k in keys]
+            iv = mean_interval(values, clusters, ctx.resamples, ctx.seed, 0.95)
+            interval = f"[{iv.low:.4f}, {iv.high:.4f}]"
             rows.append(
-                [
-                    family,
-                    arm,
-                    str(len(values)),
-                    f"{iv.estimate:.4f}",
-                    f"[{iv.low:.4f}, {iv.high:.4f}]",
-                ]
+                [family, metric, scale, arm, str(len(values)), f"{iv.estimate:.4f}", interval]
             )
-    columns = ["family", "arm", "judged answers", "mean", "95% interval (items as clusters)"]
+            bars.append((f"{metric} ({family})", arm, iv.estimate, iv.low, iv.high))
+    columns = ["family", "metric", "scale", "arm", "judged answers", "mean", "95% interval"]
     s.tables.append(Table(columns, rows))
+    pair_rows = []
+    for p_group, pairs in sorted(_pairs_by_group(ctx).items()):
+        family, metric, arm_a, arm_b = p_group
+        values = [p.value for p in pairs]
+        iv = mean_interval(
+            values, [cluster_of(ctx, p.item) for p in pairs], ctx.resamples, ctx.seed
+        )
+        axis = sorted({p.axis for p in pairs})
+        interval = f"[{iv.low:.4f}, {iv.high:.4f}]"
+        pair_rows.append(
+            [family, metric, f"{arm_a} vs {arm_b}", str(len(values)), f"{iv.estimate:.4f}",
+             interval, ", ".join(axis)]
+        )  # fmt: skip
+        bars.append((f"{metric} ({family})", f"{arm_a} over {arm_b}", iv.estimate, iv.low, iv.high))
+    if pair_rows:
+        columns = ["family", "metric (win_share)", "pair", "judged turns",
+                   "first arm's share of votes", "95% interval", "axis"]  # fmt: skip
+        s.tables.append(Table(columns, pair_rows))
     s.paragraphs.append(
-        f"Intervals: percentile bootstrap over items, {ctx.resamples} resamples, seed {ctx.seed}."
+        f"Each metric on its own declared scale, never averaged with another. Intervals: "
+        f"percentile bootstrap, {_clusters_note(ctx)}, {ctx.resamples} resamples, seed {ctx.seed}."
     )
+    if ctx.inputs.set_aside:
+        s.paragraphs.append(
+            f"Set aside by the judging stage (no full vote set): {', '.join(ctx.inputs.set_aside)}."
+        )
+    if not ctx.anon.public:
+        s.paragraphs.append(
+            "Per-item drill-down (each item's answers, votes and outcome): drilldown.html."
+        )
     s.paragraphs += _void_note(ctx)
     if ctx.inputs.net:
         s.tables.append(_net_table(ctx))
+    if with_charts and bars:
+        s.chart = charts.interval_chart("Results with their 95% intervals", bars, "results")
     return s
+
+
+def _pairs_by_group(ctx: Context) -> dict[tuple[str, str, str, str], list[PairJudgment]]:
+    out: dict[tuple[str, str, str, str], list[PairJudgment]] = defaultdict(list)
+    for p in sorted(kept_pairs(ctx), key=lambda p: (p.item, p.turn, p.run)):
+        out[(family_of(ctx, p.item, p.family), p.metric, p.arm_a, p.arm_b)].append(p)
+    return out
 
 
 def _net_table(ctx: Context) -> Table:
@@ -92,23 +160,29 @@ def _net_table(ctx: Context) -> Table:
     return Table(["family", "arm", "right", "wrong", "abstained", *lams, "break-even λ"], rows)
 
 
-def verdicts(ctx: Context) -> Section:
-    s = Section(7, read=ctx.input_file("judgments") + ctx.input_file("gold"))
-    s.read += ctx.input_file("header") + ctx.input_file("scan")
+def verdicts(ctx: Context, with_charts: bool = False) -> Section:
+    s = Section(7, read=ctx.input_file("analysis") + ctx.input_file("judgments"))
+    s.read += ctx.input_file("gold") + ctx.input_file("header") + ctx.input_file("scan")
+    s.read += ctx.input_file("pack")
     if ctx.inputs.judgments is None:
         s.not_run = "no --judgments or --gold were given"
         return s
+    if ctx.inputs.analysis is None:
+        s.paragraphs.append("Confirmatory verdicts: not run (no --analysis was given).")
+    else:
+        confirmatory(ctx, s, with_charts)
     rows, flags = [], []
-    for family, arms in sorted(_by_family(_kept(ctx)).items()):
+    for (family, metric, scale), arms in sorted(_by_group(ctx, _kept(ctx)).items()):
         found, pvalues = [], {}
         for a, b in combinations(sorted(arms), 2):
             shared = _shared(arms, [a, b])
             if not shared:
                 continue
             xa, xb = _values(arms[a], shared), _values(arms[b], shared)
-            iv = paired_cluster_bootstrap(xa, xb, _items(shared), ctx.resamples, ctx.seed)
+            clusters = [cluster_of(ctx, i) for i in _items(shared)]
+            iv = paired_cluster_bootstrap(xa, xb, clusters, ctx.resamples, ctx.seed)
             name = f"{a} vs {b}"
-            if all(arms[a][u].binary and arms[b][u].binary for u in shared):
+            if scale == "0/1":
                 pvalues[name] = mcnemar(*discordant_pairs([x > 0 for x in xa], [x > 0 for x in xb]))
             found.append((name, a, b, len(shared), iv))
         adjusted = holm(pvalues) if pvalues else {}
@@ -116,21 +190,31 @@ def verdicts(ctx: Context) -> Section:
             p = adjusted.get(name)
             significant = not iv.contains(0.0) and (p is None or p < 0.05)
             winner = a if iv.estimate > 0 else b
-            verdict = f"{winner} better" if significant else "no difference shown"
+            verdict = f"{winner} {'better' if scale != 'flag_share' else 'flagged more'}"
+            verdict = verdict if significant else "no difference shown"
             pvalue = "-" if p is None else f"{p:.4g}"
             interval = f"[{iv.low:+.4f}, {iv.high:+.4f}]"
-            rows.append([family, name, str(n), f"{iv.estimate:+.4f}", interval, pvalue, verdict])
-        flags += [f"{family}: {flag}" for flag in _controls(ctx, arms)]
-    columns = [
-        "family",
-        "pair",
-        "paired answers",
-        "difference",
-        "95% interval",
-        "Holm p",
-        "verdict",
-    ]
+            rows.append(
+                [family, metric, name, str(n), f"{iv.estimate:+.4f}", interval, pvalue, verdict]
+            )
+        flags += [f"{family} / {metric}: {flag}" for flag in _controls(ctx, arms)]
+    for (family, metric, arm_a, arm_b), pairs in sorted(_pairs_by_group(ctx).items()):
+        values = [p.value - 0.5 for p in pairs]
+        iv = mean_interval(
+            values, [cluster_of(ctx, p.item) for p in pairs], ctx.resamples, ctx.seed
+        )
+        winner = arm_a if iv.estimate > 0 else arm_b
+        verdict = f"{winner} preferred" if iv.excludes_zero else "no difference shown"
+        rows.append([family, metric, f"{arm_a} vs {arm_b}", str(len(values)), f"{iv.estimate:+.4f}",
+                     f"[{iv.low:+.4f}, {iv.high:+.4f}]", "-", verdict])  # fmt: skip
+    columns = ["family", "metric", "pair", "paired answers", "difference", "95% interval",
+               "Holm p", "verdict"]  # fmt: skip
     s.tables.append(Table(columns, rows))
+    s.paragraphs.append(
+        "Exploratory pairs (every two arms, per family and metric): paired cluster bootstrap; "
+        "McNemar with Holm for 0/1 metrics; a pairwise metric's difference is the first arm's "
+        "share of the votes minus one half."
+    )
     s.paragraphs += flags or ["Controls: none misbehaved (or none declared in --header)."]
     s.paragraphs += _void_note(ctx)
     return s

@@ -7,7 +7,7 @@ and name them without importing the orchestrator.
 from __future__ import annotations
 
 from harness.errors import HarnessError
-from proxy.app.options import instance_name
+from rundir.proxy_file import instance_name
 
 
 def check_workers(workers: int, isolation: str, has_memory: bool) -> None:

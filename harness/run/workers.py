@@ -29,7 +29,7 @@ from harness.isolation.base import ArmHandle, IsolationBackend, ProxyInfo, Proxy
 from harness.run.orchestrator import Orchestrator, RunTally
 from harness.run.prepare import Plan
 from harness.study import ArmSpec, Item
-from proxy.app.options import instance_name
+from rundir.proxy_file import instance_name
 from rundir.atomic import write_atomic
 from rundir.limits import AppliedLimits
 from rundir.turns import TurnLog, TurnRecord

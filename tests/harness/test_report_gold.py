@@ -43,10 +43,10 @@ def test_gold_answers_are_scored_by_exact_match_and_net(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     results = (out / "report.md").read_text().split("## 6 ")[1].split("## 7 ")[0]
     # careful: 3 right (normalised), 0 wrong, 2 abstained; bold: 2 right, 3 wrong.
-    assert "| all | careful | 5 | 0.6000 |" in results
-    assert "| all | bold | 5 | 0.4000 |" in results
+    assert "| all | exact match | 0/1 | careful | 5 | 0.6000 |" in results
+    assert "| all | exact match | 0/1 | bold | 5 | 0.4000 |" in results
     # NET(λ) = (right - λ·wrong) / n; break-even λ = right / wrong (none when nothing is wrong).
     assert "| all | careful | 3 | 0 | 2 | +0.600 | +0.600 | +0.600 | +0.600 | - |" in results
     assert "| all | bold | 2 | 3 | 0 | -0.200 | -0.800 | -2.600 | -5.600 | 0.667 |" in results
     metrics = (out / "report.md").read_text().split("## 5 ")[1].split("## 6 ")[0]
-    assert "| judge-free | exact match | 10 |" in metrics
+    assert "| judge-free | exact match | 0/1 | 10 |" in metrics

@@ -48,7 +48,7 @@ def test_a_canary_echoed_before_its_event_voids_the_arm_in_the_report(tmp_path: 
     arms = markdown.split("## 3 The arms")[1].split("## 4 ")[0]
     assert "| leaky | 24 | 0 | 0 | VOID |" in arms and "| honest | 24 | 0 | 0 | clean |" in arms
     results = markdown.split("## 6 ")[1].split("## 7 ")[0]
-    assert "| all | honest |" in results and "| all | leaky |" not in results
+    assert "| all | correct | 0/1 | honest |" in results and "| leaky |" not in results
     verdicts = markdown.split("## 7 ")[1].split("## 8 ")[0]
     assert "honest vs other" in verdicts and "leaky" not in verdicts.split("leaky is VOID")[0]
     assert "leaky is VOID" in verdicts

@@ -47,8 +47,8 @@ def test_verdicts_and_controls_from_judgments(tmp_path: Path) -> None:
     markdown = (out / "report.md").read_text()
     results = markdown.split("## 6 Results per family")[1].split("## 7 ")[0]
     # The interval's brackets are escaped (harness.report.md_escape): they render as typed.
-    assert "| recall | strong | 30 | 0.9000 | \\[" in results
-    assert "| recall | weak | 30 | 0.3333 | \\[" in results
+    assert "| recall | correct | 0/1 | strong | 30 | 0.9000 | \\[" in results
+    assert "| recall | correct | 0/1 | weak | 30 | 0.3333 | \\[" in results
     verdicts = markdown.split("## 7 Pairwise verdicts")[1].split("## 8 ")[0]
     row = next(line for line in verdicts.splitlines() if "| strong vs weak |" in line)
     # Hand-computed: (27 - 10) / 30 paired differences; McNemar's 17 discordant pairs, all one way.
@@ -75,4 +75,4 @@ def test_judged_items_dropped_for_infrastructure_are_left_out(tmp_path: Path) ->
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     results = (out / "report.md").read_text().split("## 6 Results per family")[1].split("## 7 ")[0]
-    assert "| recall | strong | 29 | 0.8966 | \\[" in results  # 26 of the 29 items left
+    assert "| recall | correct | 0/1 | strong | 29 | 0.8966 | \\[" in results  # 26 of 29 left
