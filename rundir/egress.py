@@ -29,6 +29,8 @@ EgressSource = Literal["guard", "proxy", "dns", "kernel"]
 class EgressEntry(RunDirModel):
     schema_: Literal[1] = Field(EGRESS_SCHEMA, alias="schema")
     arm: str  # whose attempt: from where it was seen (folder, listener, network), never its word
+    # --workers N: the worker whose copy of the arm it was (rundir/instances.py; absent: 0)
+    worker: int | None = Field(None, ge=1)
     destination: str  # host:port, a DNS name, or "?"
     time: str  # ISO 8601 in real time (a guard's own pinned-clock time is kept in arm_time)
     source: EgressSource

@@ -70,6 +70,7 @@ from harness.isolation.dns_refuser import DNS_PORT
 from harness.isolation.docker_clock import clock_pinning_for, faketime_preload
 from harness.isolation.docker_config import compose_images, read_text, write_atomic
 from harness.isolation.docker_mounts import identity_mounts, source_mounts
+from harness.isolation.docker_names import check_names, docker_name, host_name
 from harness.isolation.docker_net import DockerError, docker
 from harness.isolation.docker_security import hardening
 from harness.isolation.egress_book import EgressBook
@@ -77,8 +78,8 @@ from harness.isolation.kernel_log import KernelLog, KernelLogError, all_dropped,
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
 from harness.isolation.sdk_env import sdk_env
 from harness.study import ArmSpec
-from rundir.proxy_file import ControlRelay, ProxyFile
 from rundir.limits import AppliedLimits
+from rundir.proxy_file import ControlRelay, ProxyFile
 
 log = structlog.get_logger("harness.isolation.docker")
 GUARD_DIR = Path(__file__).parent / "guard"
@@ -151,13 +152,13 @@ class DockerBackend(IsolationBackend):
             raise InfraError(f"docker: {e}") from e
 
     def _start_proxy(self, settings: ProxySettings) -> ProxyInfo:
-        clash = {"ctl", "proxy"} & set(settings.arms)
-        if clash:  # their container and network names would collide with the proxy's
-            raise InfraError(f"docker: rename arm(s) {', '.join(sorted(clash))} (reserved names)")
+        # --workers N: worker k's copy of arm A is `A@k`, named `A-w<k>` in docker
+        # (docker_names.py); names that would collide, with each other or the proxy's, refused.
+        check_names(settings.arms)
         # Only live mode forwards to the vendors; otherwise the proxy has no way out either.
         ctl = self._network("ctl", internal=settings.mode != "live")
         for arm in settings.arms:
-            self._network(arm, internal=True)
+            self._network(docker_name(arm), internal=True)
         proxy = f"{self.prefix}-proxy"
         config_path = self.run_dir / "proxy.json"
         log_path = self.run_dir / "logs" / "proxy.log"
@@ -190,17 +191,17 @@ class DockerBackend(IsolationBackend):
         ])  # fmt: skip
         self.started.append(proxy)
         for arm in settings.arms:
-            docker(["network", "connect", f"{self.prefix}-{arm}", proxy])
+            docker(["network", "connect", self.arm_container(arm), proxy])
         addresses = docker_net.container_addresses(proxy)
-        self.arm_ips = {arm: addresses[f"{self.prefix}-{arm}"] for arm in settings.arms}
+        self.arm_ips = {arm: addresses[self.arm_container(arm)] for arm in settings.arms}
         self.arm_ports = {arm: FIRST_ARM_PORT + i for i, arm in enumerate(settings.arms)}
         self.https_ports = {arm: FIRST_HTTPS_PROXY_PORT + i for i, arm in enumerate(settings.arms)}
         for index, arm in enumerate(settings.arms):
             prefix = docker_rules.log_prefix(self.run_id, arm, index)
             self.log_prefixes[prefix] = arm
-            self.bridges[docker_net.network_bridge(f"{self.prefix}-{arm}")] = arm
+            self.bridges[docker_net.network_bridge(self.arm_container(arm))] = arm
             rules = docker_rules.ArmRules(
-                bridge=docker_net.network_bridge(f"{self.prefix}-{arm}"),
+                bridge=docker_net.network_bridge(self.arm_container(arm)),
                 proxy_ip=self.arm_ips[arm],
                 tcp_ports=(self.arm_ports[arm], self.https_ports[arm]),
                 udp_ports=(DNS_PORT,),
@@ -264,12 +265,12 @@ class DockerBackend(IsolationBackend):
         return ArmHandle(name=name, seam_url=url)
 
     def _start_arm(self, name: str, spec: ArmSpec) -> str:
-        container = f"{self.prefix}-{name}"
+        container = self.arm_container(name)
         docker(["rm", "-f", container], check=False)  # a restart replaces the dead one
         if self.bounds is None:
             self.bounds = docker_limits.ArmBounds(self.run_dir, self.limits)
         disk = self.bounds.disk(name)
-        image = self.images.get(name, ARM_IMAGE)
+        image = self.images.get(host_name(name), ARM_IMAGE)  # a worker's copy: its arm's image
         clock_dir, guard_log = self._arm_dir("clock", name), egress.guard_log(self.run_dir, name)
         if not (clock_dir / "faketime").exists():
             write_atomic(clock_dir / "faketime", "+0\n")
@@ -286,7 +287,7 @@ class DockerBackend(IsolationBackend):
         env |= {
             "SEAM_HOST": "0.0.0.0",
             "SEAM_PORT": str(SEAM_PORT),
-            "HARNESS_ARM": name,
+            "HARNESS_ARM": host_name(name),  # the study's arm, whichever worker's copy
             "HARNESS_RUN": self.run_id,
             "HARNESS_GUARD_ARM": name,
             "HARNESS_GUARD_ALLOW": f"{proxy_ip}:{proxy_port},{proxy_ip}:{https_port}",
@@ -303,8 +304,8 @@ class DockerBackend(IsolationBackend):
         # local backend's arms do; its guard log is in a folder of its own too.
         script = f'exec "$@" >>/harness/logs/{log_path.name} 2>&1'
         docker([
-            "run", "-d", "--name", container, "--network", f"{self.prefix}-{name}",
-            "--hostname", name, *self.labels, *hardening(spec.cap_add), *source_mounts(),
+            "run", "-d", "--name", container, "--network", self.arm_container(name),
+            "--hostname", host_name(name), *self.labels, *hardening(spec.cap_add), *source_mounts(),
             *docker_limits.run_flags(self.limits), "-v", f"{disk.tmp}:/tmp",
             "-v", f"{GUARD_DIR}:/harness/guard:ro",
             "-v", f"{clock_dir}:/harness/clock:ro",
@@ -319,15 +320,15 @@ class DockerBackend(IsolationBackend):
         if container not in self.started:
             self.started.append(container)
         self.bounds.started(name, container)
-        ip = docker_net.container_addresses(container)[f"{self.prefix}-{name}"]
+        ip = docker_net.container_addresses(container)[self.arm_container(name)]
         return f"http://{ip}:{SEAM_PORT}"
 
     def arm_alive(self, name: str) -> bool:
-        out = docker(["inspect", "-f", "{{.State.Running}}", f"{self.prefix}-{name}"], check=False)
+        out = docker(["inspect", "-f", "{{.State.Running}}", self.arm_container(name)], check=False)
         return out.strip() == "true"
 
     def limit_hits(self, name: str) -> list[str]:
-        return self.bounds.hits(name, f"{self.prefix}-{name}") if self.bounds else []
+        return self.bounds.hits(name, self.arm_container(name)) if self.bounds else []
 
     def applied_limits(self) -> dict[str, AppliedLimits]:
         return dict(self.bounds.held) if self.bounds else {}
@@ -350,7 +351,7 @@ class DockerBackend(IsolationBackend):
     def image_digests(self) -> dict[str, str]:
         """Image id per service (proxy and each arm), for the run manifest."""
         services = {"proxy": self.images.get("proxy", PROXY_IMAGE)}
-        services |= {arm: self.images.get(arm, ARM_IMAGE) for arm in self.arm_ports}
+        services |= {host_name(a): self.images.get(host_name(a), ARM_IMAGE) for a in self.arm_ports}
         found: dict[str, str] = {}
         for service, image in services.items():
             with contextlib.suppress(DockerError):
@@ -408,6 +409,10 @@ class DockerBackend(IsolationBackend):
         return list(self.book.entries)
 
     # --- helpers ---------------------------------------------------------------------------
+
+    def arm_container(self, instance: str) -> str:
+        """The container and network name of an arm (or a worker's copy of it)."""
+        return f"{self.prefix}-{docker_name(instance)}"
 
     def _network(self, suffix: str, internal: bool) -> str:
         name = f"{self.prefix}-{suffix}"

@@ -27,11 +27,12 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rundir.egress import EgressEntry
+from rundir.instances import split
 
 Entry = dict[str, object]
 FIELD_MAX = 300  # an arm's text kept in a field: enough to read, not enough to flood a report
 READ_MAX = 16 * 1024 * 1024  # of one source per look: a flooding arm cannot stall the run
-_FOLD_KEY = ("arm", "destination", "source", "protocol", "claimed_arm", "claimed_source")
+_FOLD_KEY = ("arm", "worker", "destination", "source", "protocol", "claimed_arm", "claimed_source")
 
 
 class Tail:
@@ -126,7 +127,13 @@ def attempts(entry: Entry) -> int:
 
 
 def _checked(entry: Entry) -> Entry:
-    return as_entry(entry).as_dict()
+    """The entry as egress.jsonl has it: a worker's copy `A@k` (the name its folder, listener
+    or network carries) written as arm `A` and worker k, so the file names the study's arms."""
+    checked = as_entry(entry).as_dict()
+    arm, worker = split(str(checked["arm"]))
+    if worker is not None:
+        checked["arm"], checked["worker"] = arm, worker
+    return checked
 
 
 def as_entry(entry: dict[str, object]) -> EgressEntry:

@@ -20,6 +20,7 @@ from pathlib import Path
 from harness.isolation import docker_rules
 from harness.isolation.egress_book import EgressBook, attempts
 from harness.isolation.kmsg_follow import READY
+from rundir.instances import instance_of
 
 FILE = "kernel.log"  # in the run's logs/: the follower's lines, kept as evidence
 START_TIMEOUT_S = 10.0
@@ -99,7 +100,7 @@ def dropped(
     logged: dict[str, int] = {}
     for entry in entries:
         if entry.get("source") == source:
-            arm = str(entry.get("arm"))
+            arm = instance_of(entry)  # the owners name instances (`A@k`), as the rules do
             logged[arm] = logged.get(arm, 0) + attempts(entry)
     counted: dict[str, int] = {}
     for key, packets in counts.items():

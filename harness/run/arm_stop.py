@@ -25,7 +25,7 @@ async def stop_arm(backend: IsolationBackend, name: str) -> None:
     if backend.isolation == "local":
         await _stop_local(backend, name)
     elif backend.isolation == "docker":
-        await asyncio.to_thread(_stop_container, f"{backend.prefix}-{name}")  # type: ignore[attr-defined]
+        await asyncio.to_thread(_stop_container, backend.arm_container(name))  # type: ignore[attr-defined]
     else:
         raise InfraError(f"the {backend.isolation} backend cannot stop one arm for a snapshot")
 

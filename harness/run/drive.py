@@ -82,6 +82,7 @@ async def _drive(plan: Plan, advance: Callable[[TurnRecord], None], driven: Driv
             from harness.run.workers import sort_turns
 
             sort_turns(turns.path, plan.items)
+            sort_turns(plan.run_dir / "questions.jsonl", plan.items)
 
 
 @contextmanager

@@ -9,6 +9,7 @@ run.json says so.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from harness.run.prepare import Plan
 from harness.run.strays import at_teardown, by_destination
 from ledger.ledger import chain_end
 from rundir.header import RunHeader, now_iso
+from rundir.instances import by_arm
 from rundir.manifest import write_manifest
 from rundir.turns import read_turns
 
@@ -59,8 +61,10 @@ def finish(plan: Plan, driven: Driven) -> RunResult:
     ran = driven.tally
     run.teardown_strays = by_destination(at_teardown(stray, ran.seen_strays, ran.last_turn_end))
     run.halted = str(driven.halted) if driven.halted else None
-    run.arm_limits = backend.applied_limits()
-    run.egress_dropped = dict(backend.egress_dropped)
+    # Per arm, not per worker's copy (rundir/instances.py): every copy holds the same bounds,
+    # and what the kernel log lost is summed over the copies.
+    run.arm_limits = by_arm(backend.applied_limits(), lambda first, _copy: first)
+    run.egress_dropped = by_arm(dict(backend.egress_dropped), operator.add)
     run.passed = (
         driven.fatal is None
         and driven.halted is None

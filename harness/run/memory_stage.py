@@ -51,6 +51,7 @@ from harness.study import Item
 from rundir.errors import RunDirError
 from rundir.header import read_header
 from rundir.ingestions import IngestionRecord, IngestOutcome, SnapshotRecord, read_ingestions
+from rundir.instances import join
 from rundir.turns import TurnLog
 
 log = structlog.get_logger("harness.run.memory")
@@ -96,8 +97,10 @@ class MemoryStage:
         clients: dict[str, SeamClient],
         seam_urls: dict[str, str],
         ingest_deadline_ms: int,
+        worker: int = 0,
     ) -> None:
         self.run_id = run_id
+        self.worker = worker  # --workers: this worker's copy of each arm keeps its own state
         self.run_dir = run_dir
         self.backend = backend
         self.turns = turns
@@ -140,7 +143,7 @@ class MemoryStage:
             limited = await self._ingest_all(item, arm, attempt, session_id, history)
             return Prepared(session_id, opened=True, stopped=self.stopping(), limited=limited)
         key = (arm, history.id)
-        state = host_state(self.run_dir, arm)
+        state = host_state(self.run_dir, join(arm, self.worker))
         if key not in self.snapshots:
             await self._stop(arm)
             await asyncio.to_thread(snapshot.empty, state)

@@ -48,6 +48,7 @@ from harness.run.turn_records import AttemptRecords
 from harness.run.turn_watch import TurnWatch
 from harness.study import Item, Study
 from rundir.ingestions import IngestionRecord
+from rundir.instances import join
 from rundir.rtt import ProbePhase, RttLog
 from rundir.turns import TurnLog, TurnRecord
 
@@ -85,7 +86,7 @@ class RunTally:
     infra_failures: int = 0
     interrupted: bool = False
     seen_strays: set[Key] = field(default_factory=set)  # egress entries seen while running
-    last_turn_end: dict[str, float] = field(default_factory=dict)  # arm -> epoch seconds
+    last_turn_end: dict[str, float] = field(default_factory=dict)  # A or A@k -> epoch seconds
 
 
 class Orchestrator:
@@ -101,6 +102,7 @@ class Orchestrator:
         skip: frozenset[tuple[str, str]] = frozenset(),
         tally: RunTally | None = None,
         hand_out: Iterator[Item] | None = None,
+        worker: int = 0,
     ) -> None:
         self.study = study
         self.arms = arms
@@ -114,7 +116,7 @@ class Orchestrator:
         # out from one iterator in the study's order, each to the first worker that is free.
         self.tally = tally if tally is not None else RunTally()
         self.hand_out = hand_out
-        self.worker = 0  # --workers: this worker's index (its arms' instance names)
+        self.worker = worker  # --workers: this worker's index (its arms' instance names)
         self.owns_signals = True  # one worker takes Ctrl-C; the others share its CtrlC
         self.clients: dict[str, SeamClient] = {}
         self.control: ProxyControl | None = None
@@ -122,7 +124,7 @@ class Orchestrator:
         run_dir = turns.path.parent
         halt = study.file.on_stray == "halt"
         # With the tally's set: the run's final egress read names what no look saw (teardown).
-        self.strays = StrayWatch(backend, run_id, run_dir, self.tally.seen_strays, halt)
+        self.strays = StrayWatch(backend, run_id, run_dir, self.tally.seen_strays, halt, worker)
         self.watch = TurnWatch(backend, self.strays)
         self.ctrl_c = CtrlC(on_stop=self._interrupted)
         self.seam_urls: dict[str, str] = {}  # arm -> its seam, for the round-trip probes
@@ -140,6 +142,7 @@ class Orchestrator:
             self.clients,
             self.seam_urls,
             study.file.ingest_deadline_ms,
+            worker,
         )
         self.limited: set[str] = set()  # arms that met a bound: replaced before anything else
         # A memory item whose snapshot could not be copied, on any arm, is an infrastructure
@@ -191,7 +194,8 @@ class Orchestrator:
                 update={"cap_add": self.study.capabilities(name)}
             )
             if self.has_memory:  # the folder a v2 arm keeps its memory in, for snapshots
-                state = state_env(self.backend, self.turns.path.parent, name)
+                # This worker's copy's folder (`logs/A@k/state`): no two copies share a store.
+                state = state_env(self.backend, self.turns.path.parent, join(name, self.worker))
                 spec = spec.model_copy(update={"env": spec.env | state})
             handle = await self.backend.start_arm(name, spec, proxy)
             self.clients[name] = SeamClient(handle.seam_url)
@@ -333,7 +337,8 @@ class Orchestrator:
             if broken and await self.watch.machinery_failed(arm, None):
                 raise InfraError(f"turn {number}: the arm's process died ({result.error})")
             record = records.answered(number, result)
-            self.tally.last_turn_end[arm] = time.time()  # later strays are its teardown's
+            # Later strays are its teardown's; per worker's copy (strays.at_teardown).
+            self.tally.last_turn_end[join(arm, self.worker)] = time.time()
             new = await self.strays.new(f"{arm} {item.id} turn {number}")
             self.strays.turn_ended()
             record.stray_connections = self.strays.this_turn[arm]

@@ -101,8 +101,7 @@ def prepare(request: RunRequest) -> Plan:
     upstreams, purposes = study.upstreams(), study.purpose_rules()
     masks = proxy_masks(study)
     workers = request.workers if request.workers is not None else study.file.workers
-    has_memory = any(item.memory is not None for item in items)
-    check_workers(workers, request.isolation, has_memory)  # before the run directory exists
+    check_workers(workers)  # before the run directory exists
     run_id, started, tool_versions = new_run_id(name), now_iso(), versions()
     run_dir = request.run_root / run_id
     try:
@@ -110,7 +109,6 @@ def prepare(request: RunRequest) -> Plan:
     except OSError as e:
         raise HarnessError(f"cannot create run directory {run_dir}: {e.strerror}") from e
     backend = make_backend(request.isolation, run_dir, study)
-    check_workers(workers, backend.isolation, has_memory)  # `auto` may have chosen docker
     if protocol is not None and protocol.addendum_bytes is not None:
         # The addendum as the run started under it, for an auditor who holds only the run.
         write_atomic(run_dir / ADDENDUM_COPY, protocol.addendum_bytes)

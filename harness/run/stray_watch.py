@@ -18,6 +18,7 @@ from arms.client import TurnResult
 from harness.isolation.base import IsolationBackend
 from harness.isolation.egress_book import attempts
 from harness.run.strays import Entry, Key, stray_key
+from rundir.instances import worker_of
 from rundir.strays_seen import StraySeen, append_seen
 
 # The orchestrator's logger: a run's log lines keep the one name they had before the split.
@@ -48,9 +49,18 @@ def strongest(entries: list[Entry]) -> Entry:
 
 class StrayWatch:
     def __init__(
-        self, backend: IsolationBackend, run_id: str, run_dir: Path, seen: set[Key], halt: bool
+        self,
+        backend: IsolationBackend,
+        run_id: str,
+        run_dir: Path,
+        seen: set[Key],
+        halt: bool,
+        worker: int = 0,
     ) -> None:
         self.backend = backend
+        # --workers N: the backend is shared, so this watch takes only its own worker's entries
+        # (the others' are left for their watches: their turn is the one they are charged to).
+        self.worker = worker
         self.run_id = run_id
         self.seen_path = run_dir / "strays_seen.jsonl"
         # Shared with the run's tally: the final egress read names what no look saw (teardown).
@@ -73,7 +83,7 @@ class StrayWatch:
         new: list[Entry] = []
         for entry in entries:
             key = stray_key(entry)
-            if key in self.seen:
+            if key in self.seen or worker_of(entry) != self.worker:
                 continue
             self.seen.add(key)
             new.append(entry)

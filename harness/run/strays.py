@@ -19,9 +19,10 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from harness.isolation.egress_book import attempts
+from rundir.instances import instance_of
 
 # What makes one egress entry itself (each is appended once; the orchestrator's looks see it again).
-KEY_FIELDS = ("arm", "destination", "time", "source", "line", "pid")
+KEY_FIELDS = ("arm", "worker", "destination", "time", "source", "line", "pid")
 
 Entry = dict[str, object]
 Key = tuple[str, ...]
@@ -44,10 +45,11 @@ def at_teardown(
     entries: Iterable[Entry], seen: set[Key], last_turn_end: dict[str, float]
 ) -> list[Entry]:
     """The entries made after their arm's last turn ended (its later work, its exit), and
-    those no turn saw and whose time cannot be read."""
+    those no turn saw and whose time cannot be read. With --workers, each copy of an arm by
+    its own last turn (`last_turn_end` is keyed by instance: `A`, `A@1`, ...)."""
     late = []
     for entry in entries:
-        ended = last_turn_end.get(str(entry.get("arm")))
+        ended = last_turn_end.get(instance_of(entry))  # keyed by the worker's copy (`A@k`)
         when = _epoch(entry.get("time"))
         if when is None:
             if stray_key(entry) not in seen:

@@ -1,4 +1,4 @@
-"""`--workers N`: what it can run on, and the names of each worker's arm instances.
+"""`--workers N`: the count checked, and the names of each worker's arm instances.
 
 Apart from harness/run/workers.py (which drives the workers) so the preparing stage can check
 and name them without importing the orchestrator.
@@ -10,22 +10,12 @@ from harness.errors import HarnessError
 from rundir.proxy_file import instance_name
 
 
-def check_workers(workers: int, isolation: str, has_memory: bool) -> None:
-    """One clear line for what --workers cannot do (yet)."""
+def check_workers(workers: int) -> None:
+    """One clear line for a worker count that cannot run. Every backend and kind of study runs
+    with workers: local and docker arms are copied per worker (`A@k`), and a memory study's
+    histories each go to one worker (harness/run/workers.py)."""
     if workers < 1:
         raise HarnessError(f"--workers must be 1 or more, not {workers}")
-    if workers == 1:
-        return
-    if isolation == "docker":
-        raise HarnessError(
-            "--workers > 1 runs on the local backend only (docker names one container and "
-            "network per arm); use --isolation local or --workers 1"
-        )
-    if has_memory:
-        raise HarnessError(
-            "--workers > 1 cannot run a memory study (an arm's memory folder is per arm); "
-            "use --workers 1"
-        )
 
 
 def instances(arms: list[str], workers: int) -> list[str]:

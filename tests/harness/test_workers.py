@@ -5,7 +5,8 @@ real proxy and stubs, gives the same request hashes and turn texts per (arm, ite
 gate's comparison finds nothing between them, and each item runs once on each arm. A worker whose
 arm dies is retried on that worker's fresh arm while the other workers go on. Live with two
 workers keeps one ledger whose audit passes. What --workers cannot do is refused in one line
-before a run directory exists.
+before a run directory exists (tests/harness/test_workers_runs.py: strays, memory studies,
+resume and the live cap with workers; tests/docker/test_workers_docker.py: the docker backend).
 """
 
 from __future__ import annotations
@@ -124,7 +125,6 @@ def test_an_arm_dying_on_one_worker_does_not_stop_the_others(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (["--workers", "2", "--isolation", "docker"], "--workers > 1 runs on the local backend"),
         (["--workers", "0", "--isolation", "local"], "--workers must be 1 or more"),
     ],
 )
