@@ -57,6 +57,7 @@ Check = Literal[
     "ledger_sum",
     "limits",
     "protocol",  # harness/checks/protocol_audit.py
+    "judgments",  # harness/judge/audit.py: the judgment sets that judge the run
 ]
 
 
@@ -107,7 +108,10 @@ class AuditRecord(RunDirModel):
 
 
 def audit_run(
-    run_dir: Path, prices: Path | None = None, ledger: Location | None = None
+    run_dir: Path,
+    prices: Path | None = None,
+    ledger: Location | None = None,
+    judgments: list[Path] | None = None,
 ) -> AuditRecord:
     """Audit `run_dir`; writes audit.json there and returns the record."""
     header = read_header(run_dir)
@@ -151,6 +155,13 @@ def audit_run(
     for where_, detail in found:
         audit.flag("protocol", where_, detail)
     record.notes += notes
+    from harness.judge.audit import judgment_set_findings  # the judging stage's own re-check
+
+    sets, findings = judgment_set_findings(run_dir, header.run_id, judgments)
+    for where_, detail in findings:
+        audit.flag("judgments", where_, detail)
+    if sets:
+        record.notes.append("judgment sets re-checked: " + ", ".join(str(p) for p in sets))
     record.passed = not record.discrepancies
     write_atomic(run_dir / AUDIT_FILE, record.model_dump_json(by_alias=True, indent=2) + "\n")
     return record

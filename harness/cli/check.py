@@ -65,12 +65,19 @@ def audit(
         help="The ledger the run was charged to, a file or a postgresql:// URL (default: the "
         "one the run names).",
     ),
+    judgments: list[Path] = typer.Option(
+        [],
+        "--judgments",
+        help="A judgment set to re-check with the run (repeatable); sets beside the run that "
+        "judge it are re-checked anyway.",
+    ),
 ) -> int:
-    """Recompute every cost and hash of a run and check them against its ledger."""
+    """Recompute every cost and hash of a run and check them against its ledger, and re-check
+    the judgment sets that judge it (every vote traced to a prompt and a reply)."""
     from harness.checks.audit import AUDIT_FILE, audit_run
     from ledger.ledger import as_location
 
-    record = audit_run(run, prices, as_location(ledger) if ledger else None)
+    record = audit_run(run, prices, as_location(ledger) if ledger else None, list(judgments))
     counts, totals = record.counts, record.totals
     typer.echo(f"audit {record.run_id}: {'PASSED' if record.passed else 'FAILED'}")
     typer.echo(

@@ -4,7 +4,7 @@ What it checks, from the set alone: the task, vote and exact-match files are the
 manifest hashed; every task's prompt file is there with its hash; every vote names a planned task
 and that task's judge and prompt hash, and carries that judge's pins; every reply file is there
 with its hash, and reading it again (with the judge's pins from the manifest) gives the status
-and verdict the vote records.
+and verdict the vote records. Each problem starts with the file it is in, relative to the set.
 """
 
 from __future__ import annotations
@@ -51,11 +51,16 @@ def verify_set(set_dir: Path) -> list[str]:
     pins = {pin.name: pin for pin in manifest.judges}
     for task in tasks.values():
         if _sha(set_dir / PROMPTS_DIR / f"{task.id}.txt") != task.prompt_sha256:
-            problems.append(f"task {task.id}: its prompt file is missing or changed")
+            problems.append(
+                f"{PROMPTS_DIR}/{task.id}.txt: task {task.id}: its prompt file is missing or "
+                "changed"
+            )
         if task.judge not in pins:
-            problems.append(f"task {task.id}: judge {task.judge!r} is not pinned in the manifest")
+            problems.append(
+                f"{TASKS_FILE}: task {task.id}: judge {task.judge!r} is not pinned in the manifest"
+            )
     for vote in votes:
-        where = f"vote {vote.task}#{vote.attempt}"
+        where = f"{VOTES_FILE}: vote {vote.task}#{vote.attempt}"
         planned = tasks.get(vote.task)
         if planned is None:
             problems.append(f"{where}: no such task was planned")
@@ -74,7 +79,10 @@ def verify_set(set_dir: Path) -> list[str]:
             continue
         path = set_dir / vote.reply_file
         if _sha(path) != vote.reply_sha256:
-            problems.append(f"{where}: its reply file is missing or changed")
+            problems.append(
+                f"{vote.reply_file}: vote {vote.task}#{vote.attempt}: its reply file is missing "
+                "or changed"
+            )
             continue
         if task.judge not in pins:
             continue
