@@ -96,7 +96,7 @@ def _check_runs(data: RunData) -> None:
                     f"{run_dir} is another study's run ({key} {_short(study.get(key))}, "
                     f"{seen[0]}'s {_short(base.get(key))}): a report covers one study"
                 )
-        resumed = str(header.get("resumed_from") or "")
+        resumed = str(study.get("resumed_from") or "")  # the run it resumes, as a path
         if resumed not in seen and Path(resumed).name not in seen:
             _refuse(
                 f"{run_dir} does not resume {' or '.join(seen)}: two unrelated runs are not one "
