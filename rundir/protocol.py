@@ -9,6 +9,8 @@ hashes travel with the run.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict
 
 ADDENDUM_COPY = "protocol/addendum.toml"
@@ -31,3 +33,11 @@ class ProtocolRecord(BaseModel):
     frozen: list[FrozenHash]
     addendum: str | None = None  # as the study names it
     addendum_sha256: str | None = None
+
+
+def addendum_copies(run_dir: Path) -> list[Path]:
+    """The run's copy of the addendum, then (a run `harness merge` joined) each shard's, which
+    the merge keeps under shards/<index>/."""
+    own = run_dir / ADDENDUM_COPY
+    shards = sorted(run_dir.glob(f"shards/*/{ADDENDUM_COPY}"))
+    return ([own] if own.is_file() else []) + shards

@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rundir.header import RunHeader
-from rundir.protocol import ADDENDUM_COPY
+from rundir.protocol import ADDENDUM_COPY, addendum_copies
 from rundir.voids import VOIDS_FILE, read_voids
 
 LOCK_FILE = "protocol.lock.json"  # harness/protocol/lock.py's, read here as plain JSON
@@ -49,16 +49,17 @@ def protocol_findings(run_dir: Path, header: RunHeader) -> tuple[list[tuple[str,
     record = study.protocol if study is not None else None
     if study is None or record is None:
         return found, notes
-    copy = run_dir / ADDENDUM_COPY
+    copies = addendum_copies(run_dir)
     if record.addendum_sha256 is not None:
-        if not copy.is_file():
+        hashes = [_sha(copy) for copy in copies]
+        if not copies:
             found.append((ADDENDUM_COPY, "missing: run.json records an addendum"))
-        elif _sha(copy) != record.addendum_sha256:
+        elif record.addendum_sha256 not in hashes:
             found.append(
                 (
                     "run.json",
                     f"addendum SHA-256 {record.addendum_sha256} is not the run's copy's "
-                    f"({_sha(copy)})",
+                    f"({hashes[0]})",
                 )
             )
     folder = Path(study.study_path).parent

@@ -18,7 +18,7 @@ from harness.protocol.addendum import Addendum, Deviation, deviations, load_adde
 from harness.report.context import Context
 from harness.report.model import Table
 from harness.report.rundata import ADDENDUM_NOW, RunData
-from rundir.protocol import ADDENDUM_COPY
+from rundir.protocol import addendum_copies
 from rundir.turns import TurnRecord
 
 
@@ -64,9 +64,9 @@ def _addendum(ctx: Context, run_dir: Path, header: dict[str, Any]) -> tuple[Adde
                 return load_addendum(now), "the study's addendum now"
             except HarnessError:
                 break  # a damaged current addendum: fall back to the run's copy
-    copy = run_dir / ADDENDUM_COPY
-    if copy.is_file():
-        return load_addendum(copy), "the run's copy of the addendum"
+    copies = addendum_copies(run_dir)  # a merged run: its first shard's
+    if copies:
+        return load_addendum(copies[0]), "the run's copy of the addendum"
     return None
 
 
