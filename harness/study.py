@@ -85,7 +85,7 @@ from harness.errors import HarnessError
 from ledger.errors import LedgerError
 from ledger.ledger import is_url, refuse_password, where
 from ledger.pg_store import is_postgres_url
-from proxy.sampling import Pins, PinsError
+from vendors.pins import Pins, PinsError
 from proxy.settings import PurposeRule as ProxyPurposeRule
 from rundir.limits import ResourceLimits
 from vendors.hosts import VENDORS

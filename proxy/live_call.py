@@ -10,7 +10,7 @@ from ledger.budget import Reservation, RunBudget
 from ledger.prices import ModelPrice, PriceTable
 from ledger.settlements import SettlementWriter
 from proxy.live_redact import StreamCleaner
-from proxy.sampling import Pins
+from vendors.pins import Pins
 from proxy.server_tools import ToolPlan
 from proxy.usage import StreamMeter
 from rundir.journal import ReservationJournal

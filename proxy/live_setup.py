@@ -18,7 +18,7 @@ from ledger.prices import PriceTable, load_prices
 from ledger.settlements import SettlementWriter
 from proxy.live import LiveConfig, LiveMode
 from proxy.redact import install_log_redaction, uninstall_log_redaction
-from proxy.sampling import Pins
+from vendors.pins import Pins
 from proxy.tokencount import preload
 from rundir.journal import ReservationJournal
 
