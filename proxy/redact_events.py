@@ -95,10 +95,41 @@ class EventTextGuard:
             return []
         if not self.redactor:
             return [Relayed(raw.raw, raw.event) for raw in self.framer.feed(chunk)]
+        framed = [(held, self._texts(held, raw)) for held, raw in _helds(self.framer.feed(chunk))]
+        if not self.queue:
+            quiet = self._quiet(framed)
+            if quiet is not None:
+                return quiet
         out: list[Relayed] = []
-        for raw in self.framer.feed(chunk):
-            self._event(raw, out)
+        for held, texts in framed:
+            self._event(held, texts, out)
         return out
+
+    def _quiet(
+        self, framed: list[tuple[_Held, list[tuple[Channel, Path]]]]
+    ) -> list[Relayed] | None:
+        """The chunk's events, all at once, when nothing is held and each channel's text with
+        the chunk's deltas holds no key and ends in no key's start worth holding: then the
+        event-by-event pass would release every one of them unchanged, and leave each channel
+        the same tail (its text's last characters). None when that is not so: the caller takes
+        the events one by one. One check per channel and chunk instead of one per event."""
+        deltas: dict[Channel, list[str]] = {}
+        for held, texts in framed:
+            for key, path in texts:
+                deltas.setdefault(key, []).append(_get(held.data, path))
+        joined: dict[Channel, str] = {}
+        for key, parts in deltas.items():
+            channel = self.channels.get(key)
+            text = (channel.tail if channel else "") + "".join(parts)
+            # Any key in a piece of this text is in the whole of it: no event would be rewritten.
+            if not self.redactor.settled(text.encode("utf-8", "surrogatepass"), MIN_HELD_PREFIX):
+                return None
+            joined[key] = text
+        keep = self.redactor.longest - 1
+        for key, text in joined.items():
+            channel = self.channels.setdefault(key, _Channel())
+            channel.tail = text[-keep:] if keep > 0 else ""
+        return [held.relayed() for held, _ in framed]
 
     def finish_events(self, chunk: bytes = b"") -> list[Relayed]:
         """`finish`, as events; the last may be one no empty line closed (see EventFramer)."""
@@ -109,11 +140,9 @@ class EventTextGuard:
             out.append(Relayed(rest.raw, rest.event))
         return out
 
-    def _event(self, raw: RawEvent, out: list[Relayed]) -> None:
-        held = _Held(raw.raw, raw.event)
-        texts = self._texts(held, raw)
+    def _event(self, held: _Held, texts: list[tuple[Channel, Path]], out: list[Relayed]) -> None:
         if not texts:
-            if self.queue and (raw.event is None or raw.event.event in _TRANSPARENT):
+            if self.queue and (held.event is None or held.event.event in _TRANSPARENT):
                 self.queue.append(held)
                 return
             # A stop or usage event: no channel continues a held key.
@@ -132,6 +161,9 @@ class EventTextGuard:
     def _settle(self, channel: _Channel) -> None:
         tail, held = channel.tail, channel.held_text()
         text = tail + held
+        if self.redactor.settled(text.encode("utf-8", "surrogatepass"), MIN_HELD_PREFIX):
+            self._released(channel)  # the common case, found in one pass: no key, none begun
+            return
         clean = self.redactor.redact_text(text)
         if clean != text:
             self.hits += 1
@@ -182,6 +214,10 @@ class EventTextGuard:
         if isinstance(data, dict):
             kind, indexes = data.get("type"), tuple(data.get(k) for k in _INDEX_KEYS)
         return [((kind, indexes, logical), path) for path, logical in found]
+
+
+def _helds(raws: list[RawEvent]) -> list[tuple[_Held, RawEvent]]:
+    return [(_Held(raw.raw, raw.event), raw) for raw in raws]
 
 
 def _common_prefix(a: str, b: str) -> int:

@@ -65,6 +65,8 @@ class EventFramer:
         out: list[RawEvent] = []
         event_start = 0
         line_start = self._line_start
+        if line_start == 0:
+            event_start = line_start = self._plain_events(buffer, out)
         while True:
             match = _LINE_END.search(buffer, line_start)
             if match is None:
@@ -83,6 +85,37 @@ class EventFramer:
         del buffer[:event_start]
         self._line_start = line_start - event_start
         return out
+
+    def _plain_events(self, buffer: bytearray, out: list[RawEvent]) -> int:
+        """The common events at the front of `buffer`, framed without the line-by-line decoder:
+        `data: X` or `event: E` then `data: X`, LF line ends, closed by an empty line, with the
+        decoder holding no field of an unfinished event. They dispatch what the decoder would
+        (the same event name, data and last event id); anything else stops here and is left to
+        the decoder. Returns where the events it framed end."""
+        decoder = self._decoder
+        if decoder._event or decoder._data or decoder._retry is not None:
+            return 0
+        last_id = decoder._last_event_id
+        start = 0
+        while True:
+            end = buffer.find(b"\n\n", start)
+            if end < 0:
+                return start
+            raw = bytes(buffer[start : end + 2])
+            if b"\r" in raw:
+                return start
+            body = raw[:-2]
+            name = ""
+            if body.startswith(b"event:"):
+                head, newline, body = body.partition(b"\n")
+                if not newline:
+                    return start
+                name = _value(head[6:])
+            if not body.startswith(b"data:") or b"\n" in body:
+                return start
+            data = _value(body[5:])
+            out.append(RawEvent(raw, ServerSentEvent(event=name, data=data, id=last_id)))
+            start = end + 2
 
     def finish(self) -> RawEvent | None:
         """At end of stream: the buffered remainder, if any, with the event it would dispatch.
@@ -110,3 +143,10 @@ class EventFramer:
         if event is None:
             event = self._decoder.decode("")
         return RawEvent(rest, event)
+
+
+def _value(field: bytes) -> str:
+    """A field's value as `SSEDecoder` reads it: one leading space dropped, decoded."""
+    if field[:1] == b" ":
+        field = field[1:]
+    return field.decode("utf-8", "replace")
