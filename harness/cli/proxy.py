@@ -167,7 +167,7 @@ def _close_run(
 ) -> None:
     """The proxy has stopped: list the run's files and the price table and ledger it used."""
     from ledger.ledger import chain_end
-    from rundir.manifest import write_manifest
+    from rundir.seal import write_manifest
 
     header.ended = now_iso()
     packaged = Path(__file__).resolve().parents[2] / "ledger" / "prices.toml"
