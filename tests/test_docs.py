@@ -87,6 +87,41 @@ def test_a_broken_link_is_found(tmp_path: Path) -> None:
     assert not broken_links(page)
 
 
+# A path in code spans (`proxy/app/server.py`, `images/engine/*/requirements.in`) whose first part
+# is a folder of the repository; run-directory names (`bodies/pack.bin`) start elsewhere.
+CODE_PATH = re.compile(r"`([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.*-]+)+)/?`")
+# Records of their day: they name files as they were then.
+HISTORY = ("docs/benchmarks-history.md",)
+
+
+def missing_paths(path: Path, folders: set[str]) -> list[str]:
+    missing = []
+    for found in CODE_PATH.findall(path.read_text()):
+        if found.split("/")[0] in folders and not list(REPO.glob(found)):
+            missing.append(found)
+    return missing
+
+
+def test_every_repository_path_the_docs_name_exists() -> None:
+    folders = {
+        p.relative_to(REPO).parts[0] for p in tracked() if len(p.relative_to(REPO).parts) > 1
+    }
+    pages = [
+        p for p in tracked("README.md", "docs/*.md") if str(p.relative_to(REPO)) not in HISTORY
+    ]
+    assert len(pages) > 5
+    found = {str(p.relative_to(REPO)): missing_paths(p, folders) for p in pages}
+    assert not any(found.values()), (
+        f"docs name paths that are gone: { {k: v for k, v in found.items() if v} }"
+    )
+
+
+def test_a_path_that_is_gone_is_found(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("`stubs/prompt_parts.py` `images/engine/*/requirements.in` `bodies/pack.bin`\n")
+    assert missing_paths(page, {"stubs", "images"}) == ["stubs/prompt_parts.py"]
+
+
 def test_no_tracked_file_names_a_path_outside_the_repository() -> None:
     found = []
     for path in tracked():
