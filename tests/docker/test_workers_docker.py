@@ -1,0 +1,62 @@
+"""`--workers 2` on the docker backend: each worker's copy of the arm in its own container on its
+own internal network (`<run>-retrieval-w1`), one proxy with a listener per copy, and results that
+do not depend on N: a LoCoMo study of two conversations, recorded with one and with two workers,
+gives the same ingestions, snapshots, answers and request hashes, and the gate finds nothing
+between the runs. run.json names the study's arm only (arm_limits, images), never a copy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.checks.gate import compare_runs
+from harness.checks.masks import all_masks
+from harness.study import load_study
+from rundir.gate_record import GateCounts
+from tests.datasets.fixtures import locomo_file
+from tests.harness.studies import harness, header, only_run, read_jsonl
+from tests.study_builder import StudyBuilder
+
+pytestmark = pytest.mark.integration
+TIMING = ("run", "seconds", "ingest_seconds", "first_token_s", "last_token_s")
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in read_jsonl(path)]
+
+
+def _hashes(run: Path) -> list[tuple[Any, ...]]:
+    calls = read_jsonl(run / "calls.jsonl")
+    keyed = [(c["arm"], c["item"], c.get("phase"), c["turn"], c["request_hash"]) for c in calls]
+    return sorted(keyed, key=str)
+
+
+@pytest.mark.usefixtures("images")
+def test_two_docker_workers_give_the_records_of_one(tmp_path: Path) -> None:
+    arms = {"retrieval": {"command": "python -m arms.retrieval", "env": {}}}
+    items = {"format": "locomo", "path": "locomo10.json"}
+    study = StudyBuilder(arms=arms).set(items=items).write(tmp_path / "study")
+    locomo_file(tmp_path / "study", samples=2, questions=4)
+    made = {}
+    for n in (1, 2):
+        runs = tmp_path / f"runs{n}"
+        done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "docker",
+                       "--workers", str(n))  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+        made[n] = only_run(runs)
+    one, two = made[1], made[2]
+    assert _lines(two / "turns.jsonl") == _lines(one / "turns.jsonl")
+    assert _lines(two / "questions.jsonl") == _lines(one / "questions.jsonl")
+    assert _hashes(two) == _hashes(one) and _hashes(one)
+    snapshots = [r for r in read_jsonl(two / "turns.jsonl") if r.get("kind") == "snapshot"]
+    assert len(snapshots) == 2  # one per conversation, each on its own worker's copy
+    assert (two / "logs" / "retrieval@1" / "state").is_dir()
+    counts = GateCounts()
+    assert compare_runs(two, one, all_masks(load_study(study)), counts) == []
+    assert counts.calls_compared == len(read_jsonl(one / "calls.jsonl"))
+    run = header(two)["study"]
+    assert run["passed"] and run["stray_connections"] == 0 and run["egress_dropped"] == {}
+    assert set(run["arm_limits"]) == {"retrieval"}
+    assert set(header(two)["manifest"]["images"]) <= {"proxy", "retrieval"}
