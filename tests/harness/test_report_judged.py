@@ -14,7 +14,10 @@ import pytest
 from harness.errors import HarnessError
 from harness.report.generate import generate
 from harness.report.inputs import load_inputs
+from tests.harness.browser import Hits, chromium, hits, open_page
 from tests.harness.report_runs import turn, write_run
+
+__all__ = ["chromium", "hits"]  # fixtures
 
 ARMS = ("bare", "memory")
 ITEMS = [f"q{n:02d}" for n in range(12)]
@@ -117,3 +120,34 @@ def test_latency_has_p99_and_maximum(tmp_path: Path) -> None:
     assert cells[9] == f"{0.298 + 0.01 * (1.97 - 0.298):.2f} s" == "0.31 s"
     gate = section(report(tmp_path, [run_dir], "m"), 10)
     assert "**not run**: no --gate was given; the stability check: not run" in gate
+
+
+def test_the_drill_down_shows_each_items_answers_votes_and_outcome_as_text(
+    tmp_path: Path, chromium: str, hits: Hits
+) -> None:
+    lure = f'<img src="{hits.url}/answer.png"><script>document.title="pwned"</script>'
+    turns = [
+        turn("r-d", arm, item, 0, text=lure if arm == "memory" else f"plain {item}")
+        for arm in ARMS
+        for item in ITEMS
+    ]
+    run_dir = write_run(tmp_path, "r-d", list(ARMS), turns, [])
+    rows = [
+        {"item": item, "arm": arm, "turn": 0, "metric": "recall", "correct": arm == "memory",
+         "family": "recall" if k % 2 else "persona", "judge": "exact"}
+        for arm in ARMS
+        for k, item in enumerate(ITEMS)
+    ]  # fmt: skip
+    report(tmp_path, [run_dir], "d", judgments=write(tmp_path / "j.jsonl", rows))
+    page = tmp_path / "d" / "drilldown.html"
+    html = page.read_text()
+    assert "<script" not in html and "&lt;img src=" in html
+    assert re.findall(r"<h2>Family (\w+) \((\d+) judgments\)</h2>", html) == [
+        ("persona", "12"),
+        ("recall", "12"),
+    ]
+    row = re.search(r"<tr><td>q01</td><td>0</td><td>recall</td>.*?</tr>", html)
+    assert row is not None and "plain q01" in row.group(0) and "bare: 0" in row.group(0)
+    assert "j.jsonl line" in row.group(0)
+    assert open_page(page, tmp_path, "drilldown") == [] and hits.paths == []
+    assert (tmp_path / "drilldown.png").stat().st_size > 20_000
