@@ -5,8 +5,9 @@ Two forms:
   `harness.judge.outcomes.read_outcomes` with its seal (`--seal`, default `SET.seal.json`) and
   re-checked with `harness.judge.verify.verify_set` first: every vote traced to its prompt and
   reply, or the set is refused. A flag rubric gives one judgment per reply (scale `flag_share`:
-  the share of the judges' votes that flag it); a pairwise rubric gives one `PairJudgment` per
-  two arms' replies to a turn (scale `win_share`: arm_a's share of the four votes).
+  the share of the judges' votes that flag it), a grading rubric one per answer (scale
+  `correct_share`, family its LongMemEval question type); a pairwise rubric gives one
+  `PairJudgment` per two arms' replies to a turn (scale `win_share`: arm_a's share of the votes).
 - a JSONL file, one line per judged answer: `{"item", "arm", "run"?, "turn"?, "family"?,
   "metric"?, "correct": bool}` or `"score": number` with `"scale"?` ("1-5", "0/1", ...).
 
@@ -30,6 +31,7 @@ SCALES: dict[str, tuple[float, float] | None] = {
     "1-5": (1.0, 5.0),
     "1-10": (1.0, 10.0),
     "flag_share": (0.0, 1.0),
+    "correct_share": (0.0, 1.0),
     "win_share": (0.0, 1.0),
     "score": None,
 }
@@ -171,6 +173,7 @@ def _load_set(set_dir: Path, seal_path: Path) -> Judged:
     outcomes = read_outcomes(set_dir, seal_path)
     rubric_sha = {r.name: r.sha256 for r in manifest.rubrics}
     votes = _vote_lines(set_dir, seal_path)
+    judges = "+".join(sorted(p.name for p in manifest.judges))
     judgments = [
         Judgment(
             item=f.item,
@@ -180,7 +183,7 @@ def _load_set(set_dir: Path, seal_path: Path) -> Judged:
             metric=f.metric,
             value=f.value,
             binary=False,
-            judge="+".join(sorted(p.name for p in manifest.judges)),
+            judge=judges,
             rubric_sha256=rubric_sha.get(f.metric),
             run=f.run,
             scale=f.scale,
@@ -189,6 +192,27 @@ def _load_set(set_dir: Path, seal_path: Path) -> Judged:
             axis=f.axis,
         )
         for f in outcomes.flags
+    ]
+    judgments += [
+        Judgment(
+            item=g.item,
+            arm=g.arm,
+            turn=g.turn,
+            family=g.question_type or "all",
+            metric=g.metric,
+            value=g.value,
+            binary=False,
+            judge="exact match" if g.method == "exact_match" else judges,
+            rubric_sha256=rubric_sha.get(g.metric),
+            run=g.run,
+            scale=g.scale,
+            source=f"{set_dir.name} {g.metric}/{g.item}/{g.turn}/{g.arm}",
+            votes="normalised exact match"
+            if g.method == "exact_match"
+            else "; ".join(votes.get((g.metric, g.item, g.turn, (g.arm,)), [])) or str(g.votes),
+            axis=g.axis,
+        )
+        for g in outcomes.grades
     ]
     pairs = [
         PairJudgment(
