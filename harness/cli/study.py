@@ -120,6 +120,14 @@ def _report(result: RunResult) -> int:
         typer.echo(line)
     why = f" ({run.isolation_reason})" if run.isolation_reason else ""
     typer.echo(f"  isolation: {run.isolation}{why}; clock: {run.clock_pinning}")
+    if run.subject:
+        typer.echo(f"  subject model: {run.subject}")
+    if run.protocol is not None:  # checked against the lock before the run started
+        addendum = run.protocol.addendum_sha256
+        typer.echo(
+            f"  protocol: {len(run.protocol.frozen)} frozen file(s) matched their lock"
+            + (f"; addendum SHA-256 {addendum[:12]}..." if addendum else "")
+        )
     if run.halted:
         typer.echo(
             f'  halted at once: {run.halted}; no later turn ran (on_stray = "fail" in the '

@@ -85,6 +85,8 @@ def test_a_frozen_study_runs_records_its_hashes_and_refuses_a_changed_byte(
 
     done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local")
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "protocol: 2 frozen file(s) matched their lock" in done.stdout
+    assert "subject model: openai/gpt-4.1-mini" in done.stdout
     run_dir = only_run(runs)
     study_run = header(run_dir)["study"]
     assert study_run["subject"] == "openai/gpt-4.1-mini"
