@@ -136,3 +136,23 @@ def test_a_line_that_never_ends_cannot_hide_the_next_ones(tmp_path: Path) -> Non
     with open(log, "a") as f:
         f.write("\n" + guard_line("10.0.0.1:80", "t1"))
     assert [e["destination"] for e in look(book, tmp_path)] == ["10.0.0.1:80"]
+
+
+def test_a_workers_copy_is_written_as_its_arm_with_the_worker(tmp_path: Path) -> None:
+    """--workers: a guard log of copy `a@2` (its own folder) becomes arm `a`, worker 2, in
+    egress.jsonl; per arm counts sum the copies; the kernel log's counters stay per copy."""
+    book = EgressBook(tmp_path / "egress.jsonl")
+    for arm in ("a", "a@2"):
+        egress.guard_log(tmp_path, arm).write_text(guard_line("10.0.0.1:80", "t1", arm))
+    book.add(egress.guard_entries(tmp_path, ["a", "a@2"], book))
+    written = [json.loads(x) for x in (tmp_path / "egress.jsonl").read_text().splitlines()]
+    assert sorted((e["arm"], e.get("worker", 0)) for e in written) == [("a", 0), ("a", 2)]
+    assert not any("flags" in e for e in written)  # the copy's guard named itself: not forged
+    assert by_destination(book.entries) == {"a": {"10.0.0.1:80": 2}}
+    prefixes = {"harness abc123 a ": "a", "harness abc123 a@2 ": "a@2"}
+    line = "2026-01-01T00:00:00+00:00 harness abc123 a@2 IN=br-2 DST=10.9.0.1 PROTO=TCP DPT=9"
+    found = kernel_attempts(prefixes, [line])
+    book.add(found)
+    assert book.entries[-1]["arm"] == "a" and book.entries[-1]["worker"] == 2
+    counts = {"harness abc123 a ": 0, "harness abc123 a@2 ": 3}
+    assert dropped(counts, prefixes, book.entries) == {"a@2": 2}  # one of three was logged
