@@ -19,6 +19,8 @@
     prices = "prices.toml"                # live mode's price table (optional: packaged one)
     ledger = "ledger.jsonl"               # or "postgresql://user@host/db" (one cap across
                                           # machines; $HARNESS_LEDGER_URL overrides it)
+    ledger_repo = "../ledger.git"         # live: commit the ledger to a private branch of this
+    ledger_branch = "harness-ledger"      # git repository after every run (docs/ledger-branch.md)
     stage = "default"
     stage_cap = "10"
     mask = ["messages.0.content"]         # extra volatile body paths (harness/checks/masks.py)
@@ -268,6 +270,10 @@ class StudyFile(BaseModel):
     stage: str = "default"
     stage_cap: str | None = None
     ledger: str = "ledger.jsonl"
+    # A git repository (relative to the study) whose branch gets the ledger after every live
+    # run (ledger/git_branch.py); $HARNESS_LEDGER_GIT / $HARNESS_LEDGER_BRANCH override them.
+    ledger_repo: str | None = None
+    ledger_branch: str | None = None
     vendors: dict[str, str] = Field(default_factory=dict)
     # A PEM bundle the live proxy trusts for the vendors' TLS (a TLS-inspecting corporate proxy,
     # a local fake vendor); the public CAs stay trusted without it.

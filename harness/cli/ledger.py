@@ -13,6 +13,7 @@ import typer
 from harness.cli.lazy import typer_app
 from harness.errors import HarnessError
 from ledger.errors import LedgerError
+from ledger.git_branch import DEFAULT_BRANCH, LedgerBranch, ledger_bytes, verify_branch
 from ledger.ledger import Ledger, Location, as_location, entry_lines, exists, verify, where
 from ledger.prices import ModelPrice, load_prices
 from ledger.reconcile import group_by_runs, read_usage_export
@@ -122,10 +123,31 @@ def show(ledger: str = LEDGER_OPTION) -> None:
         typer.echo(render_state(led.state()))
 
 
+GIT_REPO_OPTION = typer.Option(
+    None,
+    "--git-repo",
+    envvar="HARNESS_LEDGER_GIT",
+    help="Also check the ledger's private branch in this git repository (a study's "
+    "ledger_repo; default: $HARNESS_LEDGER_GIT).",
+)
+GIT_BRANCH_OPTION = typer.Option(
+    None,
+    "--git-branch",
+    envvar="HARNESS_LEDGER_BRANCH",
+    help="The branch (default: harness-ledger, or $HARNESS_LEDGER_BRANCH).",
+)
+
+
 @ledger_app.command("verify")
-def verify_command(ledger: str = LEDGER_OPTION) -> None:
+def verify_command(
+    ledger: str = LEDGER_OPTION,
+    git_repo: Path | None = GIT_REPO_OPTION,
+    git_branch: str | None = GIT_BRANCH_OPTION,
+) -> None:
     """Check every hash link and seq; exit 1 on a broken chain, naming the line (the entry's
-    seq, in a PostgreSQL ledger)."""
+    seq, in a PostgreSQL ledger). With --git-repo, also that every commit of the ledger's
+    branch only appended to the file and that the branch's head holds the ledger, naming the
+    first commit that rewrote a line."""
     location: Location = as_location(ledger)
     if not exists(location):
         raise HarnessError(f"no ledger at {where(location)}", hint="pass --ledger FILE|URL")
@@ -144,6 +166,24 @@ def verify_command(ledger: str = LEDGER_OPTION) -> None:
         # turns typer.Exit into a return value and would drop the exit status.
         raise SystemExit(1)
     typer.echo(f"{name}: ok, {report.entries} entries, head {report.head}")
+    if git_repo is not None:
+        _verify_branch(location, LedgerBranch(git_repo, git_branch or DEFAULT_BRANCH))
+
+
+def _verify_branch(location: Location, branch: LedgerBranch) -> None:
+    try:
+        found = verify_branch(branch, ledger_bytes(location))
+    except LedgerError as e:
+        raise HarnessError(str(e)) from e
+    for problem in found.problems:
+        typer.echo(f"{branch.describe()}: {problem}", err=True)
+    if not found.ok:
+        typer.echo(f"{branch.describe()}: BROKEN", err=True)
+        raise SystemExit(1)
+    typer.echo(
+        f"{branch.describe()}: ok, {found.commits} commits, each only appended; its head "
+        "holds the ledger"
+    )
 
 
 @ledger_app.command("export")

@@ -157,6 +157,12 @@ def serve_command(
     finally:
         try:
             _close_run(run_dir, header, live=mode == "live", prices=prices, ledger_at=ledger_at)
+            if job is not None:
+                from harness.run.live_job import commit_to_branch
+                from ledger.git_branch import from_environment
+
+                # The run is settled: commit the ledger to $HARNESS_LEDGER_GIT's branch, if set.
+                commit_to_branch(ledger_at, from_environment(None, None), run_id)
         finally:
             if job is not None:
                 job.release()

@@ -17,6 +17,7 @@ import structlog
 
 from harness.errors import HarnessError
 from ledger.errors import LedgerError
+from ledger.git_branch import LedgerBranch, commit_ledger, ledger_bytes
 from ledger.ledger import Ledger, Location
 from ledger.live_job import Holder, LiveJob, claim, process_start, this_process
 
@@ -95,3 +96,22 @@ def live_job(
         held.release()
         raise
     return held
+
+
+def commit_to_branch(location: Location, branch: LedgerBranch | None, run_id: str) -> None:
+    """Commit the ledger, with the run's entries settled in it, to the study's private branch."""
+    if branch is None:
+        return
+    try:
+        commit = commit_ledger(branch, ledger_bytes(location), f"ledger: run {run_id} settled")
+    except LedgerError as e:
+        raise HarnessError(
+            f"run {run_id} settled, but its ledger entries were not committed: {e}",
+            hint="see `harness ledger verify --git-repo REPO`",
+        ) from None
+    log.info(
+        "ledger committed" if commit else "ledger unchanged: nothing to commit",
+        branch=branch.branch,
+        repo=str(branch.repo),
+        commit=commit,
+    )

@@ -17,8 +17,9 @@ from contextlib import contextmanager
 from harness.errors import HarnessError
 from harness.run.drive import drive
 from harness.run.finish import RunResult, finish
-from harness.run.live_job import live_job
+from harness.run.live_job import commit_to_branch, live_job
 from harness.run.prepare import Isolation, Plan, RunRequest, prepare
+from ledger.git_branch import from_environment
 
 __all__ = ["Isolation", "RunRequest", "RunResult", "run_study"]
 
@@ -29,7 +30,15 @@ def run_study(request: RunRequest) -> RunResult:
     if request.mode != "live":
         return finish(plan, drive(plan))
     with _one_live_job(plan):
-        return finish(plan, drive(plan))
+        result = finish(plan, drive(plan))
+        # The proxy has settled the run: its entries go to the study's private branch, while
+        # this job still holds the keys (no other run's entries can come in between).
+        study = plan.study
+        branch = from_environment(
+            study.file.ledger_repo, study.file.ledger_branch, study.path.parent
+        )
+        commit_to_branch(study.ledger_location, branch, plan.header.run_id)
+        return result
 
 
 @contextmanager
