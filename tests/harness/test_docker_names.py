@@ -26,7 +26,7 @@ def test_a_copy_gets_a_name_docker_accepts_and_its_arms_host_name() -> None:
     ],
 )
 def test_names_that_would_collide_are_refused(arms: list[str], workers: int, said: str) -> None:
-    with pytest.raises(InfraError, match=".*") as refused:
+    with pytest.raises(InfraError) as refused:
         check_names(instances(arms, workers))
     assert said in str(refused.value)
     assert len(instances([f"arm{n}" for n in range(25)], 4)) == MAX_INSTANCES  # the most: fine
