@@ -8,11 +8,19 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from tests.harness.studies import harness, header, only_run, toy_arm, write_study
+from tests.harness.studies import (
+    gate_then_live,
+    harness,
+    header,
+    only_run,
+    toy_arm,
+    write_study,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -201,3 +209,40 @@ def test_a_subject_that_names_no_vendor_is_refused(tmp_path: Path) -> None:
     done = harness("items", str(study))
     assert done.returncode == 2
     assert "subject" in done.stderr and '"<vendor>/<model>"' in done.stderr
+
+
+def test_an_amendment_dated_after_a_live_run_started_is_that_runs_deviation(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "study"
+    study = _study(folder)
+    for name in ("protocol/0a.md", "protocol/0b.md"):
+        assert harness("protocol", "freeze", str(study), name).returncode == 0
+    runs = tmp_path / "runs"
+    # The toy arms call no model: the key only lets the live proxy start.
+    live = gate_then_live(study, runs, env={"OPENAI_API_KEY": "sk-test-unused"})
+    started = datetime.fromisoformat(header(live)["started"])
+    record = next(p for p in runs.iterdir() if header(p)["mode"] == "record")
+    # Amended after the live run started (and after the record runs): the addendum grows.
+    later = (started + timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    with (folder / "protocol" / "addendum.toml").open("a") as f:
+        f.write(
+            f'\n[[entry]]\ndate = {later}\nkind = "amendment"\ntext = "Cap raised to 2 USD."\n'
+            'reason = "The first items cost more than the pilot said."\n'
+        )
+    texts = {}
+    for run_dir in (live, record):
+        out = tmp_path / f"report-{run_dir.name}"
+        done = harness("report", str(run_dir), "--out", str(out), "--format", "md")
+        assert done.returncode == 0, done.stderr
+        texts[run_dir] = (out / "report.md").read_text()
+    twelve = texts[live].split("## 12 ")[1].split("## 13 ")[0]
+    assert "Cap raised to 2 USD." in twelve and "after this live run started" in twelve
+    # The amendment dated before the run is not a deviation; a record run has none of them.
+    assert "Two items instead of three." not in twelve
+    assert "Cap raised to 2 USD." not in texts[record].split("## 12 ")[1].split("## 13 ")[0]
+    # The run's own copy is the addendum it started under; the audit notes the growth.
+    assert "Cap raised" not in (live / "protocol" / "addendum.toml").read_text()
+    audit = harness("audit", str(live))
+    assert audit.returncode == 0, audit.stdout
+    assert "note: the study's addendum protocol/addendum.toml changed since the run" in audit.stdout
