@@ -1,0 +1,102 @@
+"""examples/judged end to end as its README says, through the report: two record runs, `harness
+judge` with two stub judges and the A/A control, then `harness report --judgments SET --analysis
+examples/judged/analysis.toml`: the judged sections and the verdicts filled and traced to files;
+a set of another run, a seal not the set's and a changed reply refused in one line."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.harness.browser import chromium, open_page
+from tests.harness.studies import harness
+
+pytestmark = pytest.mark.integration
+
+__all__ = ["chromium"]  # a fixture
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "judged"
+
+
+def section(markdown: str, number: int) -> str:
+    return markdown.split(f"\n## {number} ")[1].split("\n## ")[0]
+
+
+def test_the_judged_example_reports_its_verdicts(tmp_path: Path, chromium: str) -> None:
+    folder = tmp_path / "judged"
+    shutil.copytree(EXAMPLE, folder)
+    study = folder / "study.toml"
+    study.write_text(study.read_text().replace('"../../ledger.jsonl"', '"ledger.jsonl"'))
+    runs = tmp_path / "runs"
+    for _ in range(2):
+        done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local")
+        assert done.returncode == 0, done.stderr[-2000:]
+    first, second = sorted(runs.iterdir())
+    judged = tmp_path / "set"
+    done = harness(
+        "judge", str(first), "--aa-run", str(second), "--aa-arm", "bare",
+        "--rubrics", str(folder / "rubrics"), "--judges", str(folder / "judges.toml"),
+        "--out", str(judged), "--seed", "1", "--controls-per-kind", "4",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+    analysis = folder / "analysis.toml"
+    out = tmp_path / "report"
+    done = harness(
+        "report", str(first), "--judgments", str(judged), "--analysis", str(analysis),
+        "--out", str(out), "--format", "md,html", "--resamples", "1000",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    md = (out / "report.md").read_text()
+    manifest_sha = hashlib.sha256((judged / "judgments.json").read_bytes()).hexdigest()
+    for number in (5, 6, 7, 10):
+        assert "**not run**" not in section(md, number)
+        assert f"judgments.json (SHA-256 {manifest_sha}" in section(md, number)
+    metrics = section(md, 5)
+    assert "| alpha | stub | rules-a | low | command |" in metrics
+    assert "| better_reply | passed | - |" in metrics and "| grounded | passed | - |" in metrics
+    results = section(md, 6)
+    assert "| all | grounded | flag_share | bare | 30 |" in results
+    assert "| all | better_reply | bare vs retrieval | 30 |" in results
+    verdicts = section(md, 7)
+    plan_sha = hashlib.sha256(analysis.read_bytes()).hexdigest()
+    assert f"analysis.toml (SHA-256 {plan_sha}" in verdicts
+    assert f"analysis plan SHA-256 {plan_sha}" in verdicts
+    assert "OUTCOME: PORT (final look at n 10; rule PORT: all C1 - B NON-INFERIOR" in verdicts
+    assert "| C1 - B | preference | better_reply | yes | 10 / 10 |" in verdicts
+    for gate in ("judges", "stability", "aa", "n"):
+        assert f"| {gate} | passed |" in verdicts
+    stability = section(md, 10)
+    assert "The determinism gate: not run" in stability and "| better_reply | 30 | 30 |" in (
+        stability
+    )
+    drill = out / "drilldown.html"
+    assert drill.read_text().count("<tr><td>") == 90  # 30 pairs and 60 flagged replies
+    assert open_page(drill, tmp_path, "drill") == []
+    assert open_page(out / "report.html", tmp_path, "report") == []
+
+    # The same set given with the second run: it judged the first.
+    done = harness("report", str(second), "--judgments", str(judged), "--out", str(tmp_path / "x"))
+    assert done.returncode == 2 and f"--judgments judged run {first.name}, not one of" in (
+        done.stderr
+    )
+    # A seal that is not the set's.
+    seal = tmp_path / "other.seal.json"
+    seal.write_text((tmp_path / "set.seal.json").read_text().replace('"seed": 1', '"seed": 2'))
+    done = harness(
+        "report", str(first), "--judgments", str(judged), "--seal", str(seal),
+        "--out", str(tmp_path / "y"),
+    )  # fmt: skip
+    assert done.returncode == 2 and "is not the seal of" in done.stderr
+    # A reply changed after it was judged.
+    copied = tmp_path / "copied"
+    shutil.copytree(judged, copied)
+    shutil.copy(tmp_path / "set.seal.json", tmp_path / "copied.seal.json")
+    reply = sorted((copied / "replies").iterdir())[0]
+    reply.write_text(reply.read_text() + " ")
+    done = harness("report", str(first), "--judgments", str(copied), "--out", str(tmp_path / "z"))
+    assert done.returncode == 2
+    assert "not every vote traces to its prompt and reply" in done.stderr
