@@ -151,3 +151,27 @@ def test_the_drill_down_shows_each_items_answers_votes_and_outcome_as_text(
     assert "j.jsonl line" in row.group(0)
     assert open_page(page, tmp_path, "drilldown") == [] and hits.paths == []
     assert (tmp_path / "drilldown.png").stat().st_size > 20_000
+
+
+def test_the_t1_pack_gives_clusters_and_families(tmp_path: Path) -> None:
+    run_dir = judged_run(tmp_path)
+    rows = [r for r in lines() if r["metric"] == "recall"]
+    pack = tmp_path / "pack.jsonl"
+    pack.write_text(
+        "".join(
+            json.dumps(
+                {"id": item, "memory": {"history": {"id": f"conv-{k // 4}"},
+                                        "question": {"category": 1 + k % 2}}}
+            ) + "\n"
+            for k, item in enumerate(ITEMS)
+        )
+    )  # fmt: skip
+    judgments = write(tmp_path / "j.jsonl", rows)
+    plain = section(report(tmp_path, [run_dir], "p", judgments=judgments), 6)
+    packed = section(report(tmp_path, [run_dir], "q", judgments=judgments, pack=pack), 6)
+    assert "items as clusters" in plain
+    assert "the T1 pack's histories as clusters (3)" in packed
+    # Families by category (odd k: category 2); memory is right on k < 9: 4 of the 6 odd ones.
+    memory_odd = sum(1 for k in range(12) if k % 2 == 1 and k < 9) / 6
+    assert f"| category 2 | recall | 0/1 | memory | 6 | {memory_odd:.4f} |" in packed
+    assert "| all | recall |" in plain and "| all | recall |" not in packed
