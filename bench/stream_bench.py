@@ -147,7 +147,9 @@ def added_ms(
 async def measure(running: dict[str, Server], args: argparse.Namespace, workdir: Path) -> None:
     streams = Streams()
     rates: dict[str, list[float]] = {t: [] for t in TARGETS}
-    cpus: dict[str, list[float]] = {t: [] for t in TARGETS}
+    # CPU per stream of the serving process, by (mode, target): steadier than wall times on a
+    # loaded machine.
+    cpus: dict[tuple[str, str], list[float]] = {}
     for t in TARGETS:  # warm-up: connections and code paths hot
         await run_sequential(streams, running[t], t, "warm", 5, 0)
     for r in range(args.rounds):
@@ -155,12 +157,15 @@ async def measure(running: dict[str, Server], args: argparse.Namespace, workdir:
         order = TARGETS[shift:] + TARGETS[:shift]
         for mode, gap in (("back to back", 0.0), ("paced", args.gap_ms / 1000)):
             for t in order:
+                before = cpu_seconds(running[t].proc.pid)
                 await run_sequential(streams, running[t], t, mode, args.streams, gap)
+                used = (cpu_seconds(running[t].proc.pid) - before) / args.streams
                 await settle(running[t].proc.pid)
+                cpus.setdefault((mode, t), []).append(used)
         for t in order:
             rate, cpu = await run_clients(streams, running[t], t, args.clients, args.duration)
             rates[t].append(rate)
-            cpus[t].append(cpu)
+            cpus.setdefault(("32 clients", t), []).append(cpu)
             await settle(running[t].proc.pid)
         print(f"  round {r + 1}/{args.rounds} done", flush=True)
     time.sleep(0.2)
@@ -174,12 +179,9 @@ async def measure(running: dict[str, Server], args: argparse.Namespace, workdir:
         for t in TARGETS:
             values, forward = added_ms(streams.sent.get((mode, t), []), upstream)
             medians[t] = median(values) if values else float("nan")
-            extra = ""
+            extra = f", CPU {median(cpus[(mode, t)]) * 1000:.2f} ms/stream"
             if mode == "32 clients":
-                extra = (
-                    f", {median(rates[t]):.0f} streams/s, "
-                    f"CPU {median(cpus[t]) * 1000:.2f} ms/stream"
-                )
+                extra += f", {median(rates[t]):.0f} streams/s"
             print(
                 f"  {mode:<13} {t:<15} added {medians[t]:.2f} ms "
                 f"(request {median(forward) if forward else 0:.2f}, n={len(values)}){extra}"

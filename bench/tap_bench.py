@@ -7,7 +7,7 @@ Feeds `bench.vendor_upstream`'s 50-event reply, write by write, through `StreamC
 `--before DIR` (a `git worktree` of an older commit) it measures that checkout too, in
 alternating child processes, so both share the machine's load.
 
-Run: `.venv/bin/python -m bench.tap_bench [--before /tmp/p5-before] [--rounds 3]`.
+Run: `.venv/bin/python -m bench.tap_bench [--before /tmp/p5-before] [--rounds 3] [--per-write 10]`.
 """
 
 from __future__ import annotations
@@ -26,17 +26,19 @@ KEYS = {
 }
 
 
-def measure(streams: int, events: int) -> float:
-    """CPU seconds per stream of the tap in this process's checkout."""
+def measure(streams: int, events: int, per_write: int = 1) -> float:
+    """CPU seconds per stream of the tap in this process's checkout; `per_write` events reach
+    it in each write (as when the proxy reads several of the vendor's chunks at once)."""
     from mitmproxy import http
 
     from bench.vendor_upstream import stream_writes
-    from proxy.callstate import CallState
+    from proxy.flow.callstate import CallState
     from proxy.live_redact import StreamCleaner
     from proxy.redact import SecretRedactor
     from proxy.usage import StreamMeter
 
     writes = [w.partition(b"\r\n")[2][:-2] for w in stream_writes(events)]  # de-chunked
+    writes = [b"".join(writes[i : i + per_write]) for i in range(0, len(writes), per_write)]
     redactor = SecretRedactor(KEYS)
     by_events = hasattr(StreamMeter, "feed_events")  # the one-framing tap (issue 11)
 
@@ -70,7 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--streams", type=int, default=300)
     parser.add_argument("--events", type=int, default=50)
-    parser.add_argument("--child", nargs=2, type=int, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--per-write", type=int, default=1, help="events in each write the tap gets (1: paced)"
+    )
+    parser.add_argument("--child", nargs="+", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         print(measure(*args.child))
@@ -78,12 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     # Here, not at the top: a child runs this file with another checkout's `bench` first.
     from bench.proxybench import alternate, print_rounds
 
-    child_args = [str(args.streams), str(args.events)]
+    child_args = [str(args.streams), str(args.events), str(args.per_write)]
     runs = alternate(args.rounds, args.before, __file__, child_args, ROOT)
     print_rounds(
         runs,
         lambda values: (
-            f"tap CPU per {args.events}-event stream {median(values) * 1e3:.2f} ms "
+            f"tap CPU per {args.events}-event stream ({args.per_write} a write) "
+            f"{median(values) * 1e3:.2f} ms "
             f"({median(values) / args.events * 1e6:.0f} us/event; rounds "
             + ", ".join(f"{v * 1e3:.2f}" for v in values)
             + ")"

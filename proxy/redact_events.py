@@ -27,7 +27,7 @@ from proxy.redact import SecretRedactor
 from proxy.sse_events import UNPARSED, EventFramer, RawEvent, Relayed
 
 _TEXT_KEYS = frozenset({"text", "thinking", "partial_json", "content", "arguments", "delta"})
-_INDEX_KEYS = ("index", "output_index", "content_index", "item_id")
+_INDEX_KEYS = ("index", "output_index", "content_index", "item_id")  # 4: _texts reads each
 _TRANSPARENT = frozenset({"ping"})
 #: A text ending in fewer characters of a key's start than this is not held: holding on one
 #: character would delay every delta ending in "s" (the "sk-" keys) by one event. If the key
@@ -36,6 +36,8 @@ MIN_HELD_PREFIX = 4
 
 Path = tuple[str | int, ...]
 Channel = tuple[Any, ...]
+#: One text string of an event: its channel, where it is in the event's JSON, and the text.
+Text = tuple[Channel, Path, str]
 
 
 @dataclass
@@ -105,18 +107,16 @@ class EventTextGuard:
             self._event(held, texts, out)
         return out
 
-    def _quiet(
-        self, framed: list[tuple[_Held, list[tuple[Channel, Path]]]]
-    ) -> list[Relayed] | None:
+    def _quiet(self, framed: list[tuple[_Held, list[Text]]]) -> list[Relayed] | None:
         """The chunk's events, all at once, when nothing is held and each channel's text with
         the chunk's deltas holds no key and ends in no key's start worth holding: then the
         event-by-event pass would release every one of them unchanged, and leave each channel
         the same tail (its text's last characters). None when that is not so: the caller takes
         the events one by one. One check per channel and chunk instead of one per event."""
         deltas: dict[Channel, list[str]] = {}
-        for held, texts in framed:
-            for key, path in texts:
-                deltas.setdefault(key, []).append(_get(held.data, path))
+        for _, texts in framed:
+            for key, _, text in texts:
+                deltas.setdefault(key, []).append(text)
         joined: dict[Channel, str] = {}
         for key, parts in deltas.items():
             channel = self.channels.get(key)
@@ -140,7 +140,7 @@ class EventTextGuard:
             out.append(Relayed(rest.raw, rest.event))
         return out
 
-    def _event(self, held: _Held, texts: list[tuple[Channel, Path]], out: list[Relayed]) -> None:
+    def _event(self, held: _Held, texts: list[Text], out: list[Relayed]) -> None:
         if not texts:
             if self.queue and (held.event is None or held.event.event in _TRANSPARENT):
                 self.queue.append(held)
@@ -150,7 +150,7 @@ class EventTextGuard:
             out.append(held.relayed())
             return
         self.queue.append(held)
-        for key, path in texts:
+        for key, path, _ in texts:
             channel = self.channels.setdefault(key, _Channel())
             channel.parts.append((held, path))
             self._settle(channel)
@@ -197,7 +197,7 @@ class EventTextGuard:
         self.queue.clear()
         return out
 
-    def _texts(self, held: _Held, raw: RawEvent) -> list[tuple[Channel, Path]]:
+    def _texts(self, held: _Held, raw: RawEvent) -> list[Text]:
         if raw.event is None or not raw.event.data.startswith(("{", "[")):
             return []
         try:
@@ -207,13 +207,24 @@ class EventTextGuard:
         held.name = raw.event.event if raw.event.event != "message" else None
         held.data = data
         held.parsed = True
-        found: list[tuple[Path, Path]] = []
+        found: list[tuple[Path, Path, str]] = []
         _walk(data, (), (), found)
+        if not found:
+            return []
         kind: Any = None
         indexes: tuple[Any, ...] = ()
-        if isinstance(data, dict):
-            kind, indexes = data.get("type"), tuple(data.get(k) for k in _INDEX_KEYS)
-        return [((kind, indexes, logical), path) for path, logical in found]
+        if type(data) is dict:
+            get = data.get
+            kind, indexes = (
+                get("type"),
+                (
+                    get(_INDEX_KEYS[0]),
+                    get(_INDEX_KEYS[1]),
+                    get(_INDEX_KEYS[2]),
+                    get(_INDEX_KEYS[3]),
+                ),
+            )
+        return [((kind, indexes, logical), path, text) for path, logical, text in found]
 
 
 def _helds(raws: list[RawEvent]) -> list[tuple[_Held, RawEvent]]:
@@ -224,23 +235,27 @@ def _common_prefix(a: str, b: str) -> int:
     return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
 
 
-def _walk(node: Any, path: Path, logical: Path, found: list[tuple[Path, Path]]) -> None:
-    """Every text string: where it is, and the channel it belongs to (`logical`: a list item
-    with an `index` field, such as an OpenAI choice, is named by it, not by its position)."""
+def _walk(node: Any, path: Path, logical: Path, found: list[tuple[Path, Path, str]]) -> None:
+    """Every text string: where it is, the channel it belongs to (`logical`: a list item with
+    an `index` field, such as an OpenAI choice, is named by it, not by its position), and the
+    text. `node` is json.loads output, so exact type tests suffice (cheaper than isinstance:
+    this walk runs on every event)."""
     # Only containers are descended into: most values of a chunk are scalars, and a call per
     # scalar was most of this walk's cost on every event.
-    if isinstance(node, dict):
+    if type(node) is dict:
         for key, value in node.items():
-            if isinstance(value, str):
+            kind = type(value)
+            if kind is str:
                 if key in _TEXT_KEYS:
-                    found.append(((*path, key), (*logical, key)))
-            elif isinstance(value, dict | list):
+                    found.append(((*path, key), (*logical, key), value))
+            elif kind is dict or kind is list:
                 _walk(value, (*path, key), (*logical, key), found)
-    elif isinstance(node, list):
+    elif type(node) is list:
         for position, value in enumerate(node):
-            if isinstance(value, dict):
+            kind = type(value)
+            if kind is dict:
                 name = value.get("index", position)
-            elif isinstance(value, list):
+            elif kind is list:
                 name = position
             else:
                 continue

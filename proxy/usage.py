@@ -29,6 +29,13 @@ from proxy.vendor_usage import (
 )
 
 STREAM_ROUTES = ("anthropic.messages", "openai.chat", "openai.responses")
+# A chat delta's text fields, in the order their text is counted, and whether it is reasoning.
+_CHAT_DELTA_TEXT = (
+    ("content", False),
+    ("refusal", False),
+    ("reasoning_content", True),
+    ("reasoning", True),
+)
 __all__ = [
     "STREAM_ROUTES",
     "MeteredUsage",
@@ -127,7 +134,14 @@ class StreamMeter:
         usage chunk to hide from the arm."""
         if event is None or not event.data:
             return False
-        if self.route == "openai.chat" and event.data.strip() == "[DONE]":
+        text = event.data
+        # `strip() == "[DONE]"`, tested only when the data can end so (a JSON chunk ends in "}"):
+        # the strip copied every event's data.
+        if (
+            self.route == "openai.chat"
+            and (text[-1] == "]" or text[-1].isspace())
+            and text.strip() == "[DONE]"
+        ):
             self._terminal = True
             return False
         if data is UNPARSED:
@@ -184,12 +198,17 @@ class StreamMeter:
         self._model = as_str(data.get("model")) or self._model
         choices = data.get("choices")
         for choice in choices if isinstance(choices, list) else []:
-            delta = as_dict(as_dict(choice).get("delta"))
-            self._add(delta.get("content"))
-            self._add(delta.get("refusal"))
-            # Not OpenAI's own fields, but compatible upstreams stream reasoning text in them.
-            self._add(delta.get("reasoning_content"), thinking=True)
-            self._add(delta.get("reasoning"), thinking=True)
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            if not isinstance(delta, dict) or not delta:
+                continue  # nothing to count (this runs on every event: no calls for nothing)
+            # Not OpenAI's own fields, the last two, but compatible upstreams stream reasoning
+            # text in them.
+            for field, thinking in _CHAT_DELTA_TEXT:
+                text = delta.get(field)
+                if isinstance(text, str) and text:
+                    self._text.append(text)
+                    if thinking:
+                        self._thinking.append(text)
             for call in delta.get("tool_calls") or []:
                 function = as_dict(as_dict(call).get("function"))
                 self._add(function.get("name"))
