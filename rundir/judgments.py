@@ -69,6 +69,8 @@ class JudgePin(_Record):
     client: Literal["command", "http"]
     command: list[str] | None = None
     url: str | None = None
+    # The third judge: asked only in a third pass (when two judges' agreement falls short).
+    third: bool = False
 
 
 class RubricRef(_Record):
@@ -177,6 +179,18 @@ class AxisStatus(_Record):
     reasons: list[str]
 
 
+class ThirdPass(_Record):
+    """A rubric whose two judges agreed less than its bar: the third judge is calibrated on the
+    same controls and, when it passes, judges every judgment beside them (three votes per
+    prompt, the majority's share is the outcome)."""
+
+    rubric: str
+    trigger: list[str]  # the agreement bars that fell short, e.g. "alpha+beta kappa 0.41 < 0.60"
+    judge: str | None  # the third judge; None when judges.toml pins none
+    status: Literal["resolved", "failed", "not run"]
+    detail: str
+
+
 class SetAside(_Record):
     judgment: str
     rubric: str
@@ -204,6 +218,12 @@ class JudgmentSet(RunDirModel):
     axes: list[AxisStatus] = Field(default_factory=list)
     set_aside: list[SetAside] = Field(default_factory=list)
     halts: list[str] = Field(default_factory=list)
+    third_pass: list[ThirdPass] = Field(default_factory=list)
+
+    def voters(self, rubric: str) -> set[str]:
+        """The judges whose votes make a judgment of `rubric` whole."""
+        resolved = any(p.rubric == rubric and p.status == "resolved" for p in self.third_pass)
+        return {j.name for j in self.judges if resolved or not j.third}
 
 
 class SealedArm(_Record):

@@ -85,6 +85,11 @@ def judge(
         )
     for aa in manifest.aa:
         typer.echo(f"{aa.rubric:<16} A/A {aa.status}: {aa.detail}")
+    for third in manifest.third_pass:
+        typer.echo(
+            f"{third.rubric:<16} third pass {third.status} ({'; '.join(third.trigger)}): "
+            f"{third.detail}"
+        )
     for halt in manifest.halts:
         typer.echo(halt)
     for axis in manifest.axes:

@@ -14,6 +14,10 @@
     url = "http://127.0.0.1:8080/v1"
     key_env = "JUDGE_OPENAI_KEY"   # the variable holding the key (never written anywhere)
 
+    [judges.gamma]                 # at most one third judge: asked only in a third pass, when
+    third = true                   # the two judges' agreement (kappa) falls below its bar
+    engine = "..."
+
 A command gets the prompt file's path (`{prompt}`, else as its last argument) and prints its
 reply on stdout; `{python}` is this interpreter. The pins are also what each reply's header must
 name: a judge that answers as another engine, model or effort is not the judge the study pinned.
@@ -48,6 +52,7 @@ class JudgeEntry(BaseModel):
     url: str | None = None
     key_env: str | None = None
     timeout_s: float = Field(300, gt=0)
+    third: bool = False
 
     @model_validator(mode="after")
     def _one_client(self) -> JudgeEntry:
@@ -191,8 +196,11 @@ def load_judges(path: Path) -> list[Judge]:
             client="command" if entry.command else "http",
             command=entry.command,
             url=entry.url,
+            third=entry.third,
         )
         judges.append(Judge(pin=pin, entry=entry))
+    if sum(j.pin.third for j in judges) > 1:
+        raise HarnessError(f"{path}: more than one judge has third = true", hint="pin one")
     pins = {(j.pin.engine, j.pin.model, j.pin.effort) for j in judges}
     if len(pins) != len(judges):
         raise HarnessError(

@@ -93,8 +93,10 @@ def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
     axes = {a.rubric: a.status for a in manifest.axes}
     accepted = {v.task: v.verdict for v in read_votes(set_dir) if v.status == "accepted"}
     groups: dict[str, list[JudgmentTask]] = defaultdict(list)
+    voters = {r.name: manifest.voters(r.name) for r in manifest.rubrics}
     for task in read_tasks(set_dir):
-        if task.role == "confirmatory":
+        # A third judge's votes count only where a third pass resolved its rubric.
+        if task.role == "confirmatory" and task.judge in voters.get(task.rubric, set()):
             groups[task.judgment].append(task)
     flags, pairs, set_aside, grades = [], [], [], []
     for exact in read_exact(set_dir):

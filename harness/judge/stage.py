@@ -27,6 +27,7 @@ from harness.judge.prompts import template_hashes
 from harness.judge.rubrics import Rubric, load_rubrics
 from harness.judge.runs import load_source
 from harness.judge.send import RunningDetection, send
+from harness.judge.third import Asking, run_third_pass
 from rundir.header import now_iso
 from rundir.judgments import (
     PROMPTS_DIR,
@@ -39,6 +40,7 @@ from rundir.judgments import (
     RubricRef,
     Seal,
     SetAside,
+    ThirdPass,
     Vote,
     VoteLog,
     sha256_bytes,
@@ -80,9 +82,11 @@ def run_stage(
             "the seal must be stored outside the set", hint="give --seal outside --out"
         )
     rubrics, judges = load_rubrics(rubrics_dir), load_judges(judges_file)
-    if len(judges) < 2:
+    primary = [j for j in judges if not j.pin.third]
+    if len(primary) < 2:
         raise HarnessError(
-            f"{judges_file} pins {len(judges)} judge(s)", hint="a full vote set needs two judges"
+            f"{judges_file} pins {len(primary)} judge(s) besides a third",
+            hint="a full vote set needs two judges",
         )
     seed = options.seed if options.seed is not None else secrets.randbits(63)
     rng = Random(seed)
@@ -101,13 +105,18 @@ def run_stage(
     seal_sha = write_seal(seal_path, Seal(stage=options.stage, seed=seed, codes=source.codes))
 
     by_name = {j.name: j for j in judges}
-    names = [j.name for j in judges]
+    names = [j.name for j in judges if not j.pin.third]
+    third = next((j for j in judges if j.pin.third), None)
     log = VoteLog(out)
+    sent: set[str] = set()
+    passes: list[ThirdPass] = []
     try:
         calibration = [t for t in tasks if t.phase == "calibration"]
+        asked = [t for t in calibration if t.judge in names]
+        sent |= {t.id for t in asked}
         votes = send(
             out,
-            rng.sample(calibration, len(calibration)),
+            rng.sample(asked, len(asked)),
             by_name,
             log,
             attempts=options.attempts,
@@ -118,10 +127,30 @@ def run_stage(
         for rubric in rubrics:
             mine = calibration_bars(rubric.name, rubric.kind, tasks, votes, names)
             bars += mine
-            if all(b.status == "passed" for b in mine):
+            own_ok = all(b.status == "passed" for b in mine if b.bar != "kappa")
+            short = [b for b in mine if b.bar == "kappa" and b.status == "failed"]
+            if short and own_ok:
+                # Two judges that each pass their own bars but agree less than the bar: a third
+                # judge is calibrated on the same controls, and if it passes, joins them.
+                asking = Asking(out, by_name, log, options.attempts, options.jobs, rng)
+                third_bars, third_pass = run_third_pass(
+                    rubric, short, third, tasks, votes, sent, asking
+                )
+                bars += third_bars
+                passes.append(third_pass)
+            if own_ok and (not short or passes[-1].status == "resolved"):
                 ready.append(rubric)
         ready_names = {r.name for r in ready}
-        confirmatory = [t for t in tasks if t.phase == "confirmatory" and t.rubric in ready_names]
+        voters = {
+            r.name: names
+            + [p.judge for p in passes if p.rubric == r.name and p.status == "resolved" and p.judge]
+            for r in rubrics
+        }
+        confirmatory = [
+            t
+            for t in tasks
+            if t.phase == "confirmatory" and t.rubric in ready_names and t.judge in voters[t.rubric]
+        ]
         running = RunningDetection()
         votes |= send(
             out,
@@ -135,20 +164,21 @@ def run_stage(
     finally:
         log.close()
 
-    sent = {t.id for t in calibration} | {
-        t.id for t in confirmatory if t.rubric not in running.halted
-    }
+    sent |= {t.id for t in confirmatory if t.rubric not in running.halted}
+    # Only the votes a rubric's judgments need: a third judge's unsent prompts are not missing.
+    voting = [t for t in tasks if t.judge in voters[t.rubric]]
     stability, running_bars, aa_results, set_aside, axes = [], [], [], [], []
     for rubric in rubrics:
-        stability += stability_bars(rubric.name, rubric.kind, tasks, votes, names, sent)
+        who = voters[rubric.name]
+        stability += stability_bars(rubric.name, rubric.kind, voting, votes, who, sent)
         if rubric.name in ready_names:  # an unsent rubric had no controls mixed into anything
-            running_bars += _running_bars(rubric.name, tasks, votes, names, running)
+            running_bars += _running_bars(rubric.name, voting, votes, who, running)
         if rubric.kind == "pairwise":
             first = source.aa_codes[0] if source.aa_codes else None
             aa_results.append(
                 aa_control(
                     rubric.name,
-                    tasks,
+                    voting,
                     votes,
                     first,
                     needed=options.aa_pairs,
@@ -157,7 +187,7 @@ def run_stage(
                 )
             )
         if rubric.name in ready_names:
-            set_aside += _set_aside(rubric.name, tasks, votes)
+            set_aside += _set_aside(rubric.name, voting, votes)
     for rubric in rubrics:
         axes.append(
             _axis(
@@ -169,6 +199,7 @@ def run_stage(
                 set_aside,
                 running,
                 rubric.name in ready_names,
+                [p for p in passes if p.rubric == rubric.name],
             )
         )
 
@@ -197,6 +228,7 @@ def run_stage(
         axes=axes,
         set_aside=set_aside,
         halts=sorted(running.halted.values()),
+        third_pass=passes,
     )
     write_manifest(out, manifest)
     return manifest
@@ -264,11 +296,18 @@ def _axis(
     set_aside: list[SetAside],
     running: RunningDetection,
     calibrated: bool,
+    passes: list[ThirdPass],
 ) -> AxisStatus:
     failed, short = [], []
+    resolved = any(p.status == "resolved" for p in passes)
+    for p in passes:
+        if p.status != "resolved":
+            failed.append(f"third pass {p.status}: {p.detail}")
     for b in [*bars, *stability, *running_bars]:
         if b.rubric != rubric.name:
             continue
+        if resolved and b.bar == "kappa" and b.status == "failed":
+            continue  # the third pass answered it (the bar stays in the set, as measured)
         value = "none" if b.value is None else f"{b.value:.2f}"
         if b.status == "failed":
             failed.append(
