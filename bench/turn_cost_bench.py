@@ -37,7 +37,9 @@ QUICKSTART = REPO / "examples" / "quickstart"
 
 class Timers:
     def __init__(self) -> None:
-        self.spent: dict[str, float] = {"item": 0.0, "seam": 0.0, "pin": 0.0}
+        self.spent: dict[str, float] = dict.fromkeys(
+            ("item", "seam", "pin", "tell", "strays", "bounds"), 0.0
+        )
 
     def wrap_async(self, owner: type, name: str, key: str) -> None:
         original = getattr(owner, name)
@@ -79,12 +81,18 @@ def measure(items: list[dict[str, Any]]) -> dict[str, float]:
     from harness.isolation.local import LocalBackend
     from harness.run.orchestrator import Orchestrator
     from harness.run.pipeline import RunRequest, run_study
+    from harness.run.stray_watch import StrayWatch
     from harness.run.turn_watch import TurnWatch
     from harness.study import load_study
 
     timers = Timers()
     saved = (Orchestrator._item_on_arm, TurnWatch.collect, LocalBackend.pin_clock)
     sessions = (SeamClient.open_session, SeamClient.close_session)
+    parts = (Orchestrator._tell_proxy, StrayWatch.new, Orchestrator._met_bound)
+    # Where the harness's own time goes (inside "item", outside the seam calls):
+    timers.wrap_async(Orchestrator, "_tell_proxy", "tell")  # the control channel's round trip
+    timers.wrap_async(StrayWatch, "new", "strays")  # a look at the egress sources after a turn
+    timers.wrap_async(Orchestrator, "_met_bound", "bounds")  # the arm's bounds, after a turn
     timers.wrap_async(Orchestrator, "_item_on_arm", "item")
     timers.wrap_async(TurnWatch, "collect", "seam")
     timers.wrap_async(SeamClient, "open_session", "seam")  # the arm's work on the seam too
@@ -105,6 +113,7 @@ def measure(items: list[dict[str, Any]]) -> dict[str, float]:
     finally:
         Orchestrator._item_on_arm, TurnWatch.collect, LocalBackend.pin_clock = saved  # type: ignore[method-assign]
         SeamClient.open_session, SeamClient.close_session = sessions  # type: ignore[method-assign]
+        Orchestrator._tell_proxy, StrayWatch.new, Orchestrator._met_bound = parts  # type: ignore[method-assign]
     own = timers.spent["item"] - timers.spent["seam"] - timers.spent["pin"]
     proxy = [c["timing"]["end"] - c["timing"]["start"] for c in calls]
     return {
@@ -113,6 +122,7 @@ def measure(items: list[dict[str, Any]]) -> dict[str, float]:
         "seam_ms": 1000 * timers.spent["seam"] / turns,
         "pin_ms": 1000 * timers.spent["pin"] / turns,
         "proxy_ms": 1000 * statistics.median(proxy),
+        **{f"{k}_ms": 1000 * timers.spent[k] / turns for k in ("tell", "strays", "bounds")},
     }
 
 
@@ -136,12 +146,14 @@ def main() -> None:
     print(f"{os.cpu_count()} cores, Python {platform.python_version()}, load {load:.2f}")
     print(
         "| shape | turns | harness's own ms/turn | seam ms/turn (arm+proxy+stub) "
-        "| clock pin ms/turn | proxy ms/call (median, stub included) |"
+        "| clock pin ms/turn | proxy ms/call (median, stub included) "
+        "| of the harness's own: control channel / stray look / bounds, ms |"
     )
-    print("|---|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---|")
     for shape, r in rows:
         print(f"| {shape} | {r['turns']:.0f} | {r['own_ms']:.1f} | {r['seam_ms']:.1f} "
-              f"| {r['pin_ms']:.1f} | {r['proxy_ms']:.1f} |")  # fmt: skip
+              f"| {r['pin_ms']:.1f} | {r['proxy_ms']:.1f} "
+              f"| {r['tell_ms']:.1f} / {r['strays_ms']:.1f} / {r['bounds_ms']:.1f} |")  # fmt: skip
 
 
 if __name__ == "__main__":
