@@ -245,7 +245,7 @@ def _price_table(ctx: Context) -> Table:
 
 def _family_of(ctx: Context) -> dict[str, str]:
     """The judgments' families; a memory benchmark's question without one is counted by its
-    question type (LongMemEval) or category (LoCoMo), from questions.jsonl."""
+    question type (LongMemEval) or category (LoCoMo), from questions.jsonl or the T1 pack."""
     from rundir.questions import read_questions
 
     by_question = {
@@ -253,4 +253,7 @@ def _family_of(ctx: Context) -> dict[str, str]:
         for run_dir in ctx.data.run_dirs
         for q in read_questions(run_dir / "questions.jsonl")
     }
-    return by_question | {j.item: j.family for j in ctx.inputs.judgments or []}
+    # The T1 pack's (--pack) families too; a judgment's own family wins unless it is `all`.
+    packed = by_question | (ctx.inputs.families or {})
+    judged = {j.item: j.family for j in ctx.inputs.judgments or []}
+    return packed | {item: f for item, f in judged.items() if f != "all" or item not in packed}

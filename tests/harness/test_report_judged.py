@@ -175,3 +175,5 @@ def test_the_t1_pack_gives_clusters_and_families(tmp_path: Path) -> None:
     memory_odd = sum(1 for k in range(12) if k % 2 == 1 and k < 9) / 6
     assert f"| category 2 | recall | 0/1 | memory | 6 | {memory_odd:.4f} |" in packed
     assert "| all | recall |" in plain and "| all | recall |" not in packed
+    families = section(report(tmp_path, [run_dir], "s", judgments=judgments, pack=pack), 4)
+    assert "| category 1 | 6 | 0 | 36 |" in families and "| category 2 | 6 | 0 | 36 |" in families
