@@ -73,6 +73,12 @@ class IsolationBackend(ABC):
     #: Per arm, refused packets the firewall counted beyond what egress.jsonl names (evidence
     #: the kernel log lost); filled at stop by a backend that can tell.
     egress_dropped: dict[str, int] = {}  # noqa: RUF012 - replaced, never mutated
+    #: Written into run.json: whether an OS rule confines the proxy's own connections
+    #: (proxy_rules.py), and if not, why.
+    proxy_rule: str = "not enforced: this backend puts no OS rule on the proxy's own traffic"
+    #: The proxy's refused connections, "<destination> (<kind>)" -> attempts (proxy_egress.jsonl);
+    #: filled at stop by a backend that enforces the rule. Any entry fails the run.
+    proxy_refused: dict[str, int] = {}  # noqa: RUF012 - replaced, never mutated
 
     @abstractmethod
     async def start_proxy(self, settings: ProxySettings) -> ProxyInfo:

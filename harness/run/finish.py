@@ -65,11 +65,13 @@ def finish(plan: Plan, driven: Driven) -> RunResult:
     # and what the kernel log lost is summed over the copies.
     run.arm_limits = by_arm(backend.applied_limits(), lambda first, _copy: first)
     run.egress_dropped = by_arm(dict(backend.egress_dropped), operator.add)
+    run.proxy_rule, run.proxy_refused = backend.proxy_rule, dict(backend.proxy_refused)
     run.passed = (
         driven.fatal is None
         and driven.halted is None
         and not driven.interrupted
         and not stray
+        and not run.proxy_refused  # the proxy itself tried a connection outside its rule
         and not run.outcomes.get("infra_failed")
         and not run.arm_failures
         # An arm that forgot what it was told fails the run, or the gate would certify a

@@ -2,7 +2,9 @@
 replies it is shown, chosen by a hash of the reply and its own salt:
 `python erring_judge.py --engine E --model M --effort X --salt S --percent P PROMPT`. Two such
 judges with different salts each err rarely enough to pass their own bars, but on different
-replies, so their agreement (kappa) can fall below its bar: what a third pass is for."""
+replies, so their agreement (kappa) can fall below its bar: what a third pass is for. With
+`--silent P` it also gives no reply at all (exit status 1) to P% of its prompts, every time it is
+asked them: its bars are answered on fewer items than they hold."""
 
 from __future__ import annotations
 
@@ -29,6 +31,9 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     given = dict(zip(args[0:-1:2], args[1:-1:2], strict=True))
     text = Path(args[-1]).read_text(encoding="utf-8")
+    silent = hashlib.sha256(f"{given['--salt']} silent\n{text}".encode()).digest()
+    if int.from_bytes(silent[:4], "big") % 100 < int(given.get("--silent", "0")):
+        sys.exit("erring judge: no reply to this prompt")
     verdict = erring_verdict(text, given["--salt"], int(given["--percent"]))
     sys.stdout.write(
         f"judge: engine={given['--engine']} model={given['--model']} effort={given['--effort']}\n"
