@@ -84,6 +84,11 @@ class StudyRun(BaseModel):
     # Per arm: refused packets the firewall counted beyond the kernel-log entries in egress.jsonl
     # (the kernel log lost them before they were read): evidence dropped, said in the summary.
     egress_dropped: dict[str, int] = Field(default_factory=dict)
+    # The OS rule on the proxy's own connections ("enforced: ..." or "not enforced: why") and
+    # what it refused, "<destination> (<kind>)" -> attempts (rundir/proxy_egress.py); any
+    # refusal fails the run. None on runs written before the rule existed.
+    proxy_rule: str | None = None
+    proxy_refused: dict[str, int] = Field(default_factory=dict)
     # The model under study ("<vendor>/<model>") and the protocol's hashes (rundir/protocol.py);
     # None on studies that declare neither and on runs written before they existed.
     subject: str | None = None

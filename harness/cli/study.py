@@ -142,6 +142,14 @@ def _report(result: RunResult) -> int:
 
         for line in summary_lines(run.refused, run.teardown_strays):
             typer.echo(f"    {line}")
+    if run.proxy_rule is not None and not run.proxy_rule.startswith("enforced"):
+        typer.echo(f"  proxy's own traffic: {run.proxy_rule}")
+    if run.proxy_refused:
+        refused = ", ".join(f"{dest} x{n}" for dest, n in sorted(run.proxy_refused.items()))
+        typer.echo(
+            f"  FAILED: the proxy itself tried connections outside its vendors: {refused}; "
+            f"see {result.run_dir / 'proxy_egress.jsonl'}"
+        )
     for arm, missing in sorted(run.egress_dropped.items()):
         typer.echo(
             f"  EVIDENCE DROPPED: the firewall counted {missing} refused attempt(s) of arm {arm!r} "

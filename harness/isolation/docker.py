@@ -54,7 +54,7 @@ import structlog
 
 from arms.client import SeamClient
 from arms.server import parse_ready_line
-from harness.isolation import docker_limits, docker_net, docker_rules, egress
+from harness.isolation import docker_limits, docker_net, docker_rules, egress, proxy_rules
 from harness.isolation.base import (
     PROXY_READY,
     SECRET_SUFFIXES,
@@ -179,13 +179,24 @@ class DockerBackend(IsolationBackend):
             self.kernel.start(self.run_id)
         except KernelLogError as e:
             raise DockerError(f"{e}; the docker backend needs root") from e
+        # The proxy's own traffic: only DNS and its vendors' addresses (proxy_rules.py).
+        try:
+            self.proxy_rule, pinned = proxy_rules.confine(
+                docker_net.network_bridge(ctl),
+                settings.upstreams,
+                live=settings.mode == "live",
+                run_id=self.run_id,
+                comment=docker_net.rule_comment(self.run_id),
+            )
+        except docker_rules.RulesError as e:
+            raise DockerError(str(e)) from e
         docker([
             "run", "-d", "--name", proxy, "--network", ctl, *self.labels, *hardening([]),
             # DNS on port 53 with no capability: only this container's network namespace.
             "--sysctl", f"net.ipv4.ip_unprivileged_port_start={DNS_PORT}",
             *source_mounts(), *identity_mounts(settings),
             "-v", f"{ca_dir()}:{CA_STORE}:ro",
-            "-e", "PYTHONPATH=/harness/src", "-e", "PYTHONUNBUFFERED=1",
+            "-e", "PYTHONPATH=/harness/src", "-e", "PYTHONUNBUFFERED=1", *pinned,
             *[a for k in secrets for a in ("-e", k)],
             "--entrypoint", "sh", self.images.get("proxy", PROXY_IMAGE), "-c", script,
         ])  # fmt: skip
@@ -379,6 +390,8 @@ class DockerBackend(IsolationBackend):
         # their counters, which say what the log lost.
         self.kernel.drain()
         entries = self.egress_attempts()
+        if self.run_id:  # proxy_egress.jsonl, checked against the rules' counters
+            self.proxy_refused = proxy_rules.collect(self.run_dir, self.run_id, self.kernel.path)
         if self.bounds is not None:  # the arms' files, copied out as plain files
             for failure in self.bounds.release():
                 log.warning("an arm's disk was not released", error=failure)

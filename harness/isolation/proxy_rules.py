@@ -1,0 +1,215 @@
+"""The OS rule on the proxy's own traffic (docker backend): the proxy may open only DNS, and TCP
+to the addresses its vendor hosts resolved to on their ports; everything else it starts is
+refused and logged, and the run fails when the log holds anything (rundir/proxy_egress.py).
+
+Why: arms reach only their proxy, but a proxy (a bug, a hostile dependency, a vendor SDK quirk)
+could open any connection, and the keys are in it. The arms' rules (docker_rules.py) match the
+arm networks' bridges; these match the proxy's own network, `<prefix>-ctl`, the only one it
+reaches the host or the outside through (on the arm networks it only answers). Only the proxy
+sits on that network, so every new connection arriving from its bridge is the proxy's. Replies
+to the host's own connections (the control channel, which the host opens) are let through by
+conntrack state, as for the arms.
+
+The vendor hosts are resolved here, on the host, when the rules are made, and pinned into the
+proxy container (`--add-host`), so the proxy connects to exactly the addresses the rules allow.
+Record and replay mode have no upstream: nothing is allowed, not even DNS.
+
+Per rule family and chain, first to last (INPUT: to the host itself; DOCKER-USER: forwarded):
+  allowed (DNS, vendor address:port)  -> ACCEPT in INPUT, RETURN in DOCKER-USER (Docker's own
+                                         rules then forward it as before)
+  TCP to port 443 anywhere else       -> LOG `harness <run> :proxy443 `, REJECT
+  anything else new                   -> LOG `harness <run> :proxy `, REJECT
+IPv6: every packet from the bridge is logged and refused (the proxy runs with IPv6 off and no
+capability, so none should exist). The prefixes start with ':' so no arm name can collide.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from harness.isolation import docker_rules
+from rundir.proxy_egress import (
+    PROXY_EGRESS_FILE,
+    ProxyEgressEntry,
+    by_destination,
+    write_proxy_egress,
+)
+from vendors.hosts import DEFAULT_UPSTREAMS
+
+DNS_PORT = 53
+HTTPS_PORT = 443
+
+
+@dataclass(frozen=True)
+class Target:
+    host: str  # as the vendor URL names it
+    address: str  # an IPv4 address it resolved to
+    port: int
+
+
+def vendor_targets(upstreams: Sequence[str], live: bool) -> tuple[list[Target], list[str]]:
+    """(every vendor host's resolved IPv4 addresses and port, hosts that did not resolve).
+    `upstreams` are the study's `VENDOR=URL` overrides of the default vendor URLs."""
+    if not live:
+        return [], []
+    urls: dict[str, str] = {str(k): v for k, v in DEFAULT_UPSTREAMS.items()}
+    for item in upstreams:
+        vendor, _, url = item.partition("=")
+        urls[vendor] = url
+    targets: list[Target] = []
+    unresolved: list[str] = []
+    for url in urls.values():
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port or (HTTPS_PORT if parts.scheme == "https" else 80)
+        addresses = _resolve(host, port)
+        if not addresses:
+            unresolved.append(host)
+        targets += [Target(host, address, port) for address in addresses]
+    return sorted(set(targets), key=lambda t: (t.host, t.address, t.port)), unresolved
+
+
+def _resolve(host: str, port: int) -> list[str]:
+    try:
+        return [str(ipaddress.IPv4Address(host))]
+    except ValueError:
+        pass
+    try:
+        found = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_STREAM)
+    except OSError:
+        return []
+    return sorted({str(info[4][0]) for info in found})
+
+
+def add_host_flags(targets: list[Target]) -> list[str]:
+    """`docker run` flags pinning each vendor host name to the addresses the rules allow."""
+    flags: list[str] = []
+    for target in targets:
+        try:
+            ipaddress.ip_address(target.host)
+        except ValueError:
+            flags += ["--add-host", f"{target.host}:{target.address}"]
+    return _dedupe_pairs(flags)
+
+
+def _dedupe_pairs(flags: list[str]) -> list[str]:
+    pairs = list(dict.fromkeys(zip(flags[::2], flags[1::2], strict=True)))
+    return [word for pair in pairs for word in pair]
+
+
+def prefixes(run_id: str) -> dict[str, str]:
+    """{kernel log prefix: the kind of refusal its lines are}."""
+    tag = docker_rules.run_tag(run_id)
+    return {f"harness {tag} :proxy443 ": "https_unresolved", f"harness {tag} :proxy ": "refused"}
+
+
+@dataclass(frozen=True)
+class ProxyRules:
+    bridge: str  # the proxy network's host interface
+    targets: tuple[Target, ...]
+    dns: bool  # live mode: the proxy may look names up
+    run_id: str
+    comment: str
+
+    def specs(self, tool: str) -> list[tuple[str, list[str]]]:
+        comment = ["-m", "comment", "--comment", self.comment]
+        https, other = prefixes(self.run_id)
+        forward = "DOCKER-USER" if tool == "iptables" or _has_chain(tool) else "FORWARD"
+        rules: list[tuple[str, list[str]]] = []
+        for chain in ("INPUT", forward):
+            if tool == "ip6tables":
+                base = ["-i", self.bridge, *comment]
+                rules.append((chain, [*base, "-j", "LOG", "--log-prefix", other]))
+                rules.append((chain, [*base, "-j", "REJECT"]))
+                continue
+            new = ["-i", self.bridge, "-m", "conntrack", "!", "--ctstate", "ESTABLISHED,RELATED"]
+            let_through = "ACCEPT" if chain == "INPUT" else "RETURN"
+            allowed: list[list[str]] = []
+            if self.dns:
+                allowed += [["-p", proto, "--dport", str(DNS_PORT)] for proto in ("udp", "tcp")]
+            allowed += [
+                ["-d", t.address, "-p", "tcp", "--dport", str(t.port)] for t in self.targets
+            ]
+            for match in allowed:
+                rules.append((chain, [*new, *match, *comment, "-j", let_through]))
+            tls = [*new, "-p", "tcp", "--dport", str(HTTPS_PORT), *comment]
+            rules.append((chain, [*tls, "-j", "LOG", "--log-prefix", https]))
+            rules.append((chain, [*tls, "-j", "REJECT"]))
+            rules.append((chain, [*new, *comment, "-j", "LOG", "--log-prefix", other]))
+            rules.append((chain, [*new, *comment, "-j", "REJECT"]))
+        return rules
+
+
+def _has_chain(tool: str) -> bool:
+    return docker_rules._has_chain(tool, "DOCKER-USER")
+
+
+def add_rules(rules: ProxyRules) -> None:
+    """Install both families before the proxy starts; fail closed (RulesError)."""
+    for tool in docker_rules.TOOLS:
+        for chain, spec in reversed(rules.specs(tool)):
+            proc = docker_rules._run(tool, ["-I", chain, "1", *spec])
+            if proc.returncode != 0:
+                raise docker_rules.RulesError(f"{tool} -I {chain} failed: {proc.stderr.strip()}")
+
+
+def refusals(run_id: str, kernel_log: Path) -> list[ProxyEgressEntry]:
+    """The proxy's refused packets in the run's kernel log (the follower's file)."""
+    kinds = prefixes(run_id)
+    try:
+        lines = kernel_log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    found = docker_rules.kernel_attempts(kinds, [x for x in lines if not x.startswith("#")])
+    return [
+        ProxyEgressEntry.model_validate(
+            {
+                "destination": entry["destination"],
+                "time": entry["time"],
+                "kind": entry["arm"],  # kernel_attempts names the prefix's owner: here a kind
+                "protocol": entry["protocol"],
+                "interface": entry["interface"],
+                "claimed_source": entry["claimed_source"],
+            }
+        )
+        for entry in found
+    ]
+
+
+def uncounted(run_id: str, logged: int, counts: Mapping[str, int] | None = None) -> int:
+    """Packets the proxy's LOG rules counted beyond the lines the kernel log kept (a burst can
+    outrun the follower): evidence, so the run fails on them too."""
+    counts = docker_rules.rule_counts(run_id) if counts is None else counts
+    counted = sum(packets for prefix, packets in counts.items() if prefix in prefixes(run_id))
+    return max(0, counted - logged)
+
+
+def confine(
+    bridge: str, upstreams: Sequence[str], *, live: bool, run_id: str, comment: str
+) -> tuple[str, list[str]]:
+    """Install the rule on the proxy's network `bridge` before the proxy starts. Returns what
+    run.json says of it and the `--add-host` flags that pin the vendor hosts for the proxy."""
+    targets, unresolved = vendor_targets(upstreams, live)
+    add_rules(ProxyRules(bridge, tuple(targets), live, run_id, comment))
+    allowed = ", ".join(f"{t.host}={t.address}:{t.port}" for t in targets) or "nothing"
+    said = f"enforced: the proxy may open {'DNS and ' if live else ''}TCP to {allowed}"
+    if unresolved:
+        said += f" (did not resolve: {', '.join(unresolved)})"
+    return said, add_host_flags(targets)
+
+
+def collect(run_dir: Path, run_id: str, kernel_log: Path) -> dict[str, int]:
+    """Write the run's proxy_egress.jsonl from the kernel log; returns what was refused, by
+    destination and kind, the packets the kernel log lost included (the run fails on any)."""
+    found = refusals(run_id, kernel_log)
+    write_proxy_egress(run_dir / PROXY_EGRESS_FILE, found)
+    refused = by_destination(found)
+    lost = uncounted(run_id, len(found))
+    if lost:
+        refused["(refused packets the kernel log lost)"] = lost
+    return refused

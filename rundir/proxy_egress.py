@@ -1,0 +1,77 @@
+"""`proxy_egress.jsonl`: every connection the proxy itself tried outside its rule, one line per
+attempt, in time order: the arms' `egress.jsonl`, for the proxy.
+
+The proxy may open only DNS, and TCP to the addresses its vendor hosts resolved to on their
+ports (HTTPS, 443, for the real vendors); in record and replay mode it has no upstream at all,
+so nothing (the host's connections to its control channel and the arms' to its listeners are
+theirs, not its). The docker backend's firewall refuses everything else on the proxy's own
+network and logs it to the kernel log (harness/isolation/proxy_rules.py); each line is one
+refused packet:
+
+- `kind: "refused"`: a connection to anything else;
+- `kind: "https_unresolved"`: an HTTPS connection (port 443) to an address no vendor host
+  resolved to, refused too, and named apart since it is what a proxy talking to an unexpected
+  host through TLS would look like.
+
+A run whose file holds any line fails, naming the destinations (run.json `proxy_refused`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from rundir.atomic import write_atomic
+from rundir.errors import RunDirError
+from rundir.model import RunDirModel
+
+PROXY_EGRESS_SCHEMA: Literal[1] = 1
+PROXY_EGRESS_FILE = "proxy_egress.jsonl"
+
+ProxyEgressKind = Literal["refused", "https_unresolved"]
+
+
+class ProxyEgressEntry(RunDirModel):
+    schema_: Literal[1] = Field(PROXY_EGRESS_SCHEMA, alias="schema")
+    destination: str  # host:port (IPv6 in brackets), or an address for a port-less protocol
+    time: str  # ISO 8601, real time, from the kernel log
+    kind: ProxyEgressKind
+    protocol: str  # tcp, udp, icmp, ...
+    source: Literal["kernel"] = "kernel"
+    interface: str | None = None  # the proxy network's bridge the packet arrived on
+    claimed_source: str | None = None  # the packet's source address
+
+
+def write_proxy_egress(path: Path, entries: list[ProxyEgressEntry]) -> None:
+    write_atomic(
+        path, "".join(e.model_dump_json(by_alias=True, exclude_none=True) + "\n" for e in entries)
+    )
+
+
+def read_proxy_egress(path: Path) -> list[ProxyEgressEntry]:
+    """Every entry of a run's proxy_egress.jsonl (none when the file is missing), validated."""
+    if not path.exists():
+        return []
+    entries = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entries.append(ProxyEgressEntry.model_validate_json(line))
+        except ValidationError as e:
+            raise RunDirError(
+                f"{path}:{number}: not a proxy egress entry: {e.errors()[0]['msg']}",
+                hint="run `harness audit` on the run to see what is damaged",
+            ) from None
+    return entries
+
+
+def by_destination(entries: list[ProxyEgressEntry]) -> dict[str, int]:
+    """{"<destination> (<kind>)": attempts}, as run.json and the summary name them."""
+    counts: dict[str, int] = {}
+    for entry in entries:
+        key = f"{entry.destination} ({entry.kind})"
+        counts[key] = counts.get(key, 0) + 1
+    return counts

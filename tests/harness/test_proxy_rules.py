@@ -1,0 +1,84 @@
+"""The proxy's OS rule as data (harness/isolation/proxy_rules.py), without a firewall: which
+vendor addresses it allows, the rules in their order per family and chain, the kernel-log lines
+it reads back into proxy_egress.jsonl entries, and the packets the log lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.isolation import proxy_rules
+from harness.isolation.proxy_rules import ProxyRules, Target
+from rundir.proxy_egress import read_proxy_egress
+
+RUN = "study-20261205T000000Z-abcdef"
+
+
+def test_record_mode_allows_nothing_and_live_resolves_every_vendor() -> None:
+    assert proxy_rules.vendor_targets(["openai=http://10.1.2.3:8443"], live=False) == ([], [])
+    targets, unresolved = proxy_rules.vendor_targets(
+        ["openai=http://10.1.2.3:8443", "anthropic=https://127.0.0.1"], live=True
+    )
+    assert Target("10.1.2.3", "10.1.2.3", 8443) in targets
+    assert Target("127.0.0.1", "127.0.0.1", 443) in targets
+    # No network here: the real vendors' names resolve to nothing, so nothing of theirs is let
+    # through (and run.json says which did not resolve).
+    assert {"api.cohere.com", "api.voyageai.com"} <= set(unresolved)
+
+
+def test_host_names_are_pinned_for_the_proxy_addresses_are_not() -> None:
+    flags = proxy_rules.add_host_flags(
+        [Target("api.x.com", "1.2.3.4", 443), Target("api.x.com", "1.2.3.5", 443),
+         Target("api.x.com", "1.2.3.4", 443), Target("10.0.0.1", "10.0.0.1", 80)]
+    )  # fmt: skip
+    assert flags == ["--add-host", "api.x.com:1.2.3.4", "--add-host", "api.x.com:1.2.3.5"]
+
+
+def test_the_rules_let_dns_and_vendors_through_then_log_and_refuse_the_rest() -> None:
+    https, other = proxy_rules.prefixes(RUN)
+    rules = ProxyRules("br-abc", (Target("h", "10.0.0.9", 8443),), True, RUN, "harness.run=x")
+    specs = rules.specs("iptables")
+    for chain, let_through in (("INPUT", "ACCEPT"), ("DOCKER-USER", "RETURN")):
+        mine = [" ".join(rule) for c, rule in specs if c == chain]
+        assert all(
+            rule.startswith("-i br-abc -m conntrack ! --ctstate ESTABLISHED,RELATED")
+            for rule in mine
+        )
+        assert [r.rsplit(" ", 1)[-1] for r in mine[:3]] == [let_through] * 3
+        assert "-p udp --dport 53" in mine[0] and "-p tcp --dport 53" in mine[1]
+        assert "-d 10.0.0.9 -p tcp --dport 8443" in mine[2]
+        assert "--dport 443" in mine[3] and mine[3].endswith(f"--log-prefix {https}")
+        assert mine[4].endswith("REJECT")
+        assert mine[5].endswith(f"--log-prefix {other}")
+        assert mine[6].endswith("REJECT")
+    record = ProxyRules("br-abc", (), False, RUN, "c").specs("iptables")
+    assert not any("ACCEPT" in rule or "RETURN" in rule for _, rule in record)
+    six = [rule for _, rule in rules.specs("ip6tables")]
+    assert all("conntrack" not in rule for rule in six) and len(six) == 4
+
+
+def test_kernel_lines_become_entries_by_kind_and_other_runs_are_ignored(tmp_path: Path) -> None:
+    https, other = proxy_rules.prefixes(RUN)
+    log = tmp_path / "kernel.log"
+    log.write_text(
+        "# follower started\n"
+        f"2026-12-05T12:00:00.1+00:00 {other}IN=br-abc OUT= SRC=192.168.48.2 DST=172.17.0.1 "
+        "PROTO=TCP SPT=40000 DPT=37409\n"
+        f"2026-12-05T12:00:00.2+00:00 {https}IN=br-abc OUT= SRC=192.168.48.2 DST=172.17.0.1 "
+        "PROTO=TCP SPT=40001 DPT=443\n"
+        "2026-12-05T12:00:00.3+00:00 harness 000000 :proxy IN=br-x SRC=1.1.1.1 DST=2.2.2.2 "
+        "PROTO=UDP DPT=9\n"
+    )
+    refused = proxy_rules.collect(tmp_path, RUN, log)
+    entries = read_proxy_egress(tmp_path / "proxy_egress.jsonl")
+    assert [(e.destination, e.kind) for e in entries] == [
+        ("172.17.0.1:37409", "refused"),
+        ("172.17.0.1:443", "https_unresolved"),
+    ]
+    assert refused == {"172.17.0.1:37409 (refused)": 1, "172.17.0.1:443 (https_unresolved)": 1}
+
+
+def test_packets_the_kernel_log_lost_are_counted() -> None:
+    https, other = proxy_rules.prefixes(RUN)
+    counts = {https: 2, other: 3, "harness 123456 arm ": 50}
+    assert proxy_rules.uncounted(RUN, 4, counts) == 1
+    assert proxy_rules.uncounted(RUN, 5, counts) == 0
