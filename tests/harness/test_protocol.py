@@ -246,3 +246,32 @@ def test_an_amendment_dated_after_a_live_run_started_is_that_runs_deviation(
     audit = harness("audit", str(live))
     assert audit.returncode == 0, audit.stdout
     assert "note: the study's addendum protocol/addendum.toml changed since the run" in audit.stdout
+
+
+def test_merged_shards_keep_the_protocol_and_its_audit_reads_the_shards_copies(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "study"
+    study = _study(folder)
+    for name in ("protocol/0a.md", "protocol/0b.md"):
+        assert harness("protocol", "freeze", str(study), name).returncode == 0
+    shards = []
+    for i in (1, 2):
+        runs = tmp_path / f"shard{i}"
+        done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local",
+                       "--shard", f"{i}/2")  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        shards.append(only_run(runs))
+    merged = tmp_path / "merged"
+    done = harness("merge", *map(str, shards), "--out", str(merged))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert header(merged)["study"]["protocol"] == header(shards[0])["study"]["protocol"]
+    audit = harness("audit", str(merged))
+    assert audit.returncode == 0, audit.stdout
+    # The shards' copies are the merged run's: one edited fails the audit.
+    copies = sorted(merged.glob("shards/*/protocol/addendum.toml"))
+    assert len(copies) == 2
+    for copy in copies:
+        copy.write_text(ADDENDUM + "\n# edited\n")
+    edited = harness("audit", str(merged))
+    assert edited.returncode == 1 and "protocol: run.json: addendum SHA-256" in edited.stdout
