@@ -121,6 +121,16 @@ def test_resume_reruns_the_voided_items_and_the_report_shows_the_difference(
     (row,) = table.rows
     assert row[:4] == ["i2", run_dir.name, REASON, "a: done 1; b: done 1"]
     assert row[4].startswith("a: done 1; b: done 1 (") and "of 2 replies differ" in row[4]
+    # Through the CLI: the run and its rerun are one report, the rerun in the voided turns' place.
+    out = tmp_path / "both"
+    both = harness("report", str(run_dir), str(rerun), "--out", str(out), "--format", "md")
+    assert both.returncode == 0, both.stderr
+    twelve = (out / "report.md").read_text().split("## 12 ")[1].split("## 13 ")[0]
+    assert f"| i2 | {run_dir.name} | {REASON} | a: done 1; b: done 1 | a: done 1; b: done 1 (" in (
+        twelve
+    )
+    arms = json.loads((out / "report.json").read_text())["arms"]
+    assert arms["a"]["turns"] == arms["b"]["turns"] == 2  # i0 from the run, i2 from the rerun
     # A judgment of an item voided and not rerun leaves the statistics; a rerun item's stays.
     alone = load_runs([run_dir])
     judged = [_Judged("i0"), _Judged("i2")]
