@@ -67,6 +67,7 @@ FORMATS = (
             "rundir.judgments:JudgmentSet",
             "rundir.judgments:JudgmentTask",
             "rundir.judgments:Vote",
+            "rundir.judgments:ExactMatch",
             "rundir.judgments:Seal",
         ),
     ),
