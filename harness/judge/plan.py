@@ -17,6 +17,7 @@ from itertools import combinations
 from random import Random
 from typing import Literal, cast
 
+from harness.errors import HarnessError
 from harness.judge.grading import QaAnswer, exact_match, qa_answers, wrong_golds
 from harness.judge.judges import Judge
 from harness.judge.perturb import FLAG_CONTROLS, PAIRWISE_CONTROLS, Perturbation
@@ -84,6 +85,16 @@ class Planner:
         if rubric.kind == "qa":
             assert rubric.file.grades is not None
             answers = qa_answers(self.source, rubric.file.grades)
+            if not answers:
+                what = {
+                    "questions": "memory benchmark questions",
+                    "probes": "turns that expect words",
+                }
+                raise HarnessError(
+                    f"rubric {rubric.name} grades {rubric.file.grades}, and the runs answered no "
+                    f"{what[rubric.file.grades]}",
+                    hint="give it runs of a study that has them, or leave the rubric out",
+                )
             controls = self._qa_controls(rubric, "calibration", [n] * len(QA_CONTROLS), answers)
             confirmatory = self._graded(rubric, answers)
         else:

@@ -307,3 +307,26 @@ def test_probe_answers_that_match_exactly_are_settled_without_a_judge(tmp_path: 
     with (out / EXACT_FILE).open("a") as f:
         f.write(exact[0].model_copy(update={"label": "ZZZZ"}).model_dump_json(by_alias=True))
     assert f"{EXACT_FILE} is not the file the manifest hashed" in verify_set(out)
+
+
+def test_a_grading_rubric_without_answers_to_grade_is_refused(tmp_path: Path) -> None:
+    from harness.errors import HarnessError
+    from tests.judge.runs import write_study
+
+    study = write_study(tmp_path / "study", items=2)  # scripted, no memory, no expect
+    run = write_run(tmp_path / "runs", study, "run-a")
+    judges = write_judges(
+        tmp_path / "judges.toml", alpha=judge_entry("rules-a"), beta=judge_entry("rules-b", "high")
+    )
+    for grades, what in (
+        ("questions", "memory benchmark questions"),
+        ("probes", "turns that expect words"),
+    ):
+        with pytest.raises(HarnessError, match=f"grades {grades}, and the runs answered no {what}"):
+            run_stage(
+                [run],
+                _rubric(tmp_path / grades, grades),
+                judges,
+                tmp_path / f"set-{grades}",
+                StageOptions(seed=1),
+            )
