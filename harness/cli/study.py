@@ -270,5 +270,8 @@ def cleanup(
     from harness.isolation.arm_disk import release_left
 
     done += release_left(run_dir)
+    from harness.isolation.local_proxy_rule import remove_stale_cgroups
+
+    done += remove_stale_cgroups()
     for line in done or ["nothing to clean up"]:
         typer.echo(line)

@@ -31,7 +31,7 @@ import structlog
 
 from arms.client import SeamClient, SeamError
 from arms.server import parse_ready_line
-from harness.isolation import egress, local_limits, pids
+from harness.isolation import docker_net, docker_rules, egress, local_limits, pids
 from harness.isolation.base import (
     PROXY_READY,
     SECRET_SUFFIXES,
@@ -44,6 +44,7 @@ from harness.isolation.base import (
 )
 from harness.isolation.clock import FAKETIME_ENV, offset_line, preload, settle
 from harness.isolation.egress_book import EgressBook
+from harness.isolation.local_proxy_rule import LocalProxyRule
 from harness.isolation.ports import free_port, free_ports
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
 from harness.isolation.sdk_env import sdk_env
@@ -121,6 +122,8 @@ class LocalBackend(IsolationBackend):
         self.handles: dict[str, ArmHandle] = {}
         self.pids = pids.PidFile(run_dir)
         self.arm_limits: dict[str, AppliedLimits] = {}
+        # The OS rule on the proxy's own traffic, where this runs as root (local_proxy_rule.py).
+        self.proxy_guard = LocalProxyRule(self.run_dir)
 
     # --- proxy -----------------------------------------------------------------------------
 
@@ -157,11 +160,17 @@ class LocalBackend(IsolationBackend):
         config.write(config_path)
         log_path = self.logs / "proxy.log"
         offset = log_path.stat().st_size if log_path.exists() else 0
+        try:  # before the proxy exists, so not one of its packets leaves unconfined
+            self.proxy_guard.start(settings, docker_net.rule_comment(settings.run_id))
+        except docker_rules.RulesError as e:
+            raise InfraError(f"cannot confine the proxy's own traffic: {e}") from e
+        self.proxy_rule = self.proxy_guard.said
         self.proxy = self._spawn(
             "proxy",
             [sys.executable, "-m", "proxy", str(config_path)],
             proxy_env_for(settings.mode),
             log_path,
+            bounds=self.proxy_guard.preexec(),
         )
         await self._wait_for(
             self.proxy, log_path, offset, lambda line: line == PROXY_READY, "proxy"
@@ -265,6 +274,7 @@ class LocalBackend(IsolationBackend):
             # SIGINT: mitmproxy shuts down and the addon flushes the call log, settles live calls.
             await asyncio.to_thread(_terminate, self.proxy, 30.0, signal.SIGINT)
             self.proxy = None
+        self.proxy_refused = await asyncio.to_thread(self.proxy_guard.stop)
         self.pids.remove()
 
     def egress_attempts(self) -> list[dict[str, object]]:

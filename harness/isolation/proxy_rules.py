@@ -117,39 +117,60 @@ class ProxyRules:
     comment: str
 
     def specs(self, tool: str) -> list[tuple[str, list[str]]]:
-        comment = ["-m", "comment", "--comment", self.comment]
-        https, other = prefixes(self.run_id)
         forward = "DOCKER-USER" if tool == "iptables" or _has_chain(tool) else "FORWARD"
         rules: list[tuple[str, list[str]]] = []
         for chain in ("INPUT", forward):
-            if tool == "ip6tables":
-                base = ["-i", self.bridge, *comment]
-                rules.append((chain, [*base, "-j", "LOG", "--log-prefix", other]))
-                rules.append((chain, [*base, "-j", "REJECT"]))
-                continue
-            new = ["-i", self.bridge, "-m", "conntrack", "!", "--ctstate", "ESTABLISHED,RELATED"]
             let_through = "ACCEPT" if chain == "INPUT" else "RETURN"
-            allowed: list[list[str]] = []
-            if self.dns:
-                allowed += [["-p", proto, "--dport", str(DNS_PORT)] for proto in ("udp", "tcp")]
-            allowed += [
-                ["-d", t.address, "-p", "tcp", "--dport", str(t.port)] for t in self.targets
-            ]
-            for match in allowed:
-                rules.append((chain, [*new, *match, *comment, "-j", let_through]))
-            tls = [*new, "-p", "tcp", "--dport", str(HTTPS_PORT), *comment]
-            rules.append((chain, [*tls, "-j", "LOG", "--log-prefix", https]))
-            rules.append((chain, [*tls, "-j", "REJECT"]))
-            rules.append((chain, [*new, *comment, "-j", "LOG", "--log-prefix", other]))
-            rules.append((chain, [*new, *comment, "-j", "REJECT"]))
+            rules += _chain(chain, tool, ["-i", self.bridge], let_through, self)
         return rules
+
+
+@dataclass(frozen=True)
+class LocalProxyRules:
+    """The same rule for a proxy that is a host process (the local backend, as root): matched
+    on the cgroup (v2) the proxy was started in, in OUTPUT, where its packets leave."""
+
+    cgroup: str  # the proxy's cgroup, relative to the cgroup2 root
+    targets: tuple[Target, ...]
+    dns: bool
+    run_id: str
+    comment: str
+
+    def specs(self, tool: str) -> list[tuple[str, list[str]]]:
+        return _chain("OUTPUT", tool, ["-m", "cgroup", "--path", self.cgroup], "ACCEPT", self)
+
+
+def _chain(
+    chain: str, tool: str, origin: list[str], let_through: str, rule: ProxyRules | LocalProxyRules
+) -> list[tuple[str, list[str]]]:
+    """One chain's rules, first to last: what is allowed, HTTPS elsewhere, everything else."""
+    comment = ["-m", "comment", "--comment", rule.comment]
+    https, other = prefixes(rule.run_id)
+    if tool == "ip6tables":  # no IPv6 of the proxy's is expected: every packet is refused
+        base = [*origin, *comment]
+        return [
+            (chain, [*base, "-j", "LOG", "--log-prefix", other]),
+            (chain, [*base, "-j", "REJECT"]),
+        ]
+    new = [*origin, "-m", "conntrack", "!", "--ctstate", "ESTABLISHED,RELATED"]
+    allowed: list[list[str]] = []
+    if rule.dns:
+        allowed += [["-p", proto, "--dport", str(DNS_PORT)] for proto in ("udp", "tcp")]
+    allowed += [["-d", t.address, "-p", "tcp", "--dport", str(t.port)] for t in rule.targets]
+    rules = [(chain, [*new, *match, *comment, "-j", let_through]) for match in allowed]
+    tls = [*new, "-p", "tcp", "--dport", str(HTTPS_PORT), *comment]
+    rules.append((chain, [*tls, "-j", "LOG", "--log-prefix", https]))
+    rules.append((chain, [*tls, "-j", "REJECT"]))
+    rules.append((chain, [*new, *comment, "-j", "LOG", "--log-prefix", other]))
+    rules.append((chain, [*new, *comment, "-j", "REJECT"]))
+    return rules
 
 
 def _has_chain(tool: str) -> bool:
     return docker_rules._has_chain(tool, "DOCKER-USER")
 
 
-def add_rules(rules: ProxyRules) -> None:
+def add_rules(rules: ProxyRules | LocalProxyRules) -> None:
     """Install both families before the proxy starts; fail closed (RulesError)."""
     for tool in docker_rules.TOOLS:
         for chain, spec in reversed(rules.specs(tool)):

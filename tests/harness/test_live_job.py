@@ -119,6 +119,9 @@ def test_a_job_killed_with_9_is_taken_over_once_its_proxy_is_gone(
     deadline = time.monotonic() + 30
     while Path(f"/proc/{proxy_pid}").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
+    # What the killed job left besides its claim (its firewall rules, its proxy's cgroup).
+    cleaned = harness("cleanup", "--run-dir", str(runs))
+    assert cleaned.returncode == 0, cleaned.stderr
     done = harness("live", str(study), "--cap", "1", "--run-dir", str(runs),
                    "--isolation", "local", env=STUDY_KEYS)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]

@@ -1,0 +1,146 @@
+"""The OS rule on the proxy's own traffic for the local backend, where the harness runs as root.
+
+The local proxy is a host process, so its packets are told apart by the cgroup (v2) it runs in:
+the harness makes `harness-<run hash>-proxy` under the cgroup2 root, the proxy's child process
+moves itself into it before it execs (so not one packet leaves from outside it), and
+`iptables -m cgroup --path` rules in OUTPUT let through only what proxy_rules allows (DNS and
+the vendors' addresses in live mode; nothing in record and replay mode), logging the rest to the
+kernel log, which is followed from before the first rule (kernel_log.py) and read into
+proxy_egress.jsonl at the end, as on the docker backend.
+
+Where it cannot (not root, no cgroup2 mount, an iptables without the cgroup match), the rule is
+not enforced and run.json's `proxy_rule` and the run's summary say why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import structlog
+
+from harness.isolation import docker_rules, proxy_rules
+from harness.isolation.base import ProxySettings
+from harness.isolation.kernel_log import KernelLog, KernelLogError
+
+log = structlog.get_logger("harness.isolation.local")
+
+
+def cgroup2_root() -> Path | None:
+    """Where the cgroup2 hierarchy is mounted (`/sys/fs/cgroup`, or `.../unified` on a hybrid
+    host), or None."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/mounts").read_text().splitlines():
+            fields = line.split()
+            if len(fields) > 2 and fields[2] == "cgroup2":
+                return Path(fields[1])
+    return None
+
+
+def unavailable() -> str | None:
+    """Why the rule cannot be enforced here, or None."""
+    if os.geteuid() != 0:
+        return "the local backend is not running as root (run as root, or --isolation docker)"
+    if cgroup2_root() is None:
+        return "no cgroup2 hierarchy is mounted"
+    try:
+        probe = docker_rules._run("iptables", ["-m", "cgroup", "--help"])
+    except docker_rules.RulesError as e:
+        return str(e)
+    if "--path" not in probe.stdout:
+        return "this iptables has no cgroup match"
+    return None
+
+
+class LocalProxyRule:
+    """Set up once before the proxy starts (`start`, then `preexec` for its spawn); `stop`
+    after it has exited returns its refusals."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.kernel = KernelLog(run_dir)
+        self.said = "not enforced: the proxy was not started"
+        self.run_id = ""
+        self.cgroup: Path | None = None
+        self._tried = False
+
+    def start(self, settings: ProxySettings, comment: str) -> None:
+        if self._tried:
+            return  # a retried start (a port taken) keeps what the first one set up
+        self._tried = True
+        why = unavailable()
+        root = cgroup2_root()
+        if why is not None or root is None:
+            self.said = f"not enforced: {why}"
+            log.warning("the proxy's own traffic is not confined", why=why)
+            return
+        name = f"harness-{docker_rules.run_tag(settings.run_id)}-proxy-{os.getpid()}"
+        self.cgroup = root / name
+        self.cgroup.mkdir(exist_ok=True)
+        try:
+            self.kernel.start(settings.run_id)
+        except KernelLogError as e:
+            self.said = f"not enforced: {e}"
+            self._remove_cgroup()
+            return
+        self.run_id = settings.run_id
+        live = settings.mode == "live"
+        targets, unresolved = proxy_rules.vendor_targets(settings.upstreams, live)
+        rules = proxy_rules.LocalProxyRules(name, tuple(targets), live, self.run_id, comment)
+        proxy_rules.add_rules(rules)  # RulesError: fail closed, the caller stops the run
+        allowed = ", ".join(f"{t.host}={t.address}:{t.port}" for t in targets) or "nothing"
+        self.said = f"enforced: the proxy may open {'DNS and ' if live else ''}TCP to {allowed}" + (
+            f" (did not resolve: {', '.join(unresolved)})" if unresolved else ""
+        )
+
+    def preexec(self) -> Callable[[], None] | None:
+        """Run in the proxy's child before exec: it joins the proxy's cgroup."""
+        if self.cgroup is None or not self.run_id:
+            return None
+        procs = str(self.cgroup / "cgroup.procs")
+
+        def join() -> None:
+            with open(procs, "w") as f:
+                f.write("0")
+
+        return join
+
+    def stop(self) -> dict[str, int]:
+        """The proxy has exited: its refusals (proxy_egress.jsonl), then the rules and the
+        cgroup removed."""
+        if not self.run_id:
+            return {}
+        self.kernel.drain()
+        try:
+            return proxy_rules.collect(self.run_dir, self.run_id, self.kernel.path)
+        finally:
+            self.kernel.stop()
+            docker_rules.remove_where(
+                lambda comment: comment.startswith(f"harness.run={self.run_id} ")
+            )
+            self._remove_cgroup()
+            self.run_id = ""
+
+    def _remove_cgroup(self) -> None:
+        if self.cgroup is not None:
+            with contextlib.suppress(OSError):
+                self.cgroup.rmdir()
+            self.cgroup = None
+
+
+def remove_stale_cgroups() -> list[str]:
+    """`harness cleanup`: the proxy cgroups of harness processes that are gone (a run killed
+    with -9 leaves its cgroup; its rules go with the rest of the run's, by their comment)."""
+    root = cgroup2_root()
+    done: list[str] = []
+    if root is None:
+        return done
+    for path in sorted(root.glob("harness-*-proxy-*")):
+        pid = path.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            with contextlib.suppress(OSError):
+                path.rmdir()  # refused while a process is still in it
+                done.append(f"removed the proxy cgroup {path.name}")
+    return done
