@@ -211,7 +211,8 @@ def verdicts(ctx: Context, with_charts: bool = False) -> Section:
                "Holm p", "verdict"]  # fmt: skip
     s.tables.append(Table(columns, rows))
     s.paragraphs.append(
-        "Exploratory pairs (every two arms, per family and metric): paired cluster bootstrap; "
+        "The last table holds the exploratory pairs (every two arms, per family and metric, "
+        "outside any decision rule): paired cluster bootstrap; "
         "McNemar with Holm for 0/1 metrics; a pairwise metric's difference is the first arm's "
         "share of the votes minus one half."
     )

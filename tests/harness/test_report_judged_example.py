@@ -78,6 +78,17 @@ def test_the_judged_example_reports_its_verdicts(tmp_path: Path, chromium: str) 
     assert open_page(drill, tmp_path, "drill") == []
     assert open_page(out / "report.html", tmp_path, "report") == []
 
+    # A public copy of the judged report: written (its scan found no item, run or path), and
+    # without the drill-down, which names items and quotes answers.
+    public = tmp_path / "public"
+    done = harness(
+        "report", str(first), "--judgments", str(judged), "--analysis", str(analysis),
+        "--out", str(public), "--format", "md", "--public", "--resamples", "200",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "OUTCOME: PORT" in (public / "report.md").read_text()
+    assert not (public / "drilldown.html").exists()
+
     # The same set given with the second run: it judged the first.
     done = harness("report", str(second), "--judgments", str(judged), "--out", str(tmp_path / "x"))
     assert done.returncode == 2 and f"--judgments judged run {first.name}, not one of" in (
