@@ -236,6 +236,10 @@ class SecretRedactor:
         return value
 
 
+#: Up to this many bytes, one regex finds a literal secret faster than an `in` per secret.
+_REGEX_UP_TO = 600
+
+
 class _Literals:
     """Literal secrets searched with bytes.find: occurrences, and a tail that could start one."""
 
@@ -252,12 +256,16 @@ class _Literals:
         ]
         self.longest = max((len(e) for e, _ in entries), default=0)
         self.tail = re.compile(b"(?:" + b"|".join(prefixes) + rb")\Z") if prefixes else None
-        # One search in C for any of them: a generator of `in` tests cost 6 us a call, and the
-        # stream tap asks this of every chunk and every text delta.
+        # One search in C for any of them: a loop of `in` tests costs 2 us a call, and the
+        # stream tap asks this of every text delta. On long data the regex, which tries every
+        # alternative at each position, is the slower (46 us against 14 on a 10 KB chunk).
         literals = b"|".join(re.escape(e) for e, _ in entries)
         self._any = re.compile(literals) if entries else None
+        self._secrets = [e for e, _ in entries]
 
     def found_in(self, data: bytes) -> bool:
+        if len(data) > _REGEX_UP_TO:
+            return any(secret in data for secret in self._secrets)
         return self._any is not None and self._any.search(data) is not None
 
     def matches(self, data: bytes) -> list[tuple[int, int, int]]:

@@ -13,8 +13,7 @@ change with every SDK release; its decoder lives in `httpx_sse._decoders` (pin h
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from httpx_sse import ServerSentEvent
 from httpx_sse._decoders import SSEDecoder
@@ -22,11 +21,11 @@ from httpx_sse._decoders import SSEDecoder
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
-@dataclass(frozen=True)
-class RawEvent:
+class RawEvent(NamedTuple):
     """One framed piece of the stream: its exact bytes (the ending empty line included) and the
     event they dispatch, or None for a piece that dispatches nothing (comments, stray blank
-    lines, or a cut last event whose fields never arrived)."""
+    lines, or a cut last event whose fields never arrived). A named tuple, not a frozen
+    dataclass: one is made per event, and a frozen dataclass costs several times as much."""
 
     raw: bytes
     event: ServerSentEvent | None
@@ -36,8 +35,7 @@ class RawEvent:
 UNPARSED: Final = object()
 
 
-@dataclass(frozen=True)
-class Relayed:
+class Relayed(NamedTuple):
     """An event on its way to the arm, passed from one stage of the relay to the next so that
     the stream is framed and its JSON parsed once (the key guard, then the usage meter): the
     bytes that go out, the event they dispatch, and its parsed JSON when a stage had it."""

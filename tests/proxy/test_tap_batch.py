@@ -126,3 +126,14 @@ def test_common_events_frame_as_the_line_decoder_frames_them(seed: int) -> None:
     # Fed one byte at a time, no event is ever whole in the buffer at once: the decoder path.
     by_byte = _framed([data[i : i + 1] for i in range(len(data))], EventFramer())
     assert _framed([data], EventFramer()) == by_byte
+
+
+@pytest.mark.parametrize("padding", [0, 10, 590, 600, 5000])
+def test_a_literal_key_is_found_in_short_and_long_chunks_alike(padding: int) -> None:
+    # Up to a few hundred bytes one regex looks for every key, beyond that one scan per key.
+    for key in (OPENAI_KEY, ANTHROPIC_KEY):
+        data = b"x" * padding + key.encode() + b" tail"
+        out, hits = REDACTOR.redact(data)
+        assert hits == 1 and key.encode() not in out and out.startswith(b"x" * padding)
+        stream = REDACTOR.stream()
+        assert key.encode() not in stream.feed(data) + stream.finish()
