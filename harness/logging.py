@@ -5,6 +5,6 @@ It lives in proxy/logs.py, which the proxy's process (importing nothing of harne
 
 from __future__ import annotations
 
-from proxy.logs import configure_logging
+from rundir.logs import configure_logging
 
 __all__ = ["configure_logging"]

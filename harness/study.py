@@ -79,7 +79,6 @@ from pydantic import (
     model_validator,
 )
 
-from harness.checks.arm_verdict import DEFAULT_MAX_FAILURE_RATE
 from harness.datasets.draw import Drawn
 from harness.datasets.model import DatasetError, Memory
 from harness.datasets.source import ItemsSource, draw_from, load_memories
@@ -87,10 +86,10 @@ from harness.errors import HarnessError
 from ledger.errors import LedgerError
 from ledger.ledger import is_url, refuse_password, where
 from ledger.pg_store import is_postgres_url
-from vendors.pins import Pins, PinsError
-from proxy.settings import PurposeRule as ProxyPurposeRule
 from rundir.limits import ResourceLimits
+from rundir.proxy_file import PurposeRule as ProxyPurposeRule
 from vendors.hosts import VENDORS
+from vendors.pins import Pins, PinsError
 
 STUDY_SCHEMA = 1
 DEFAULT_DEADLINE_MS = 60_000
@@ -223,6 +222,11 @@ class PurposeRule(BaseModel):
                 'give route = "..." and/or model = "..." (a rule of neither is every call)'
             )
         return self
+
+
+# More than half of an arm's turns failing means its figures describe its failures, not its
+# answers: the run fails unless the study declares a higher ceiling (harness/checks/arm_verdict.py).
+DEFAULT_MAX_FAILURE_RATE = 0.5
 
 
 class Verdict(BaseModel):

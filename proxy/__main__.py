@@ -13,14 +13,12 @@ import signal
 import sys
 from pathlib import Path
 
-from proxy.addon import HarnessAddon
-from proxy.control import HarnessControl
-from proxy.forward_guard import VendorHostsOnly
-from proxy.logs import configure_logging
-from proxy.relay import start_relay
-from proxy.server import BASE_OPTIONS, NOWHERE, reverse_master
-from proxy.settings import PROXY_READY, ProxyFile, ProxySettingsError
-from proxy.startup_heap import FreezeStartupHeap
+from proxy.app.addons import harness_addons
+from proxy.app.relay import start_relay
+from proxy.app.server import BASE_OPTIONS, NOWHERE, reverse_master
+from proxy.app.startup_heap import FreezeStartupHeap
+from rundir.logs import configure_logging
+from rundir.proxy_file import PROXY_READY, ProxyFile, ProxySettingsError
 
 
 class _Ready:
@@ -44,10 +42,7 @@ def listen_modes(config: ProxyFile) -> list[str]:
 
 async def serve(config: ProxyFile) -> None:
     proxy_master = reverse_master(listen_modes(config), "127.0.0.1")
-    # HarnessAddon reads the arms' turns from HarnessControl's board (its `running` hook).
-    proxy_master.addons.add(
-        HarnessControl(), HarnessAddon(), VendorHostsOnly(), FreezeStartupHeap(), _Ready()
-    )
+    proxy_master.addons.add(*harness_addons(), FreezeStartupHeap(), _Ready())
     proxy_master.options.update(**BASE_OPTIONS, **config.options())
     relay = config.control_relay  # docker: the host reaches the control port this way
     relays = [await start_relay(relay.host, relay.port, config.control_port)] if relay else []

@@ -16,18 +16,18 @@ from urllib.parse import urlsplit
 import structlog
 from mitmproxy import ctx, http
 
-# Re-exported (__all__): tests compute the bounds as the proxy does.
-from proxy.billing import input_bound, max_output
-from proxy.callstate import CallState
-from proxy.content_decode import DecodeError
-from proxy.header_fields import rewrite
+from proxy.flow.callstate import CallState
+from proxy.flow.header_fields import rewrite
+from proxy.flow.safe_json import copy_json
 from proxy.live_call import KEY_ENV, LiveCall, LiveConfig
 from proxy.live_redact import UNDECODABLE, StreamCleaner, redact_head, redact_plain
 from proxy.live_reserve import price_and_reserve
 from proxy.live_settle import book
+
+# Re-exported (__all__): tests compute the bounds as the proxy does.
+from proxy.metering.billing import input_bound, max_output
 from proxy.read_coalesce import install as coalesce_reads
 from proxy.redact import SecretRedactor
-from proxy.safe_json import copy_json
 from proxy.usage import (
     STREAM_ROUTES,
     MeteredUsage,
@@ -35,6 +35,7 @@ from proxy.usage import (
     model_from_body,
     usage_from_body,
 )
+from rundir.content_decode import DecodeError
 from vendors.errors import error_reply
 from vendors.reply import StubReply
 
@@ -87,7 +88,7 @@ class LiveMode:
             return error_reply(state.vendor, 503, f"The harness proxy stopped: {self.halted}")
         live = LiveCall()
         state.live = live
-        body = copy_json(state.body)  # never recurses (proxy.safe_json)
+        body = copy_json(state.body)  # never recurses (proxy.flow.safe_json)
         route = state.route.name
         if route not in FREE_ROUTES:
             refusal = price_and_reserve(cfg, state, live, body)

@@ -10,11 +10,11 @@ from ledger.budget import Reservation, RunBudget
 from ledger.prices import ModelPrice, PriceTable
 from ledger.settlements import SettlementWriter
 from proxy.live_redact import StreamCleaner
-from vendors.pins import Pins
-from proxy.server_tools import ToolPlan
+from proxy.metering.server_tools import ToolPlan
 from proxy.usage import StreamMeter
 from rundir.journal import ReservationJournal
 from vendors.hosts import Vendor
+from vendors.pins import Pins
 
 KEY_ENV = {
     "anthropic": "ANTHROPIC_API_KEY",
@@ -45,7 +45,8 @@ class LiveCall:
     unjournaled: bool = False  # reserved, its journal line not yet written (LiveMode)
     max_output: int = 0
     tools: ToolPlan = field(default_factory=ToolPlan)
-    unbounded: bool = False  # some input is not bounded by the request's bytes (proxy.unbounded)
+    # Some input is not bounded by the request's bytes (proxy.metering.unbounded).
+    unbounded: bool = False
     meter: StreamMeter | None = None
     hide_usage: bool = False
     timer: asyncio.TimerHandle | None = None

@@ -12,11 +12,11 @@ from __future__ import annotations
 import structlog
 from mitmproxy import http
 
-from proxy.callstate import CallState
-from proxy.content_decode import DecodeError, StreamDecoder, decode_body
+from proxy.flow.callstate import CallState
 from proxy.redact import FLAG, SecretRedactor, StreamRedactor
 from proxy.redact_events import EventTextGuard
 from proxy.sse_events import Relayed
+from rundir.content_decode import DecodeError, StreamDecoder, decode_body
 from vendors.errors import error_reply
 
 log = structlog.get_logger("harness.proxy")

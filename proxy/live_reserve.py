@@ -10,11 +10,11 @@ import structlog
 
 from ledger.errors import BudgetExceeded, UnknownModelError
 from ledger.prices import worst_case
-from proxy.billing import budget_refusal, max_output, reserved_input, unpriced_option
-from proxy.callstate import CallState
+from proxy.flow.callstate import CallState
 from proxy.live_call import LiveCall, LiveConfig
+from proxy.metering.billing import budget_refusal, max_output, reserved_input, unpriced_option
+from proxy.metering.server_tools import plan_tools
 from proxy.sampling import PinConflict, rewrite_sampling
-from proxy.server_tools import plan_tools
 from rundir.calllog import Rewrite
 from vendors.errors import error_reply
 from vendors.reply import StubReply

@@ -1,5 +1,5 @@
 """Live mode after a call: what it is booked at, on every path (success, vendor error, cut
-stream, deadline, client disconnect, shutdown), by the cut-call rule of `proxy.billing`."""
+stream, deadline, client disconnect, shutdown), by the cut-call rule of `proxy.metering.billing`."""
 
 from __future__ import annotations
 
@@ -7,9 +7,14 @@ import structlog
 
 from ledger.entries import CallSettlement
 from ledger.prices import TokenCounts, cost
-from proxy.billing import PREMIUM_TIER_WORST_MULTIPLE, PREMIUM_TIERS, billable, booked_tool_uses
-from proxy.callstate import CallState
+from proxy.flow.callstate import CallState
 from proxy.live_call import LiveCall, LiveConfig
+from proxy.metering.billing import (
+    PREMIUM_TIER_WORST_MULTIPLE,
+    PREMIUM_TIERS,
+    billable,
+    booked_tool_uses,
+)
 from proxy.usage import MeteredUsage
 from rundir.calllog import Tokens, TokenSource
 

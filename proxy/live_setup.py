@@ -17,10 +17,10 @@ from ledger.ledger import Ledger, where
 from ledger.prices import PriceTable, load_prices
 from ledger.settlements import SettlementWriter
 from proxy.live import LiveConfig, LiveMode
+from proxy.metering.tokencount import preload
 from proxy.redact import install_log_redaction, uninstall_log_redaction
-from vendors.pins import Pins
-from proxy.tokencount import preload
 from rundir.journal import ReservationJournal
+from vendors.pins import Pins
 
 log = structlog.get_logger("harness.proxy")
 

@@ -14,12 +14,11 @@ Pure: no I/O, no clock. Deterministic and idempotent (a rewritten body rewrites 
 from __future__ import annotations
 
 import functools
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from typing import Any
 
 from rundir.calllog import Rewrite
 from vendors.models import is_reasoning_model
+from vendors.pins import MIN_THINKING_BUDGET, Pins
 
 # Models known to deprecate manual thinking budgets in favour of adaptive, for when the installed
 # SDK's own list cannot be read.
@@ -38,11 +37,10 @@ def _sdk_adaptive_models() -> tuple[str, ...]:
     return tuple(MODELS_TO_WARN_WITH_THINKING_ENABLED)
 
 
-__all__ = ["PinConflict", "Pins", "PinsError", "Rewrite", "is_reasoning_model", "rewrite_sampling"]
+__all__ = ["PinConflict", "Rewrite", "rewrite_sampling"]
 
 ROUTES = ("anthropic.messages", "openai.chat", "openai.responses")
 
-_MIN_THINKING_BUDGET = 1024  # the Messages API refuses smaller budgets
 _THINKING_TOP_P_FLOOR = 0.95  # with thinking on, top_p must be >= this or unset
 # Anthropic models that still accept temperature and top_p together; every later model (and any
 # unknown one, to fail safe) refuses the pair, so only one of them may be sent.
@@ -57,13 +55,6 @@ _BOTH_SAMPLERS_OK = (
 )
 _ABSENT = object()  # distinguishes "field missing" from an explicit null in the request
 
-AnthropicEffort = Literal["low", "medium", "high", "xhigh", "max"]
-OpenAIEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
-
-
-class PinsError(ValueError):
-    """A `[pins]` table that does not validate; the message names each bad field."""
-
 
 class PinConflict(ValueError):
     """Pins that cannot be applied to this request without the vendor refusing it."""
@@ -72,69 +63,6 @@ class PinConflict(ValueError):
         super().__init__(message)
         self.field = field
         self.message = message
-
-
-class ThinkingDisabled(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    type: Literal["disabled"]
-
-
-class ThinkingEnabled(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    type: Literal["enabled"]
-    budget_tokens: int = Field(ge=_MIN_THINKING_BUDGET)
-
-
-class ThinkingAdaptive(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    type: Literal["adaptive"]
-
-
-ThinkingPin = ThinkingDisabled | ThinkingEnabled | ThinkingAdaptive
-
-
-class Pins(BaseModel):
-    """The study's pinned sampling values; None means "leave the arm's choice alone"."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    temperature: float | None = Field(None, ge=0, le=2)
-    top_p: float | None = Field(None, ge=0, le=1)
-    top_k: int | None = Field(None, ge=1)
-    max_tokens: int | None = Field(None, ge=1)
-    thinking: ThinkingPin | None = Field(None, discriminator="type")
-    effort: AnthropicEffort | None = None
-    reasoning_effort: OpenAIEffort | None = None
-    seed: int | None = None
-    verbosity: Literal["low", "medium", "high"] | None = None
-    purposes: list[str] = Field(default_factory=lambda: ["main"])
-
-    @model_validator(mode="after")
-    def _budget_fits(self) -> Pins:
-        # Caught at load time so a study with an impossible pin never starts spending.
-        if (
-            isinstance(self.thinking, ThinkingEnabled)
-            and self.max_tokens is not None
-            and self.thinking.budget_tokens >= self.max_tokens
-        ):
-            raise ValueError(
-                f"thinking.budget_tokens ({self.thinking.budget_tokens}) must be less than "
-                f"max_tokens ({self.max_tokens}): raise max_tokens or lower the budget"
-            )
-        return self
-
-    @classmethod
-    def from_toml_table(cls, table: dict[str, Any]) -> Pins:
-        """Pins from a parsed TOML table (e.g. study.toml's `[pins]`), with one line per error."""
-        try:
-            return cls.model_validate(table)
-        except ValidationError as e:
-            lines = []
-            for err in e.errors():
-                where = ".".join(str(p) for p in err["loc"]) or "pins"
-                got = f" (got {err['input']!r})" if err["type"] != "missing" else ""
-                lines.append(f"pins.{where}: {err['msg']}{got}")
-            raise PinsError("invalid [pins] table:\n  " + "\n  ".join(lines)) from None
 
 
 class _Editor:
@@ -255,10 +183,10 @@ def _check_budget(thinking: Any, max_tokens: Any) -> None:
     if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
         return
     budget = thinking.get("budget_tokens")
-    if not isinstance(budget, int) or budget < _MIN_THINKING_BUDGET:
+    if not isinstance(budget, int) or budget < MIN_THINKING_BUDGET:
         raise PinConflict(
             "thinking.budget_tokens",
-            f"thinking.budget_tokens must be an integer >= {_MIN_THINKING_BUDGET} (got "
+            f"thinking.budget_tokens must be an integer >= {MIN_THINKING_BUDGET} (got "
             f"{budget!r}): pin thinking with a larger budget_tokens",
         )
     if isinstance(max_tokens, int) and budget >= max_tokens:

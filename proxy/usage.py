@@ -1,9 +1,11 @@
 """A metered stream's token usage (wire-formats.md, trap 3 and 4): `StreamMeter`.
 
 One `StreamMeter` per streamed call, fed the upstream chunks; it relays bytes unchanged and reads
-the usage events on the side, mapping them with `proxy.vendor_usage` (where plain replies are
+the usage events on the side, mapping them with `proxy.metering.vendor_usage` (where plain replies
+are
 read, `usage_from_body`, and the split every usage is mapped to is described). When a stream
-carries no final usage, the output is counted with `proxy.tokencount` over the text the stream
+carries no final usage, the output is counted with `proxy.metering.tokencount` over the text the
+stream
 delivered, and `count_request_input` counts the request when the input is unknown too.
 """
 
@@ -15,10 +17,9 @@ from typing import Any
 
 from httpx_sse import ServerSentEvent
 
-from proxy.server_tools import anthropic_block, anthropic_uses, openai_items
-from proxy.sse_events import UNPARSED, EventFramer, Relayed
-from proxy.tokencount import count_request_input, count_tokens
-from proxy.vendor_usage import (
+from proxy.metering.server_tools import anthropic_block, anthropic_uses, openai_items
+from proxy.metering.tokencount import count_request_input, count_tokens
+from proxy.metering.vendor_usage import (
     FROM_USAGE,
     MeteredUsage,
     as_dict,
@@ -27,6 +28,7 @@ from proxy.vendor_usage import (
     model_from_body,
     usage_from_body,
 )
+from proxy.sse_events import UNPARSED, EventFramer, Relayed
 
 STREAM_ROUTES = ("anthropic.messages", "openai.chat", "openai.responses")
 # A chat delta's text fields, in the order their text is counted, and whether it is reasoning.

@@ -31,7 +31,7 @@ Outcome = Literal[
     "error_event",
     "proxy_error",
     "shutdown",
-    "replay_miss",  # replay: no recorded response matched the request (proxy.replay)
+    "replay_miss",  # replay: no recorded response matched the request (proxy.modes.replay)
 ]
 
 

@@ -93,7 +93,8 @@ def canonical_json(value: Any) -> bytes:
 
 
 def hash_masked(method: str, route: str, masked_body: Any) -> str:
-    """SHA-256 hex of an already masked JSON request (its depth is bounded by proxy.safe_json)."""
+    """SHA-256 hex of an already masked JSON request (its depth is bounded by
+    proxy.flow.safe_json)."""
     payload = {"method": method, "route": route, "body": masked_body}
     return hashlib.sha256(canonical_json(payload)).hexdigest()
 

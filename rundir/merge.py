@@ -34,8 +34,8 @@ from typing import Any
 from rundir.bodies import BodyStore
 from rundir.errors import RunDirError
 from rundir.header import RunHeader, StudyRun, read_header
-from rundir.manifest import write_manifest
 from rundir.packread import PackReader
+from rundir.seal import write_manifest
 from rundir.shards import MergedShard
 
 # Files the merge writes itself at the top of the merged run (not copied under shards/).

@@ -110,7 +110,8 @@ def _at(value: Any, parts: list[str], mask: ValueMask) -> Any:
 
 
 def _everywhere(value: Any, mask: ValueMask) -> Any:
-    # Iterative, so a deeply nested body (bounded by proxy.safe_json anyway) cannot recurse here.
+    # Iterative, so a deeply nested body (bounded by proxy.flow.safe_json anyway) cannot recurse
+    # here.
     if isinstance(value, str):
         return mask.pattern.sub(f"<masked:{mask.label}>", value)
     stack = [value]

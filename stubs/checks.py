@@ -1,5 +1,5 @@
 """Per route, the checks a request must pass before anything reads it: the stubs' own request
-checks, run by proxy.intake in every mode (the proxy's app passes `check_body` to it). Record mode
+checks, run by proxy.flow.intake in every mode (proxy/app passes `check_body` to it). Record mode
 then refuses what the vendor refuses, and live mode never meters (or crashes on) a field of the
 wrong type or value.
 

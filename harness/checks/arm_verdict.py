@@ -16,15 +16,13 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from harness.study import DEFAULT_MAX_FAILURE_RATE
 from rundir.turns import TurnRecord
 
 # The arm's own failures (rundir/turns.py): above the ceiling, they fail the run.
 ARM_FAILURES = ("cut", "error", "resource_limit")
 # The order outcomes are shown in; an outcome not listed here (a newer harness's) follows them.
 KNOWN_OUTCOMES = ("done", "cut", "error", "infra_failed", "stray_connection", "resource_limit")
-# More than half of an arm's turns failing means its figures describe its failures, not its
-# answers: the run fails unless the study declares a higher ceiling.
-DEFAULT_MAX_FAILURE_RATE = 0.5
 # How much of an arm's error text a one-line summary quotes.
 QUOTE_LIMIT = 160
 

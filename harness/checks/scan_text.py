@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from proxy.content_decode import DecodeError, decode_body
+from rundir.content_decode import DecodeError, decode_body
 
 # Magic numbers of the encodings a vendor or an engine's store may have compressed with.
 _MAGIC = {b"\x1f\x8b": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}

@@ -1,5 +1,5 @@
 """`harness gate STUDY` and `harness audit RUN_DIR`: the checks that make a run's numbers
-believable (harness/checks/gate.py, harness/checks/audit.py). Exit 0 when the check passes, 1 when
+believable (harness/run/gate.py, harness/checks/audit.py). Exit 0 when the check passes, 1 when
 it finds a difference, 2 on a usage error."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def gate(
     """Run the study twice in record mode and check both runs sent the same requests."""
     # Imported here: loading a study and the orchestrator costs seconds other commands skip.
     from harness.checks.body_diff import diff_block
-    from harness.checks.gate import run_gate
+    from harness.run.gate import run_gate
     from harness.study import load_study
 
     record, path = run_gate(load_study(study), run_dir, _isolation(isolation), allow_misses)

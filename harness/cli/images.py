@@ -7,7 +7,8 @@ import time
 import typer
 
 from harness.cli.lazy import typer_app
-from harness.images.build import BuildOptions, ImageInfo, build_images, list_images
+from harness.images.build import BuildOptions, build_images, list_images
+from harness.images.image import ImageInfo
 
 images_app = typer_app(
     help="Build and list the Docker images (base, harness-python, harness-arm, harness-proxy).",

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.images.build import ARM, DockerCLI, ImageInfo, ImageSpec, _build_one, _folder_text
+from harness.images.image import ARM, DockerCLI, ImageInfo, ImageSpec, build_one, folder_text
 from harness.images.node import node_inputs, stage_node
 from harness.images.wheelhouse import Log, fill_wheelhouse, lock_extra, sha256_text
 
@@ -76,11 +76,11 @@ def build_extras(
         # engines apart.
         args_text = json.dumps(engine_args, sort_keys=True)
         built.append(
-            _build_one(
+            build_one(
                 docker,
                 root,
                 spec,
-                inputs=sha256_text(_folder_text(root, spec), args_text, inputs, arm.id),
+                inputs=sha256_text(folder_text(root, spec), args_text, inputs, arm.id),
                 files=files,
                 build_args={"ARM_IMAGE": ARM.tag, **engine_args},
                 force=force,

@@ -12,11 +12,11 @@ from datetime import datetime
 from typing import Literal
 
 from harness.study import ArmSpec
+from rundir.limits import AppliedLimits, ResourceLimits
 
 # What the run's proxy needs, whatever runs it, and the line it prints once it listens: the
 # proxy's own model (proxy.json holds it), which imports no mitmproxy into the orchestrator.
-from proxy.settings import PROXY_READY, ProxySettings
-from rundir.limits import AppliedLimits, ResourceLimits
+from rundir.proxy_file import PROXY_READY, ProxySettings
 
 __all__ = ["PROXY_READY", "ProxySettings"]
 

@@ -69,7 +69,7 @@ def preload(libfaketime: str) -> str:
     if not source.is_file():
         return _alone(libfaketime, f"{source} is not there (not a checkout)")
     from harness.errors import HarnessError
-    from harness.images.build import compile_sleepfix
+    from harness.isolation.sleepfix import compile_sleepfix
 
     cache = REPO / ".cache"
     try:

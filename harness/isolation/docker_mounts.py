@@ -26,7 +26,7 @@ def source_mounts() -> list[str]:
 
 
 def identity_mounts(settings: ProxySettings) -> list[str]:
-    # The settings' paths are absolute already (proxy.settings makes them so).
+    # The settings' paths are absolute already (proxy.app.options makes them so).
     paths = [settings.stubs, settings.pins, settings.prices, settings.ca_bundle]
     dirs = {str(p.parent) for p in paths if p}
     dirs |= {str(p) for p in (settings.run_dir, settings.replay_from) if p}

@@ -49,9 +49,9 @@ from harness.isolation.ports import free_port, free_ports
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
 from harness.isolation.sdk_env import sdk_env
 from harness.study import ArmSpec
-from proxy.settings import ProxyFile
 from rundir.atomic import write_atomic
 from rundir.limits import AppliedLimits
+from rundir.proxy_file import ProxyFile
 
 log = structlog.get_logger("harness.isolation.local")
 GUARD_DIR = Path(__file__).parent / "guard"

@@ -25,7 +25,7 @@ from harness.run.strays import at_teardown, by_destination
 from ledger.ledger import chain_end
 from rundir.header import RunHeader, now_iso
 from rundir.instances import by_arm
-from rundir.manifest import write_manifest
+from rundir.seal import write_manifest
 from rundir.turns import read_turns
 
 log = structlog.get_logger("harness.study")

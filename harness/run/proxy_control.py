@@ -12,7 +12,7 @@ from typing import Literal
 import httpx
 
 from harness.isolation.base import InfraError
-from proxy.settings import instance_name
+from rundir.proxy_file import instance_name
 from rundir.turn_message import TurnMessage
 
 

@@ -10,30 +10,19 @@ whitespace-normalised.
 from __future__ import annotations
 
 import json
-import re
-import string
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
 
 from harness.checks.memory_controls import strings_of
 from harness.run.net_score import DEFAULT_LAMBDA, abstains, scored_net
+from harness.stats.answer_text import normalise
 from harness.study import Item
 from rundir.calllog import CALL_SCHEMA, CallRecord
 from rundir.ingestions import IngestionRecord
 from rundir.packread import PackReader
 from rundir.questions import QuestionLog, QuestionRecord
 from rundir.turns import TurnRecord
-
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCTUATION = str.maketrans("", "", string.punctuation)
-
-
-def normalise(text: str) -> str:
-    """SQuAD's answer normalisation, as LoCoMo's and LongMemEval's scripts use it: lower case,
-    no punctuation, no articles, single spaces."""
-    lowered = text.casefold().translate(_PUNCTUATION)
-    return " ".join(_ARTICLES.sub(" ", lowered).split())
 
 
 def _flat(text: str) -> str:

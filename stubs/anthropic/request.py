@@ -26,7 +26,7 @@ _MIN_THINKING_BUDGET = 1024
 _SOURCED_BLOCKS = ("image", "document")
 # Optional string options (`Optional[str]`/`Literal` in the 2.14 SDK's MessageCreateParams). Only
 # the type is checked: a new value the vendor adds must not be refused here, and the live proxy
-# refuses the premium values its table cannot price (proxy.billing).
+# refuses the premium values its table cannot price (proxy.metering.billing).
 _STRING_OPTIONS = ("speed", "inference_geo", "service_tier", "container")
 _DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 
@@ -356,7 +356,7 @@ def cache_writes(body: dict[str, Any], total_input: int) -> tuple[int, int]:
 
 def check_create(body: dict[str, Any]) -> None:
     """The checks of a /v1/messages body that live mode's pinned-sampling rewrite cannot change
-    (proxy.intake runs them in both modes, before the rewrite)."""
+    (proxy.flow.intake runs them in both modes, before the rewrite)."""
     plan_messages(body, 0, per_model=False)
 
 

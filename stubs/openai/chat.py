@@ -72,7 +72,7 @@ def chat_completions(req: StubRequest, ctx: StubContext) -> StubReply:
 
 
 def check_chat(body: dict[str, Any]) -> None:
-    """The checks of a chat completions body that hold whatever the model (proxy.intake runs
+    """The checks of a chat completions body that hold whatever the model (proxy.flow.intake runs
     them in both modes, before live mode's pinned-sampling rewrite)."""
     parse_chat(body, per_model=False)
 

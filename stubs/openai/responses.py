@@ -121,7 +121,7 @@ def _reply_text(req: StubRequest, ctx: StubContext, params: ResponsesParams) -> 
 
 
 def check_responses(body: dict[str, Any]) -> None:
-    """The checks of a Responses body that hold whatever the model (proxy.intake runs them in
+    """The checks of a Responses body that hold whatever the model (proxy.flow.intake runs them in
     both modes, before live mode's pinned-sampling rewrite)."""
     parse_responses(body, per_model=False)
 

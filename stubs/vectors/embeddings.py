@@ -140,7 +140,7 @@ def _vectors(texts: list[str], dims: int, ctx: StubContext) -> list[npt.NDArray[
 
 
 def check_embeddings(body: dict[str, Any]) -> None:
-    """The checks of what the live proxy reads (proxy.intake runs them in both modes); the
+    """The checks of what the live proxy reads (proxy.flow.intake runs them in both modes); the
     encoding and dimensions are checked by the stub, which knows each model's width."""
     _model(body)
     _inputs(body.get("input"))

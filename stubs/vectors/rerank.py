@@ -107,7 +107,7 @@ def voyage_rerank(req: StubRequest, ctx: StubContext) -> StubReply:
 
 
 def check_cohere(body: dict[str, Any]) -> None:
-    """The request checks (proxy.intake runs them in both modes)."""
+    """The request checks (proxy.flow.intake runs them in both modes)."""
     _string(body, "model")
     _string(body, "query")
     documents = [_cohere_text(d, i) for i, d in enumerate(_documents(body))]

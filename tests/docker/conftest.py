@@ -14,7 +14,7 @@ import docker
 import pytest
 
 from harness.errors import HarnessError
-from harness.images.build import DockerCLI
+from harness.images.image import DockerCLI
 
 _skipped_reasons: set[str] = set()
 

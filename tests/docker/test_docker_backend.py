@@ -26,7 +26,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from harness.images.build import ARM
+from harness.images.image import ARM
 from harness.isolation.docker_net import network_gateway
 from tests.harness.studies import read_jsonl
 from tests.study_builder import StudyBuilder

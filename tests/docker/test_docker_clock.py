@@ -16,7 +16,7 @@ import docker
 import pytest
 from ruamel.yaml import YAML
 
-from harness.images.build import ARM, PYTHON
+from harness.images.image import ARM, PYTHON
 from harness.isolation.docker_clock import PRELOAD_ENV, clock_pinning_for, faketime_preload
 from tests.harness.studies import harness, header, only_run, read_jsonl
 from tests.study_builder import StudyBuilder

@@ -35,8 +35,9 @@ def engine_images(docker_engine: docker.DockerClient) -> None:
 
 
 def test_a_second_build_skips_the_engine_images(engine_images: None) -> None:
-    from harness.images.build import ARM, BuildOptions, build_images
+    from harness.images.build import BuildOptions, build_images
     from harness.images.engines import ENGINE_IMAGES
+    from harness.images.image import ARM
 
     progress: list[str] = []
     build_images(BuildOptions(offline=True, extras=("engines",)), progress.append)

@@ -21,17 +21,16 @@ from docker.models.containers import Container
 from docker.models.networks import Network
 
 from harness.errors import HarnessError
-from harness.images.build import (
+from harness.images.build import BuildOptions, build_images
+from harness.images.image import (
     ARM,
     BASE_TAG,
     IMAGES,
     INPUTS_LABEL,
     PROXY,
     PYTHON,
-    BuildOptions,
     DockerCLI,
     ImageInfo,
-    build_images,
 )
 from harness.images.wheelhouse import IMAGE_PYTHON
 from harness.isolation.proxy_ca import ensure_ca, fingerprint

@@ -158,7 +158,7 @@ def test_the_live_run_replays_with_no_key_and_no_vendor(live_run: Path, tmp_path
 
 
 def test_a_body_the_proxy_could_not_store_is_named(live_run: Path, tmp_path: Path) -> None:
-    # As a proxy on a full disk logs a call (proxy.call_sink): the record whole and flagged,
+    # As a proxy on a full disk logs a call (proxy.calllog.sink): the record whole and flagged,
     # the body not in the pack.
     run, ledger = _copy(live_run, tmp_path)
     lines = (run / "calls.jsonl").read_text().splitlines()

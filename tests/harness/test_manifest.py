@@ -11,7 +11,8 @@ import pytest
 
 from ledger.prices import load_prices
 from rundir.header import RunHeader, now_iso
-from rundir.manifest import tool_version, write_manifest
+from rundir.manifest import tool_version
+from rundir.seal import write_manifest
 from tests.fakevendor.server import FakeVendor
 from tests.harness.studies import harness, header, only_run, toy_arm, write_study
 from tests.proxy.live_helpers import start_live_proxy

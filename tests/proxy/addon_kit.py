@@ -29,10 +29,8 @@ with warnings.catch_warnings():
     from mitmproxy.proxy.mode_specs import ProxyMode
     from mitmproxy.test import taddons, tflow, tutils
 
-from proxy.addon import HarnessAddon
-from proxy.control import HarnessControl
-from proxy.forward_guard import VendorHostsOnly
-from proxy.server import NOWHERE
+from proxy.app.addons import harness_addons
+from proxy.app.server import NOWHERE
 
 HAIKU = "claude-haiku-4-5-20251001"
 
@@ -107,7 +105,7 @@ class AddonKit:
 @asynccontextmanager
 async def addon_context(run_dir: Path, **options: Any) -> AsyncIterator[AddonKit]:
     """The harness addons with `harness_run_dir=run_dir` and `options`, running until exit."""
-    addons = [HarnessControl(), HarnessAddon(), VendorHostsOnly()]
+    addons = harness_addons()
     with taddons.context(*addons) as tctx:
         tctx.options.update(harness_run_dir=str(run_dir), harness_run_id="inprocess", **options)
         kit = AddonKit(tctx, addons, run_dir)

@@ -1,7 +1,7 @@
 """Live mode through the addon's hooks in mitmproxy's test kit (tests/proxy/addon_kit.py), in
 front of a fake vendor.
 
-A live call goes out before its request is hashed and its body stored (proxy.intake
+A live call goes out before its request is hashed and its body stored (proxy.flow.intake
 `keep_request`, off the request's way in). What users rely on: its record still holds the hash
 record mode gives the same request and the body as sent; and a body that cannot be stored then
 stops the proxy forwarding anything more, for good (fail closed), with the call already out

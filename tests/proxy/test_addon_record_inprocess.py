@@ -131,7 +131,8 @@ async def test_a_streamed_reply_is_played_as_server_sent_events(
     streamed, unstreamed = proxy.calls()
     assert streamed["stream"] is True and streamed["outcome"] == "ok"
     assert streamed["response_chunks"] and len(streamed["response_chunks"]) > 1
-    # The stub answers a stream and a plain call of one request alike (proxy.intake STREAM_FIELDS).
+    # The stub answers a stream and a plain call of one request alike (proxy.flow.intake
+    # STREAM_FIELDS).
     reply_text = (
         plain["content"][0]["text"]
         if "anthropic" in path

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from ledger.prices import load_prices
-from proxy.billing import billable, input_bound, max_output
-from proxy.tokencount import count_request_input
+from proxy.metering.billing import billable, input_bound, max_output
+from proxy.metering.tokencount import count_request_input
 from proxy.usage import MeteredUsage
 
 PRICES = load_prices()

@@ -1,10 +1,10 @@
-"""proxy.call_record: a call's record holds what the arm sent, escaped where mitmproxy decoded
+"""proxy.calllog.record: a call's record holds what the arm sent, escaped where mitmproxy decoded
 stray bytes to lone surrogates, so it can always be written."""
 
 from __future__ import annotations
 
-from proxy.call_record import build_record
-from proxy.callstate import CallState
+from proxy.calllog.record import build_record
+from proxy.flow.callstate import CallState
 
 
 def test_stray_bytes_in_path_purpose_and_model_are_logged_escaped() -> None:

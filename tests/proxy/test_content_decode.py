@@ -1,4 +1,4 @@
-"""proxy.content_decode: what an upstream compressed is read back exactly, or refused loudly."""
+"""rundir.content_decode: what an upstream compressed is read back exactly, or refused loudly."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import brotli
 import pytest
 import zstandard
 
-from proxy import content_decode
-from proxy.content_decode import DecodeError, StreamDecoder, decode_body
+from rundir import content_decode
+from rundir.content_decode import DecodeError, StreamDecoder, decode_body
 
 BODY = b'data: {"type":"content_block_delta","delta":{"text":"hello"}}\n\n' * 200
 

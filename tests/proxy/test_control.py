@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from harness.isolation.ports import free_port
-from proxy.control import MAX_BODY, HarnessControl, TurnRef
+from proxy.flow.control import MAX_BODY, HarnessControl, TurnRef
 from rundir.turn_message import TurnMessage
 from tests.proxy.addon_kit import addon_context
 

@@ -1,4 +1,4 @@
-"""proxy.failsafe: the harness's own headers are checked, and text mitmproxy decoded from stray
+"""proxy.flow.failsafe: the harness's own headers are checked, and text mitmproxy decoded from stray
 bytes can still be logged."""
 
 from __future__ import annotations
@@ -7,8 +7,14 @@ import json
 
 import pytest
 
-from proxy.callstate import CallState
-from proxy.failsafe import INTERNAL_ERROR_FLAG, bad_purpose, internal_reply, mark_failed, safe_text
+from proxy.flow.callstate import CallState
+from proxy.flow.failsafe import (
+    INTERNAL_ERROR_FLAG,
+    bad_purpose,
+    internal_reply,
+    mark_failed,
+    safe_text,
+)
 
 
 def state(purpose: str = "") -> CallState:

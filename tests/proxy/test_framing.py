@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from proxy.framing import HEAD_LIMIT, Refusal, head_refusal, parse_refusal
+from proxy.flow.framing import HEAD_LIMIT, Refusal, head_refusal, parse_refusal
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
@@ -237,7 +237,7 @@ def test_head_refusal_reads_the_framing_headers(head: bytes, refused: str | None
 
 
 def test_a_refusal_travels_in_the_error_message_and_nothing_else_does() -> None:
-    from proxy.framing import REFUSAL_MARK
+    from proxy.flow.framing import REFUSAL_MARK
 
     assert parse_refusal(f"{REFUSAL_MARK}400 bad\nframing") == Refusal(400, "bad\nframing")
     assert parse_refusal("Client disconnected.") is None
@@ -277,7 +277,7 @@ def test_a_refusal_after_the_request_was_read_is_the_vendors_too(
         from mitmproxy.proxy.layers.http._http1 import Http1Server
         from mitmproxy.test import tflow
 
-    from proxy.framing import install
+    from proxy.flow.framing import install
 
     install()
     server = Http1Server(Context(tflow.tclient_conn(), options.Options()))

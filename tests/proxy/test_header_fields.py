@@ -1,5 +1,5 @@
 """The one-pass header helpers mean what mitmproxy's own `Headers` operations mean
-(proxy.header_fields): the proxy relies on them to find the purpose header, strip the arm's
+(proxy.flow.header_fields): the proxy relies on them to find the purpose header, strip the arm's
 credentials whatever their case, and send the study's key exactly once."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from mitmproxy import http
 
-from proxy.header_fields import lowered, rewrite
+from proxy.flow.header_fields import lowered, rewrite
 
 # Names an SDK, an arm or a hostile client may send: every case, repeats, bytes that are not UTF-8.
 NAMES = st.sampled_from(

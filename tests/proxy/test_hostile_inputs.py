@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from proxy.addon import HarnessAddon
+from proxy.app.addon import HarnessAddon
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
@@ -295,7 +295,8 @@ async def test_a_failure_while_the_reply_streams_breaks_the_call_instead_of_rela
         warnings.simplefilter("ignore", DeprecationWarning)
         from mitmproxy.test import taddons, tflow
 
-    from proxy.callstate import CallState
+    from proxy.flow.callstate import CallState
+    from proxy.modes.live import LiveForwarding
 
     class BrokenLive:
         def responseheaders(self, _flow: object, _state: object) -> None:
@@ -310,7 +311,7 @@ async def test_a_failure_while_the_reply_streams_breaks_the_call_instead_of_rela
     addon = HarnessAddon()
     with taddons.context(addon) as tctx:
         tctx.configure(addon, harness_run_dir=str(tmp_path), harness_run_id="r")
-        addon.live = BrokenLive()
+        addon.mode = LiveForwarding(BrokenLive(), None, addon.record)  # type: ignore[arg-type]
         flow = tflow.tflow(resp=True)
         flow.live = True
         state = CallState("anthropic", "/v1/messages", "POST", "arm", "main", 0.0)

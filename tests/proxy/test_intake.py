@@ -1,4 +1,4 @@
-"""proxy.intake: hostile JSON and wrong-typed fields are refused with the
+"""proxy.flow.intake: hostile JSON and wrong-typed fields are refused with the
 vendor's 400 before anything (hash, stubs, live metering) reads the body."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from proxy.callstate import CallState
-from proxy.intake import intake
+from proxy.flow.callstate import CallState
+from proxy.flow.intake import intake
 from rundir.masking import DEFAULT_BODY_MASKS, hash_masked
 from stubs.checks import check_body
 from vendors.hosts import Vendor

@@ -12,7 +12,7 @@ import httpx2
 import openai
 import pytest
 
-from proxy.tokencount import count_tokens
+from proxy.metering.tokencount import count_tokens
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess

@@ -32,4 +32,4 @@ def test_the_live_mode_loads_no_stub_module(module: str) -> None:
 
 def test_the_probe_sees_a_stub_module_when_one_is_loaded() -> None:
     # The record mode does load stubs: the probe is not blind.
-    assert "stubs.rules.replies" in loaded_stubs("proxy.addon")
+    assert "stubs.rules.replies" in loaded_stubs("proxy.app.addon")

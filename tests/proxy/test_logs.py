@@ -9,7 +9,7 @@ import sys
 import pytest
 import structlog
 
-from proxy.logs import configure_logging
+from rundir.logs import configure_logging
 
 
 def test_a_cached_logger_writes_to_the_stderr_of_the_moment(

@@ -1,4 +1,4 @@
-"""proxy.safe_json: the strict parse that refuses hostile JSON with a one-line reason, and the
+"""proxy.flow.safe_json: the strict parse that refuses hostile JSON with a one-line reason, and the
 body copy that never recurses."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from proxy.safe_json import MAX_DEPTH, HostileJSON, copy_json, nesting_depth, parse_body
+from proxy.flow.safe_json import MAX_DEPTH, HostileJSON, copy_json, nesting_depth, parse_body
 
 
 @pytest.mark.parametrize(

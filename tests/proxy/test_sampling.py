@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from anthropic._data import MODELS_TO_WARN_WITH_THINKING_ENABLED
 
-from proxy.sampling import PinConflict, Pins, PinsError, prefers_adaptive, rewrite_sampling
+from proxy.sampling import PinConflict, prefers_adaptive, rewrite_sampling
 from rundir.calllog import Rewrite
 from stubs.anthropic.messages import messages
 from stubs.openai.chat import chat_completions
@@ -21,6 +21,7 @@ from stubs.rules.context import StubContext
 from tests.stubs.sdk_transport import body_digest
 from vendors.errors import StubRequestError
 from vendors.hosts import Vendor
+from vendors.pins import Pins, PinsError
 from vendors.reply import StubReply
 
 USER = [{"role": "user", "content": "Where does my sister live?"}]

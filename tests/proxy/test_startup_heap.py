@@ -1,4 +1,4 @@
-"""The proxy's start-up heap leaves the collector's sight once it runs (proxy.startup_heap): a
+"""The proxy's start-up heap leaves the collector's sight once it runs (proxy.app.startup_heap): a
 full collection then walks only what calls allocated, instead of stalling every call in flight
 for the ~100 ms a walk of the whole start-up heap took."""
 
@@ -16,7 +16,7 @@ with warnings.catch_warnings():
     from mitmproxy import hooks
     from mitmproxy.test import taddons
 
-from proxy.startup_heap import FreezeStartupHeap
+from proxy.app.startup_heap import FreezeStartupHeap
 
 
 @pytest.fixture(autouse=True)

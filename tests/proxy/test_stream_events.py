@@ -9,7 +9,7 @@ import json
 import pytest
 from mitmproxy import http
 
-from proxy.callstate import CallState
+from proxy.flow.callstate import CallState
 from proxy.live_redact import StreamCleaner
 from proxy.redact import SecretRedactor
 from proxy.redact_events import EventTextGuard

@@ -1,4 +1,5 @@
-"""proxy.tokencount: the right vocabulary per model, exact counts for OpenAI models, a rounded-up
+"""proxy.metering.tokencount: the right vocabulary per model, exact counts for OpenAI models, a
+rounded-up
 safety margin for Claude and unknown models, and a request count that covers all prompt text."""
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import quicktok
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy import tokencount
-from proxy.tokencount import (
+from proxy.metering import tokencount
+from proxy.metering.tokencount import (
     CLAUDE_SAFETY_MARGIN,
     MEDIA_ALLOWANCE,
     count_request_input,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from proxy.unbounded import INLINE_IMAGE_TOKENS, MAX_NODES, unbounded_inputs
+from proxy.metering.unbounded import INLINE_IMAGE_TOKENS, MAX_NODES, unbounded_inputs
 
 PNG = "iVBORw0KGgo="
 

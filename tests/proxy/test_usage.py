@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionChunk
 
-from proxy.tokencount import count_tokens
+from proxy.metering.tokencount import count_tokens
 from proxy.usage import MeteredUsage, StreamMeter, usage_from_body
 from stubs.anthropic.messages import messages
 from stubs.openai.chat import chat_completions

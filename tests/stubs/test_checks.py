@@ -1,5 +1,5 @@
 """stubs.checks: every route that takes a body has its checks, and each one refuses a body of
-the wrong shape with the vendor's 400 (proxy.intake runs them in both modes)."""
+the wrong shape with the vendor's 400 (proxy.flow.intake runs them in both modes)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from proxy.server_tools import reply_tool_uses
+from proxy.metering.server_tools import reply_tool_uses
 
 Source = Literal["vendor", "proxy_count", "partial"]
 

@@ -11,23 +11,35 @@ import traceback
 import structlog
 from mitmproxy import http
 
-from proxy.callstate import CallState
-from proxy.intake import stub_digest
-from proxy.stream_server import Playback, StreamServer
+from proxy.flow.callstate import CallState
+from proxy.flow.intake import stub_digest
+from proxy.modes.base import LocalMode, ModeName
+from proxy.modes.stream_server import Playback, StreamServer
 from stubs.request import StubRequest
 from stubs.routes import stub_handler
 from stubs.rules.context import StubContext
 from stubs.rules.delays import delay_for
 from vendors.errors import StubRequestError, error_reply
 from vendors.reply import StubReply
+from vendors.routes import ROUTES
 
 log = structlog.get_logger("harness.proxy")
 
 
-class RecordMode:
+class RecordMode(LocalMode):
+    name: ModeName = "record"
+
     def __init__(self, stub_context: StubContext, stream_server: StreamServer) -> None:
         self.stub_context = stub_context
         self.stream_server = stream_server
+
+    def warm(self) -> None:
+        """Import every stub handler now so the first call does not pay for it."""
+        for route in ROUTES:
+            stub_handler(route)
+
+    async def respond(self, flow: http.HTTPFlow, state: CallState) -> StubReply:
+        return self.answer(state)
 
     def answer(self, state: CallState) -> StubReply:
         """The stub's reply for a request that passed intake."""

@@ -1,25 +1,23 @@
 """Every setting of the run's proxy, as one model: the addon's options and `proxy.json`.
 
-`ProxySettings` field `x` is the addon option `harness_x` (proxy/addon.py declares its options
-from the model, so the two cannot drift); `ProxyFile` is what a backend writes to
+`ProxySettings` field `x` is the addon option `harness_x` (proxy/app/options.py declares the
+addon's options from the model, so the two cannot drift); `ProxyFile` is what a backend writes to
 `<run>/proxy.json` for `python -m proxy`: the settings, plus each arm's listeners, the control
 port and the TLS files, which are options of the other addons and of mitmproxy itself.
 
-This module imports neither mitmproxy nor anything of harness/: the orchestrator builds and writes
-these models without loading the proxy.
+A run-directory format: the orchestrator (harness/) builds and writes these models and the proxy
+reads them, so neither imports the other for it. It imports neither mitmproxy nor the proxy.
 """
 
 from __future__ import annotations
 
 import json
-import types
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic_core import PydanticUndefined
 
 from rundir.atomic import write_atomic
 from rundir.errors import RunDirError
@@ -121,7 +119,7 @@ class ProxySettings(BaseModel):
                 continue
             if name == "replay_from" and self.mode != "replay":
                 continue
-            options[f"harness_{name}"] = _option_value(getattr(self, name))
+            options[f"harness_{name}"] = option_value(getattr(self, name))
         return options
 
     def upstream_ca(self) -> str:
@@ -129,7 +127,7 @@ class ProxySettings(BaseModel):
         return str(self.ca_bundle) if self.ca_bundle and self.mode == "live" else ""
 
 
-def _option_value(value: Any) -> Any:
+def option_value(value: Any) -> Any:
     if value is None:
         return ""
     if isinstance(value, Path):
@@ -137,52 +135,6 @@ def _option_value(value: Any) -> Any:
     if isinstance(value, list):
         return [v.model_dump_json() if isinstance(v, BaseModel) else v for v in value]
     return value
-
-
-def declare_options(loader: Any) -> None:
-    """Declare every ProxySettings field as option `harness_<field>` (the addon's `load`).
-    `loader` is mitmproxy's Loader; typed loosely so this module never imports mitmproxy."""
-    for name, field in ProxySettings.model_fields.items():
-        if field.exclude:
-            continue
-        typespec, choices = _option_type(field.annotation)
-        default = field.get_default(call_default_factory=True)
-        loader.add_option(
-            f"harness_{name}",
-            typespec,
-            _option_value(None if default is PydanticUndefined else default),
-            field.description or name,
-            choices=choices,
-        )
-
-
-def _option_type(annotation: Any) -> tuple[Any, list[str] | None]:
-    """The mitmproxy option type of a field: paths are strings ('' = none), lists of models are
-    lists of JSON strings."""
-    origin = get_origin(annotation)
-    if origin is Literal:
-        return str, [str(a) for a in get_args(annotation)]
-    if origin in (Union, types.UnionType) or annotation is Path:
-        return str, None
-    if origin is list:
-        return Sequence[str], None
-    if annotation in (str, int, float, bool):
-        return annotation, None
-    raise TypeError(f"no mitmproxy option type for {annotation!r}")
-
-
-def parse_purposes(entries: Sequence[str]) -> list[PurposeRule]:
-    """`harness_purposes` back into rules; ValueError naming the bad entry."""
-    rules = []
-    for entry in entries:
-        try:
-            rules.append(PurposeRule.model_validate_json(entry))
-        except ValidationError as e:
-            raise ValueError(
-                f"harness_purposes entry {entry!r} is not a purpose rule: "
-                f"{e.errors(include_url=False)[0]['msg']}"
-            ) from None
-    return rules
 
 
 class ControlRelay(BaseModel):

@@ -1,6 +1,6 @@
 """The run's call log as the addon writes it: calls.jsonl and bodies/, durable, fail closed.
 
-Every finished call gets one record (proxy.call_record); a background task fsyncs the log every
+Every finished call gets one record (proxy.calllog.record); a background task fsyncs the log every
 `harness_sync_interval`. The first write or fsync that fails stops the proxy serving: from then on
 every call is refused with the vendor's 503, because a call let through unrecorded could not be
 accounted for.
@@ -15,8 +15,8 @@ from typing import Literal
 
 import structlog
 
-from proxy.call_record import build_record, store_response
-from proxy.callstate import CallState
+from proxy.calllog.record import build_record, store_response
+from proxy.flow.callstate import CallState
 from rundir.bodies import BodyStore
 from rundir.calllog import UNSTORED_FLAGS, CallLog, CallLogError
 from vendors.errors import error_reply

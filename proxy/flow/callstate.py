@@ -12,7 +12,7 @@ from vendors.reply import StubReply
 from vendors.routes import Route
 
 if TYPE_CHECKING:
-    from proxy.control import TurnRef
+    from proxy.flow.control import TurnRef
 
 
 @dataclass
@@ -24,7 +24,7 @@ class CallState:
     purpose: str
     start: float
     seq: int = 0
-    # The item and turn the arm ran when the call arrived (proxy.control), for its record.
+    # The item and turn the arm ran when the call arrived (proxy.flow.control), for its record.
     turn: TurnRef | None = None
     route: Route | None = None
     body: dict[str, Any] | None = None
@@ -32,7 +32,7 @@ class CallState:
     masked_body: Any = None  # `body` without the masked fields, as hashed
     request_hash: str = ""
     request_body: str | None = None
-    # Live mode: passed every check, not yet hashed nor stored (proxy.intake.keep_request runs
+    # Live mode: passed every check, not yet hashed nor stored (proxy.flow.intake.keep_request runs
     # once the call has gone out).
     unkept: bool = False
     # Record mode: the stub's reply, and the StreamServer path when it is played, not set.

@@ -1,12 +1,12 @@
-"""One call's `CallRecord`, built from what the addon knew of it (proxy.callstate)."""
+"""One call's `CallRecord`, built from what the addon knew of it (proxy.flow.callstate)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from proxy.callstate import CallState
-from proxy.control import TurnRef
-from proxy.failsafe import safe_text
+from proxy.flow.callstate import CallState
+from proxy.flow.control import TurnRef
+from proxy.flow.failsafe import safe_text
 from rundir.bodies import BodyStore
 from rundir.calllog import CallRecord, Timing, Tokens
 

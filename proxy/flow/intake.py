@@ -2,7 +2,7 @@
 
 A request the vendor would refuse for its shape is answered here with the vendor's error in
 both modes: forwarding it in live mode would only pay for the same error. Hostile JSON (too deep,
-huge numbers, lone surrogates, duplicate keys: proxy.safe_json) and fields of the wrong type or
+huge numbers, lone surrogates, duplicate keys: proxy.flow.safe_json) and fields of the wrong type or
 value (stubs.checks) are refused before anything else reads the body, so the hash, the metering
 and the stubs only ever see a body of sane shape. So is a top-level field the vendor does not
 accept (vendors.fields), with that vendor's own refusal.
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from proxy.callstate import CallState
-from proxy.safe_json import HostileJSON, parse_body
+from proxy.flow.callstate import CallState
+from proxy.flow.safe_json import HostileJSON, parse_body
 from rundir.bodies import BodyStore
 from rundir.masking import hash_masked, mask_body, request_hash
 from vendors.errors import StubRequestError, error_reply

@@ -139,7 +139,7 @@ def _gather(value: Any, texts: list[str], extra: list[int]) -> None:
 def count_request_input(route: str, model: str, body: dict[str, Any]) -> int:
     """The proxy's own count of a request's input tokens (all prompt text, tool and output
     schemas, a per-message overhead, media at a flat allowance), never below the vendor's count
-    for text as far as `proxy.tokencount` can promise."""
+    for text as far as `proxy.metering.tokencount` can promise."""
     texts: list[str] = []
     extra = [0]
     for name in _TEXT_FIELDS.get(route, ()):

@@ -9,7 +9,7 @@ call never reaches the call log. Nothing is forwarded either way.
 `install` wraps the layer's two reading states (`Http1Server.read_headers`, `read_body`) so that
 every such refusal is the vendor's own 400 JSON (the vendor read from the request line, as the
 addon reads it), and is handed on to the addon's `error` hook with a message that starts with
-`REFUSAL_MARK`; the addon logs it as a `bad_request` call (proxy.addon). The wrapper is stricter
+`REFUSAL_MARK`; the addon logs it as a `bad_request` call (proxy.app.addon). The wrapper is stricter
 than mitmproxy where mitmproxy lets through what a vendor's front end would refuse or a
 downstream server could read differently (request smuggling): a Transfer-Encoding other than
 exactly `chunked`, and a request head larger than `HEAD_LIMIT` (mitmproxy buffers it unbounded).

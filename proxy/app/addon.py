@@ -1,8 +1,9 @@
 """The harness mitmproxy addon: attribute, hash and log every call; answer it per the run's mode.
 
 Options are prefixed `harness_` and validated in `configure`, as mitmproxy's own addons do.
-record: answer from `stubs/` (proxy.record). live: forward metered and capped (proxy.live).
-replay: answer from an earlier run's call log, fail closed on a miss (proxy.replay).
+The run's mode is one `Mode` (proxy/modes/base.py), `self.mode`: record answers from `stubs/`
+(proxy.modes.record), live forwards metered and capped (proxy.modes.live over proxy.live), replay
+answers from an earlier run's call log and fails closed on a miss (proxy.modes.replay).
 """
 
 from __future__ import annotations
@@ -12,48 +13,42 @@ import time
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import structlog
 from mitmproxy import ctx, exceptions, http
 from mitmproxy.addonmanager import Loader
 
 from proxy.after_reply import AfterReply
-from proxy.call_sink import CallSink
-from proxy.callstate import CallState
-from proxy.control import HarnessControl, TurnBoard
-from proxy.failsafe import (
-    INTERNAL_ERROR_FLAG,
+from proxy.app.options import declare_options, parse_purposes
+from proxy.calllog.sink import CallSink
+from proxy.flow.callstate import CallState
+from proxy.flow.control import HarnessControl, TurnBoard
+from proxy.flow.failsafe import (
     as_response,
     bad_purpose,
     internal_reply,
     mark_failed,
     safe_text,
 )
-from proxy.framing import Refusal, parse_refusal
-from proxy.framing import install as install_framing
-from proxy.header_fields import lowered, rewrite
-from proxy.intake import intake, keep_request
-from proxy.record import RecordMode
-from proxy.replay import CUT_OUTCOMES, ReplayMode, ReplaySourceError
-from proxy.settings import (
-    MODES,
-    PurposeRule,
-    arm_of,
-    declare_options,
-    parse_purposes,
-    rule_purpose,
-)
-from proxy.stream_server import StreamServer
+from proxy.flow.framing import Refusal, parse_refusal
+from proxy.flow.framing import install as install_framing
+from proxy.flow.header_fields import lowered, rewrite
+from proxy.flow.intake import intake, keep_request
+from proxy.modes.base import Mode
+from proxy.modes.live import LiveForwarding
+from proxy.modes.record import RecordMode
+from proxy.modes.replay import CUT_OUTCOMES, ReplayMode, ReplaySourceError
+from proxy.modes.stream_server import StreamServer
 from rundir.calllog import UNSTORED_FLAGS
 from rundir.masking import DEFAULT_BODY_MASKS
+from rundir.proxy_file import MODES, PurposeRule, arm_of, rule_purpose
 from stubs.checks import check_body
-from stubs.routes import stub_handler
 from stubs.rules.context import StubContext
 from stubs.rules.replies import ReplyBook, StubsFileError
 from vendors.errors import error_reply
 from vendors.hosts import DEFAULT_UPSTREAMS, VENDORS, default_purpose, split_vendor
-from vendors.routes import ROUTES, find_route
+from vendors.routes import find_route
 
 log = structlog.get_logger("harness.proxy")
 
@@ -68,10 +63,9 @@ class HarnessAddon:
         # Each arm's turn; the control addon's own board once it is found (`running`).
         self.turns = TurnBoard()
         self.stream_server = StreamServer()
+        # The stubs answer record mode's calls and send every mode's own replies (refusals).
         self.record = RecordMode(StubContext(), self.stream_server)
-        self.live: Any = None  # proxy.live.LiveMode in live mode
-        self.live_setup: Any = None  # proxy.live_setup.LiveSetup (ledger, writer, journal)
-        self.replay: ReplayMode | None = None
+        self.mode: Mode = self.record
         self.sink = CallSink()
         # A streamed reply's booking and record, after its end; a forwarded request's journal
         # line, hash and stored body, after it has been written upstream.
@@ -86,10 +80,11 @@ class HarnessAddon:
         self.run_id = ""
 
     def load(self, loader: Loader) -> None:
-        # One option per field of proxy.settings.ProxySettings, the model proxy.json holds; the
+        # One option per field of proxy.app.options.ProxySettings, the model proxy.json holds; the
         # listeners' ports come from its ProxyFile (one per arm and listener kind).
         declare_options(loader)
-        # Framing refusals (CL+TE, bad chunks, ...) as the vendor's error, logged: proxy.framing.
+        # Framing refusals (CL+TE, bad chunks, ...) as the vendor's error, logged:
+        # proxy.flow.framing.
         install_framing()
         loader.add_option(
             "harness_arm_ports", Sequence[str], [], "PORT=ARM: calls on listener PORT are ARM's."
@@ -157,15 +152,16 @@ class HarnessAddon:
             raise
 
     def _start_mode(self, opts: Any) -> None:
-        if opts.harness_mode == "replay" and self.replay is None:
-            self.replay = self._start_replay()
-        if opts.harness_mode == "live" and self.live is None and opts.harness_run_dir:
+        if opts.harness_mode == "replay" and self.mode.name != "replay":
+            self.mode = self._start_replay()
+        if opts.harness_mode == "live" and self.mode.name != "live" and opts.harness_run_dir:
             from proxy.live_setup import LiveSetupError, start_live
 
             try:
-                self.live_setup, self.live = start_live(opts, self.upstreams(), live_keys())
+                setup, live = start_live(opts, self.upstreams(), live_keys())
             except LiveSetupError as e:
                 raise exceptions.OptionsError(str(e)) from e
+            self.mode = LiveForwarding(live, setup, self.record)
 
     def _start_replay(self) -> ReplayMode:
         opts = ctx.options
@@ -197,9 +193,7 @@ class HarnessAddon:
         control = ctx.master.addons.get("harnesscontrol")
         if isinstance(control, HarnessControl):
             self.turns = control.turns
-        # Import every stub handler now so the first call does not pay for it.
-        for route in ROUTES:
-            stub_handler(route)
+        self.mode.warm()
         await self.stream_server.start()
         self.sink.start(ctx.options.harness_sync_interval)
 
@@ -207,21 +201,17 @@ class HarnessAddon:
         self.after_reply.flush()  # streams that ended just now: settled as served, not as cut
         self.sink.stop()
         await self.stream_server.stop()
-        if self.live is not None:
-            for state in self.live.shutdown():
-                self._log(state, 0, None, time.time())
+        for state in self.mode.shutdown():
+            self._log(state, 0, None, time.time())
         self.sink.sync_quietly()
-        if self.live_setup is not None:
-            self.live_setup.close(self.live)
-        if self.replay is not None:
-            self.replay.close()
+        self.mode.close()
         self.sink.close()
 
     # --- hooks -------------------------------------------------------------------------------
 
     async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None:
-            return  # refused before it was a call (proxy.forward_guard)
+            return  # refused before it was a call (proxy.app.forward_guard)
         try:
             await self._request(flow)
         except Exception:
@@ -276,7 +266,7 @@ class HarnessAddon:
                     self.sink.bodies,
                     headers.get("content-encoding", ""),
                     # Live: hashed and stored once forwarded, off the request's way in.
-                    keep_later=self.live is not None,
+                    keep_later=self.mode.forwards,
                     check=check_body,
                 )
             except OSError as e:
@@ -287,9 +277,9 @@ class HarnessAddon:
                 state.purpose = INGEST_PURPOSE
             elif not headed and self.purposes:
                 self._rule_purpose(state)
-        if reply is None and self.live is not None:
+        if reply is None and self.mode.forwards:
             try:
-                reply = await self.live.forward(flow, state)
+                reply = await self.mode.respond(flow, state)
             except OSError as e:
                 self.sink.fail(str(e))
                 reply = self.sink.refusal(state)
@@ -306,11 +296,10 @@ class HarnessAddon:
                     lambda: self._keep(state), ready=lambda: flow.server_conn is not pointed
                 )
                 return  # forwarded
-        if reply is None and self.replay is not None:
-            reply = self.replay.answer(state)
-        if reply is None:
-            reply = self.record.answer(state)
-        (self.replay or self.record).send(flow, state, reply)
+        elif reply is None:
+            reply = await self.mode.respond(flow, state)
+        assert reply is not None  # a mode that answers locally always has a reply
+        self.mode.send(flow, state, reply)
 
     def _rule_purpose(self, state: CallState) -> None:
         """The study's `[purposes]` rules, for a call that named no purpose: by route, model."""
@@ -328,8 +317,8 @@ class HarnessAddon:
         try:
             if state.played:
                 flow.response.stream = True
-            elif state.live is not None and self.live is not None:
-                self.live.responseheaders(flow, state)
+            else:
+                self.mode.responseheaders(flow, state)
         except Exception:
             # The reply can no longer be metered or checked for keys: break the arm's connection
             # (the error hook books the call at its reservation) rather than relay it unchecked.
@@ -344,8 +333,7 @@ class HarnessAddon:
         if state.played or state.stream:
             # Its body has gone out; its end goes out when this hook returns (proxy.after_reply):
             # book and log it just after, not on the stream's tail. The deadline stops now.
-            if self.live is not None:
-                self.live.reply_ended(state)
+            self.mode.reply_ended(state)
             # mitmproxy clears `flow.live` just before it writes the end (HttpStream.flow_done).
             self.after_reply.defer(lambda: self._finish(flow, state), ready=lambda: not flow.live)
         else:
@@ -366,11 +354,7 @@ class HarnessAddon:
 
     def _response(self, flow: http.HTTPFlow, state: CallState) -> None:
         assert flow.response is not None
-        if state.live is not None and self.live is not None:
-            state.response_content_type = flow.response.headers.get("content-type")
-            self.live.finished(flow, state)
-            if INTERNAL_ERROR_FLAG in state.flags:
-                state.outcome = "proxy_error"  # refused by us, not by the vendor
+        self.mode.finished(flow, state)  # a forwarded call metered and settled
         first_byte = flow.response.timestamp_start
         end = flow.response.timestamp_end or time.time()
         if not self._log(state, flow.response.status_code, first_byte, end) and not (
@@ -400,12 +384,8 @@ class HarnessAddon:
         if state.played:
             self.stream_server.discard(state.played)
         state.error = str(flow.error) if flow.error else "connection lost"
-        if state.live is not None and self.live is not None:
-            if flow.response is not None:
-                state.response_content_type = flow.response.headers.get("content-type")
-            self.live.failed(flow, state)
-            if INTERNAL_ERROR_FLAG in state.flags:
-                state.outcome = "proxy_error"  # broken by the proxy, not by the vendor
+        if self.mode.failed(flow, state):
+            pass  # a forwarded call: settled at what it cost, its outcome set
         elif state.outcome in CUT_OUTCOMES:
             # A break the stubs or the recording asked for, served as asked: keep its outcome.
             state.flags.append("cut")
@@ -417,7 +397,7 @@ class HarnessAddon:
         self._log(state, status, first_byte, time.time())
 
     def _framing_refused(self, flow: http.HTTPFlow, refusal: Refusal) -> None:
-        """A request proxy.framing refused before any hook (its vendor's 400 already sent, the
+        """A request proxy.flow.framing refused before any hook (its vendor's 400 already sent, the
         connection closed, nothing forwarded): logged as the arm's bad request."""
         req = flow.request
         vendor, path = split_vendor(req.path, req.host_header or "", {})
@@ -444,15 +424,14 @@ class HarnessAddon:
 
     def _keep(self, state: CallState) -> None:
         """A forwarded live call's journal line, hash and stored body, once each
-        (proxy.live.note_forwarded, proxy.intake.keep_request)."""
-        if self.live is not None:
-            try:
-                self.live.note_forwarded(state)
-            except OSError as e:
-                # Its money is covered (a durable block); later calls are refused.
-                self.sink.fail(f"cannot write the reservation journal: {e}")
-            except Exception:
-                mark_failed(state, "request")
+        (proxy.live.note_forwarded, proxy.flow.intake.keep_request)."""
+        try:
+            self.mode.note_forwarded(state)
+        except OSError as e:
+            # Its money is covered (a durable block); later calls are refused.
+            self.sink.fail(f"cannot write the reservation journal: {e}")
+        except Exception:
+            mark_failed(state, "request")
         if not state.unkept:
             return
         try:
@@ -472,14 +451,9 @@ class HarnessAddon:
             first_byte,
             end,
             run_id=self.run_id,
-            mode=self._mode(state),
+            # The proxy's mode, also for a call refused at intake (whose state.live is unset).
+            mode="live" if state.live else self.mode.name,
         )
-
-    def _mode(self, state: CallState) -> Literal["record", "live", "replay"]:
-        """The proxy's mode, also for a call refused at intake, whose state.live is never set."""
-        if state.live or self.live is not None:
-            return "live"
-        return "replay" if self.replay else "record"
 
 
 def _usd(option: str, value: str) -> Decimal:

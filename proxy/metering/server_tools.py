@@ -8,7 +8,7 @@ OpenAI Responses' `max_tool_calls` (its limit on built-in tool calls per respons
 without one is refused with a message that says to set it. Tools billed by container time
 (Anthropic code execution, OpenAI code interpreter) are not in usage, so they are booked once per
 call that offers them, whatever the reply says. Any server tool also brings in content billed as
-input, so the call is reserved at the model's full input window (proxy.unbounded), once per
+input, so the call is reserved at the model's full input window (proxy.metering.unbounded), once per
 sampling iteration: the vendor samples the model again after each tool use, and every iteration
 bills its whole prompt. Iterations are bounded by the uses (max_uses, max_tool_calls), and for
 Anthropic by its server-side loop limit (`ANTHROPIC_LOOP_LIMIT`).
@@ -16,7 +16,7 @@ Anthropic by its server-side loop limit (`ANTHROPIC_LOOP_LIMIT`).
 After: Anthropic reports `usage.server_tool_use.<tool>_requests`; its `server_tool_use` content
 blocks are counted too and the larger figure wins. OpenAI reports each hosted call as an output
 item (`web_search_call`, ...). A use of a tool the table cannot price makes the call billed at its
-reservation, flagged (proxy.billing.booked_tool_uses).
+reservation, flagged (proxy.metering.billing.booked_tool_uses).
 """
 
 from __future__ import annotations

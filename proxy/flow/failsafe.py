@@ -12,7 +12,7 @@ import traceback
 import structlog
 from mitmproxy import http
 
-from proxy.callstate import CallState
+from proxy.flow.callstate import CallState
 from vendors.errors import error_reply
 from vendors.reply import StubReply
 

@@ -18,9 +18,9 @@ from mitmproxy.addons import (
     tlsconfig,
 )
 
-from proxy.addon import HarnessAddon
-from proxy.settings import ProxySettings
-from proxy.startup_heap import FreezeStartupHeap
+from proxy.app.addons import harness_addons
+from proxy.app.startup_heap import FreezeStartupHeap
+from rundir.proxy_file import ProxySettings
 
 # Record mode never contacts this address: every call is answered by the addon or replayed by
 # its local stream server. Reverse mode still needs a target; this one refuses connections.
@@ -71,8 +71,7 @@ async def serve(
 ) -> None:
     """Serve until SIGINT/SIGTERM, then flush the call log."""
     proxy_master = reverse_master([f"reverse:{NOWHERE}@{port}"], host)
-    addon = HarnessAddon()
-    proxy_master.addons.add(addon, FreezeStartupHeap(), _Ready(on_ready))
+    proxy_master.addons.add(*harness_addons(), FreezeStartupHeap(), _Ready(on_ready))
     updates: dict[str, Any] = {**BASE_OPTIONS, **settings.addon_options()}
     if settings.ca_bundle:
         # Trust this CA for upstream TLS (a local fake vendor in tests, a corporate CA).

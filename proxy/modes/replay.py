@@ -16,12 +16,14 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import structlog
 from mitmproxy import http
 
-from proxy.callstate import CallState
-from proxy.stream_server import Playback, StreamServer
+from proxy.flow.callstate import CallState
+from proxy.modes.base import LocalMode, ModeName
+from proxy.modes.stream_server import Playback, StreamServer
 from rundir.bodies import BodyStore
 from rundir.calllog import CallRecord, Tokens, read_calls
 from stubs.rules.delays import DelayRule
@@ -52,7 +54,8 @@ class Miss:
 
 
 @dataclass
-class ReplayMode:
+class ReplayMode(LocalMode):
+    name: ClassVar[ModeName] = "replay"
     source: Path
     stream_server: StreamServer
     # Play streamed replies with the recorded time to first byte and an even spread of the
@@ -90,6 +93,9 @@ class ReplayMode:
         # run that closed cleanly does not have.
         mode.bodies = BodyStore(source / "bodies")
         return mode
+
+    async def respond(self, flow: http.HTTPFlow, state: CallState) -> StubReply:
+        return self.answer(state)
 
     def answer(self, state: CallState) -> StubReply:
         """The recorded reply for a request that passed intake, or a loud miss."""

@@ -9,8 +9,8 @@ from typing import Any
 
 from ledger.errors import BudgetExceeded
 from ledger.prices import ModelPrice, PriceTable, TokenCounts
-from proxy.server_tools import PER_CALL, ToolPlan
-from proxy.unbounded import InputBound, unbounded_inputs
+from proxy.metering.server_tools import PER_CALL, ToolPlan
+from proxy.metering.unbounded import InputBound, unbounded_inputs
 from proxy.usage import MeteredUsage, count_request_input
 from rundir.calllog import TokenSource
 from vendors.errors import error_reply
@@ -40,7 +40,7 @@ def reserved_input(
     bounded by the request's bytes (by URL or file id, an inline PDF, audio, stored state, or
     content a server tool brings in), else the byte bound plus each inline image's allowance.
     The window is reserved at the highest tier's rates (`worst_case` takes every tier up to it),
-    once per sampling iteration a server-tool loop may run (proxy.server_tools)."""
+    once per sampling iteration a server-tool loop may run (proxy.metering.server_tools)."""
     found = unbounded_inputs(body)
     if tools.server_side:
         found.unbounded.append("content brought in by server-side tools")

@@ -25,7 +25,7 @@ from mitmproxy import ctx
 from mitmproxy.addonmanager import Loader
 from pydantic import ValidationError
 
-from proxy.safe_json import HostileJSON, parse_body
+from proxy.flow.safe_json import HostileJSON, parse_body
 from rundir.turn_message import TurnMessage
 
 log = structlog.get_logger("harness.proxy.control")

@@ -1,0 +1,14 @@
+"""One call's mode-independent parts: its state, intake (strict JSON, vendor checks, the request
+hash), HTTP/1 framing refusals, the failsafe 500, header rewriting, the arms' turn board.
+
+Submodules are imported where used (not here), so importing one loads only what it needs."""
+
+__all__ = [
+    "callstate",
+    "control",
+    "failsafe",
+    "framing",
+    "header_fields",
+    "intake",
+    "safe_json",
+]

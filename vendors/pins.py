@@ -1,0 +1,82 @@
+"""The study's pinned sampling (`[pins]` in study.toml, or a pins TOML for the live proxy): the
+values every arm's main calls are sent with. The model is shared by the study loader (harness/)
+and the live proxy's sampling rewrite (proxy/live/sampling.py), so neither imports the other.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+MIN_THINKING_BUDGET = 1024  # the Messages API refuses smaller budgets
+
+AnthropicEffort = Literal["low", "medium", "high", "xhigh", "max"]
+OpenAIEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+
+
+class PinsError(ValueError):
+    """A `[pins]` table that does not validate; the message names each bad field."""
+
+
+class ThinkingDisabled(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    type: Literal["disabled"]
+
+
+class ThinkingEnabled(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    type: Literal["enabled"]
+    budget_tokens: int = Field(ge=MIN_THINKING_BUDGET)
+
+
+class ThinkingAdaptive(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    type: Literal["adaptive"]
+
+
+ThinkingPin = ThinkingDisabled | ThinkingEnabled | ThinkingAdaptive
+
+
+class Pins(BaseModel):
+    """The study's pinned sampling values; None means "leave the arm's choice alone"."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, ge=0, le=1)
+    top_k: int | None = Field(None, ge=1)
+    max_tokens: int | None = Field(None, ge=1)
+    thinking: ThinkingPin | None = Field(None, discriminator="type")
+    effort: AnthropicEffort | None = None
+    reasoning_effort: OpenAIEffort | None = None
+    seed: int | None = None
+    verbosity: Literal["low", "medium", "high"] | None = None
+    purposes: list[str] = Field(default_factory=lambda: ["main"])
+
+    @model_validator(mode="after")
+    def _budget_fits(self) -> Pins:
+        # Caught at load time so a study with an impossible pin never starts spending.
+        if (
+            isinstance(self.thinking, ThinkingEnabled)
+            and self.max_tokens is not None
+            and self.thinking.budget_tokens >= self.max_tokens
+        ):
+            raise ValueError(
+                f"thinking.budget_tokens ({self.thinking.budget_tokens}) must be less than "
+                f"max_tokens ({self.max_tokens}): raise max_tokens or lower the budget"
+            )
+        return self
+
+    @classmethod
+    def from_toml_table(cls, table: dict[str, Any]) -> Pins:
+        """Pins from a parsed TOML table (e.g. study.toml's `[pins]`), with one line per error."""
+        try:
+            return cls.model_validate(table)
+        except ValidationError as e:
+            lines = []
+            for err in e.errors():
+                where = ".".join(str(p) for p in err["loc"]) or "pins"
+                got = f" (got {err['input']!r})" if err["type"] != "missing" else ""
+                lines.append(f"pins.{where}: {err['msg']}{got}")
+            raise PinsError("invalid [pins] table:\n  " + "\n  ".join(lines)) from None
