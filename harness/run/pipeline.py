@@ -14,6 +14,8 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import structlog
+
 from harness.errors import HarnessError
 from harness.run.drive import drive
 from harness.run.finish import RunResult, finish
@@ -23,6 +25,8 @@ from ledger.git_branch import from_environment
 
 __all__ = ["Isolation", "RunRequest", "RunResult", "run_study"]
 
+log = structlog.get_logger("harness.study")
+
 
 def run_study(request: RunRequest) -> RunResult:
     """Everything that can be checked is checked before a process starts."""
@@ -30,15 +34,26 @@ def run_study(request: RunRequest) -> RunResult:
     if request.mode != "live":
         return finish(plan, drive(plan))
     with _one_live_job(plan):
-        result = finish(plan, drive(plan))
-        # The proxy has settled the run: its entries go to the study's private branch, while
-        # this job still holds the keys (no other run's entries can come in between).
-        study = plan.study
-        branch = from_environment(
-            study.file.ledger_repo, study.file.ledger_branch, study.path.parent
-        )
-        commit_to_branch(study.ledger_location, branch, plan.header.run_id)
+        try:
+            result = finish(plan, drive(plan))
+        except BaseException:
+            # A run that stopped was settled too (its proxy stopped): commit it all the same,
+            # and let the run's own error be the one reported.
+            try:
+                _commit(plan)
+            except HarnessError as e:
+                log.error("the ledger was not committed", error=e.message)
+            raise
+        _commit(plan)
         return result
+
+
+def _commit(plan: Plan) -> None:
+    """The proxy has settled the run: its entries go to the study's private branch, while this
+    job still holds the keys (no other run's entries can come in between)."""
+    study = plan.study
+    branch = from_environment(study.file.ledger_repo, study.file.ledger_branch, study.path.parent)
+    commit_to_branch(study.ledger_location, branch, plan.header.run_id)
 
 
 @contextmanager

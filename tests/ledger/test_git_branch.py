@@ -7,14 +7,22 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from ledger.errors import LedgerError
-from ledger.git_branch import LedgerBranch, commit_ledger, from_environment, verify_branch
-from ledger.ledger import Ledger
+from ledger.git_branch import (
+    LedgerBranch,
+    commit_ledger,
+    from_environment,
+    ledger_bytes,
+    verify_branch,
+)
+from ledger.ledger import Ledger, verify
+from tests.pg_server import PgServer, running_server
 
 IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t"}
 IDENTITY |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
@@ -124,3 +132,29 @@ def test_the_environment_overrides_the_study(
     monkeypatch.setenv("HARNESS_LEDGER_GIT", "/srv/l.git")
     monkeypatch.setenv("HARNESS_LEDGER_BRANCH", "pilot")
     assert from_environment("../l.git", "x", tmp_path) == LedgerBranch(Path("/srv/l.git"), "pilot")
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[PgServer]:
+    yield from running_server()
+
+
+def test_a_postgres_ledger_is_committed_as_the_file_its_rows_make(
+    pg: PgServer, work_repo: Path, tmp_path: Path
+) -> None:
+    url = pg.new_database()
+    branch = LedgerBranch(work_repo, "spend")
+    with Ledger(url) as led:
+        led.open_stage("s", Decimal(10))
+        led.reserve_run("r0", Decimal(1), stage="s")
+        led.settle_run("r0")
+    assert commit_ledger(branch, ledger_bytes(url), "run r0") is not None
+    exported = tmp_path / "exported.jsonl"  # the rows, as `harness ledger export` writes them
+    exported.write_bytes(ledger_bytes(url))
+    assert verify(exported).entries == 3
+    with Ledger(url) as led:
+        led.reserve_run("r1", Decimal(1), stage="s")
+        led.settle_run("r1")
+    assert commit_ledger(branch, ledger_bytes(url), "run r1") is not None
+    report = verify_branch(branch, ledger_bytes(url))
+    assert report.ok and report.commits == 2
