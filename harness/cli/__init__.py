@@ -25,6 +25,12 @@ COMMANDS = (
         "Run a study against the real vendors, metered and capped (after a clean record run).",
     ),
     Lazy(
+        "pilot",
+        "harness.cli.pilot:pilot",
+        "Run the live pilot's legs under one ledger stage: legs dropped in the fixed order (never "
+        "the first five) when the projection passes the cap; writes unit_costs.json.",
+    ),
+    Lazy(
         "merge",
         "harness.cli.study:merge",
         "Join the shards of one study run into one run directory (refuses a missing or foreign "

@@ -1,0 +1,78 @@
+"""`harness pilot STUDY --legs FILE --cap USD`: the live pilot's legs under one stage."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+import typer
+
+from harness.cli.study import ISOLATION, RUN_DIR, _isolation
+from harness.errors import HarnessError
+
+
+def _usd(text: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise HarnessError(f"--cap {text!r} is not an amount in USD, e.g. 10") from None
+    if not value.is_finite() or value <= 0:
+        raise HarnessError(f"--cap {text!r} must be a positive amount in USD")
+    return value
+
+
+def pilot(
+    study: Path = typer.Argument(..., help="The study file (study.toml)."),
+    legs: Path = typer.Option(..., "--legs", help="The legs file (docs/pilot.md)."),
+    cap: str = typer.Option(..., "--cap", envvar="HARNESS_CAP", help="The pilot's cap in USD."),
+    from_run: Path | None = typer.Option(
+        None,
+        "--from",
+        help="The record run to project from (default: the newest passing record run of the "
+        "study under --run-dir).",
+    ),
+    basis: str = typer.Option(
+        "worst",
+        "--basis",
+        help="worst (reserve-style, the default) | expected: what is compared with the cap.",
+    ),
+    stage: str | None = typer.Option(
+        None, "--stage", help="The ledger stage (default: pilot-STUDY-TIMESTAMP, a new one)."
+    ),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help="Where plan.json, pilot.json, unit_costs.json go (default: RUN_DIR/STAGE).",
+    ),
+    run_dir: Path = RUN_DIR,
+    isolation: str = ISOLATION,
+) -> int:
+    """Run the live pilot's legs under one ledger stage: legs dropped in the fixed order (never
+    the first five) when the projection passes the cap; writes unit_costs.json."""
+    from harness.run.legs import load_legs
+    from harness.run.pilot import default_stage, run_pilot
+    from harness.study import load_study
+
+    if basis not in ("worst", "expected"):
+        raise HarnessError(f"--basis {basis!r} is not one of worst, expected")
+    loaded = load_study(study)
+    stage_name = stage or default_stage(loaded)
+    result = run_pilot(
+        loaded,
+        load_legs(legs),
+        cap=_usd(cap),
+        run_root=run_dir,
+        out=out or run_dir / stage_name,
+        record_run=from_run,
+        basis="worst" if basis == "worst" else "expected",
+        stage=stage_name,
+        isolation=_isolation(isolation),
+    )
+    for name in result.dropped:
+        p = result.projections[name]
+        typer.echo(f"dropped {name}: projected ${p.worst:.4f} worst, ${p.expected:.4f} expected")
+    for leg in result.legs:
+        verdict = "passed" if leg.passed else f"FAILED ({leg.why})"
+        typer.echo(f"leg {leg.name}: {verdict} {leg.run_dir or ''}".rstrip())
+    typer.echo(f"stage {result.stage}; unit costs: {result.out / 'unit_costs.json'}")
+    return 0 if result.passed else 1
