@@ -221,7 +221,7 @@ async def measure_streams(
                 # A pause before the next stream, as an arm reading a reply would leave: a
                 # stream's time is then its own, not partly the proxy finishing the one
                 # before (the metered proxy books a stream just after its end goes out,
-                # proxy.after_reply; bare mitmdump's addons also run after a reply).
+                # proxy.flow.after_reply; bare mitmdump's addons also run after a reply).
                 await asyncio.sleep(args.stream_gap_ms / 1000)
                 await settle(running[_port(t)].proc.pid)  # its after-work, not the next's
     finally:

@@ -3,7 +3,7 @@ events, the usage meter), without mitmproxy or sockets: steadier than wall times
 machine, and what py-spy showed as the proxy's largest per-chunk cost (issue 11).
 
 Feeds `bench.vendor_upstream`'s 50-event reply, write by write, through `StreamCleaner` and
-`StreamMeter` as `proxy.live`'s tap does, and checks the bytes out and the usage. With
+`StreamMeter` as `proxy.live.mode`'s tap does, and checks the bytes out and the usage. With
 `--before DIR` (a `git worktree` of an older commit) it measures that checkout too, in
 alternating child processes, so both share the machine's load.
 
@@ -33,9 +33,9 @@ def measure(streams: int, events: int, per_write: int = 1) -> float:
 
     from bench.vendor_upstream import stream_writes
     from proxy.flow.callstate import CallState
-    from proxy.live_redact import StreamCleaner
-    from proxy.redact import SecretRedactor
-    from proxy.usage import StreamMeter
+    from proxy.metering.usage import StreamMeter
+    from proxy.redact.secrets import SecretRedactor
+    from proxy.redact.stream import StreamCleaner
 
     writes = [w.partition(b"\r\n")[2][:-2] for w in stream_writes(events)]  # de-chunked
     writes = [b"".join(writes[i : i + per_write]) for i in range(0, len(writes), per_write)]

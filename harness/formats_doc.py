@@ -56,7 +56,7 @@ FORMATS = (
     Format("strays_seen.jsonl", ("rundir.strays_seen:StraySeen",)),
     Format("rtt.jsonl", ("rundir.rtt:RttProbe",)),
     Format("reservations.jsonl", ("rundir.journal:JournalCall", "rundir.journal:JournalBlock")),
-    Format("proxy.json", ("proxy.app.options:ProxyFile",)),
+    Format("proxy.json", ("rundir.proxy_file:ProxyFile",)),
     Format("voids.jsonl", ("rundir.voids:VoidRecord",)),
     Format("gate.json", ("rundir.gate_record:GateRecord",)),
     Format("replay.json", ("harness.checks.replay_compare:ReplayComparison",)),

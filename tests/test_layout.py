@@ -9,6 +9,7 @@ Read from the source with `ast`, so an import inside a function counts as much a
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,8 @@ ALLOWED: dict[str, set[str]] = {
     "ledger": {"canonical"},
     "stubs": {"vendors"},
     "proxy": {"stubs", "ledger", "rundir", "vendors", "canonical"},
+    "arms": set(),  # an arm speaks the seam over HTTP; it imports nothing of the harness
+    "harness": {"proxy", "stubs", "ledger", "rundir", "vendors", "canonical", "arms"},
 }
 
 
@@ -56,4 +59,181 @@ def test_isolation_does_not_import_the_cli() -> None:
             module = node.module if isinstance(node, ast.ImportFrom) else None
             if module and module.startswith("harness.cli"):
                 offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []
+
+
+# --- the import graph, module by module -------------------------------------------------------
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for room in OURS for p in sorted((ROOT / room).rglob("*.py"))}
+
+
+def _imports(path: Path) -> list[str]:
+    """Every module of ours `path` imports (`from a.b import c` may name module a.b.c)."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names += [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+    return [name for name in names if name.split(".")[0] in OURS]
+
+
+@functools.cache
+def import_graph() -> dict[str, set[str]]:
+    """module -> the modules of ours it imports (a package's own __init__ left out)."""
+    modules = _modules()
+
+    def known(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets = {known(name) for name in _imports(path)}
+        graph[module] = {t for t in targets if t and t != module and not module.startswith(f"{t}.")}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def part_graph(room: str, graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """`room`'s parts (a sub-package, or a module directly in the room) and their arrows."""
+
+    def part(module: str) -> str | None:
+        pieces = module.split(".")
+        return pieces[1] if pieces[0] == room and len(pieces) > 1 else None
+
+    parts: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        source = part(module)
+        if source is None:
+            continue
+        arrows = parts.setdefault(source, set())
+        arrows |= {p for t in targets if (p := part(t)) is not None and p != source}
+    return parts
+
+
+def test_no_module_imports_itself_back() -> None:
+    """No import cycle between modules, not even one held by an import inside a function."""
+    assert cycles(import_graph()) == []
+
+
+@pytest.mark.parametrize("room", ["harness", "proxy"])
+def test_no_cycle_between_a_rooms_parts(room: str) -> None:
+    """Sub-packages (and the modules beside them) import one way: checks never imports run back,
+    nor images isolation, nor any proxy part the parts that use it."""
+    assert cycles(part_graph(room, import_graph())) == []
+
+
+# proxy/'s parts: each may import only the parts listed (and itself). flow is one call's
+# mode-independent core; metering and redact build on it; the call log records it; live forwards
+# and meters; modes put record, replay and live behind one Mode; app assembles mitmproxy.
+PROXY_PARTS: dict[str, set[str]] = {
+    "flow": set(),
+    "metering": {"flow"},
+    "redact": {"flow"},
+    "calllog": {"flow"},
+    "live": {"flow", "metering", "redact"},
+    "modes": {"flow"},
+    "app": {"flow", "calllog", "modes", "live", "metering", "redact"},
+    "__main__": {"app"},
+}
+# Only record and replay answer from stubs/; everything else reads vendor facts from vendors/.
+PROXY_PARTS_WITH_STUBS = {"modes", "app"}
+
+
+def test_proxy_parts_import_only_the_parts_below_them() -> None:
+    graph = import_graph()
+    wrong = {
+        part: sorted(arrows - PROXY_PARTS.get(part, set()))
+        for part, arrows in part_graph("proxy", graph).items()
+    }
+    assert {part: arrows for part, arrows in wrong.items() if arrows} == {}
+
+
+def test_every_proxy_module_sits_in_a_part() -> None:
+    loose = sorted(p.name for p in (ROOT / "proxy").glob("*.py"))
+    assert loose == ["__init__.py", "__main__.py"]
+    assert set(PROXY_PARTS) - {"__main__"} == {
+        p.name for p in (ROOT / "proxy").iterdir() if (p / "__init__.py").exists()
+    }
+
+
+def test_only_record_and_replay_import_the_stubs() -> None:
+    offenders = sorted(
+        module
+        for module, targets in import_graph().items()
+        if module.startswith("proxy.")
+        and module.split(".")[1] not in PROXY_PARTS_WITH_STUBS
+        and any(t.split(".")[0] == "stubs" for t in targets)
+    )
+    assert offenders == []
+
+
+@pytest.mark.parametrize("room", ["proxy", "stubs"])
+def test_every_part_says_what_it_holds(room: str) -> None:
+    """Each sub-package has an `__init__` with a docstring and an `__all__`."""
+    missing = []
+    for init in sorted((ROOT / room).glob("*/__init__.py")):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        has_all = any(
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+            for node in tree.body
+        )
+        if not (ast.get_docstring(tree) and has_all):
+            missing.append(str(init.relative_to(ROOT)))
+    assert missing == []
+
+
+# The one door from the orchestrator into the proxy: `harness proxy serve` runs it in-process.
+# Everything else reaches the proxy through run-directory formats (rundir/proxy_file.py).
+HARNESS_PROXY_DOOR = "harness/cli/proxy.py"
+
+
+def test_harness_uses_the_proxy_only_through_its_cli() -> None:
+    offenders = sorted(
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "harness").rglob("*.py"))
+        if str(path.relative_to(ROOT)) != HARNESS_PROXY_DOOR
+        and imported_rooms(path) & {"proxy", "stubs"}
+    )
     assert offenders == []

@@ -2,7 +2,8 @@
 
 Options are prefixed `harness_` and validated in `configure`, as mitmproxy's own addons do.
 The run's mode is one `Mode` (proxy/modes/base.py), `self.mode`: record answers from `stubs/`
-(proxy.modes.record), live forwards metered and capped (proxy.modes.live over proxy.live), replay
+(proxy.modes.record), live forwards metered and capped (proxy.modes.live over proxy.live.mode),
+replay
 answers from an earlier run's call log and fails closed on a miss (proxy.modes.replay).
 """
 
@@ -19,9 +20,9 @@ import structlog
 from mitmproxy import ctx, exceptions, http
 from mitmproxy.addonmanager import Loader
 
-from proxy.after_reply import AfterReply
 from proxy.app.options import declare_options, parse_purposes
 from proxy.calllog.sink import CallSink
+from proxy.flow.after_reply import AfterReply
 from proxy.flow.callstate import CallState
 from proxy.flow.control import HarnessControl, TurnBoard
 from proxy.flow.failsafe import (
@@ -155,7 +156,7 @@ class HarnessAddon:
         if opts.harness_mode == "replay" and self.mode.name != "replay":
             self.mode = self._start_replay()
         if opts.harness_mode == "live" and self.mode.name != "live" and opts.harness_run_dir:
-            from proxy.live_setup import LiveSetupError, start_live
+            from proxy.live.setup import LiveSetupError, start_live
 
             try:
                 setup, live = start_live(opts, self.upstreams(), live_keys())
@@ -194,7 +195,7 @@ class HarnessAddon:
         if isinstance(control, HarnessControl):
             self.turns = control.turns
         self.mode.warm()
-        await self.stream_server.start()
+        await self.stream_server.start(ctx.options.harness_stream_port)
         self.sink.start(ctx.options.harness_sync_interval)
 
     async def done(self) -> None:
@@ -285,7 +286,7 @@ class HarnessAddon:
                 reply = self.sink.refusal(state)
             if reply is None:
                 # The request goes out a few loop turns after this hook returns (its task waits
-                # for its server event's lock, proxy.after_reply); kept on the next turn, the
+                # for its server event's lock, proxy.flow.after_reply); kept on the next turn, the
                 # journal line, hash and body store still ran before that write (measured). So
                 # they wait until the flow has its upstream connection, which mitmproxy sets
                 # just before it writes the request (HttpStream.make_server_connection): still
@@ -331,7 +332,8 @@ class HarnessAddon:
         if not isinstance(state, CallState) or flow.response is None:
             return
         if state.played or state.stream:
-            # Its body has gone out; its end goes out when this hook returns (proxy.after_reply):
+            # Its body has gone out; its end goes out when this hook returns
+            # (proxy.flow.after_reply):
             # book and log it just after, not on the stream's tail. The deadline stops now.
             self.mode.reply_ended(state)
             # mitmproxy clears `flow.live` just before it writes the end (HttpStream.flow_done).
@@ -424,7 +426,7 @@ class HarnessAddon:
 
     def _keep(self, state: CallState) -> None:
         """A forwarded live call's journal line, hash and stored body, once each
-        (proxy.live.note_forwarded, proxy.flow.intake.keep_request)."""
+        (proxy.live.mode.note_forwarded, proxy.flow.intake.keep_request)."""
         try:
             self.mode.note_forwarded(state)
         except OSError as e:
@@ -468,6 +470,6 @@ def _usd(option: str, value: str) -> Decimal:
 
 def live_keys() -> dict[str, str]:
     """The study's vendor keys, from the proxy's own environment only."""
-    from proxy.live import KEY_ENV
+    from proxy.live.mode import KEY_ENV
 
     return {vendor: os.environ[env] for vendor, env in KEY_ENV.items() if os.environ.get(env)}

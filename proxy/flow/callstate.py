@@ -54,7 +54,7 @@ class CallState:
     error: str | None = None
     flags: list[str] = field(default_factory=list)
     logged: bool = False
-    live: Any = None  # proxy.live.LiveCall while a live call is in flight
+    live: Any = None  # proxy.live.mode.LiveCall while a live call is in flight
 
     @property
     def route_name(self) -> str:

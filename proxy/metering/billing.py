@@ -11,7 +11,7 @@ from ledger.errors import BudgetExceeded
 from ledger.prices import ModelPrice, PriceTable, TokenCounts
 from proxy.metering.server_tools import PER_CALL, ToolPlan
 from proxy.metering.unbounded import InputBound, unbounded_inputs
-from proxy.usage import MeteredUsage, count_request_input
+from proxy.metering.usage import MeteredUsage, count_request_input
 from rundir.calllog import TokenSource
 from vendors.errors import error_reply
 from vendors.hosts import Vendor

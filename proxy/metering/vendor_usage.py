@@ -9,7 +9,8 @@ not. OpenAI's cache writes go to the `cache_write_5m` bucket (the price table pr
 at the input rate when a model has no cache-write price); the Responses API's 12-hour retention
 goes to `cache_write_1h`, the longer-lived (dearer) bucket.
 
-Plain replies: `usage_from_body`. A stream's usage is read by `proxy.usage.StreamMeter`, which
+Plain replies: `usage_from_body`. A stream's usage is read by `proxy.metering.usage.StreamMeter`,
+which
 maps the usage events it finds with `FROM_USAGE`.
 """
 

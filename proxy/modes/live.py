@@ -1,4 +1,5 @@
-"""Live mode as the addon's `Mode`: calls forwarded to the vendor by proxy.live, metered, capped
+"""Live mode as the addon's `Mode`: calls forwarded to the vendor by proxy.live.mode, metered,
+capped
 and settled; the replies the proxy makes itself (refusals) sent as record mode sends its own.
 
 Here, not in proxy/live/, so that the live package loads nothing of stubs/ (its test says so).
@@ -18,7 +19,7 @@ from vendors.reply import StubReply
 
 
 class LiveTap(Protocol):
-    """What of proxy.live.LiveMode the addon uses."""
+    """What of proxy.live.mode.LiveMode the addon uses."""
 
     async def forward(self, flow: http.HTTPFlow, state: CallState) -> StubReply | None: ...
     def note_forwarded(self, state: CallState) -> None: ...
@@ -35,7 +36,7 @@ class LiveForwarding:
 
     def __init__(self, live: LiveTap, setup: Any, local: RecordMode) -> None:
         self.live = live
-        self.setup = setup  # proxy.live.setup.LiveSetup (ledger, writer, journal), or None
+        self.setup = setup  # proxy.live.mode.setup.LiveSetup (ledger, writer, journal), or None
         self.local = local
 
     def warm(self) -> None:

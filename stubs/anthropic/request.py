@@ -364,7 +364,7 @@ def plan_messages(body: dict[str, Any], total_input: int, per_model: bool = True
     """Check a /v1/messages body; raise StubRequestError(400) the way the vendor refuses it.
 
     `per_model=False` leaves out the sampling rules that tie temperature, top_p, top_k and
-    max_tokens to thinking: the live proxy's rewrite sets those per model (proxy.sampling)."""
+    max_tokens to thinking: the live proxy's rewrite sets those per model (proxy.live.sampling)."""
     require(body, "model", "max_tokens", "messages")
     max_tokens = body["max_tokens"]
     if not _is_int(max_tokens):

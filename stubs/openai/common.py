@@ -101,7 +101,7 @@ def check_request(
     """The checks both routes open with, in the vendor's order (the first failing one is the error
     the caller sees): the model, then the route's own prompt fields, then sampling. Returns the
     model. `per_model=False` leaves out the rules that depend on the model, which the live
-    proxy's pinned-sampling rewrite may still satisfy (proxy.sampling)."""
+    proxy's pinned-sampling rewrite may still satisfy (proxy.live.sampling)."""
     model = require_model(body)
     check_prompt(body)
     check_sampling(body, model if per_model else None)

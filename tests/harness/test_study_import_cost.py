@@ -1,5 +1,5 @@
 """Loading a study validates a file: it must not pay for the proxy's or the stubs' heavy imports
-(hypothesis and jsonschema came in through proxy.sampling -> stubs, 0.29 s of 0.46 s). A fresh
+(hypothesis and jsonschema came in through proxy.live.sampling -> stubs, 0.29 s of 0.46 s). A fresh
 interpreter imports harness.study and lists what it loaded."""
 
 from __future__ import annotations

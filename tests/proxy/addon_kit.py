@@ -84,7 +84,8 @@ class AddonKit:
         # Then mitmproxy ends the flow and writes the reply's end (HttpStream.flow_done).
         flow.live = False
         # mitmproxy's loop turns after the flow's end is sent, before it reads another request:
-        # the work a streamed reply left for then (proxy.after_reply) runs here. `loop_turn=False`
+        # the work a streamed reply left for then (proxy.flow.after_reply) runs here.
+        # `loop_turn=False`
         # stops where mitmproxy writes the end.
         if loop_turn:
             await asyncio.sleep(0)

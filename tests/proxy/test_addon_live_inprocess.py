@@ -20,7 +20,7 @@ import pytest
 from mitmproxy import eventsequence
 from mitmproxy.test import tflow
 
-from proxy.after_reply import MAX_TURNS
+from proxy.flow.after_reply import MAX_TURNS
 from rundir.bodies import BodyStore
 from rundir.journal import JournalBlock, JournalCall, read_journal, recover_spend
 from tests.fakevendor.server import FakeVendor
@@ -117,7 +117,7 @@ async def test_a_forwarded_request_is_stored_once_it_has_its_upstream_connection
     # mitmproxy writes the request a few loop turns after the request hook, right after it gives
     # the flow its upstream connection (HttpStream.make_server_connection): storing the body
     # before that put the store on the request's way in. Without one (a flow killed first) it
-    # is stored anyway, within proxy.after_reply.MAX_TURNS turns.
+    # is stored anyway, within proxy.flow.after_reply.MAX_TURNS turns.
     body = ask("Hello")
     async with addon_context(tmp_path / "run", **live_options(tmp_path, vendor)) as live:
         waiting, killed = live.flow(CHAT, body), live.flow(CHAT, body)

@@ -1,4 +1,5 @@
-"""A streamed reply's booking and record wait until its end is out, no longer (proxy.after_reply).
+"""A streamed reply's booking and record wait until its end is out, no longer
+(proxy.flow.after_reply).
 
 mitmproxy sends a streamed reply's end only once the `response` hook returns, so the addon does
 that hook's work on the loop's next turn. What users rely on: the record is written before the
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from proxy.after_reply import MAX_TURNS, AfterReply
+from proxy.flow.after_reply import MAX_TURNS, AfterReply
 from tests.proxy.addon_kit import HAIKU, addon_context
 
 STREAMED = {

@@ -7,7 +7,7 @@ import json
 from ledger.prices import load_prices
 from proxy.metering.billing import billable, input_bound, max_output
 from proxy.metering.tokencount import count_request_input
-from proxy.usage import MeteredUsage
+from proxy.metering.usage import MeteredUsage
 
 PRICES = load_prices()
 BODY = {

@@ -303,7 +303,7 @@ async def test_a_failure_while_the_reply_streams_breaks_the_call_instead_of_rela
             raise KeyError("a bug in the usage tap")
 
         def failed(self, _flow: object, _state: object) -> None:
-            pass  # settling is proxy.live's (tested there); here: the flow and the log
+            pass  # settling is proxy.live.mode's (tested there); here: the flow and the log
 
         def shutdown(self) -> list[object]:
             return []

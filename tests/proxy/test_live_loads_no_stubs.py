@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LIVE_MODULES = ("proxy.live", "proxy.live_setup")
+LIVE_MODULES = ("proxy.live", "proxy.live.mode", "proxy.live.setup")
 
 
 def loaded_stubs(module: str) -> list[str]:

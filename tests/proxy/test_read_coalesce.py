@@ -1,4 +1,4 @@
-"""proxy.read_coalesce: a streamed reply's HTTP chunks that the proxy reads at once are relayed
+"""proxy.live.read_coalesce: a streamed reply's HTTP chunks that the proxy reads at once are relayed
 and metered as one piece, and every byte, the usage and the key guard are as they were.
 
 The upstream here is a raw socket that writes the whole SSE body, one HTTP chunk per event, in

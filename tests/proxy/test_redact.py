@@ -1,4 +1,5 @@
-"""proxy.redact: every configured secret is replaced, however the bytes are cut or written."""
+"""proxy.redact.secrets: every configured secret is replaced, however the bytes are cut or
+written."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from urllib.parse import quote
 import pytest
 import structlog
 
-from proxy.redact import (
+from proxy.redact.secrets import (
     MIN_SECRET_LENGTH,
     SecretRedactor,
     install_log_redaction,

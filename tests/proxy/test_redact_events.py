@@ -1,4 +1,4 @@
-"""proxy.redact_events: a key split across SSE text deltas never reaches the joined text."""
+"""proxy.redact.events: a key split across SSE text deltas never reaches the joined text."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from proxy.redact import SecretRedactor
-from proxy.redact_events import MIN_HELD_PREFIX, EventTextGuard
+from proxy.redact.events import MIN_HELD_PREFIX, EventTextGuard
+from proxy.redact.secrets import SecretRedactor
 
 KEY = "sk-ant-study-SECRET-0123456789abcdef"
 REDACTOR = SecretRedactor({"ANTHROPIC_API_KEY": KEY})

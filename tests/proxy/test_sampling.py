@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from anthropic._data import MODELS_TO_WARN_WITH_THINKING_ENABLED
 
-from proxy.sampling import PinConflict, prefers_adaptive, rewrite_sampling
+from proxy.live.sampling import PinConflict, prefers_adaptive, rewrite_sampling
 from rundir.calllog import Rewrite
 from stubs.anthropic.messages import messages
 from stubs.openai.chat import chat_completions

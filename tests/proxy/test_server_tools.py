@@ -11,7 +11,7 @@ import pytest
 from ledger.prices import load_prices
 from proxy.metering.billing import booked_tool_uses, reserved_input
 from proxy.metering.server_tools import ANTHROPIC_LOOP_LIMIT, plan_tools, reply_tool_uses
-from proxy.usage import MeteredUsage, StreamMeter, usage_from_body
+from proxy.metering.usage import MeteredUsage, StreamMeter, usage_from_body
 
 TABLE = load_prices()
 

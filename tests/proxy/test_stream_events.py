@@ -10,10 +10,10 @@ import pytest
 from mitmproxy import http
 
 from proxy.flow.callstate import CallState
-from proxy.live_redact import StreamCleaner
-from proxy.redact import SecretRedactor
-from proxy.redact_events import EventTextGuard
-from proxy.usage import StreamMeter
+from proxy.metering.usage import StreamMeter
+from proxy.redact.events import EventTextGuard
+from proxy.redact.secrets import SecretRedactor
+from proxy.redact.stream import StreamCleaner
 
 KEY = "sk-proj-test-0123456789abcdefghijklmnop"
 

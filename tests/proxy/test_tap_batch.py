@@ -10,9 +10,9 @@ import random
 
 import pytest
 
-from proxy.redact import SecretRedactor
-from proxy.redact_events import EventTextGuard
-from proxy.sse_events import EventFramer, RawEvent
+from proxy.flow.sse_events import EventFramer, RawEvent
+from proxy.redact.events import EventTextGuard
+from proxy.redact.secrets import SecretRedactor
 
 OPENAI_KEY = "sk-proj-study-SECRET-fedcba9876543210"
 ANTHROPIC_KEY = "sk-ant-study-SECRET-0123456789abcdef"

@@ -1,4 +1,5 @@
-"""proxy.usage: vendor usage with no double counting, and a stream meter that relays the vendor's
+"""proxy.metering.usage: vendor usage with no double counting, and a stream meter that relays the
+vendor's
 bytes unchanged (minus, when asked, exactly the usage chunk the proxy added) however the stream is
 chunked, and that counts the output itself when a stream is cut or carries no usage.
 
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionChunk
 
 from proxy.metering.tokencount import count_tokens
-from proxy.usage import MeteredUsage, StreamMeter, usage_from_body
+from proxy.metering.usage import MeteredUsage, StreamMeter, usage_from_body
 from stubs.anthropic.messages import messages
 from stubs.openai.chat import chat_completions
 from stubs.openai.responses import responses

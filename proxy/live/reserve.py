@@ -11,10 +11,10 @@ import structlog
 from ledger.errors import BudgetExceeded, UnknownModelError
 from ledger.prices import worst_case
 from proxy.flow.callstate import CallState
-from proxy.live_call import LiveCall, LiveConfig
+from proxy.live.call import LiveCall, LiveConfig
+from proxy.live.sampling import PinConflict, rewrite_sampling
 from proxy.metering.billing import budget_refusal, max_output, reserved_input, unpriced_option
 from proxy.metering.server_tools import plan_tools
-from proxy.sampling import PinConflict, rewrite_sampling
 from rundir.calllog import Rewrite
 from vendors.errors import error_reply
 from vendors.reply import StubReply

@@ -17,6 +17,7 @@ from typing import Any
 
 from httpx_sse import ServerSentEvent
 
+from proxy.flow.sse_events import UNPARSED, EventFramer, Relayed
 from proxy.metering.server_tools import anthropic_block, anthropic_uses, openai_items
 from proxy.metering.tokencount import count_request_input, count_tokens
 from proxy.metering.vendor_usage import (
@@ -28,7 +29,6 @@ from proxy.metering.vendor_usage import (
     model_from_body,
     usage_from_body,
 )
-from proxy.sse_events import UNPARSED, EventFramer, Relayed
 
 STREAM_ROUTES = ("anthropic.messages", "openai.chat", "openai.responses")
 # A chat delta's text fields, in the order their text is counted, and whether it is reasoning.
@@ -110,7 +110,7 @@ class StreamMeter:
         return b"".join(framed.raw for framed in events if not self._observe(framed.event))
 
     def feed_events(self, events: Iterable[Relayed]) -> bytes:
-        """For a stream a previous stage has framed (the key guard, proxy.redact_events): the
+        """For a stream a previous stage has framed (the key guard, proxy.redact.events): the
         bytes of `events` to relay, each event observed once and its JSON not parsed again.
         Used instead of `feed` and `finish`, never mixed with them; the caller passes the
         stream's unterminated last event, if any, as the others."""

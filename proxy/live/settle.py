@@ -8,14 +8,14 @@ import structlog
 from ledger.entries import CallSettlement
 from ledger.prices import TokenCounts, cost
 from proxy.flow.callstate import CallState
-from proxy.live_call import LiveCall, LiveConfig
+from proxy.live.call import LiveCall, LiveConfig
 from proxy.metering.billing import (
     PREMIUM_TIER_WORST_MULTIPLE,
     PREMIUM_TIERS,
     billable,
     booked_tool_uses,
 )
-from proxy.usage import MeteredUsage
+from proxy.metering.usage import MeteredUsage
 from rundir.calllog import Tokens, TokenSource
 
 log = structlog.get_logger("harness.proxy")

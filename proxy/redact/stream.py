@@ -1,4 +1,5 @@
-"""Live mode's side of proxy.redact: a reply's status line, headers and body are cleaned of the
+"""Live mode's side of proxy.redact.secrets: a reply's status line, headers and body are cleaned of
+the
 study's keys on their way through mitmproxy, before the arm or the run directory sees them.
 
 Headers are cleaned in `responseheaders` (before mitmproxy relays them), a stream chunk by chunk
@@ -13,9 +14,9 @@ import structlog
 from mitmproxy import http
 
 from proxy.flow.callstate import CallState
-from proxy.redact import FLAG, SecretRedactor, StreamRedactor
-from proxy.redact_events import EventTextGuard
-from proxy.sse_events import Relayed
+from proxy.flow.sse_events import Relayed
+from proxy.redact.events import EventTextGuard
+from proxy.redact.secrets import FLAG, SecretRedactor, StreamRedactor
 from rundir.content_decode import DecodeError, StreamDecoder, decode_body
 from vendors.errors import error_reply
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from ledger.budget import Reservation, RunBudget
 from ledger.prices import ModelPrice, PriceTable
 from ledger.settlements import SettlementWriter
-from proxy.live_redact import StreamCleaner
 from proxy.metering.server_tools import ToolPlan
-from proxy.usage import StreamMeter
+from proxy.metering.usage import StreamMeter
+from proxy.redact.stream import StreamCleaner
 from rundir.journal import ReservationJournal
 from vendors.hosts import Vendor
 from vendors.pins import Pins

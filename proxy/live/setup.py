@@ -16,9 +16,9 @@ from ledger.errors import CapExceeded, LedgerError
 from ledger.ledger import Ledger, where
 from ledger.prices import PriceTable, load_prices
 from ledger.settlements import SettlementWriter
-from proxy.live import LiveConfig, LiveMode
+from proxy.live.mode import LiveConfig, LiveMode
 from proxy.metering.tokencount import preload
-from proxy.redact import install_log_redaction, uninstall_log_redaction
+from proxy.redact.secrets import install_log_redaction, uninstall_log_redaction
 from rundir.journal import ReservationJournal
 from vendors.pins import Pins
 

@@ -19,22 +19,22 @@ from mitmproxy import ctx, http
 from proxy.flow.callstate import CallState
 from proxy.flow.header_fields import rewrite
 from proxy.flow.safe_json import copy_json
-from proxy.live_call import KEY_ENV, LiveCall, LiveConfig
-from proxy.live_redact import UNDECODABLE, StreamCleaner, redact_head, redact_plain
-from proxy.live_reserve import price_and_reserve
-from proxy.live_settle import book
+from proxy.live.call import KEY_ENV, LiveCall, LiveConfig
+from proxy.live.read_coalesce import install as coalesce_reads
+from proxy.live.reserve import price_and_reserve
+from proxy.live.settle import book
 
 # Re-exported (__all__): tests compute the bounds as the proxy does.
 from proxy.metering.billing import input_bound, max_output
-from proxy.read_coalesce import install as coalesce_reads
-from proxy.redact import SecretRedactor
-from proxy.usage import (
+from proxy.metering.usage import (
     STREAM_ROUTES,
     MeteredUsage,
     StreamMeter,
     model_from_body,
     usage_from_body,
 )
+from proxy.redact.secrets import SecretRedactor
+from proxy.redact.stream import UNDECODABLE, StreamCleaner, redact_head, redact_plain
 from rundir.content_decode import DecodeError
 from vendors.errors import error_reply
 from vendors.reply import StubReply
@@ -255,7 +255,7 @@ class LiveMode:
             self._settle(state, status, usage)
 
     def reply_ended(self, state: CallState) -> None:
-        """The reply's last byte is out (its booking follows, proxy.after_reply): the deadline
+        """The reply's last byte is out (its booking follows, proxy.flow.after_reply): the deadline
         can no longer cut it."""
         live: LiveCall | None = state.live
         if live is not None and live.timer:

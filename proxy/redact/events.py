@@ -1,6 +1,7 @@
 """A key split across SSE events: each event holds a piece of it, the SDK joins the text deltas.
 
-proxy.redact works on bytes, so a key cut in two by the event framing (`"text":"... sk-ant-"` in
+proxy.redact.secrets works on bytes, so a key cut in two by the event framing (`"text":"...
+sk-ant-"` in
 one event, `"text":"api03-..."` in the next, JSON around both) is not a byte sequence anywhere.
 `EventTextGuard` reads the text an SSE stream builds up per channel (a content block, a choice,
 an output item) and, while a channel's text ends with what could be the start of a key, holds
@@ -23,8 +24,8 @@ from typing import Any
 
 from httpx_sse import ServerSentEvent
 
-from proxy.redact import SecretRedactor
-from proxy.sse_events import UNPARSED, EventFramer, RawEvent, Relayed
+from proxy.flow.sse_events import UNPARSED, EventFramer, RawEvent, Relayed
+from proxy.redact.secrets import SecretRedactor
 
 _TEXT_KEYS = frozenset({"text", "thinking", "partial_json", "content", "arguments", "delta"})
 _INDEX_KEYS = ("index", "output_index", "content_index", "item_id")  # 4: _texts reads each

@@ -1,0 +1,16 @@
+"""Live mode: each call forwarded to its vendor with the study's key, reserved against the cap,
+its sampling pinned, its reply metered, redacted and settled in the ledger; its setup and the
+mitmproxy read coalescing it installs. Loads nothing of stubs/
+(tests/proxy/test_live_loads_no_stubs.py).
+
+Submodules are imported where used (not here), so importing one loads only what it needs."""
+
+__all__ = [
+    "call",
+    "mode",
+    "read_coalesce",
+    "reserve",
+    "sampling",
+    "settle",
+    "setup",
+]
