@@ -32,10 +32,18 @@ def measure(streams: int, events: int, per_write: int = 1) -> float:
     from mitmproxy import http
 
     from bench.vendor_upstream import stream_writes
-    from proxy.flow.callstate import CallState
-    from proxy.metering.usage import StreamMeter
-    from proxy.redact.secrets import SecretRedactor
-    from proxy.redact.stream import StreamCleaner
+
+    try:
+        from proxy.flow.callstate import CallState
+        from proxy.metering.usage import StreamMeter
+        from proxy.redact.secrets import SecretRedactor
+        from proxy.redact.stream import StreamCleaner
+    except ImportError:  # a checkout from before proxy/ was split into parts (issue 23)
+        from proxy.callstate import CallState  # type: ignore[no-redef]
+        from proxy.live_redact import StreamCleaner  # type: ignore[no-redef]
+        from proxy.usage import StreamMeter  # type: ignore[no-redef]
+
+        from proxy.redact import SecretRedactor  # type: ignore[no-redef]
 
     writes = [w.partition(b"\r\n")[2][:-2] for w in stream_writes(events)]  # de-chunked
     writes = [b"".join(writes[i : i + per_write]) for i in range(0, len(writes), per_write)]
