@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tomli_w
@@ -28,19 +29,20 @@ ITEMS = [
     for name in ("one", "two", "three")
 ]
 # Five core legs, then three droppable ones whose drop order is not their declared order.
-LEGS = {
+LEG_LIST: list[dict[str, Any]] = [
+    {"name": "B-one", "arms": ["B"], "items": ["one"]},
+    {"name": "C0-one", "arms": ["C0"], "items": ["one"]},
+    {"name": "C1-one", "arms": ["C1"], "items": ["one"]},
+    {"name": "B-two", "arms": ["B"], "tasks": ["second"]},
+    {"name": "C0-two", "arms": ["C0"], "items": ["two"]},
+    {"name": "C1-two", "arms": ["C1"], "items": ["two"]},
+    {"name": "B-three", "arms": ["B"], "items": ["three"]},
+    {"name": "C0-three", "arms": ["C0"], "items": ["three"]},
+]
+LEGS: dict[str, Any] = {
     "schema": 1,
-    "tasks": {"early": ["one", "tw*"]},
-    "legs": [
-        {"name": "B-one", "arms": ["B"], "items": ["one"]},
-        {"name": "C0-one", "arms": ["C0"], "items": ["one"]},
-        {"name": "C1-one", "arms": ["C1"], "items": ["one"]},
-        {"name": "B-two", "arms": ["B"], "items": ["two"]},
-        {"name": "C0-two", "arms": ["C0"], "items": ["two"]},
-        {"name": "C1-two", "arms": ["C1"], "items": ["two"]},
-        {"name": "B-three", "arms": ["B"], "items": ["three"]},
-        {"name": "C0-three", "arms": ["C0"], "items": ["three"]},
-    ],
+    "tasks": {"second": ["tw*"]},
+    "legs": LEG_LIST,
     "drop_order": ["B-three", "C1-two", "C0-three"],
 }
 
@@ -78,7 +80,7 @@ def test_a_pilot_past_its_cap_drops_legs_in_the_fixed_order_and_runs_the_rest_in
 ) -> None:
     study, runs, legs = gated
     worst = _projection(study, runs, legs)
-    names = [leg["name"] for leg in LEGS["legs"]]
+    names = [leg["name"] for leg in LEG_LIST]
     # Room for the five core legs and one more (not two): two legs must go, in drop order.
     cap = sum(worst[n] for n in names[:5]) + worst["C0-three"] + worst["B-three"] / 2
     out = tmp_path / "pilot"
@@ -98,13 +100,15 @@ def test_a_pilot_past_its_cap_drops_legs_in_the_fixed_order_and_runs_the_rest_in
     assert [leg["name"] for leg in pilot["legs"]] == plan["kept"] and pilot["passed"]
     run_ids = []
     for leg, spec in zip(
-        pilot["legs"], [s for s in LEGS["legs"] if s["name"] in plan["kept"]], strict=True
+        pilot["legs"], [s for s in LEG_LIST if s["name"] in plan["kept"]], strict=True
     ):
         head = header(Path(leg["run_dir"]))
         assert head["mode"] == "live" and head["study"]["arms"] == spec["arms"]
         assert head["study"]["items"] == 1
         turns = read_jsonl(Path(leg["run_dir"]) / "turns.jsonl")
-        assert {(t["arm"], t["item"]) for t in turns} == {(spec["arms"][0], spec["items"][0])}
+        assert {(t["arm"], t["item"]) for t in turns} == {
+            (spec["arms"][0], spec["name"].split("-")[1])
+        }
         run_ids.append(head["run_id"])
 
     ledger = read_jsonl(study.parent / "ledger.jsonl")
@@ -141,7 +145,7 @@ def test_a_cap_the_first_five_legs_pass_is_refused_in_one_line_before_any_spend(
 ) -> None:
     study, runs, legs = gated
     worst = _projection(study, runs, legs)
-    core = sum(worst[leg["name"]] for leg in LEGS["legs"][:5])
+    core = sum(worst[leg["name"]] for leg in LEG_LIST[:5])
     ledger = study.parent / "ledger.jsonl"
     before = read_jsonl(ledger) if ledger.exists() else []
     lives = {p for p in runs.iterdir() if (p / "run.json").exists()}

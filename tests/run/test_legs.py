@@ -99,7 +99,7 @@ def test_a_leg_selects_its_tasks_and_items_by_id_or_pattern_in_the_studys_order(
     ids = ["x2", "lme-2", "x1", "lme-1"]
     assert leg_items(legs, legs.legs[0], ids) == ["x2", "lme-2", "lme-1"]
     assert leg_items(legs, legs.legs[1], ids) == ids
-    with pytest.raises(HarnessError, match="leg 'none' selects no item"):
+    with pytest.raises(HarnessError, match=r"leg 'none' selects no item"):
         check_against_study(legs, ["B"], ids)
 
 
