@@ -81,6 +81,7 @@ class TurnStream:
     outcome: Outcome | None = None  # None while the stream is still open
     error: str | None = None
     lines: list[Delta | Done | Error] = field(default_factory=list)
+    addon: str | None = None  # the turn context the done line returned (a coupled study's)
 
     async def __aiter__(self) -> AsyncIterator[Delta | Done | Error]:
         try:
@@ -120,6 +121,7 @@ class TurnStream:
             if line.text and self.timing.first_token is None:
                 self.timing.first_token = self.timing.last_token = now
             self.text = line.text or self.text
+            self.addon = line.addon
             self.outcome, self.timing.ended = "done", now
         elif isinstance(line, Error):
             self.outcome, self.error, self.timing.ended = "error", line.message, now
@@ -135,6 +137,7 @@ class TurnResult:
     outcome: Outcome
     error: str | None
     timing: TurnTiming
+    addon: str | None = None  # the turn context the arm returned with `done`, if any
 
 
 @dataclass
@@ -224,7 +227,9 @@ class SeamClient:
         request = self.http.build_request(
             "POST",
             f"/sessions/{session_id}/turns",
-            content=turn.model_dump_json(),
+            # exclude_none: `addon_from` goes only to coupled studies' arms, so an arm that
+            # refuses unknown fields (the Node helper) runs every other study as before.
+            content=turn.model_dump_json(exclude_none=True),
             headers={"content-type": "application/json"},
             timeout=httpx.Timeout(self.http.timeout.connect, read=None),
         )
@@ -258,7 +263,9 @@ class SeamClient:
         except SeamError:
             if stream is None:
                 raise
-        return TurnResult(stream.text, stream.outcome or "cut", stream.error, stream.timing)
+        return TurnResult(
+            stream.text, stream.outcome or "cut", stream.error, stream.timing, stream.addon
+        )
 
 
 def _json(response: httpx.Response) -> object:

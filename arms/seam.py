@@ -64,12 +64,24 @@ class Turn(_Request):
     # Text the study adds to this turn (e.g. an answer-format instruction); arms append it to
     # the user's message so every arm sees the same instruction in the same place.
     addon: str = ""
+    # A coupled study (docs/coupled.md): the arm whose turn returned `addon` (its turn context,
+    # handed to the arms after it in the same turn). Then the addon is not the user's: arms place
+    # it as a system prompt of this turn (`system_addon()`), never in the user message. Sent only
+    # when set, so arms of other studies see the turn as before.
+    addon_from: str | None = None
     # The orchestrator enforces the deadline itself; arms get it so they can budget their work.
     deadline_ms: int = Field(gt=0)
     clock: datetime
 
     def user_message(self) -> str:
-        return f"{self.user}\n\n{self.addon}" if self.addon else self.user
+        """The user's message, with the study's addon appended (not another arm's turn context)."""
+        return (
+            f"{self.user}\n\n{self.addon}" if self.addon and self.addon_from is None else self.user
+        )
+
+    def system_addon(self) -> str:
+        """Another arm's turn context for this turn, to send as a system prompt ('' if none)."""
+        return self.addon if self.addon_from is not None else ""
 
 
 class IngestMessage(_Request):
@@ -101,6 +113,10 @@ class Delta(BaseModel):
 class Done(BaseModel):
     type: Literal["done"] = "done"
     text: str  # the whole reply: the concatenation of every delta
+    # The turn context this turn used (e.g. the system text for this turn without its static
+    # base and its retrieved memories), returned by a source arm of a coupled study: the harness
+    # hands it to the later arms of the same turn (docs/coupled.md). Left out when None.
+    addon: str | None = None
 
 
 class Error(BaseModel):
@@ -132,4 +148,5 @@ class SessionRef(BaseModel):
 
 
 def stream_line(line: Delta | Done | Error) -> bytes:
-    return line.model_dump_json().encode() + b"\n"
+    # exclude_none: a done line without a turn context stays as version 2 wrote it.
+    return line.model_dump_json(exclude_none=True).encode() + b"\n"

@@ -12,7 +12,8 @@
 
 The helper owns everything the seam promises so arms cannot get it wrong: which sessions exist
 (404 / 409), body validation (422), one JSON line per delta written as soon as the arm yields it,
-the final `done` line with the full text, and an `error` line instead of a traceback when the
+the final `done` line with the full text (and the turn context an arm yields as a `TurnAddon`,
+for a coupled study: docs/coupled.md), and an `error` line instead of a traceback when the
 arm raises. Starlette + uvicorn: a small, widely used ASGI pair whose server writes each body
 chunk straight to the socket, which is what first-token latency measurement needs.
 """
@@ -30,6 +31,7 @@ import sys
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import anyio
@@ -67,6 +69,14 @@ READY_PREFIX = "seam ready "
 STATE_DIR_ENV = "ARM_STATE_DIR"
 
 
+@dataclass(frozen=True)
+class TurnAddon:
+    """Yield one from `Arm.turn` to return the turn context this turn used (a coupled study's
+    source arm): it is not streamed; it goes with the final `done` line as its `addon`."""
+
+    text: str
+
+
 def state_folder() -> str | None:
     """$ARM_STATE_DIR, made if missing, or None when the harness gave none."""
     chosen = os.environ.get(STATE_DIR_ENV, "").strip()
@@ -89,8 +99,9 @@ class Arm(ABC):
         """Prepare state for a new conversation. The helper has checked the id is new."""
 
     @abstractmethod
-    def turn(self, session_id: str, turn: Turn) -> AsyncIterator[str]:
-        """Yield the reply as text deltas (write it as `async def ... yield`).
+    def turn(self, session_id: str, turn: Turn) -> AsyncIterator[str | TurnAddon]:
+        """Yield the reply as text deltas (write it as `async def ... yield`), and at most one
+        `TurnAddon` (a coupled study's source arm: the turn context it used).
 
         If the orchestrator cuts the turn at its deadline the generator is cancelled at its
         current `await`; put bookkeeping that must happen anyway in a `finally`.
@@ -246,11 +257,17 @@ class SeamApp:
         self, session_id: str, turn: Turn, lock: asyncio.Lock
     ) -> AsyncGenerator[bytes, None]:
         parts: list[str] = []
-        reply: AsyncIterator[str] | None = None
+        addon: str | None = None
+        reply: AsyncIterator[str | TurnAddon] | None = None
         async with lock:
             try:
                 reply = self.arm.turn(session_id, turn)
                 async for text in reply:
+                    if isinstance(text, TurnAddon):
+                        if addon is not None:
+                            raise TypeError("turn() yielded a second TurnAddon; yield one")
+                        addon = text.text
+                        continue
                     if not isinstance(text, str):
                         raise TypeError(f"turn() yielded {type(text).__name__}, expected str")
                     if text:  # an empty delta would count as a first token that carried nothing
@@ -265,7 +282,7 @@ class SeamApp:
                 aclose = getattr(reply, "aclose", None)
                 if aclose is not None:
                     await aclose()
-        yield stream_line(Done(text="".join(parts)))
+        yield stream_line(Done(text="".join(parts), addon=addon))
 
     async def ingest(self, request: Request) -> Response:
         session_id = request.path_params["session_id"]

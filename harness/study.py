@@ -31,6 +31,12 @@
                                           # "fail": the run goes on and fails at its end
     workers = 1                           # items in parallel on N sets of arms (--workers)
     subject = "openai/gpt-4.1-mini"       # the model under study, named in the report
+    [coupling]                            # arms coupled within each turn (docs/coupled.md):
+    order = ["B", "C0", "C1"]             # these lead every turn, the rest seeded per item
+    addon_from = "B"                      # its turn context goes to the later arms of the turn
+    [[gate.pairs]]                        # the cross-arm gate (harness/checks/pair_gate.py)
+    arms = ["C0", "C1"]                   # leader, follower
+    differ_by = "elements.txt"            # the elements file (harness/checks/elements.py)
     [protocol]                            # the study's registered protocol (docs/protocol.md)
     frozen = ["protocol/0a.md"]           # files frozen by `harness protocol freeze`: a run
                                           # refuses once one's bytes differ from its lock
@@ -79,6 +85,7 @@ from pydantic import (
     model_validator,
 )
 
+from harness.coupling import Coupling, GateSection, coupling_problems
 from harness.datasets.draw import Drawn
 from harness.datasets.model import DatasetError, Memory
 from harness.datasets.source import ItemsSource, draw_from, load_memories
@@ -300,6 +307,9 @@ class StudyFile(BaseModel):
     # The model under study, "<vendor>/<model>": the report names it (sections 1 and 3).
     subject: str | None = None
     protocol: Protocol = Field(default_factory=Protocol)
+    # Arms coupled within each turn, and the pairs the cross-arm gate checks (docs/coupled.md).
+    coupling: Coupling | None = None
+    gate: GateSection = Field(default_factory=GateSection)
 
     @field_validator("subject")
     @classmethod
@@ -456,6 +466,13 @@ def load_study(path: Path) -> Study:
     source = file.items if isinstance(file.items, ItemsSource) else None
     items_path = _existing(path, "items", source.path if source else str(file.items))
     items, drawn = _read_items(items_path, source)
+    memory = any(item.memory is not None for item in items)
+    coupled = coupling_problems(file.coupling, file.gate, list(arms), base, memory)
+    if coupled:
+        raise HarnessError(
+            f"{path}: invalid coupling:\n  " + "\n  ".join(coupled),
+            hint="see docs/coupled.md for [coupling] and [[gate.pairs]]",
+        )
     return Study(
         path=path,
         file=file,

@@ -73,6 +73,23 @@ class GateCounts(BaseModel):
     divergences: int = 0
 
 
+class PairCheck(BaseModel):
+    """The cross-arm gate on one declared pair (harness/checks/pair_gate.py): on the turn after
+    each firing of its elements file, the follower's main request must be the leader's with the
+    element's text added. A failed pair drops the follower from live runs (harness/run/dropped.py);
+    it does not fail the determinism gate, so the leader goes on as the candidate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    leader: str
+    follower: str
+    differ_by: str  # the elements file, as the study names it
+    elements_sha256: str
+    passed: bool
+    checked: int = 0  # (run, firing) comparisons made
+    failures: list[str] = Field(default_factory=list)  # one line each: run, item, turn, why
+
+
 class GateRecord(RunDirModel):
     schema_: Literal[1] = Field(GATE_SCHEMA, alias="schema")
     gate_id: str
@@ -92,6 +109,8 @@ class GateRecord(RunDirModel):
     runs: list[GateRun]
     counts: GateCounts
     divergences: list[Divergence] = Field(default_factory=list)
+    # The cross-arm gate's pairs (a study with [[gate.pairs]]); [] in older gate.json files.
+    pairs: list[PairCheck] = Field(default_factory=list)
 
 
 def read_gate(path: Path) -> GateRecord | None:

@@ -93,6 +93,9 @@ class StudyRun(BaseModel):
     # None on studies that declare neither and on runs written before they existed.
     subject: str | None = None
     protocol: ProtocolRecord | None = None
+    # Live: arms left out before any spend, and why (harness/run/dropped.py): the followers of
+    # cross-arm gate pairs that failed (docs/coupled.md).
+    dropped_arms: dict[str, str] = Field(default_factory=dict)
 
 
 class RunHeader(RunDirModel):

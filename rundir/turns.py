@@ -50,6 +50,15 @@ class TurnRecord(Upgradable):
     # The turn's memory control (harness/checks/memory_controls.py): None when it has none, [] when
     # the arm surfaced everything, else the expected words (and /pattern/) it did not.
     memory_miss: list[str] | None = None
+    # A coupled study's order (harness/run/coupled_item.py; docs/coupled.md): the arms in the order
+    # they ran each turn of this item (every arm's turn t before any arm's turn t+1); else None.
+    order: list[str] | None = None
+    # The arm whose turn context this turn received (an earlier arm of the same turn), else None.
+    addon_from: str | None = None
+    addon_sha256: str | None = None  # SHA-256 of the turn context received (UTF-8)
+    # The turn context this turn returned with its final seam message (a source arm's `addon`).
+    addon_returned: str | None = None
+    addon_returned_sha256: str | None = None  # its SHA-256 (UTF-8)
 
 
 class TurnLog:

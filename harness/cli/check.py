@@ -51,6 +51,19 @@ def gate(
             "  hint: a path that legitimately varies (a time, a random id) goes in the study's "
             'mask list, e.g. mask = ["' + (record.divergences[0].paths or ["path"])[0] + '"]'
         )
+    for pair in record.pairs:
+        verdict = "passed" if pair.passed else "FAILED"
+        typer.echo(
+            f"  cross-arm pair {pair.leader} -> {pair.follower} ({pair.differ_by}): {verdict}, "
+            f"{pair.checked} firing(s) checked"
+        )
+        for failure in pair.failures[:SHOWN]:
+            typer.echo(f"    {failure}")
+        if not pair.passed:
+            typer.echo(
+                f"    {pair.follower} is dropped from live runs before any spend; "
+                f"{pair.leader} is the candidate"
+            )
     typer.echo(f"  {path}")
     return 0 if record.passed else 1
 

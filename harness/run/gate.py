@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness.checks.gate import compare_runs
 from harness.checks.masks import EXCLUDED_HEADERS, all_masks
+from harness.checks.pair_gate import check_pair
 from harness.checks.pinning import pinning_difference
 from harness.run.pipeline import Isolation, RunRequest, RunResult, run_study
 from harness.study import Study
@@ -41,6 +42,10 @@ def run_gate(
     masks = all_masks(study)
     counts = GateCounts()
     divergences = compare_runs(results[0].run_dir, results[1].run_dir, masks, counts)
+    # The cross-arm gate (docs/coupled.md): in both runs; a failed pair drops its follower from
+    # live runs, and does not fail this gate.
+    run_dirs = [result.run_dir for result in results]
+    pairs = [check_pair(study.path.parent, p, run_dirs, masks) for p in study.file.gate.pairs]
     runs = [_gate_run(result) for result in results]
     # First: a difference in clock pinning explains the divergences that follow it.
     pinning = pinning_difference(*[(run.run_id, run.clock_pinning) for run in runs])
@@ -76,6 +81,7 @@ def run_gate(
         runs=runs,
         counts=counts,
         divergences=divergences,
+        pairs=pairs,
     )
     gate_dir = run_root / gate_id
     gate_dir.mkdir(parents=True, exist_ok=True)

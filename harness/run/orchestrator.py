@@ -1,7 +1,8 @@
 """The orchestrator: drive every item's scripted turns through every arm, alike.
 
 Per item the arms run one after another in a seeded order (no arm always goes first, and the
-order is reproducible), each from a fresh session, each turn under the same wall deadline at the
+order is reproducible; a coupled study runs its items turn by turn across arms instead:
+coupled_item.py), each from a fresh session, each turn under the same wall deadline at the
 seam, with the arm's clock pinned to the item's date. Before each turn the proxy is told which
 arm, item and turn is running (proxy_control.py), so every call is attributed. A failure of the
 machinery (the arm's process died, its seam refused the connection) is retried from the item's
@@ -21,10 +22,9 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import httpx
 import structlog
@@ -34,16 +34,18 @@ from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
 from harness.datasets.source import ItemsSource
 from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
+from harness.run.coupled_item import CoupledItem
 from harness.run.limit_check import describe, limit_records
 from harness.run.memory_stage import MemoryStage, state_env
 from harness.run.net_score import DEFAULT_LAMBDA
 from harness.run.proxy_control import ProxyControl
 from harness.run.question_records import QuestionRecorder
+from harness.run.retries import BACKOFF_S, MAX_RETRIES
 from harness.run.rtt import live_upstreams, probe_all
 from harness.run.signals import CtrlC
 from harness.run.snapshot import SnapshotError
 from harness.run.stray_watch import StrayConnection, StrayWatch, strongest
-from harness.run.strays import Key
+from harness.run.tally import RunTally
 from harness.run.turn_records import AttemptRecords
 from harness.run.turn_watch import TurnWatch
 from harness.study import Item, Study
@@ -53,9 +55,6 @@ from rundir.rtt import ProbePhase, RttLog
 from rundir.turns import TurnLog, TurnRecord
 
 log = structlog.get_logger("harness.run.orchestrator")
-
-MAX_RETRIES = 3
-BACKOFF_S = 0.5  # doubled after each retry: 0.5, 1, 2 s
 
 
 def arm_order(seed: int, item_id: str, arms: Sequence[str]) -> list[str]:
@@ -78,15 +77,6 @@ class Held:
     done: list[TurnRecord]
     ingested: list[IngestionRecord]
     snapshot_sha256: str | None
-
-
-@dataclass
-class RunTally:
-    outcomes: Counter[str] = field(default_factory=Counter)
-    infra_failures: int = 0
-    interrupted: bool = False
-    seen_strays: set[Key] = field(default_factory=set)  # egress entries seen while running
-    last_turn_end: dict[str, float] = field(default_factory=dict)  # A or A@k -> epoch seconds
 
 
 class Orchestrator:
@@ -167,7 +157,14 @@ class Orchestrator:
             with self.ctrl_c.handled() if self.owns_signals else nullcontext():
                 await self._start_arms(proxy)
                 await self._probe("start")  # before any arm's first turn
+                coupling = self.study.file.coupling
                 for item in self.hand_out if self.hand_out is not None else self.items:
+                    if coupling is not None:  # turn by turn across arms (coupled_item.py)
+                        if self.stopping:
+                            self.tally.interrupted = True
+                            return self.tally
+                        await CoupledItem(self, item, coupling).run()
+                        continue
                     try:
                         for arm in arm_order(self.study.file.arm_order_seed, item.id, self.arms):
                             if (item.id, arm) in self.skip:

@@ -19,6 +19,7 @@ from harness.checks.masks import proxy_masks
 from harness.errors import HarnessError
 from harness.isolation.base import IsolationBackend, ProxySettings
 from harness.protocol.lock import check_protocol
+from harness.run.dropped import dropped_followers, without_dropped
 from harness.run.resume import resumption
 from harness.run.shards import ShardSpec
 from harness.run.worker_names import check_workers, instances
@@ -90,8 +91,11 @@ def prepare(request: RunRequest) -> Plan:
     shard = _shard(request.shard, items)
     if shard is not None:
         items = [item for item in items if item.id in set(shard.items)]
+    dropped: dict[str, str] = {}
     if request.mode == "live":
-        _check_live(request)
+        gate = _check_live(request)
+        dropped = dropped_followers(study, gate)  # before any spend (harness/run/dropped.py)
+        arms = without_dropped(arms, request.arms, dropped)
     arms, skip = _resumed(request, arms, items)
     prices = study.prices_path or PACKAGED_PRICES
     name, deadline_ms = study.name, study.deadline_ms
@@ -143,6 +147,7 @@ def prepare(request: RunRequest) -> Plan:
             allow_misses=request.allow_misses,
             subject=study.file.subject,
             protocol=protocol.record if protocol is not None else None,
+            dropped_arms=dropped,
         ),
     )
     write_header(run_dir, header)
@@ -193,6 +198,10 @@ def _resumed(
     if request.resume_from is None:
         return arms, frozenset()
     skip = resumption(request.resume_from, request.study, request.mode, items).done
+    if request.study.file.coupling is not None:
+        # A coupled item runs in every arm or in none: its order and the turn contexts handed
+        # between arms come from one run (harness/run/coupled_item.py).
+        skip = frozenset(p for p in skip if all((p[0], arm) in skip for arm in arms))
     arms = [a for a in arms if any((item.id, a) not in skip for item in items)]
     if not arms:
         raise HarnessError(
@@ -236,7 +245,8 @@ def select_items(study: Study, limit: int | None) -> list[Item]:
     return study.items[:limit] if limit else list(study.items)
 
 
-def _check_live(request: RunRequest) -> None:
+def _check_live(request: RunRequest) -> Path:
+    """The passing gate that lets the live run start (its path), else HarnessError."""
     study = request.study
     if not request.cap:
         raise HarnessError("live mode needs a cap", hint="pass --cap USD, e.g. --cap 10")
@@ -247,13 +257,15 @@ def _check_live(request: RunRequest) -> None:
             "live mode starts only after a record run of the same study and compose file "
             "passed with no stray connection",
         )
-    if passing_gate(study.study_sha256, study.compose_sha256, request.run_root) is None:
+    gate = passing_gate(study.study_sha256, study.compose_sha256, request.run_root)
+    if gate is None:
         raise HarnessError(
             f"no passing determinism gate of this study under {request.run_root}",
             hint=f"run `harness gate {study.path} --run-dir {request.run_root}` first; live "
             "mode starts only after two record runs of the same study and compose file sent "
             "the same requests",
         )
+    return gate
 
 
 def passing_record_run(study: Study, run_root: Path) -> Path | None:
