@@ -9,18 +9,23 @@ answers from an earlier run's call log and fails closed on a miss (proxy.modes.r
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Sequence
-from decimal import Decimal, InvalidOperation
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from mitmproxy import ctx, exceptions, http
 from mitmproxy.addonmanager import Loader
 
-from proxy.app.options import declare_options, parse_purposes
+from proxy.app.options import (
+    declare_options,
+    live_keys,
+    parse_arm_ports,
+    parse_purposes,
+    parse_upstreams,
+    parse_usd,
+)
 from proxy.calllog.sink import CallSink
 from proxy.flow.after_reply import AfterReply
 from proxy.flow.callstate import CallState
@@ -48,10 +53,11 @@ from stubs.checks import check_body
 from stubs.rules.context import StubContext
 from stubs.rules.replies import ReplyBook, StubsFileError
 from vendors.errors import error_reply
-from vendors.hosts import DEFAULT_UPSTREAMS, VENDORS, default_purpose, split_vendor
+from vendors.hosts import default_purpose, split_vendor
 from vendors.routes import find_route
 
 log = structlog.get_logger("harness.proxy")
+T = TypeVar("T")
 
 PURPOSE_HEADER = "x-harness-purpose"
 INGEST_PURPOSE = "ingest"
@@ -105,20 +111,9 @@ class HarnessAddon:
             except StubsFileError as e:
                 raise exceptions.OptionsError(str(e)) from e
         if "harness_arm_ports" in updated:
-            ports: dict[int, str] = {}
-            for spec in opts.harness_arm_ports:
-                port, sep, arm = spec.partition("=")
-                if not sep or not port.isdigit() or not arm:
-                    raise exceptions.OptionsError(
-                        f"harness_arm_ports entry {spec!r} must look like 8081=arm-name"
-                    )
-                ports[int(port)] = arm
-            self.arm_ports = ports
+            self.arm_ports = _valid(parse_arm_ports, opts.harness_arm_ports)
         if "harness_purposes" in updated:
-            try:
-                self.purposes = parse_purposes(opts.harness_purposes)
-            except ValueError as e:
-                raise exceptions.OptionsError(str(e)) from e
+            self.purposes = _valid(parse_purposes, opts.harness_purposes)
         if "harness_masks" in updated:
             self.masks = (*DEFAULT_BODY_MASKS, *opts.harness_masks)
         if "harness_body_limit" in updated and opts.harness_body_limit <= 0:
@@ -131,7 +126,7 @@ class HarnessAddon:
             self.upstreams()  # validates
         for money in ("harness_cap", "harness_stage_cap"):
             if money in updated and getattr(opts, money):
-                _usd(money, getattr(opts, money))
+                _valid(parse_usd, money, getattr(opts, money))
         opened = False
         if "harness_run_dir" in updated and opts.harness_run_dir:
             run_dir = Path(opts.harness_run_dir)
@@ -178,16 +173,7 @@ class HarnessAddon:
             raise exceptions.OptionsError(str(e)) from e
 
     def upstreams(self) -> dict[str, str]:
-        result: dict[str, str] = {str(k): v for k, v in DEFAULT_UPSTREAMS.items()}
-        for spec in ctx.options.harness_upstreams:
-            vendor, sep, url = spec.partition("=")
-            if not sep or vendor not in VENDORS or not url.startswith(("http://", "https://")):
-                raise exceptions.OptionsError(
-                    f"upstream {spec!r} must look like openai=https://host[:port][/path], "
-                    f"with a vendor among {', '.join(VENDORS)}"
-                )
-            result[vendor] = url
-        return result
+        return _valid(parse_upstreams, ctx.options.harness_upstreams)
 
     async def running(self) -> None:
         # The orchestrator writes the turns through the control endpoint: read that board.
@@ -458,18 +444,9 @@ class HarnessAddon:
         )
 
 
-def _usd(option: str, value: str) -> Decimal:
+def _valid(parse: Callable[..., T], *args: Any) -> T:
+    """An option's parser, its ValueError as mitmproxy's OptionsError (the one-line refusal)."""
     try:
-        amount = Decimal(value)
-    except InvalidOperation as e:
-        raise exceptions.OptionsError(f"{option} {value!r} is not an amount in USD") from e
-    if not amount.is_finite() or amount < 0:
-        raise exceptions.OptionsError(f"{option} must be a non-negative amount in USD")
-    return amount
-
-
-def live_keys() -> dict[str, str]:
-    """The study's vendor keys, from the proxy's own environment only."""
-    from proxy.live.mode import KEY_ENV
-
-    return {vendor: os.environ[env] for vendor, env in KEY_ENV.items() if os.environ.get(env)}
+        return parse(*args)
+    except ValueError as e:
+        raise exceptions.OptionsError(str(e)) from e

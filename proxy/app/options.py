@@ -1,10 +1,14 @@
 """The addon's `harness_*` options, declared from rundir.proxy_file.ProxySettings (one option per
-field) and read back (purpose rules). Typed loosely so that `loader` needs no mitmproxy import."""
+field) and read back: listeners, purpose rules, upstreams, amounts, and the keys from the
+environment. Typed loosely so that `loader` needs no mitmproxy import; a bad value is a
+ValueError, which the addon turns into mitmproxy's OptionsError."""
 
 from __future__ import annotations
 
+import os
 import types
 from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -12,6 +16,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticUndefined
 
 from rundir.proxy_file import ProxySettings, PurposeRule, option_value
+from vendors.hosts import DEFAULT_UPSTREAMS, VENDORS
 
 
 def declare_options(loader: Any) -> None:
@@ -58,3 +63,45 @@ def parse_purposes(entries: Sequence[str]) -> list[PurposeRule]:
                 f"{e.errors(include_url=False)[0]['msg']}"
             ) from None
     return rules
+
+
+def parse_arm_ports(specs: Sequence[str]) -> dict[int, str]:
+    """`harness_arm_ports` (PORT=ARM each): the arm (instance) each listener's calls belong to."""
+    ports: dict[int, str] = {}
+    for spec in specs:
+        port, sep, arm = spec.partition("=")
+        if not sep or not port.isdigit() or not arm:
+            raise ValueError(f"harness_arm_ports entry {spec!r} must look like 8081=arm-name")
+        ports[int(port)] = arm
+    return ports
+
+
+def parse_upstreams(specs: Sequence[str]) -> dict[str, str]:
+    """Each vendor's base URL: the defaults, overridden by `harness_upstreams` (VENDOR=URL)."""
+    result: dict[str, str] = {str(k): v for k, v in DEFAULT_UPSTREAMS.items()}
+    for spec in specs:
+        vendor, sep, url = spec.partition("=")
+        if not sep or vendor not in VENDORS or not url.startswith(("http://", "https://")):
+            raise ValueError(
+                f"upstream {spec!r} must look like openai=https://host[:port][/path], "
+                f"with a vendor among {', '.join(VENDORS)}"
+            )
+        result[vendor] = url
+    return result
+
+
+def parse_usd(option: str, value: str) -> Decimal:
+    try:
+        amount = Decimal(value)
+    except InvalidOperation as e:
+        raise ValueError(f"{option} {value!r} is not an amount in USD") from e
+    if not amount.is_finite() or amount < 0:
+        raise ValueError(f"{option} must be a non-negative amount in USD")
+    return amount
+
+
+def live_keys() -> dict[str, str]:
+    """The study's vendor keys, from the proxy's own environment only."""
+    from proxy.live.mode import KEY_ENV
+
+    return {vendor: os.environ[env] for vendor, env in KEY_ENV.items() if os.environ.get(env)}
