@@ -94,25 +94,33 @@ class EventFramer:
         if decoder._event or decoder._data or decoder._retry is not None:
             return 0
         last_id = decoder._last_event_id
+        data = bytes(buffer)  # one copy; the events are slices of it
+        # With no CR anywhere, no event needs the test for one.
+        crs = b"\r" in data
+        find = data.find
         start = 0
         while True:
-            end = buffer.find(b"\n\n", start)
+            end = find(b"\n\n", start)
             if end < 0:
                 return start
-            raw = bytes(buffer[start : end + 2])
-            if b"\r" in raw:
+            raw = data[start : end + 2]
+            if crs and b"\r" in raw:
                 return start
-            body = raw[:-2]
             name = ""
-            if body.startswith(b"event:"):
-                head, newline, body = body.partition(b"\n")
-                if not newline:
+            if raw.startswith(b"data:"):
+                body = raw[5:-2]
+            elif raw.startswith(b"event:"):
+                head, newline, body = raw[6:-2].partition(b"\n")
+                if not newline or not body.startswith(b"data:"):
                     return start
-                name = _value(head[6:])
-            if not body.startswith(b"data:") or b"\n" in body:
+                name = (head[1:] if head[:1] == b" " else head).decode("utf-8", "replace")
+                body = body[5:]
+            else:
                 return start
-            data = _value(body[5:])
-            out.append(RawEvent(raw, ServerSentEvent(event=name, data=data, id=last_id)))
+            if b"\n" in body:
+                return start
+            value = (body[1:] if body[:1] == b" " else body).decode("utf-8", "replace")
+            out.append(RawEvent(raw, ServerSentEvent(name, value, last_id)))
             start = end + 2
 
     def finish(self) -> RawEvent | None:
@@ -141,10 +149,3 @@ class EventFramer:
         if event is None:
             event = self._decoder.decode("")
         return RawEvent(rest, event)
-
-
-def _value(field: bytes) -> str:
-    """A field's value as `SSEDecoder` reads it: one leading space dropped, decoded."""
-    if field[:1] == b" ":
-        field = field[1:]
-    return field.decode("utf-8", "replace")
