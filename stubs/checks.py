@@ -16,6 +16,7 @@ from typing import Any
 CHECKS: dict[str, str] = {
     "anthropic.messages": "stubs.anthropic.request:check_create",
     "anthropic.count_tokens": "stubs.anthropic.request:check_messages",
+    "anthropic.chat": "stubs.anthropic.compat:check_compat",
     "openai.chat": "stubs.openai.chat:check_chat",
     "openai.responses": "stubs.openai.responses:check_responses",
     "openai.embeddings": "stubs.vectors.embeddings:check_embeddings",

@@ -21,6 +21,7 @@ HANDLERS: dict[str, str] = {
     "anthropic.messages": "stubs.anthropic.messages:messages",
     "anthropic.count_tokens": "stubs.anthropic.messages:count_tokens",
     "anthropic.models": "stubs.models:anthropic_models",
+    "anthropic.chat": "stubs.anthropic.compat:compat_chat",
     "openai.chat": "stubs.openai.chat:chat_completions",
     "openai.responses": "stubs.openai.responses:responses",
     "openai.embeddings": "stubs.vectors.embeddings:openai_embeddings",

@@ -59,6 +59,11 @@ WIRE_ONLY: dict[str, frozenset[str]] = {
     "openai.responses": frozenset({"stream"}),
 }
 
+# Routes that ignore fields they do not know rather than refuse them: Anthropic's OpenAI
+# compatibility layer ("most unsupported fields are silently ignored rather than producing
+# errors", its "OpenAI SDK compatibility" page; stubs/anthropic/compat.py).
+IGNORES_UNKNOWN = frozenset({"anthropic.chat"})
+
 ACCEPTED: dict[str, frozenset[str]] = {
     "anthropic.messages": _ANTHROPIC_COMMON
     | WIRE_ONLY["anthropic.messages"]

@@ -89,7 +89,7 @@ class LiveMode:
         live = LiveCall()
         state.live = live
         body = copy_json(state.body)  # never recurses (proxy.flow.safe_json)
-        route = state.route.name
+        route = state.route.wire
         if route not in FREE_ROUTES:
             refusal = price_and_reserve(cfg, state, live, body)
             if refusal is not None:
@@ -157,7 +157,7 @@ class LiveMode:
         if live is None or response is None or state.route is None:
             return
         redact_head(self.redactor, state, response)  # before mitmproxy relays the headers
-        if state.route.name not in STREAM_ROUTES:
+        if state.route.wire not in STREAM_ROUTES:
             return
         if not response.headers.get("content-type", "").startswith("text/event-stream"):
             return
@@ -169,7 +169,7 @@ class LiveMode:
             # no longer holds once a key is redacted or the body decoded.
             headers.pop("content-length", None)
             headers["transfer-encoding"] = "chunked"
-        meter = StreamMeter(state.route.name, live.model, hide_usage_chunk=live.hide_usage)
+        meter = StreamMeter(state.route.wire, live.model, hide_usage_chunk=live.hide_usage)
         live.meter = meter
         try:
             cleaner = live.cleaner = StreamCleaner(self.redactor, state, response)
@@ -246,7 +246,7 @@ class LiveMode:
             state.response_body = redact_plain(self.redactor, state, flow.response)
             usage = None
             if status == 200 and state.route is not None:
-                usage = usage_from_body(state.route.name, state.response_body)
+                usage = usage_from_body(state.route.wire, state.response_body)
                 if usage is None:
                     state.flags.append("no_usage")
             state.model_served = (

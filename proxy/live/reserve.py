@@ -28,7 +28,7 @@ def price_and_reserve(
     """Price the model, pin the sampling fields, plan the server tools and reserve the worst
     case; None when the call may go out, else the vendor-shaped refusal to send instead."""
     assert state.route is not None
-    route = state.route.name
+    route = state.route.wire  # the wire shape: the compat route meters as openai.chat
     model = body.get("model")
     if not isinstance(model, str):
         state.outcome = "bad_request"

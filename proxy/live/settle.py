@@ -30,7 +30,7 @@ def book(cfg: LiveConfig, state: CallState, status: int, usage: MeteredUsage | N
     halted: str | None = None
     flags = state.flags
     assert state.route is not None and state.body is not None
-    route, prices = state.route.name, cfg.prices
+    route, prices = state.route.wire, cfg.prices
     tokens, source = billable(
         state.vendor, route, live.model, state.body, status, usage, live.cut, live.unbounded
     )

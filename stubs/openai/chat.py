@@ -3,6 +3,7 @@ calls and structured output, in OpenAI's exact wire shape (openai/types/chat/)."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from stubs.formats.output_limit import cut_to_tokens
@@ -26,10 +27,16 @@ from stubs.rules.context import StubContext
 from stubs.schema.structured import structured_json
 from vendors.reply import StubReply, Usage
 
+# A choice's thinking tokens, for a route whose models think on other terms than OpenAI's
+# reasoning models (Anthropic's compatibility layer: stubs.anthropic.compat).
+ThinkingTokens = Callable[[StubRequest], int]
 
-def chat_completions(req: StubRequest, ctx: StubContext) -> StubReply:
+
+def chat_completions(
+    req: StubRequest, ctx: StubContext, thinking: ThinkingTokens | None = None
+) -> StubReply:
     params = parse_chat(req.body)
-    choices = [_choice(req, ctx, params, i) for i in range(params.n)]
+    choices = [_choice(req, ctx, params, i, thinking) for i in range(params.n)]
     prompt = estimate_input_tokens(req.body, ("messages", "tools", "response_format"))
     completion = sum(c.completion_tokens for c in choices)
     reasoning = sum(c.reasoning_tokens for c in choices)
@@ -77,9 +84,18 @@ def check_chat(body: dict[str, Any]) -> None:
     parse_chat(body, per_model=False)
 
 
-def _choice(req: StubRequest, ctx: StubContext, params: ChatParams, index: int) -> ChatChoice:
+def _choice(
+    req: StubRequest,
+    ctx: StubContext,
+    params: ChatParams,
+    index: int,
+    think: ThinkingTokens | None = None,
+) -> ChatChoice:
     vreq = variant(req, index)
-    thinking = reasoning_tokens(vreq, params.model, params.effort)
+    if think is not None:
+        thinking = think(vreq)
+    else:
+        thinking = reasoning_tokens(vreq, params.model, params.effort)
     called = functions_to_call(
         vreq, ctx.book, params.functions, params.tool_choice, params.named_function
     )

@@ -28,6 +28,10 @@ GOOD: dict[str, dict[str, Any]] = {
         "messages": [{"role": "user", "content": "hi"}],
     },
     "openai.chat": {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]},
+    "anthropic.chat": {
+        "model": "claude-sonnet-4-6",
+        "messages": [{"role": "user", "content": "hi"}],
+    },
     "openai.responses": {"model": "gpt-4.1", "input": "hi"},
     "openai.embeddings": {"model": "text-embedding-3-small", "input": "hi"},
     "cohere.rerank": {"model": "rerank-v3.5", "query": "q", "documents": ["a"]},
