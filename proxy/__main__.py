@@ -13,6 +13,8 @@ import signal
 import sys
 from pathlib import Path
 
+from mitmproxy import ctx
+
 from proxy.app.addons import harness_addons
 from proxy.app.relay import start_relay
 from proxy.app.server import BASE_OPTIONS, NOWHERE, reverse_master
@@ -23,6 +25,12 @@ from rundir.proxy_file import PROXY_READY, ProxyFile, ProxySettingsError
 
 class _Ready:
     def running(self) -> None:
+        # An addon's `running` that failed (a listener's port taken, e.g. the stream server's)
+        # is only logged; mitmproxy's errorcheck exits just after this hook. Not ready, then:
+        # the backend must see the exit (and retry on a taken port), not a proxy about to go.
+        check = ctx.master.addons.get("errorcheck")
+        if getattr(getattr(check, "logger", None), "has_errored", None):
+            return
         print(PROXY_READY, flush=True)
 
 

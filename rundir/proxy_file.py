@@ -102,6 +102,11 @@ class ProxySettings(BaseModel):
     pins: Path | None = Field(None, description="Live: TOML file with a [pins] table.")
     replay_from: Path | None = Field(None, description="Replay: the run whose calls are served.")
     replay_timing: bool = Field(False, description="Replay: wait the recorded reply timings.")
+    # The backend picks it, as it picks the listeners, so the OS rule on the proxy's own traffic
+    # (harness/isolation/local_proxy_rule.py) can let the proxy reach exactly this loopback port.
+    stream_port: int = Field(
+        0, ge=0, le=65535, description="127.0.0.1 port of the stub stream server (0: any free)."
+    )
     # Not addon options: the backend turns them into listeners and TLS settings (ProxyFile).
     arms: list[str] = Field(default_factory=list, exclude=True)
     ca_bundle: Path | None = Field(None, exclude=True)

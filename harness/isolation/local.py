@@ -140,10 +140,13 @@ class LocalBackend(IsolationBackend):
     async def _start_proxy(self, settings: ProxySettings) -> ProxyInfo:
         if egress.PROXY_DIR in settings.arms:  # its guard log would be the proxy's
             raise InfraError(f"rename arm {egress.PROXY_DIR!r}: the name is the proxy's")
-        ports = free_ports(2 * len(settings.arms) + 1)
+        ports = free_ports(2 * len(settings.arms) + 2)
         self.arm_ports = dict(zip(settings.arms, ports, strict=False))
         self.https_ports = dict(zip(settings.arms, ports[len(settings.arms) :], strict=False))
-        control_port = ports[-1]
+        control_port = ports[-2]
+        # The stub stream server's port, known before the proxy starts: the proxy's rule lets it
+        # reach exactly this port on loopback (local_proxy_rule.py), no other host service.
+        settings = settings.model_copy(update={"stream_port": ports[-1]})
         self.ca_cert = install_ca_cert(self.run_dir)
         # The proxy's refusals of non-vendor hosts, merged into egress.jsonl with the guards'.
         config = ProxyFile(

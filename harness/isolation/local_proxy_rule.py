@@ -65,10 +65,16 @@ class LocalProxyRule:
         self.run_id = ""
         self.cgroup: Path | None = None
         self._tried = False
+        self.rules: proxy_rules.LocalProxyRules | None = None
+        self.unresolved: list[str] = []
+        self.ledger: tuple[proxy_rules.Target, ...] = ()  # a postgresql:// ledger's addresses
 
     def start(self, settings: ProxySettings, comment: str) -> None:
-        if self._tried:
-            return  # a retried start (a port taken) keeps what the first one set up
+        if self._tried:  # a retried start (a port taken): the same cgroup, the new ports
+            if self.run_id and self._rules(settings, comment) != self.rules:
+                self._remove_rules()
+                self._install(settings, comment)
+            return
         self._tried = True
         why = unavailable()
         root = cgroup2_root()
@@ -86,14 +92,37 @@ class LocalProxyRule:
             self._remove_cgroup()
             return
         self.run_id = settings.run_id
+        self._install(settings, comment)
+
+    def _rules(self, settings: ProxySettings, comment: str) -> proxy_rules.LocalProxyRules:
+        assert self.cgroup is not None
         live = settings.mode == "live"
-        targets, unresolved = proxy_rules.vendor_targets(settings.upstreams, live)
-        rules = proxy_rules.LocalProxyRules(name, tuple(targets), live, self.run_id, comment)
-        proxy_rules.add_rules(rules)  # RulesError: fail closed, the caller stops the run
-        allowed = ", ".join(f"{t.host}={t.address}:{t.port}" for t in targets) or "nothing"
-        self.said = f"enforced: the proxy may open {'DNS and ' if live else ''}TCP to {allowed}" + (
-            f" (did not resolve: {', '.join(unresolved)})" if unresolved else ""
+        targets, self.unresolved = proxy_rules.vendor_targets(settings.upstreams, live)
+        self.ledger = ()
+        if live and settings.ledger_url:  # the proxy books every call there itself
+            ledger, unresolved = proxy_rules.ledger_targets(settings.ledger_url)
+            self.ledger = tuple(ledger)
+            targets += ledger
+            self.unresolved += unresolved
+        # Its own stub stream server (record and replay mode play streamed replies through it).
+        own = (settings.stream_port,) if settings.stream_port else ()
+        return proxy_rules.LocalProxyRules(
+            self.cgroup.name, tuple(targets), live, self.run_id, comment, own
         )
+
+    def _install(self, settings: ProxySettings, comment: str) -> None:
+        rules = self._rules(settings, comment)
+        proxy_rules.add_rules(rules)  # RulesError: fail closed, the caller stops the run
+        self.rules = rules
+        allowed = [
+            f"{'ledger ' if t in self.ledger else ''}{t.host}={t.address}:{t.port}"
+            for t in rules.targets
+        ]
+        allowed += [f"its stream server 127.0.0.1:{port}" for port in rules.loopback_ports]
+        dns = "DNS and " if rules.dns else ""
+        self.said = f"enforced: the proxy may open {dns}TCP to {', '.join(allowed) or 'nothing'}"
+        if self.unresolved:
+            self.said += f" (did not resolve: {', '.join(self.unresolved)})"
 
     def preexec(self) -> Callable[[], None] | None:
         """Run in the proxy's child before exec: it joins the proxy's cgroup."""
@@ -117,11 +146,14 @@ class LocalProxyRule:
             return proxy_rules.collect(self.run_dir, self.run_id, self.kernel.path)
         finally:
             self.kernel.stop()
-            docker_rules.remove_where(
-                lambda comment: comment.startswith(f"harness.run={self.run_id} ")
-            )
+            self._remove_rules()
             self._remove_cgroup()
             self.run_id = ""
+
+    def _remove_rules(self) -> None:
+        run_id = self.run_id
+        docker_rules.remove_where(lambda comment: comment.startswith(f"harness.run={run_id} "))
+        self.rules = None
 
     def _remove_cgroup(self) -> None:
         if self.cgroup is not None:

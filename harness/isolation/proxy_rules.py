@@ -43,6 +43,8 @@ from vendors.hosts import DEFAULT_UPSTREAMS
 
 DNS_PORT = 53
 HTTPS_PORT = 443
+LOOPBACK = "127.0.0.1"
+POSTGRES_PORT = 5432
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,39 @@ def vendor_targets(upstreams: Sequence[str], live: bool) -> tuple[list[Target], 
             unresolved.append(host)
         targets += [Target(host, address, port) for address in addresses]
     return sorted(set(targets), key=lambda t: (t.host, t.address, t.port)), unresolved
+
+
+def ledger_targets(ledger_url: str) -> tuple[list[Target], list[str]]:
+    """(the addresses of a live run's postgresql:// ledger, hosts that did not resolve): the
+    proxy books every call there itself. A host given as a socket directory (or none: libpq's
+    default socket) is no TCP, so nothing to allow."""
+    parts = urlsplit(ledger_url)
+    query = dict(pair.partition("=")[::2] for pair in parts.query.split("&") if pair)
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    hosts = [h for h in query.get("host", "").split(",") if h] or [
+        h for h in netloc.split(",") if h
+    ]
+    targets: list[Target] = []
+    unresolved: list[str] = []
+    for item in hosts:
+        host, port = _host_port(item, query.get("port", ""))
+        if not host or host.startswith("/"):
+            continue
+        addresses = _resolve(host, port)
+        if not addresses:
+            unresolved.append(host)
+        targets += [Target(host, address, port) for address in addresses]
+    return targets, unresolved
+
+
+def _host_port(item: str, port: str) -> tuple[str, int]:
+    if item.startswith("["):  # [IPv6]:port: refused by the rule anyway, kept for the message
+        host, _, rest = item[1:].partition("]")
+        port = rest.removeprefix(":") or port
+    else:
+        host, _, after = item.partition(":")
+        port = after or port
+    return host, int(port) if port.isdigit() else POSTGRES_PORT
 
 
 def _resolve(host: str, port: int) -> list[str]:
@@ -135,6 +170,9 @@ class LocalProxyRules:
     dns: bool
     run_id: str
     comment: str
+    # The proxy's own servers on 127.0.0.1 it connects to (the stub stream server, which record
+    # and replay mode route streamed replies to): those ports only, not the host's loopback.
+    loopback_ports: tuple[int, ...] = ()
 
     def specs(self, tool: str) -> list[tuple[str, list[str]]]:
         return _chain("OUTPUT", tool, ["-m", "cgroup", "--path", self.cgroup], "ACCEPT", self)
@@ -157,6 +195,11 @@ def _chain(
     if rule.dns:
         allowed += [["-p", proto, "--dport", str(DNS_PORT)] for proto in ("udp", "tcp")]
     allowed += [["-d", t.address, "-p", "tcp", "--dport", str(t.port)] for t in rule.targets]
+    if isinstance(rule, LocalProxyRules):  # in a container its own loopback never meets these
+        allowed += [
+            ["-o", "lo", "-d", LOOPBACK, "-p", "tcp", "--dport", str(port)]
+            for port in rule.loopback_ports
+        ]
     rules = [(chain, [*new, *match, *comment, "-j", let_through]) for match in allowed]
     tls = [*new, "-p", "tcp", "--dport", str(HTTPS_PORT), *comment]
     rules.append((chain, [*tls, "-j", "LOG", "--log-prefix", https]))

@@ -44,8 +44,10 @@ class StreamServer:
     def discard(self, path: str) -> None:
         self._pending.pop(path.removeprefix(PLAY_PREFIX), None)
 
-    async def start(self) -> int:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+    async def start(self, port: int = 0) -> int:
+        """Listen on 127.0.0.1:`port` (0: any free port). A backend that confines the proxy's
+        own traffic names the port, so its rule can allow exactly this one on loopback."""
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", port)
         self.port = self._server.sockets[0].getsockname()[1]
         return self.port
 

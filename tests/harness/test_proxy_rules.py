@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.isolation import proxy_rules
-from harness.isolation.proxy_rules import ProxyRules, Target
+from harness.isolation.proxy_rules import LocalProxyRules, ProxyRules, Target
 from rundir.proxy_egress import read_proxy_egress
 
 RUN = "study-20261205T000000Z-abcdef"
@@ -54,6 +54,33 @@ def test_the_rules_let_dns_and_vendors_through_then_log_and_refuse_the_rest() ->
     assert not any("ACCEPT" in rule or "RETURN" in rule for _, rule in record)
     six = [rule for _, rule in rules.specs("ip6tables")]
     assert all("conntrack" not in rule for rule in six) and len(six) == 4
+
+
+def test_the_local_rule_allows_the_stream_server_port_on_loopback_and_no_other() -> None:
+    rules = LocalProxyRules("harness-x-proxy-1", (), False, RUN, "c", (40123,))
+    specs = [" ".join(rule) for _, rule in rules.specs("iptables")]
+    allowed = [rule for rule in specs if rule.endswith("ACCEPT")]
+    assert len(allowed) == 1
+    assert "-o lo -d 127.0.0.1 -p tcp --dport 40123" in allowed[0]
+    assert allowed[0].startswith("-m cgroup --path harness-x-proxy-1 -m conntrack !")
+    six = [" ".join(rule) for _, rule in rules.specs("ip6tables")]
+    assert not any(rule.endswith("ACCEPT") for rule in six)  # it listens on IPv4 only
+
+
+def test_a_postgres_ledger_url_names_the_tcp_addresses_the_proxy_books_at() -> None:
+    assert proxy_rules.ledger_targets("postgresql://u@10.0.0.5:6543/db") == (
+        [Target("10.0.0.5", "10.0.0.5", 6543)],
+        [],
+    )
+    assert proxy_rules.ledger_targets("postgresql://10.0.0.5,10.0.0.6:7000/db")[0] == [
+        Target("10.0.0.5", "10.0.0.5", 5432),
+        Target("10.0.0.6", "10.0.0.6", 7000),
+    ]
+    query = "postgresql:///db?host=10.0.0.7&port=6000"
+    assert proxy_rules.ledger_targets(query)[0] == [Target("10.0.0.7", "10.0.0.7", 6000)]
+    # A socket directory, or no host (libpq's default socket), is no TCP: nothing to allow.
+    assert proxy_rules.ledger_targets("postgresql:///db?host=/var/run/postgresql") == ([], [])
+    assert proxy_rules.ledger_targets("postgresql://u@/db") == ([], [])
 
 
 def test_kernel_lines_become_entries_by_kind_and_other_runs_are_ignored(tmp_path: Path) -> None:
