@@ -53,6 +53,7 @@ FORMATS = (
     ),
     Format("questions.jsonl", ("rundir.questions:QuestionRecord",)),
     Format("egress.jsonl", ("rundir.egress:EgressEntry",)),
+    Format("proxy_egress.jsonl", ("rundir.proxy_egress:ProxyEgressEntry",)),
     Format("strays_seen.jsonl", ("rundir.strays_seen:StraySeen",)),
     Format("rtt.jsonl", ("rundir.rtt:RttProbe",)),
     Format("reservations.jsonl", ("rundir.journal:JournalCall", "rundir.journal:JournalBlock")),
@@ -198,8 +199,17 @@ def docstring(obj: Any) -> str:
     raw = obj.__dict__.get("__doc__") if isinstance(obj, type) else obj.__doc__
     if not raw:
         return ""
-    paragraphs = inspect.cleandoc(raw).split("\n\n")
-    return "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
+    out = []
+    for paragraph in inspect.cleandoc(raw).split("\n\n"):
+        # A markdown list keeps one line per item; any other line continues the one before.
+        lines: list[str] = []
+        for line in paragraph.splitlines():
+            if line.startswith("- ") or not lines:
+                lines.append(line.strip())
+            else:
+                lines[-1] += " " + line.strip()
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
 
 
 def model_table(cls: type[BaseModel]) -> list[str]:
@@ -208,6 +218,9 @@ def model_table(cls: type[BaseModel]) -> list[str]:
     for name, field in cls.model_fields.items():
         shown = field.alias or name
         meaning = comments.get(name, "")
+        if field.description and field.description not in meaning:
+            # pydantic's own `description` (a setting's help text) says it where a comment does not
+            meaning = f"{meaning} {field.description}".strip()
         if shown == "schema" and not meaning:
             meaning = "this format's version"
         kind = type_text(written.get(name), field.annotation).replace("|", "\\|")

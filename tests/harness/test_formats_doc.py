@@ -23,7 +23,13 @@ Colour = Literal["red", "green"]
 
 
 class Sample(BaseModel):
-    """A sample record: its docstring heads its table."""
+    """A sample record: its docstring heads its table,
+    its lines joined.
+
+    - a list item
+      over two lines;
+    - another item.
+    """
 
     name: str  # what the line is called
     # Two lines of comment above a field
@@ -34,6 +40,7 @@ class Sample(BaseModel):
         default_factory=list,  # a comment inside a field written over several lines
     )
     bare: bool | None = None
+    described: int = Field(0, description="Said by pydantic's description.")  # and a comment
 
 
 def test_the_committed_page_is_what_the_models_say() -> None:
@@ -88,8 +95,10 @@ def test_comments_docstrings_and_literal_values_reach_the_rows() -> None:
     assert by_field["tags"].count("`[]`") == 1
     # No comment: the row is still there, its meaning empty, the union's bar escaped.
     assert by_field["bare"] == "| `bare` | `bool \\| None` | `null` |  |"
+    assert by_field["described"].endswith("| and a comment Said by pydantic's description. |")
     rendered = "\n".join(formats_doc.render_models((Sample,), set()))
-    assert "A sample record: its docstring heads its table." in rendered
+    assert "A sample record: its docstring heads its table, its lines joined.\n" in rendered
+    assert "\n- a list item over two lines;\n- another item.\n" in rendered
 
 
 def test_angle_brackets_outside_code_are_escaped() -> None:
