@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from decimal import Decimal
 
-from harness.report import charts
+from harness.report import ceilings, charts
 from harness.report.context import Context
 from harness.report.judging import stability
 from harness.report.model import Section, Table, money, seconds
@@ -57,6 +57,7 @@ def cost_section(ctx: Context, with_charts: bool) -> Section:
         f"Share of `{named}` calls: " + ", ".join(f"{n} {v:.1%}" for n, v in share.items()) + "."
     )
     s.paragraphs.append(counterfactual(ctx))
+    ceilings.add_to_cost_section(ctx, s)
     if with_charts:
         costs = turn_costs(ctx.data.calls)
         dropped = set(ctx.report.dropped_items)
