@@ -4,11 +4,14 @@
 A pair's follower is dropped, its leader stays the candidate, and the run's header says which arm
 and why (run.json `dropped_arms`). Asking for a dropped arm by name (`--arm C1`) is refused. A
 gate.json with no result for a pair the study declares (written before the pair was declared, or
-by an older harness) is refused too: the pair was never checked, so nothing may be spent on it.
+by an older harness) is refused too, as is an elements file changed since the gate (its SHA-256
+is in gate.json; the study's hash does not cover it): the pair was never checked as it stands, so
+nothing may be spent on it.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -34,6 +37,14 @@ def dropped_followers(study: Study, gate_path: Path) -> dict[str, str]:
                 f"{pair.follower} ({pair.differ_by})",
                 hint=f"run `harness gate {study.path}` again: live mode spends nothing on a pair "
                 "the gate did not check",
+            )
+        elements = study.path.parent / pair.differ_by
+        now = hashlib.sha256(elements.read_bytes()).hexdigest() if elements.is_file() else ""
+        if now != result.elements_sha256:
+            raise HarnessError(
+                f"{elements} changed since gate {record.gate_id} checked {pair.leader} -> "
+                f"{pair.follower}",
+                hint=f"run `harness gate {study.path}` again",
             )
         if not result.passed:
             first = result.failures[0] if result.failures else "no firing checked"
