@@ -162,3 +162,28 @@ def test_a_cap_the_first_five_legs_pass_is_refused_in_one_line_before_any_spend(
         read_jsonl(ledger) if ledger.exists() else []
     ) == before  # no stage opened, nothing reserved
     assert {p for p in runs.iterdir() if (p / "run.json").exists()} == lives
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--cap", "ten"], "--cap 'ten' is not an amount in USD"),
+        (["--cap", "-1"], "--cap '-1' must be a positive amount in USD"),
+        (["--cap", "10", "--basis", "best"], "--basis 'best' is not one of worst, expected"),
+        (["--cap", "10"], "no passing record run of this study"),
+    ],
+)
+def test_a_bad_cap_basis_or_a_study_never_recorded_is_refused_in_one_line(
+    tmp_path: Path, args: list[str], words: str
+) -> None:
+    study = StudyBuilder(name="pilot-refused", items=ITEMS).arm("B", f"python {GATE_ARM}")
+    path = study.write(tmp_path / "study")
+    legs = tmp_path / "legs.toml"
+    legs.write_text(tomli_w.dumps({"schema": 1, "legs": [{"name": "only"}]}))
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    done = harness("pilot", str(path), "--legs", str(legs), "--run-dir", str(runs), *args)
+    assert done.returncode == 2
+    errors = [line for line in done.stderr.splitlines() if line.startswith("harness: error:")]
+    assert len(errors) == 1 and words in errors[0], done.stderr
+    assert list(runs.iterdir()) == [] and not (tmp_path / "study" / "ledger.jsonl").exists()
