@@ -31,6 +31,13 @@ COMMANDS = (
         "the first five) when the projection passes the cap; writes unit_costs.json.",
     ),
     Lazy(
+        "probe",
+        "harness.cli.probe:probe",
+        "Probe Anthropic's OpenAI-compatible route (a valid call, `thinking` and effort "
+        "honoured); write probe.json (route compat, or messages as a fallback the report prints "
+        "as a deviation).",
+    ),
+    Lazy(
         "merge",
         "harness.cli.study:merge",
         "Join the shards of one study run into one run directory (refuses a missing or foreign "
