@@ -18,6 +18,7 @@ from harness.protocol.addendum import Addendum, Deviation, deviations, load_adde
 from harness.report.context import Context
 from harness.report.model import Table
 from harness.report.rundata import ADDENDUM_NOW, RunData
+from rundir.probe_file import PROBE_FILE, read_probe
 from rundir.protocol import addendum_copies
 from rundir.turns import TurnRecord
 
@@ -119,7 +120,30 @@ def deviation_lines(ctx: Context) -> list[str]:
         f"Deviation of run {run} ({d.why}), {d.entry.when}: {d.entry.text}"
         + (f" Reason: {d.entry.reason}" if d.entry.reason else "")
         for run, d in run_deviations(ctx)
-    ]
+    ] + probe_lines(ctx)
+
+
+def probe_lines(ctx: Context) -> list[str]:
+    """A compatibility probe that fell back to the Messages API (`harness probe`, probe.json in
+    the run directory, else next to the study): the arm did not use the planned route."""
+    lines = []
+    for run_dir, header in zip(ctx.data.run_dirs, ctx.data.headers, strict=True):
+        if header.get("mode") != "live":
+            continue  # the probe is of the vendor's live route; stubs always serve it
+        study_path = (header.get("study") or {}).get("study_path")
+        places = [run_dir / PROBE_FILE]
+        if study_path:
+            places.append(Path(str(study_path)).parent / PROBE_FILE)
+        found = next((p for p in places if p.is_file()), None)
+        decision = read_probe(found) if found is not None else None
+        if decision is not None and decision.fell_back:
+            run = ctx.anon.run(str(header.get("run_id")))
+            lines.append(
+                f"Deviation of run {run} (compatibility probe), {decision.probed}: Anthropic's "
+                f"OpenAI-compatible route failed the day's probe for {decision.model}, so the "
+                f"arm used the Messages API instead. Reason: {decision.reasons()}"
+            )
+    return lines
 
 
 def protocol_tables(ctx: Context) -> list[Table]:
