@@ -72,7 +72,7 @@ def pilot(
         p = result.projections[name]
         typer.echo(f"dropped {name}: projected ${p.worst:.4f} worst, ${p.expected:.4f} expected")
     for leg in result.legs:
-        verdict = "passed" if leg.passed else f"FAILED ({leg.why})"
+        verdict = "passed" if leg.passed else leg.why if leg.skipped else f"FAILED ({leg.why})"
         typer.echo(f"leg {leg.name}: {verdict} {leg.run_dir or ''}".rstrip())
     typer.echo(f"stage {result.stage}; unit costs: {result.out / 'unit_costs.json'}")
     return 0 if result.passed else 1

@@ -76,6 +76,9 @@ class LegsFile(BaseModel):
                 )
         return self
 
+    def leg(self, name: str) -> Leg:
+        return next(leg for leg in self.legs if leg.name == name)
+
     def order_of_drops(self) -> list[str]:
         """The legs in the order they are dropped: the declared drop order, else from the last
         leg back to the sixth."""
@@ -110,9 +113,20 @@ def leg_items(legs: LegsFile, leg: Leg, item_ids: list[str]) -> list[str]:
     return [i for i in item_ids if any(fnmatchcase(i, p) for p in patterns)]
 
 
-def check_against_study(legs: LegsFile, arms: list[str], item_ids: list[str]) -> None:
-    """Every leg names arms of the study and selects at least one of its items."""
+def check_against_study(
+    legs: LegsFile, arms: list[str], item_ids: list[str], addon_from: str | None = None
+) -> None:
+    """Every leg names arms of the study and selects at least one of its items; in a coupled
+    study whose arms get one arm's turn context (`addon_from`), a leg that runs any other arm
+    runs that one too, or its arms would run on the script's context, not the study's."""
     for leg in legs.legs:
+        ran = leg.arms or arms
+        if addon_from is not None and addon_from not in ran:
+            raise HarnessError(
+                f"leg {leg.name!r} runs {', '.join(ran)} without {addon_from}, whose turn "
+                "context they get in this coupled study",
+                hint=f"add {addon_from!r} to the leg's arms",
+            )
         unknown = [a for a in leg.arms if a not in arms]
         if unknown:
             raise HarnessError(

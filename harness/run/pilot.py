@@ -22,7 +22,8 @@ from typing import Literal
 import structlog
 
 from harness.errors import HarnessError
-from harness.run.legs import LegsFile, check_against_study, leg_items, plan_drops
+from harness.run.dropped import dropped_followers
+from harness.run.legs import Leg, LegsFile, check_against_study, leg_items, plan_drops
 from harness.run.pilot_cost import Projection, leg_calls, project_calls, record_calls, unit_costs
 from harness.run.prepare import Isolation, RunRequest, passing_record_run
 from harness.study import Study
@@ -30,6 +31,7 @@ from ledger.errors import LedgerError
 from ledger.ledger import Ledger
 from ledger.prices import load_prices
 from rundir.atomic import write_atomic
+from rundir.gate_record import passing_gate
 
 log = structlog.get_logger("harness.pilot")
 
@@ -43,6 +45,7 @@ class LegResult:
     run_dir: str | None = None
     passed: bool = False
     why: str = ""
+    skipped: bool = False  # every arm of it dropped by the cross-arm gate: nothing to run
 
 
 @dataclass
@@ -53,33 +56,46 @@ class PilotResult:
     dropped: list[str]
     projections: dict[str, Projection]
     legs: list[LegResult] = field(default_factory=list)
+    gate_dropped: dict[str, str] = field(default_factory=dict)  # arm -> why (cross-arm gate)
 
     @property
     def passed(self) -> bool:
-        return all(leg.passed for leg in self.legs) and len(self.legs) == len(self.kept)
+        done = all(leg.passed or leg.skipped for leg in self.legs)
+        return done and len(self.legs) == len(self.kept)
 
 
 def _money(value: Decimal) -> str:
     return str(value.quantize(Decimal("0.000001")))
 
 
+def leg_arms(study: Study, leg: Leg, gate_dropped: dict[str, str]) -> list[str]:
+    """The arms a leg runs: its own (default all), less those the cross-arm gate dropped."""
+    return [arm for arm in (leg.arms or list(study.arms)) if arm not in gate_dropped]
+
+
 def plan(
-    study: Study, legs: LegsFile, record_run: Path, cap: Decimal, basis: Basis
+    study: Study,
+    legs: LegsFile,
+    record_run: Path,
+    cap: Decimal,
+    basis: Basis,
+    gate_dropped: dict[str, str] | None = None,
 ) -> tuple[dict[str, Projection], list[str], list[str]]:
     """Each leg's projection, then (kept, dropped): nothing has started or been spent."""
     ids = [item.id for item in study.items]
-    arms = list(study.arms)
-    check_against_study(legs, arms, ids)
+    coupling = study.file.coupling
+    check_against_study(legs, list(study.arms), ids, coupling.addon_from if coupling else None)
     calls, pack = record_calls(record_run)
     prices = load_prices(study.prices_path)
+    gone = gate_dropped or {}
     projections = {
         leg.name: project_calls(
-            leg_calls(calls, leg.arms or arms, leg_items(legs, leg, ids)), prices, pack
+            leg_calls(calls, leg_arms(study, leg, gone), leg_items(legs, leg, ids)), prices, pack
         )
         for leg in legs.legs
     }
     for name, p in projections.items():
-        if p.calls == 0:
+        if p.calls == 0 and leg_arms(study, legs.leg(name), gone):
             raise HarnessError(
                 f"leg {name!r}: the record run {record_run} made no call for its arms and items; "
                 "it cannot be projected (was the record run restricted?)"
@@ -140,9 +156,16 @@ def run_pilot(
     from harness.run.pipeline import run_study  # the live path itself, not a second one
 
     source = find_record_run(study, run_root, record_run)
-    projections, kept, dropped = plan(study, legs, source, cap, basis)
+    gate = passing_gate(study.study_sha256, study.compose_sha256, run_root)
+    if gate is None:
+        raise HarnessError(
+            f"no passing determinism gate of this study under {run_root}",
+            hint=f"run `harness gate {study.path} --run-dir {run_root}` first",
+        )
+    gate_dropped = dropped_followers(study, gate)  # the arms no leg may spend on
+    projections, kept, dropped = plan(study, legs, source, cap, basis, gate_dropped)
     stage = stage or default_stage(study)
-    result = PilotResult(out, stage, kept, dropped, projections)
+    result = PilotResult(out, stage, kept, dropped, projections, gate_dropped=gate_dropped)
     out.mkdir(parents=True, exist_ok=True)
     _write_plan(result, legs, source, cap, basis)
     for name in dropped:
@@ -156,6 +179,11 @@ def run_pilot(
     by_name = {leg.name: leg for leg in legs.legs}
     for name in kept:
         leg = by_name[name]
+        arms = leg_arms(study, leg, gate_dropped)
+        if not arms:
+            why = "not run: the cross-arm gate dropped every arm of it"
+            result.legs.append(LegResult(name, why=why, skipped=True))
+            continue
         left = _left_in_stage(study, stage)
         if left <= 0:
             result.legs.append(LegResult(name, why=f"not run: stage {stage!r} has nothing left"))
@@ -164,7 +192,7 @@ def run_pilot(
             study=_restricted(study, leg_items(legs, leg, ids), stage, cap),
             mode="live",
             run_root=run_root,
-            arms=leg.arms,
+            arms=arms,
             isolation=isolation,
             cap=str(left),
         )
@@ -210,6 +238,7 @@ def _write_plan(
         ],
         "kept": result.kept,
         "dropped": result.dropped,
+        "arms_dropped_by_the_gate": result.gate_dropped,
     }
     write_atomic(result.out / "plan.json", (json.dumps(doc, indent=2) + "\n").encode())
 

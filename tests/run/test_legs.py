@@ -107,3 +107,16 @@ def test_a_leg_naming_an_arm_the_study_lacks_is_refused(tmp_path: Path) -> None:
     legs = load_legs(_write(tmp_path, {"schema": 1, "legs": [{"name": "a", "arms": ["Q"]}]}))
     with pytest.raises(HarnessError, match="leg 'a': Q not an arm of the study"):
         check_against_study(legs, ["B", "C0"], ["i1"])
+
+
+def test_in_a_coupled_study_a_leg_without_the_turn_contexts_source_is_refused(
+    tmp_path: Path,
+) -> None:
+    doc = {
+        "schema": 1,
+        "legs": [{"name": "with", "arms": ["B", "C1"]}, {"name": "c1", "arms": ["C1"]}],
+    }
+    legs = load_legs(_write(tmp_path, doc))
+    with pytest.raises(HarnessError, match="leg 'c1' runs C1 without B"):
+        check_against_study(legs, ["B", "C0", "C1"], ["i1"], addon_from="B")
+    check_against_study(legs, ["B", "C0", "C1"], ["i1"])  # no coupling: any subset
