@@ -41,10 +41,15 @@ export interface Turn {
   turn: number;
   user: string;
   addon: string;
+  /** A coupled study (docs/coupled.md): the arm whose turn context `addon` is, else null. */
+  addon_from: string | null;
   deadline_ms: number;
   clock: string;
-  /** The user's message with the study's addon appended, as every arm must send it. */
+  /** The user's message with the study's addon appended, as every arm must send it (never
+   * another arm's turn context). */
   userMessage(): string;
+  /** Another arm's turn context for this turn, to send as a system prompt ("" if none). */
+  systemAddon(): string;
   /** Aborted when the orchestrator cut the turn (it closed the connection). */
   signal: AbortSignal;
 }
@@ -114,6 +119,7 @@ const TURN: Schema = {
   turn: { type: "int", required: true, min: 0 },
   user: { type: "string", required: true },
   addon: { type: "string", required: false },
+  addon_from: { type: "nullable-string", required: false },
   deadline_ms: { type: "int", required: true, min: 1 },
   clock: { type: "datetime", required: true },
 };
@@ -336,13 +342,17 @@ export class SeamServer {
       if (!res.writableFinished) cut.abort(new Error("the orchestrator cut the turn"));
     });
     const addon = (body.addon as string | undefined) ?? "";
+    const addonFrom = (body.addon_from as string | null | undefined) ?? null;
+    const scripted = addonFrom === null ? addon : "";
     const turn: Turn = {
       turn: body.turn as number,
       user: body.user as string,
       addon,
+      addon_from: addonFrom,
       deadline_ms: body.deadline_ms as number,
       clock: body.clock as string,
-      userMessage: () => (addon ? `${body.user as string}\n\n${addon}` : (body.user as string)),
+      userMessage: () => (scripted ? `${body.user as string}\n\n${scripted}` : (body.user as string)),
+      systemAddon: () => (addonFrom === null ? "" : addon),
       signal: cut.signal,
     };
     res.writeHead(200, { "content-type": NDJSON, "cache-control": "no-store", "x-accel-buffering": "no" });

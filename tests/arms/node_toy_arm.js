@@ -6,6 +6,8 @@
 //   throw          one delta, then throws
 //   bad            yields a number instead of a string
 //   closed         whether the previous `hang` turn's finally block ran
+//   addon          the user message as the arm must send it
+//   system         the user message, then the turn context handed to it (a coupled study's)
 const { Arm, serve } = require(process.env.HARNESS_SEAM_JS);
 
 class Toy extends Arm {
@@ -40,6 +42,8 @@ class Toy extends Arm {
       yield String(this.cleaned);
     } else if (command === "addon") {
       yield turn.userMessage();
+    } else if (command === "system") {
+      yield `${turn.userMessage()}|${turn.systemAddon()}`;
     }
   }
 }

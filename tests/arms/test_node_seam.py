@@ -164,3 +164,17 @@ async def test_ingest_is_refused_with_501_by_an_arm_that_does_not_ingest(toy: No
         bad = body.model_dump(mode="json") | {"messages": [{"role": "system", "content": "x"}]}
         response = http.post("/sessions/s-ingest/ingest", json=bad)
         assert response.status_code == 422 and "messages" in response.json()["message"]
+
+
+async def test_a_handed_turn_context_is_a_system_prompt_in_node_too(toy: NodeArm) -> None:
+    """A coupled study's turn (addon_from set, docs/coupled.md): the Node helper accepts it and
+    keeps the context out of the user message, as the Python helper does."""
+    async with SeamClient(toy.url) as client:
+        await client.open_session(_session("s-ctx"))
+        handed = Turn(
+            turn=0, user="system", addon="B's context", addon_from="B", deadline_ms=60_000,
+            clock=CLOCK,
+        )  # fmt: skip
+        assert (await client.collect("s-ctx", handed, 10)).text == "system|B's context"
+        scripted = await client.collect("s-ctx", _turn("system", 1, addon="Be brief."), 10)
+        assert scripted.text == "system\n\nBe brief.|"
