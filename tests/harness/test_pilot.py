@@ -75,6 +75,22 @@ def _projection(study: Path, runs: Path, legs: Path) -> dict[str, Decimal]:
     return {name: p.worst for name, p in projections.items()}
 
 
+def test_arms_the_cross_arm_gate_dropped_are_neither_projected_nor_counted(
+    gated: tuple[Path, Path, Path],
+) -> None:
+    from harness.run.legs import load_legs
+    from harness.run.pilot import find_record_run, plan
+    from harness.study import load_study
+
+    study, runs, legs = gated
+    loaded = load_study(study)
+    source = find_record_run(loaded, runs, None)
+    every, _, _ = plan(loaded, load_legs(legs), source, Decimal(10**6), "worst")
+    gone, _, _ = plan(loaded, load_legs(legs), source, Decimal(10**6), "worst", {"C1": "why"})
+    assert every["C1-one"].calls > 0 and gone["C1-one"].calls == 0  # not refused: skipped
+    assert gone["B-one"].worst == every["B-one"].worst > 0
+
+
 def test_a_pilot_past_its_cap_drops_legs_in_the_fixed_order_and_runs_the_rest_in_one_stage(
     gated: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
