@@ -29,6 +29,7 @@ from typing import Any
 from harness.report.context import Context
 from harness.report.latency import Latency
 from harness.report.model import Section, Table, money
+from harness.report.rundata import read_file
 from ledger.errors import LedgerError
 from ledger.prices import TokenCounts, cost
 from rundir.calllog import CallRecord
@@ -47,6 +48,7 @@ class Roles:
     source: str  # where they were read
     sentiment: str = "sentiment"
     main: str = "main"
+    study_file: bool = False  # read from the study file (named in the section's files)
 
 
 def roles(ctx: Context) -> Roles | None:
@@ -61,7 +63,7 @@ def roles(ctx: Context) -> Roles | None:
         )
     order = _coupling_order(ctx.data.study)
     if order:
-        return Roles(order[0], order[1:], "the study's [coupling] order")
+        return Roles(order[0], order[1:], "the study's [coupling] order", study_file=True)
     return None
 
 
@@ -272,6 +274,8 @@ def add_to_cost_section(ctx: Context, s: Section) -> None:
             "reference: no `[ceilings]` in --header, no `[coupling] order` in the study)."
         )
         return
+    if who.study_file:
+        s.read.append(ctx.describe(read_file("study", Path(str(ctx.data.study["study_path"])))))
     s.paragraphs.append(
         f"The ceilings of {', '.join(who.candidates) or 'no candidate'} against the reference "
         f"{who.reference} (from {who.source}): mean $ per turn at most 1.30x, every call an "

@@ -151,6 +151,7 @@ def test_the_roles_come_from_the_studys_coupling_order_when_the_header_names_non
     rows = _rows(_tables(s, "candidate")[0])
     assert {k[0] for k in rows} == {"C1"}
     assert any("the study's [coupling] order" in p for p in s.paragraphs)
+    assert f"{study} (SHA-256 {digest}" in " ".join(s.read)  # traced to the study file
     # The same file changed since the run: its order is not the run's, so not used.
     study.write_text('name = "s"\n[coupling]\norder = ["C1", "B"]\n')
     s = _cost_section(run_dir, None, tmp_path)
