@@ -210,3 +210,25 @@ def test_an_arm_that_dies_is_retried_and_the_coupling_holds(tmp_path: Path) -> N
         (1, "B"), (0, "C0"), (1, "C0"), (1, "C1"), (1, "Z"),
         (2, "B"), (2, "C0"), (2, "C1"), (2, "Z"),
     ]  # fmt: skip
+
+
+def test_two_workers_give_the_coupled_records_of_one(recorded: tuple[Path, Path]) -> None:
+    """Each item runs coupled on one worker: turns.jsonl and the requests do not depend on N."""
+    study, run = recorded
+    runs = run.parent.parent / "runs-workers"
+    done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local",
+                   "--workers", "2")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    timing = ("run", "first_token_s", "last_token_s")
+
+    def lines(path: Path) -> list[dict[str, Any]]:
+        return [{k: v for k, v in r.items() if k not in timing} for r in read_jsonl(path)]
+
+    two = only_run(runs)
+    assert lines(two / "turns.jsonl") == lines(run / "turns.jsonl")
+
+    def hashes(r: Path) -> list[tuple[Any, ...]]:
+        calls = read_jsonl(r / "calls.jsonl")
+        return sorted((c["arm"], c["item"], c["turn"], c["request_hash"]) for c in calls)
+
+    assert hashes(two) == hashes(run)
