@@ -60,6 +60,7 @@ FORMATS = (
     Format("proxy.json", ("rundir.proxy_file:ProxyFile",)),
     Format("voids.jsonl", ("rundir.voids:VoidRecord",)),
     Format("gate.json", ("rundir.gate_record:GateRecord",)),
+    Format("probe.json", ("rundir.probe_file:ProbeDecision", "rundir.probe_file:ProbeCheck")),
     Format("replay.json", ("harness.checks.replay_compare:ReplayComparison",)),
     Format("audit.json", ("harness.checks.audit:AuditRecord",)),
     Format(

@@ -19,7 +19,12 @@ TURN_SCHEMA: Literal[1] = 1
 # resource_limit: the arm met one of its bounds (rundir/limits.py) in this turn, or in an earlier
 # turn of the same item (the rest are not run); `error` names the arm and the bound. The arm's
 # failure, like cut and error.
-TurnOutcome = Literal["done", "cut", "error", "infra_failed", "stray_connection", "resource_limit"]
+# wrong_model: a main call of this turn was served by a model other than the study's pin for
+# its purpose (`[pins.models]`; harness/run/model_identity.py); `error` names the call. The
+# arm's failure, like cut and error.
+TurnOutcome = Literal[
+    "done", "cut", "error", "infra_failed", "stray_connection", "resource_limit", "wrong_model"
+]
 
 
 def _from_schema_0(record: dict[str, Any]) -> dict[str, Any]:

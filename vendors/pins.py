@@ -5,11 +5,14 @@ and the live proxy's sampling rewrite (proxy/live/sampling.py), so neither impor
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-MIN_THINKING_BUDGET = 1024  # the Messages API refuses smaller budgets
+MIN_THINKING_BUDGET = 1024
+# The call log's flag for a reply whose served model is not the purpose's pinned one.
+WRONG_MODEL_FLAG = "wrong_model"  # the Messages API refuses smaller budgets
 
 AnthropicEffort = Literal["low", "medium", "high", "xhigh", "max"]
 OpenAIEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -53,6 +56,10 @@ class Pins(BaseModel):
     seed: int | None = None
     verbosity: Literal["low", "medium", "high"] | None = None
     purposes: list[str] = Field(default_factory=lambda: ["main"])
+    # Model identity (`[pins.models]`, purpose -> model id): the model each purpose's replies
+    # must name as served (OpenAI's `model`, Anthropic's `message.model`). A main call served by
+    # another model is its turn's failure (`wrong_model`); another purpose's is a flagged finding.
+    models: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _budget_fits(self) -> Pins:
@@ -68,6 +75,9 @@ class Pins(BaseModel):
             )
         return self
 
+    def pinned_model(self, purpose: str) -> str | None:
+        return self.models.get(purpose)
+
     @classmethod
     def from_toml_table(cls, table: dict[str, Any]) -> Pins:
         """Pins from a parsed TOML table (e.g. study.toml's `[pins]`), with one line per error."""
@@ -80,3 +90,20 @@ class Pins(BaseModel):
                 got = f" (got {err['input']!r})" if err["type"] != "missing" else ""
                 lines.append(f"pins.{where}: {err['msg']}{got}")
             raise PinsError("invalid [pins] table:\n  " + "\n  ".join(lines)) from None
+
+
+# A dated snapshot's suffix: Anthropic's "-20251001", OpenAI's "-2025-04-14".
+_SNAPSHOT = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})")
+
+
+def served_matches(pinned: str, served: str | None) -> bool:
+    """Whether a reply naming `served` was served by the pinned model: the same id, or a dated
+    snapshot of a pinned alias ("claude-haiku-4-5" -> "claude-haiku-4-5-20251001"); a reply
+    that names no model does not match (fail closed). "gpt-4.1" does not match
+    "gpt-4.1-mini-2025-04-14": only a date may follow the pin."""
+    if not served:
+        return False
+    pin = pinned.rsplit("/", 1)[-1]  # "anthropic/claude-..." as the study's subject spells it
+    return served == pin or (
+        served.startswith(pin) and _SNAPSHOT.fullmatch(served[len(pin) :]) is not None
+    )

@@ -20,9 +20,17 @@ from harness.study import DEFAULT_MAX_FAILURE_RATE
 from rundir.turns import TurnRecord
 
 # The arm's own failures (rundir/turns.py): above the ceiling, they fail the run.
-ARM_FAILURES = ("cut", "error", "resource_limit")
+ARM_FAILURES = ("cut", "error", "resource_limit", "wrong_model")
 # The order outcomes are shown in; an outcome not listed here (a newer harness's) follows them.
-KNOWN_OUTCOMES = ("done", "cut", "error", "infra_failed", "stray_connection", "resource_limit")
+KNOWN_OUTCOMES = (
+    "done",
+    "cut",
+    "error",
+    "infra_failed",
+    "stray_connection",
+    "resource_limit",
+    "wrong_model",
+)
 # How much of an arm's error text a one-line summary quotes.
 QUOTE_LIMIT = 160
 

@@ -7,7 +7,8 @@ Checks, each reported as a discrepancy naming where it is:
 - file: every file in run.json's manifest is there with its size and SHA-256, and none was added;
 - ledger_chain: the ledger's hash chain holds, and still reaches the head the run ended at;
 - ledger_sum: the run's settlements in the ledger equal the call log, seq by seq and in total;
-- protocol: the frozen files' and the addendum's hashes in run.json hold (protocol_audit.py).
+- protocol: the frozen files' and the addendum's hashes in run.json hold (protocol_audit.py);
+- model: each pinned purpose's served model, its wrong_model flag and turn (identity_audit.py).
 Nothing in the run directory or the ledger is changed; audit.json is written next to run.json.
 """
 
@@ -21,6 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.checks.identity_audit import identity_findings
 from harness.checks.limits_audit import unequal_limits
 from harness.checks.protocol_audit import protocol_findings
 from harness.errors import HarnessError
@@ -57,6 +59,7 @@ Check = Literal[
     "ledger_sum",
     "limits",
     "protocol",  # harness/checks/protocol_audit.py
+    "model",  # harness/checks/identity_audit.py: served model against the purpose's pin
     "judgments",  # harness/judge/audit.py: the judgment sets that judge the run
 ]
 
@@ -154,6 +157,10 @@ def audit_run(
     found, notes = protocol_findings(run_dir, header)  # frozen files, addendum copy, voids
     for where_, detail in found:
         audit.flag("protocol", where_, detail)
+    record.notes += notes
+    found, notes = identity_findings(run_dir, header, calls)
+    for where_, detail in found:
+        audit.flag("model", where_, detail)
     record.notes += notes
     from harness.judge.audit import judgment_set_findings  # the judging stage's own re-check
 

@@ -37,6 +37,7 @@ from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
 from harness.run.coupled_item import CoupledItem
 from harness.run.limit_check import describe, limit_records
 from harness.run.memory_stage import MemoryStage, state_env
+from harness.run.model_identity import ModelIdentityWatch
 from harness.run.net_score import DEFAULT_LAMBDA
 from harness.run.proxy_control import ProxyControl
 from harness.run.question_records import QuestionRecorder
@@ -119,6 +120,7 @@ class Orchestrator:
         self.ctrl_c = CtrlC(on_stop=self._interrupted)
         self.seam_urls: dict[str, str] = {}  # arm -> its seam, for the round-trip probes
         self.rtt = RttLog(run_dir / "rtt.jsonl")
+        self.identity = ModelIdentityWatch(run_dir / "calls.jsonl")
         self.upstreams = live_upstreams(run_dir, dict(study.file.vendors))
         self.has_memory = any(item.memory is not None for item in items)
         source = study.file.items
@@ -404,6 +406,7 @@ class Orchestrator:
                 self._write(record)
 
     def _write(self, record: TurnRecord) -> None:
+        record = self.identity.check(record)  # a main call served by an unpinned model fails it
         self.turns.append(record)
         self.tally.outcomes[record.outcome] += 1
         self.on_turn(record)

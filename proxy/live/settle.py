@@ -17,6 +17,7 @@ from proxy.metering.billing import (
 )
 from proxy.metering.usage import MeteredUsage
 from rundir.calllog import Tokens, TokenSource
+from vendors.pins import WRONG_MODEL_FLAG, served_matches
 
 log = structlog.get_logger("harness.proxy")
 
@@ -31,6 +32,11 @@ def book(cfg: LiveConfig, state: CallState, status: int, usage: MeteredUsage | N
     flags = state.flags
     assert state.route is not None and state.body is not None
     route, prices = state.route.wire, cfg.prices
+    pinned = cfg.pins.pinned_model(state.purpose)
+    if pinned is not None and status == 200 and not served_matches(pinned, state.model_served):
+        # Model identity: the study pins this purpose's model and the reply names another (or
+        # none). harness/run/model_identity.py fails a main call's turn on this flag.
+        flags.append(WRONG_MODEL_FLAG)
     tokens, source = billable(
         state.vendor, route, live.model, state.body, status, usage, live.cut, live.unbounded
     )
