@@ -131,8 +131,10 @@ def _stream(proxy: ProxyProcess, tag: str) -> str:
     return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
 
 
-def _call(proxy: ProxyProcess, count: int) -> dict:  # type: ignore[type-arg]
-    return proxy.calls(at_least=count)[count - 1]
+def _call(proxy: ProxyProcess, before: int) -> dict:  # type: ignore[type-arg]
+    """The call made after `before` calls were logged (pytest-xdist may give each worker its own
+    proxy, so a test's call is not at a fixed line)."""
+    return proxy.calls(at_least=before + 1)[before]
 
 
 def test_a_burst_of_chunks_is_relayed_whole_in_fewer_pieces_and_metered(
@@ -141,8 +143,9 @@ def test_a_burst_of_chunks_is_relayed_whole_in_fewer_pieces_and_metered(
     texts = [f"word{i} " for i in range(40)]
     events = sse_events(texts)
     upstream.body = http_chunks(events)
+    before = len(proxy.calls())
     assert _stream(proxy, "burst") == "".join(texts)
-    call = _call(proxy, 1)
+    call = _call(proxy, before)
     assert call["outcome"] == "ok" and call["tokens"]["source"] == "vendor"
     assert call["tokens"]["output"] == 23 and call["tokens"]["input"] == 11
     # 44 HTTP chunks in one read went out as far fewer pieces, and every byte of them.
@@ -157,10 +160,11 @@ def test_a_key_split_across_chunks_and_events_of_one_read_is_still_redacted(
     key = STUDY_OPENAI_KEY
     texts = ["Your key is ", key[:6], key[6:15], key[15:], " thanks"]
     upstream.body = http_chunks(sse_events(texts), split=17)
+    before = len(proxy.calls())
     text = _stream(proxy, "echo")
     assert key not in text and key[6:] not in text
     assert "[redacted:OPENAI_API_KEY]" in text
-    call = _call(proxy, 2)
+    call = _call(proxy, before)
     assert "secret_redacted" in call["flags"] and call["tokens"]["output"] == 23
 
 
@@ -169,7 +173,8 @@ def test_a_burst_that_ends_without_the_terminal_event_still_breaks_the_arm(
 ) -> None:
     events = sse_events(["cut ", "short"])[:-2]  # no usage chunk, no [DONE]
     upstream.body = http_chunks(events)
+    before = len(proxy.calls())
     with pytest.raises(openai.APIError):
         _stream(proxy, "cut")
-    call = _call(proxy, 3)
+    call = _call(proxy, before)
     assert call["outcome"] == "upstream_cut", call
