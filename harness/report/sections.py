@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.report import paper_trail
 from harness.report.context import Context
+from harness.report.identity import pins_table
 from harness.report.model import NOT_RUN, Section, Table, money
 from harness.report.outcomes import outcomes_table, unturned_calls
 from harness.report.rundata import ADDENDUM_NOW
@@ -45,6 +46,7 @@ def identity(ctx: Context) -> Section:
     # The subject model, what the call log shows was called, the protocol's hashes (issue 29).
     s.paragraphs.append(paper_trail.subject_line(ctx))
     s.tables.append(paper_trail.called_table(ctx))
+    s.tables.append(pins_table(ctx))  # requested vs served per purpose (model pins)
     s.paragraphs += paper_trail.protocol_lines(ctx)
     s.read += ctx.run_files("calls.jsonl", "protocol/addendum.toml")
     return s

@@ -60,6 +60,15 @@ def test_a_main_call_served_by_another_model_fails_its_turn_and_the_audit_finds_
     assert any("gpt-4o-2024-08-06" in n and "pinned gpt-4.1-mini" in n for n in record["notes"])
     assert not [d for d in record["discrepancies"] if d["check"] == "model"], audit.stdout
 
+    # The report's pins table: requested vs served for the pinned purpose, the one wrong call.
+    out = tmp_path / "report"
+    assert harness("report", str(run), "--out", str(out)).returncode == 0
+    markdown = (out / "report.md").read_text()
+    row = next(line for line in markdown.splitlines() if line.startswith("| main | gpt-4.1-mini"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2] == "gpt-4.1-mini" and "gpt-4o-2024-08-06" in cells[3]
+    assert cells[4] == str(len(calls)) and cells[5] == "1"
+
     # A turns.jsonl that hides the failure is caught by the model check (and the manifest).
     copy = tmp_path / "tampered"
     shutil.copytree(run, copy)
