@@ -103,7 +103,7 @@ class ProxySettings(BaseModel):
     replay_from: Path | None = Field(None, description="Replay: the run whose calls are served.")
     replay_timing: bool = Field(False, description="Replay: wait the recorded reply timings.")
     # The backend picks it, as it picks the listeners, so the OS rule on the proxy's own traffic
-    # (harness/isolation/local_proxy_rule.py) can let the proxy reach exactly this loopback port.
+    # (harness/isolation/local/proxy_rule.py) can let the proxy reach exactly this loopback port.
     stream_port: int = Field(
         0, ge=0, le=65535, description="127.0.0.1 port of the stub stream server (0: any free)."
     )

@@ -208,7 +208,7 @@ def test_only_record_and_replay_import_the_stubs() -> None:
     assert offenders == []
 
 
-@pytest.mark.parametrize("room", ["proxy", "stubs"])
+@pytest.mark.parametrize("room", ["proxy", "stubs", "harness/isolation"])
 def test_every_part_says_what_it_holds(room: str) -> None:
     """Each sub-package has an `__init__` with a docstring and an `__all__`."""
     missing = []
@@ -237,3 +237,65 @@ def test_harness_uses_the_proxy_only_through_its_cli() -> None:
         and imported_rooms(path) & {"proxy", "stubs"}
     )
     assert offenders == []
+
+
+# harness/isolation/: the backends in their own packages (docker/, local/) behind base.py's
+# contract, what both use beside them. Outside docker/, the harness sees the docker backend only
+# through its face (the package's __all__) and the one Docker CLI wrapper (`harness images` and
+# stopping one arm run docker through it); the local backend and the shared modules never import
+# docker/ at all.
+ISOLATION = "harness.isolation"
+DOCKER = f"{ISOLATION}.docker"
+DOCKER_DOORS = {DOCKER, f"{DOCKER}.cli"}
+
+
+def test_docker_internals_are_used_only_through_the_backend() -> None:
+    offenders = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph().items()
+        if not (module == DOCKER or module.startswith(f"{DOCKER}."))
+        for target in targets
+        if target.startswith(f"{DOCKER}.") and target not in DOCKER_DOORS
+    )
+    assert offenders == []
+
+
+def test_local_backend_and_shared_modules_do_not_import_docker() -> None:
+    """local/ and the modules both backends share import nothing of docker/; only choose.py, which
+    picks between the backends, may ask docker's face."""
+    offenders = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph().items()
+        if module.startswith(f"{ISOLATION}.")
+        and not (module == DOCKER or module.startswith(f"{DOCKER}."))
+        and module != f"{ISOLATION}.choose"
+        for target in targets
+        if target == DOCKER or target.startswith(f"{DOCKER}.")
+    )
+    assert offenders == []
+
+
+def test_isolation_keeps_no_backend_file_beside_the_base() -> None:
+    """Each backend's modules sit in its package; nothing named for one is left beside them."""
+    loose = sorted(
+        p.name
+        for p in (ROOT / "harness" / "isolation").glob("*.py")
+        if p.name.startswith(("docker", "local"))
+    )
+    assert loose == []
+    assert {"docker", "local"} <= {
+        p.name for p in (ROOT / "harness" / "isolation").iterdir() if (p / "__init__.py").exists()
+    }
+
+
+def test_every_backend_cleans_up_after_itself() -> None:
+    """`harness cleanup` asks each backend (base.py's `cleanup`), never a backend's modules."""
+    from harness.isolation.base import IsolationBackend
+    from harness.isolation.docker import DockerBackend
+    from harness.isolation.local import LocalBackend
+
+    assert "cleanup" in vars(IsolationBackend)
+    for backend in (DockerBackend, LocalBackend):
+        assert "cleanup" in vars(backend), backend.__name__
+    cli = import_graph()["harness.cli.study"]
+    assert {t for t in cli if t.startswith(f"{ISOLATION}.")} <= {DOCKER, f"{ISOLATION}.local"}

@@ -259,19 +259,13 @@ def cleanup(
 ) -> None:
     """Stop what a crashed run left behind: processes (pids.json), containers, networks,
     iptables rules (by their harness.run label)."""
-    from harness.isolation.pids import cleanup as clean
+    from harness.isolation.docker import DockerBackend
+    from harness.isolation.local import LocalBackend
 
-    done = clean(run_dir, force=force)
-    # Docker runs leave containers, networks and iptables rules, found by label/comment.
-    from harness.isolation import docker_net
-
-    done += docker_net.cleanup(force=force)
-    # Then the arms' bounded disks those runs left mounted (copied out into the run first).
-    from harness.isolation.arm_disk import release_left
-
-    done += release_left(run_dir)
-    from harness.isolation.local_proxy_rule import remove_stale_cgroups
-
-    done += remove_stale_cgroups()
+    # Each backend removes what its crashed runs left: local processes (pids.json), their OS
+    # rules and cgroups; docker containers, networks, rules (by label/comment) and bounded disks.
+    done: list[str] = []
+    for backend in (LocalBackend, DockerBackend):
+        done += backend.cleanup(run_dir, force=force)
     for line in done or ["nothing to clean up"]:
         typer.echo(line)

@@ -20,11 +20,12 @@ from harness.images.wheelhouse import (
     Log,
     link_files,
 )
+from harness.isolation.docker import cli as docker_cli
 
 BASE_TAG = "harness-base:trixie"
 INPUTS_LABEL = "harness.inputs"
 IMAGE_LABEL = "harness.image"
-ENSURE_HINT = "run scripts/ensure-docker (as root): it installs docker.io and starts dockerd"
+ENSURE_HINT = docker_cli.ENSURE_HINT
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,8 @@ def repo_root() -> Path:
 
 
 class DockerCLI:
-    """The few docker commands the image build needs, with errors that say what to do."""
+    """The few docker commands the image build needs, with errors that say what to do; run through
+    the one Docker CLI wrapper (harness/isolation/docker/cli.py)."""
 
     def __init__(self, binary: str = "docker") -> None:
         self.binary = binary
@@ -73,15 +75,9 @@ class DockerCLI:
         self, args: Sequence[str], timeout: float | None = None
     ) -> subprocess.CompletedProcess[str]:
         try:
-            return subprocess.run(
-                [self.binary, *args], capture_output=True, text=True, timeout=timeout
-            )
-        except FileNotFoundError as e:
-            raise HarnessError("the docker command is not installed", hint=ENSURE_HINT) from e
-        except subprocess.TimeoutExpired as e:
-            raise HarnessError(
-                f"`docker {' '.join(args)}` did not answer within {timeout:.0f}s", hint=ENSURE_HINT
-            ) from e
+            return docker_cli.run(args, timeout=timeout, binary=self.binary)
+        except docker_cli.DockerError as e:
+            raise HarnessError(str(e), hint=ENSURE_HINT) from e
 
     def server_version(self) -> str:
         proc = self.run(["version", "--format", "{{.Server.Version}}"], timeout=20)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Literal
 
 from harness.study import ArmSpec
@@ -119,6 +120,15 @@ class IsolationBackend(ABC):
     def applied_limits(self) -> dict[str, AppliedLimits]:
         """Per arm started: the bounds in force as the backend reads them back (run.json)."""
         return {}
+
+    @classmethod
+    def cleanup(cls, run_root: Path, *, force: bool = False) -> list[str]:
+        """`harness cleanup`: stop and remove what crashed runs of this backend left, under
+        `run_root` and on the host (a run whose harness still runs is kept unless `force`);
+        returns one line per thing done. Each leftover stops before the rules confining it go.
+        A backend that starts nothing of its own (a view of another, as a worker's) leaves
+        nothing: the local and docker backends override this."""
+        return []
 
     @abstractmethod
     def egress_attempts(self) -> list[dict[str, object]]:

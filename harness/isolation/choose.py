@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from harness.isolation import docker_net
-from harness.isolation.docker_config import compose_images
+from harness.isolation.docker import DockerError, compose_images, docker, engine_answers
 from harness.study import Study
 
 ARM_IMAGE = "harness-arm"
@@ -30,7 +29,7 @@ class Choice:
 
 
 def choose_isolation(study: Study | None) -> Choice:
-    if not docker_net.engine_answers():
+    if not engine_answers():
         return Choice("local", "no Docker engine answers (scripts/ensure-docker starts one)")
     if os.geteuid() != 0 or shutil.which("iptables") is None:
         return Choice("local", "the docker backend's egress rules need root and iptables")
@@ -71,8 +70,8 @@ def host_problem(
 
 def _image_exists(image: str) -> bool:
     try:
-        docker_net.docker(["image", "inspect", "-f", "{{.Id}}", image], timeout=30)
-    except docker_net.DockerError:
+        docker(["image", "inspect", "-f", "{{.Id}}", image], timeout=30)
+    except DockerError:
         return False
     return True
 

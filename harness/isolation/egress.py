@@ -3,7 +3,7 @@
 Sources: each arm's socket guard log (`egress/<arm>/egress.jsonl`, in a folder only that arm can
 write: docker mounts it into that arm's container alone), the proxy's refusals
 (`egress/proxy/egress.jsonl`, written by the proxy, attributed by the listener a call came in on),
-and the kernel log (docker_rules, attributed by the bridge a packet arrived on).
+and the kernel log (firewall.py, attributed by the bridge a packet arrived on).
 
 A guard log is written by the arm itself, so nothing in its lines is believed but the fact that
 the arm wrote them: every line read from arm A's folder is A's, whatever arm it names (a line

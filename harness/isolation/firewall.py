@@ -1,27 +1,7 @@
-"""The host firewall that confines each arm container: iptables and ip6tables rules, and what
-they caught in the kernel log.
-
-Why rules on the host at all: Docker's `--internal` flag stops forwarding out of a network, but a
-container still reaches the host itself through its bridge's gateway address (the host's INPUT
-chain), and a guard inside the arm covers Python code only.
-
-Why they match the arm network's bridge interface (`-i br-<id>`), not its subnet: an arm that
-holds NET_RAW (a study may give it back) writes any source address it likes into a packet, so
-"from the arm's subnet" misses a forged one; the interface a frame arrived on cannot be forged
-from inside the container. Only the arm and the proxy sit on that bridge, and the proxy starts
-nothing there, so everything new arriving on it is the arm's.
-
-Why IPv6 too: the containers run with IPv6 disabled (sysctls), but a raw frame needs no address
-of its own, and the host's bridge holds an fe80:: link-local address on every network. So every
-IPv6 packet arriving on an arm's bridge is logged and refused, in INPUT and FORWARD (docker.io
-20.10 makes no DOCKER-USER chain in ip6tables unless its daemon enables IPv6).
-
-What is refused and logged: in INPUT (the host itself) every packet from the arm's bridge that
-does not belong to a connection the host opened (the orchestrator calling the arm's seam); in
-DOCKER-USER (forwarded and, with br_netfilter, bridged traffic) the same, except the arm's own
-proxy listeners (and the DNS refuser) on the proxy's address. TCP, UDP, ICMP, any protocol: the
-match is on conntrack state, not on ports. LOG first with a prefix naming the run and the arm,
-then REJECT (the arm sees "refused" at once instead of hanging until its timeout).
+"""The host firewall both backends use: iptables and ip6tables, a run's rules found by their
+comment, the firewall's own counters, and what the rules caught in the kernel log. The rules
+themselves: the docker backend's arms (docker/arm_rules.py, which says why rules on the host at
+all) and the proxy's own traffic, under either backend (proxy_rules.py).
 
 Every rule carries the comment the caller gives (`harness.run=<id> owner=<pid>:<start>`) so
 teardown, and `harness cleanup` after a crash, find exactly the rules a run added.
@@ -36,7 +16,6 @@ import re
 import shlex
 import subprocess
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 # iptables --log-prefix takes at most 29 characters.
 _PREFIX_MAX = 29
@@ -62,38 +41,6 @@ def log_prefix(run_id: str, arm: str, index: int) -> str:
     return prefix if len(prefix) <= _PREFIX_MAX else f"harness {tag} arm{index} "
 
 
-@dataclass(frozen=True)
-class ArmRules:
-    """The rules confining one arm's bridge: everything new but its proxy listeners."""
-
-    bridge: str  # the arm network's host interface, br-<12 id chars>
-    proxy_ip: str  # the proxy's IPv4 address on the arm's network
-    tcp_ports: tuple[int, ...]  # the arm's listeners on the proxy (base URL, HTTPS_PROXY)
-    prefix: str
-    comment: str
-    udp_ports: tuple[int, ...] = field(default=())  # the DNS refuser on the proxy, if any
-
-    def specs(self, tool: str) -> list[tuple[str, list[str]]]:
-        """(chain, rule) in the order they must take effect, for `tool`."""
-        comment = ["-m", "comment", "--comment", self.comment]
-        user_chain = tool == "iptables" or _has_chain(tool, "DOCKER-USER")
-        forward = "DOCKER-USER" if user_chain else "FORWARD"
-        rules: list[tuple[str, list[str]]] = []
-        if tool == "iptables":
-            allowed = [("tcp", p) for p in self.tcp_ports] + [("udp", p) for p in self.udp_ports]
-            for proto, port in allowed:
-                match = ["-i", self.bridge, "-d", self.proxy_ip, "-p", proto, "--dport", str(port)]
-                rules.append((forward, [*match, *comment, "-j", "RETURN"]))
-        for chain in ("INPUT", forward):
-            base = ["-i", self.bridge]
-            # IPv6: no connection of the host's runs over it, so every packet is refused.
-            base += _NOT_THE_HOSTS_OWN if tool == "iptables" else []
-            base += comment
-            rules.append((chain, [*base, "-j", "LOG", "--log-prefix", self.prefix]))
-            rules.append((chain, [*base, "-j", "REJECT"]))
-        return rules
-
-
 def _run(tool: str, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
@@ -109,19 +56,9 @@ def _has_chain(tool: str, chain: str) -> bool:
     return False
 
 
-def add_rules(rules: ArmRules) -> None:
-    """Install both families; fail closed: an arm is never started half-confined."""
-    for tool in TOOLS:
-        specs = rules.specs(tool)
-        # Inserted at position 1 in reverse, so they end up first and in the listed order.
-        for chain, spec in reversed(specs):
-            proc = _run(tool, ["-I", chain, "1", *spec])
-            if proc.returncode != 0:
-                raise RulesError(f"{tool} -I {chain} failed: {proc.stderr.strip()}")
-
-
-def remove_where(wanted: Callable[[str], bool]) -> int:
-    """Delete every rule (both families, every chain) whose comment `wanted` accepts."""
+def remove_where(wanted: Callable[[str], bool], chain: Callable[[str], bool] = bool) -> int:
+    """Delete every rule (both families, every chain `chain` accepts) whose comment `wanted`
+    accepts."""
     removed = 0
     for tool in TOOLS:
         try:
@@ -130,7 +67,7 @@ def remove_where(wanted: Callable[[str], bool]) -> int:
             continue
         for line in listing.splitlines():
             words = shlex.split(line)
-            if words[:1] != ["-A"] or "--comment" not in words:
+            if words[:1] != ["-A"] or "--comment" not in words or not chain(words[1]):
                 continue
             if wanted(words[words.index("--comment") + 1]):
                 with contextlib.suppress(RulesError):

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.isolation import docker_rules
+from harness.isolation import firewall
 from harness.isolation.egress_book import EgressBook, attempts
 from harness.isolation.kmsg_follow import READY
 from rundir.instances import instance_of
@@ -42,7 +42,7 @@ class KernelLog:
         self.path.touch()
         argv = [sys.executable, "-m", "harness.isolation.kmsg_follow"]
         self.process = subprocess.Popen(
-            [*argv, docker_rules.run_tag(run_id), str(self.path)],
+            [*argv, firewall.run_tag(run_id), str(self.path)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -60,7 +60,7 @@ class KernelLog:
 
     def entries(self, book: EgressBook, prefixes: dict[str, str]) -> list[dict[str, object]]:
         lines = [x for x in book.tail(self.path).lines() if not x.startswith("#")]
-        return docker_rules.kernel_attempts(prefixes, lines)
+        return firewall.kernel_attempts(prefixes, lines)
 
     def drain(self) -> None:
         """Wait (at most DRAIN_MAX_S) until the follower has written what the kernel logged."""

@@ -1,5 +1,5 @@
 """`python -m harness.isolation.kmsg_follow TAG OUT`: follow the kernel log while a run goes on and
-append every line of the run's firewall rules (`harness TAG ...`, docker_rules.log_prefix) to OUT.
+append every line of the run's firewall rules (`harness TAG ...`, firewall.log_prefix) to OUT.
 
 Why a follower, not `dmesg` at the end: the kernel's ring holds about 128 KiB (some 450 of these
 lines), so an arm that sends a burst of refused packets overwrote the record of its first,
@@ -8,7 +8,7 @@ its end: nothing older is the run's) takes each line as the kernel writes it; a 
 (not a thread of the harness, which shares one interpreter lock with the run) keeps up with a
 burst of thousands of lines a second. A line the ring lost before it was read makes read()
 fail with EPIPE; the follower counts those and carries on (the firewall's own packet counters,
-read at the end, say how many refusals are missing: docker_rules.rule_counts).
+read at the end, say how many refusals are missing: firewall.rule_counts).
 
 Each output line is `<wall time ISO> <kernel message>`, written with one O_APPEND write, so a
 reader never sees half a line. The first line on stdout, `following`, says it has the log open.

@@ -3,7 +3,7 @@ to the addresses its vendor hosts resolved to on their ports; everything else it
 refused and logged, and the run fails when the log holds anything (rundir/proxy_egress.py).
 
 Why: arms reach only their proxy, but a proxy (a bug, a hostile dependency, a vendor SDK quirk)
-could open any connection, and the keys are in it. The arms' rules (docker_rules.py) match the
+could open any connection, and the keys are in it. The arms' rules (docker/arm_rules.py) match the
 arm networks' bridges; these match the proxy's own network, `<prefix>-ctl`, the only one it
 reaches the host or the outside through (on the arm networks it only answers). Only the proxy
 sits on that network, so every new connection arriving from its bridge is the proxy's. Replies
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from harness.isolation import docker_rules
+from harness.isolation import firewall
 from rundir.proxy_egress import (
     PROXY_EGRESS_FILE,
     ProxyEgressEntry,
@@ -139,7 +139,7 @@ def _dedupe_pairs(flags: list[str]) -> list[str]:
 
 def prefixes(run_id: str) -> dict[str, str]:
     """{kernel log prefix: the kind of refusal its lines are}."""
-    tag = docker_rules.run_tag(run_id)
+    tag = firewall.run_tag(run_id)
     return {f"harness {tag} :proxy443 ": "https_unresolved", f"harness {tag} :proxy ": "refused"}
 
 
@@ -210,16 +210,16 @@ def _chain(
 
 
 def _has_chain(tool: str) -> bool:
-    return docker_rules._has_chain(tool, "DOCKER-USER")
+    return firewall._has_chain(tool, "DOCKER-USER")
 
 
 def add_rules(rules: ProxyRules | LocalProxyRules) -> None:
     """Install both families before the proxy starts; fail closed (RulesError)."""
-    for tool in docker_rules.TOOLS:
+    for tool in firewall.TOOLS:
         for chain, spec in reversed(rules.specs(tool)):
-            proc = docker_rules._run(tool, ["-I", chain, "1", *spec])
+            proc = firewall._run(tool, ["-I", chain, "1", *spec])
             if proc.returncode != 0:
-                raise docker_rules.RulesError(f"{tool} -I {chain} failed: {proc.stderr.strip()}")
+                raise firewall.RulesError(f"{tool} -I {chain} failed: {proc.stderr.strip()}")
 
 
 def refusals(run_id: str, kernel_log: Path) -> list[ProxyEgressEntry]:
@@ -229,7 +229,7 @@ def refusals(run_id: str, kernel_log: Path) -> list[ProxyEgressEntry]:
         lines = kernel_log.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         lines = []
-    found = docker_rules.kernel_attempts(kinds, [x for x in lines if not x.startswith("#")])
+    found = firewall.kernel_attempts(kinds, [x for x in lines if not x.startswith("#")])
     return [
         ProxyEgressEntry.model_validate(
             {
@@ -248,7 +248,7 @@ def refusals(run_id: str, kernel_log: Path) -> list[ProxyEgressEntry]:
 def uncounted(run_id: str, logged: int, counts: Mapping[str, int] | None = None) -> int:
     """Packets the proxy's LOG rules counted beyond the lines the kernel log kept (a burst can
     outrun the follower): evidence, so the run fails on them too."""
-    counts = docker_rules.rule_counts(run_id) if counts is None else counts
+    counts = firewall.rule_counts(run_id) if counts is None else counts
     counted = sum(packets for prefix, packets in counts.items() if prefix in prefixes(run_id))
     return max(0, counted - logged)
 

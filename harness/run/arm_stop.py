@@ -13,6 +13,7 @@ import subprocess
 from typing import Any
 
 from harness.isolation.base import InfraError, IsolationBackend
+from harness.isolation.docker import cli as docker_cli
 
 STOP_TIMEOUT_S = 20.0
 
@@ -43,11 +44,9 @@ async def _stop_local(backend: Any, name: str) -> None:
 
 
 def _stop_container(container: str) -> None:
-    done = subprocess.run(
-        ["docker", "stop", "-t", str(int(STOP_TIMEOUT_S)), container],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    try:
+        done = docker_cli.run(["stop", "-t", str(int(STOP_TIMEOUT_S)), container])
+    except docker_cli.DockerError as e:
+        raise InfraError(f"docker stop {container} failed: {e}") from e
     if done.returncode != 0:
         raise InfraError(f"docker stop {container} failed: {done.stderr.strip()[:300]}")

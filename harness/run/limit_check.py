@@ -1,7 +1,7 @@
 """Turns of an arm that met one of its bounds (pids, memory, disk: rundir/limits.py).
 
 The backend says which bound an arm met, from the host's own evidence (harness/isolation/
-docker_limits.py); the orchestrator asks after every turn, and before it calls a dead arm a
+docker/limits.py); the orchestrator asks after every turn, and before it calls a dead arm a
 failure of the machinery (an OOM-killed arm is the arm's failure, not a reason to retry). The
 turn gets the outcome `resource_limit` naming the arm and the bound (its partial answer kept),
 the item's later turns are not run (the session's state is gone or untrustworthy) and are

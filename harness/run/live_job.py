@@ -50,14 +50,13 @@ def leftovers(stale: Holder) -> str | None:
 
 
 def _containers(run_id: str) -> list[str]:
-    from harness.isolation import docker_net
+    from harness.isolation.docker import docker, engine_answers
+    from harness.isolation.owner import RUN_LABEL
 
     try:
-        if not docker_net.engine_answers():
+        if not engine_answers():
             return []
-        listing = docker_net.docker(
-            ["container", "ls", "--filter", f"label={docker_net.RUN_LABEL}={run_id}", "-q"]
-        )
+        listing = docker(["container", "ls", "--filter", f"label={RUN_LABEL}={run_id}", "-q"])
     except Exception:  # no docker here: nothing of it can run
         return []
     return [f"container {ident}" for ident in listing.split()]

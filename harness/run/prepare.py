@@ -304,10 +304,9 @@ def make_backend(
         log.info("isolation chosen", isolation=isolation, reason=choice.reason)
     backend: IsolationBackend
     if isolation == "docker":
-        from harness.isolation import docker_net
-        from harness.isolation.docker import DockerBackend
+        from harness.isolation.docker import DockerBackend, require_engine
 
-        docker_net.require_engine()
+        require_engine()
         backend = DockerBackend(
             run_dir,
             work_dir=study.path.parent if study else None,

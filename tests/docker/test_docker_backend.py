@@ -27,7 +27,7 @@ import docker
 import pytest
 
 from harness.images.image import ARM
-from harness.isolation.docker_net import network_gateway
+from harness.isolation.docker import network_gateway
 from tests.harness.studies import read_jsonl
 from tests.study_builder import StudyBuilder
 
@@ -79,7 +79,7 @@ def run_id_of(run_root: Path) -> str:
 def test_compose_file_names_the_proxy_and_arms_on_internal_networks(tmp_path: Path) -> None:
     from ruamel.yaml import YAML
 
-    from harness.isolation.docker_config import compose_images
+    from harness.isolation.docker import compose_images
     from harness.study import load_study
 
     compose = REPO / "compose.yaml"

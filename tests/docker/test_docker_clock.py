@@ -1,4 +1,4 @@
-"""The docker backend's clock pinning, read from real images (harness/isolation/docker_clock.py).
+"""The docker backend's clock pinning, read from real images (harness/isolation/docker/clock.py).
 
 Images are made with `docker commit --change ENV ...` from a container of an image already on
 the machine (no build): one that preloads libfaketime as harness-arm does, one that names an
@@ -17,7 +17,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from harness.images.image import ARM, PYTHON
-from harness.isolation.docker_clock import PRELOAD_ENV, clock_pinning_for, faketime_preload
+from harness.isolation.docker.clock import PRELOAD_ENV, clock_pinning_for, faketime_preload
 from tests.harness.studies import harness, header, only_run, read_jsonl
 from tests.study_builder import StudyBuilder
 

@@ -5,7 +5,7 @@ chain and the run's audit pass, and the study's key stays in the proxy container
 The fake vendor (plain HTTP, as in tests/harness/test_audit.py: a study names no CA bundle)
 listens on the default bridge's gateway address, a host address that the proxy container
 reaches through its control network (not internal in live mode) and that no arm may reach
-(docker_net's rules refuse every new connection from an arm subnet to the host). It answers
+(docker/arm_rules.py's rules refuse every new connection from an arm subnet to the host). It answers
 only requests carrying the study's keys, so a reply proves the proxy put the key in.
 
 One module fixture runs the gate (two record runs in containers) and then the live run; the
@@ -27,7 +27,7 @@ from typing import Any
 import docker
 import pytest
 
-from harness.isolation.docker_net import network_gateway
+from harness.isolation.docker import network_gateway
 from rundir.packread import PackReader
 from tests.docker.test_docker_backend import leftovers
 from tests.fakevendor.records import ReceivedRequest, Served

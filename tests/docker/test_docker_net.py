@@ -7,7 +7,7 @@ import uuid
 
 import docker
 
-from harness.isolation.docker_net import interface_ipv4, network_gateway
+from harness.isolation.docker.net import interface_ipv4, network_gateway
 
 
 def test_default_bridge_gateway_is_the_docker0_address(docker_engine: docker.DockerClient) -> None:
@@ -35,23 +35,25 @@ def test_user_network_gateway_is_an_address_of_its_bridge(
 def test_an_arms_rules_match_its_bridge_in_both_families_and_are_removed_by_run(
     docker_engine: docker.DockerClient,
 ) -> None:
-    from harness.isolation import docker_rules
-    from harness.isolation.docker_net import network_bridge, remove_rules, rule_comment
+    from harness.isolation.docker import arm_rules
+    from harness.isolation.docker.net import network_bridge
+    from harness.isolation.firewall import log_prefix
+    from harness.isolation.owner import remove_rules, rule_comment
 
     run_id = f"rules-{uuid.uuid4().hex[:6]}"
     network = docker_engine.networks.create(f"harness-test-rules-{run_id}", internal=True)
     try:
         bridge = network_bridge(network.name)
         assert bridge == f"br-{network.id[:12]}"
-        rules = docker_rules.ArmRules(
+        rules = arm_rules.ArmRules(
             bridge=bridge,
             proxy_ip="10.9.9.9",
             tcp_ports=(8100, 8200),
-            prefix=docker_rules.log_prefix(run_id, "a", 0),
+            prefix=log_prefix(run_id, "a", 0),
             comment=rule_comment(run_id),
             udp_ports=(53,),
         )
-        docker_rules.add_rules(rules)
+        arm_rules.add_rules(rules)
         listed = {
             tool: [
                 line

@@ -23,7 +23,7 @@ from typing import Any
 import docker
 import pytest
 
-from harness.isolation.docker_net import network_gateway
+from harness.isolation.docker import network_gateway
 from tests.docker.test_docker_backend import (
     leftovers,
     run_harness,

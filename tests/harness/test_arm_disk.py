@@ -1,5 +1,5 @@
-"""An arm's bounded disk (harness/isolation/arm_disk.py): writes stop at its size, the run reads
-its folders live, and at the end they are plain files in the run (an arm's fifo or symlink
+"""An arm's bounded disk (harness/isolation/docker/arm_disk.py): writes stop at its size, the run
+reads its folders live, and at the end they are plain files in the run (an arm's fifo or symlink
 cannot stall or redirect the copy), with no mount or image left, also after a crash."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.isolation.arm_disk import DISK_DIR, ArmDisk, release_all
+from harness.isolation.docker.arm_disk import DISK_DIR, ArmDisk, release_all
 
 MIB = 2**20
 

@@ -1,12 +1,12 @@
 """Docker names of a worker's copy of an arm: `A-w<k>`, the study's arm as its host name, and a
-study whose names would collide refused in one line (harness/isolation/docker_names.py)."""
+study whose names would collide refused in one line (harness/isolation/docker/names.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from harness.isolation.base import InfraError
-from harness.isolation.docker_names import MAX_INSTANCES, check_names, docker_name, host_name
+from harness.isolation.docker.names import MAX_INSTANCES, check_names, docker_name, host_name
 from harness.run.worker_names import instances
 
 

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from harness.isolation import egress
-from harness.isolation.docker_rules import kernel_attempts
 from harness.isolation.egress_book import READ_MAX, EgressBook, attempts
+from harness.isolation.firewall import kernel_attempts
 from harness.isolation.kernel_log import dropped
 from harness.isolation.kmsg_follow import parse
 from harness.run.strays import by_destination

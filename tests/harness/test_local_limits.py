@@ -1,5 +1,5 @@
 """The local backend's bounds are real rlimits on the arm's process (harness/isolation/
-local_limits.py): memory past the bound is refused, a file past the disk bound is refused, and
+local/limits.py): memory past the bound is refused, a file past the disk bound is refused, and
 what rlimits cannot bound is said."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.isolation.local_limits import applied, preexec
+from harness.isolation.local.limits import applied, preexec
 from rundir.limits import MIB, ResourceLimits
 
 LIMITS = ResourceLimits(pids=64, memory=256 * MIB, cpus=1, disk=16 * MIB)

@@ -1,4 +1,4 @@
-"""The OS rule on the proxy's own traffic on the local backend, as root (local_proxy_rule.py): a
+"""The OS rule on the proxy's own traffic on the local backend, as root (local/proxy_rule.py): a
 process in the live proxy's cgroup (where its packets are told apart) that connects to a server
 on this host that is no vendor is refused, logged in proxy_egress.jsonl, and the run fails
 naming it, while the vendor is reached; the rules and the cgroup are gone after the run. On
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.isolation import docker_net, local_proxy_rule
+from harness.isolation import owner
+from harness.isolation.local import proxy_rule as local_proxy_rule
 from ledger.ledger import Ledger
 from rundir.proxy_file import ProxyFile, ProxySettings
 from tests.fakevendor.server import FakeVendor
@@ -134,7 +135,7 @@ def test_on_loopback_only_the_stream_server_port_is_allowed_and_a_retry_moves_it
     first, second, other = (s.getsockname()[1] for s in servers)
     run_id = f"rule-{os.getpid()}-{time.time_ns()}"
     rule = local_proxy_rule.LocalProxyRule(tmp_path)
-    comment = docker_net.rule_comment(run_id)
+    comment = owner.rule_comment(run_id)
     try:
         for port in (first, second):  # the second start is a retry after a port was taken
             rule.start(ProxySettings(run_id=run_id, stream_port=port), comment)

@@ -165,7 +165,8 @@ def release_all(run_dir: Path) -> list[str]:
 def release_left(run_root: Path) -> list[str]:
     """`harness cleanup`: the disks of runs under `run_root` that no container of theirs uses any
     more (their run crashed; a run still going keeps its containers, so its disks are kept)."""
-    from harness.isolation.docker_net import RUN_LABEL, DockerError, docker
+    from harness.isolation.docker.cli import DockerError, docker
+    from harness.isolation.owner import RUN_LABEL
 
     done: list[str] = []
     for disks in sorted(run_root.glob(f"*/{DISK_DIR}")):

@@ -15,7 +15,7 @@ and `harness.owner=<pid>:<start>` so `harness cleanup` finds what a crashed run 
 How the orchestrator reaches a seam with no port published (internal networks cannot publish):
 the host has an address on every bridge, so it connects to the arm's address directly; that is
 host-originated traffic (OUTPUT), which Docker's isolation does not block, and the arm's replies
-belong to a connection the host opened. The reverse direction is closed by docker_rules'
+belong to a connection the host opened. The reverse direction is closed by arm_rules'
 iptables and ip6tables rules, matched on the arm network's bridge interface (not its subnet:
 a forged source address is still caught): every packet from an arm's bridge that is not part of
 a connection the host opened, to the host (INPUT) or to anything but its proxy listeners
@@ -23,7 +23,7 @@ a connection the host opened, to the host (INPUT) or to anything but its proxy l
 So "arms reach nothing but the proxy" holds with no relay and no extra network per arm.
 
 Every container starts with no capabilities (a study gives some back: `cap_add`), no privilege
-gain and IPv6 off (docker_security). Each arm mounts only its own folders: its guard log
+gain and IPv6 off (security.py). Each arm mounts only its own folders: its guard log
 (`egress/<arm>/`), its log (`logs/<arm>/`), its clock (read-only), and a resolv.conf naming the
 DNS refuser on the proxy (dns_refuser), so no arm can write what the harness reads as another's.
 
@@ -54,7 +54,7 @@ import structlog
 
 from arms.client import SeamClient
 from arms.server import parse_ready_line
-from harness.isolation import docker_limits, docker_net, docker_rules, egress, proxy_rules
+from harness.isolation import egress, firewall, owner, proxy_rules
 from harness.isolation.base import (
     PROXY_READY,
     SECRET_SUFFIXES,
@@ -67,12 +67,14 @@ from harness.isolation.base import (
 )
 from harness.isolation.clock import FAKETIME_ENV, offset_line, settle
 from harness.isolation.dns_refuser import DNS_PORT
-from harness.isolation.docker_clock import clock_pinning_for, faketime_preload
-from harness.isolation.docker_config import compose_images, read_text, write_atomic
-from harness.isolation.docker_mounts import identity_mounts, source_mounts
-from harness.isolation.docker_names import check_names, docker_name, host_name
-from harness.isolation.docker_net import DockerError, docker
-from harness.isolation.docker_security import hardening
+from harness.isolation.docker import arm_rules, leftovers, net
+from harness.isolation.docker import limits as docker_limits
+from harness.isolation.docker.cli import DockerError, docker
+from harness.isolation.docker.clock import clock_pinning_for, faketime_preload
+from harness.isolation.docker.config import compose_images, read_text, write_atomic
+from harness.isolation.docker.mounts import identity_mounts, source_mounts
+from harness.isolation.docker.names import check_names, docker_name, host_name
+from harness.isolation.docker.security import hardening
 from harness.isolation.egress_book import EgressBook
 from harness.isolation.kernel_log import KernelLog, KernelLogError, all_dropped, dropped
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
@@ -82,7 +84,7 @@ from rundir.limits import AppliedLimits
 from rundir.proxy_file import ControlRelay, ProxyFile
 
 log = structlog.get_logger("harness.isolation.docker")
-GUARD_DIR = Path(__file__).parent / "guard"
+GUARD_DIR = Path(__file__).parents[1] / "guard"
 ARM_IMAGE = "harness-arm"
 PROXY_IMAGE = "harness-proxy"
 SEAM_PORT = 8700
@@ -137,14 +139,18 @@ class DockerBackend(IsolationBackend):
         # once make_backend has set the study's limits.
         self.bounds: docker_limits.ArmBounds | None = None
 
+    @classmethod
+    def cleanup(cls, run_root: Path, *, force: bool = False) -> list[str]:
+        return leftovers.cleanup(run_root, force=force)
+
     # --- proxy -----------------------------------------------------------------------------
 
     async def start_proxy(self, settings: ProxySettings) -> ProxyInfo:
         self.run_id = settings.run_id
         self.prefix = f"harness-{settings.run_id}"
         self.labels = [
-            "--label", f"{docker_net.RUN_LABEL}={self.run_id}",
-            "--label", f"{docker_net.OWNER_LABEL}={docker_net.owner()}",
+            "--label", f"{owner.RUN_LABEL}={self.run_id}",
+            "--label", f"{owner.OWNER_LABEL}={owner.owner()}",
         ]  # fmt: skip
         try:
             return await asyncio.to_thread(self._start_proxy, settings)
@@ -153,7 +159,7 @@ class DockerBackend(IsolationBackend):
 
     def _start_proxy(self, settings: ProxySettings) -> ProxyInfo:
         # --workers N: worker k's copy of arm A is `A@k`, named `A-w<k>` in docker
-        # (docker_names.py); names that would collide, with each other or the proxy's, refused.
+        # (names.py); names that would collide, with each other or the proxy's, refused.
         check_names(settings.arms)
         # Only live mode forwards to the vendors; otherwise the proxy has no way out either.
         ctl = self._network("ctl", internal=settings.mode != "live")
@@ -182,13 +188,13 @@ class DockerBackend(IsolationBackend):
         # The proxy's own traffic: only DNS and its vendors' addresses (proxy_rules.py).
         try:
             self.proxy_rule, pinned = proxy_rules.confine(
-                docker_net.network_bridge(ctl),
+                net.network_bridge(ctl),
                 settings.upstreams,
                 live=settings.mode == "live",
                 run_id=self.run_id,
-                comment=docker_net.rule_comment(self.run_id),
+                comment=owner.rule_comment(self.run_id),
             )
-        except docker_rules.RulesError as e:
+        except firewall.RulesError as e:
             raise DockerError(str(e)) from e
         docker([
             "run", "-d", "--name", proxy, "--network", ctl, *self.labels, *hardening([]),
@@ -203,25 +209,25 @@ class DockerBackend(IsolationBackend):
         self.started.append(proxy)
         for arm in settings.arms:
             docker(["network", "connect", self.arm_container(arm), proxy])
-        addresses = docker_net.container_addresses(proxy)
+        addresses = net.container_addresses(proxy)
         self.arm_ips = {arm: addresses[self.arm_container(arm)] for arm in settings.arms}
         self.arm_ports = {arm: FIRST_ARM_PORT + i for i, arm in enumerate(settings.arms)}
         self.https_ports = {arm: FIRST_HTTPS_PROXY_PORT + i for i, arm in enumerate(settings.arms)}
         for index, arm in enumerate(settings.arms):
-            prefix = docker_rules.log_prefix(self.run_id, arm, index)
+            prefix = firewall.log_prefix(self.run_id, arm, index)
             self.log_prefixes[prefix] = arm
-            self.bridges[docker_net.network_bridge(self.arm_container(arm))] = arm
-            rules = docker_rules.ArmRules(
-                bridge=docker_net.network_bridge(self.arm_container(arm)),
+            self.bridges[net.network_bridge(self.arm_container(arm))] = arm
+            rules = arm_rules.ArmRules(
+                bridge=net.network_bridge(self.arm_container(arm)),
                 proxy_ip=self.arm_ips[arm],
                 tcp_ports=(self.arm_ports[arm], self.https_ports[arm]),
                 udp_ports=(DNS_PORT,),
                 prefix=prefix,
-                comment=docker_net.rule_comment(self.run_id),
+                comment=owner.rule_comment(self.run_id),
             )
             try:
-                docker_rules.add_rules(rules)
-            except docker_rules.RulesError as e:
+                arm_rules.add_rules(rules)
+            except firewall.RulesError as e:
                 raise DockerError(str(e)) from e
         control_ip = addresses[ctl]
         config = ProxyFile(
@@ -331,7 +337,7 @@ class DockerBackend(IsolationBackend):
         if container not in self.started:
             self.started.append(container)
         self.bounds.started(name, container)
-        ip = docker_net.container_addresses(container)[self.arm_container(name)]
+        ip = net.container_addresses(container)[self.arm_container(name)]
         return f"http://{ip}:{SEAM_PORT}"
 
     def arm_alive(self, name: str) -> bool:
@@ -398,14 +404,14 @@ class DockerBackend(IsolationBackend):
             for arm in self.bounds.disks:  # each guard log is now a copy of what was read
                 self.book.moved(egress.guard_log(self.run_dir, arm))
         if self.run_id:
-            logged = dropped(docker_rules.rule_counts(self.run_id), self.log_prefixes, entries)
-            queried = docker_rules.dns_counts(self.run_id)
+            logged = dropped(firewall.rule_counts(self.run_id), self.log_prefixes, entries)
+            queried = firewall.dns_counts(self.run_id)
             self.egress_dropped = all_dropped(
                 logged, dropped(queried, self.bridges, entries, source="dns")
             )
         self.kernel.stop()
         if self.run_id:
-            docker_net.remove_rules(self.run_id)
+            owner.remove_rules(self.run_id)
         for network in reversed(self.networks):
             docker(["network", "rm", network], check=False)
         self.networks.clear()

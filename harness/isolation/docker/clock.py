@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from harness.isolation import docker_net
 from harness.isolation.base import ClockPinning
+from harness.isolation.docker import cli, net
 
 PRELOAD_ENV = "HARNESS_FAKETIME_PRELOAD"
 
 
 def faketime_preload(image: str) -> str:
     """The LD_PRELOAD an arm on `image` runs with: sleepfix and libfaketime, or ''."""
-    return docker_net.image_env(image).get(PRELOAD_ENV, "")
+    return net.image_env(image).get(PRELOAD_ENV, "")
 
 
 def clock_pinning_for(arm_images: Iterable[str]) -> ClockPinning:
@@ -29,7 +29,7 @@ def clock_pinning_for(arm_images: Iterable[str]) -> ClockPinning:
     for image in sorted(set(arm_images)):
         try:
             preload = faketime_preload(image)
-        except docker_net.DockerError:
+        except cli.DockerError:
             return "seam-only"
         if "libfaketime" not in preload:
             return "seam-only"

@@ -26,8 +26,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.isolation.arm_disk import ArmDisk, DiskError
-from harness.isolation.docker_net import DockerError, docker
+from harness.isolation.docker.arm_disk import ArmDisk, DiskError
+from harness.isolation.docker.cli import DockerError, docker
 from rundir.limits import AppliedLimits, ResourceLimits
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")

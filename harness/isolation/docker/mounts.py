@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness.isolation.base import ProxySettings
 
-SOURCE_ROOT = Path(__file__).resolve().parents[2]
+SOURCE_ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ("harness", "proxy", "stubs", "ledger", "arms", "rundir", "vendors", "canonical")
 
 

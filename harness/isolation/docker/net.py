@@ -1,47 +1,18 @@
-"""Host-side pieces of the docker backend: the docker CLI, a network's bridge and gateway,
-the owner of a run's resources, and `harness cleanup`.
+"""The docker backend's networks on the host: a network's bridge and gateway, a container's
+addresses, an image's environment.
 
-The firewall rules that confine arms, and the kernel log they write, are in docker_rules.
-Every resource of a run carries `harness.run=<id>` (a label, or the rule's comment) and its
-owner `<pid>:<start>`, so `harness cleanup` after a crash removes exactly what a dead run left.
+The Docker CLI itself is in cli.py; the firewall rules that confine arms in arm_rules.py (and the
+shared host firewall in harness/isolation/firewall.py); who owns a run's resources in
+harness/isolation/owner.py.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 import subprocess
-from collections.abc import Sequence
 
-from harness.errors import HarnessError
-from harness.isolation import docker_rules, pids
-
-RUN_LABEL = "harness.run"
-OWNER_LABEL = "harness.owner"
-
-
-class DockerError(RuntimeError):
-    """A docker or iptables command failed; the message has its stderr."""
-
-
-def docker(args: Sequence[str], timeout: float = 60, check: bool = True) -> str:
-    """Run `docker ARGS` and return stdout. The CLI (not the Python SDK) because it is what
-    `harness images` already uses and what a user runs to inspect a run by hand; every call is
-    one short subprocess, so nothing holds a socket open across the orchestrator's event loop."""
-    try:
-        proc = subprocess.run(
-            ["docker", *args], capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except FileNotFoundError as e:
-        raise DockerError("the docker command is not installed") from e
-    except subprocess.TimeoutExpired as e:
-        raise DockerError(f"`docker {' '.join(args[:3])} ...` did not answer in {timeout}s") from e
-    if check and proc.returncode != 0:
-        detail = proc.stderr.strip().splitlines()[-1:] or ["no output"]
-        raise DockerError(f"`docker {' '.join(args[:3])} ...` failed: {detail[0]}")
-    return proc.stdout
+from harness.isolation.docker.cli import DockerError, docker
 
 
 def network_gateway(network: str) -> str:
@@ -105,69 +76,3 @@ def interface_ipv4(interface: str) -> str | None:
         return None
     match = re.search(r"\binet (\d+\.\d+\.\d+\.\d+)/", proc.stdout)
     return match.group(1) if match else None
-
-
-def engine_answers() -> bool:
-    try:
-        return bool(docker(["version", "--format", "{{.Server.Version}}"], timeout=10).strip())
-    except DockerError:
-        return False
-
-
-def owner() -> str:
-    """This harness process, as `pid:start` (a reused pid never passes for a live owner)."""
-    return f"{os.getpid()}:{pids.start_time(os.getpid())}"
-
-
-def owner_alive(value: str) -> bool:
-    pid, _, start = value.partition(":")
-    return pid.isdigit() and pids.start_time(int(pid)) == start
-
-
-def rule_comment(run_id: str) -> str:
-    """The comment on every firewall rule of a run: teardown and cleanup find them by it."""
-    return f"{RUN_LABEL}={run_id} owner={owner()}"
-
-
-def remove_rules(run_id: str) -> int:
-    """Delete every iptables and ip6tables rule of `run_id`; returns how many."""
-    return docker_rules.remove_where(lambda comment: comment.startswith(f"{RUN_LABEL}={run_id} "))
-
-
-def cleanup(force: bool = False) -> list[str]:
-    """Remove the containers, networks and iptables rules of runs whose harness is gone."""
-    done: list[str] = []
-    if engine_answers():
-        fmt = f'{{{{.ID}}}} {{{{.Label "{RUN_LABEL}"}}}} {{{{.Label "{OWNER_LABEL}"}}}}'
-        for kind in ("container", "network"):
-            every = ["-a"] if kind == "container" else []
-            listing = docker(
-                [kind, "ls", *every, "--filter", f"label={RUN_LABEL}", "--format", fmt]
-            )
-            # Containers first (a network in use cannot be removed).
-            for line in listing.splitlines():
-                ident, run, who = [*line.split(), "", "", ""][:3]
-                if owner_alive(who) and not force:
-                    done.append(f"{run}: still running ({kind} {ident} kept)")
-                    continue
-                remove = ["rm", "-f", ident] if kind == "container" else ["rm", ident]
-                with contextlib.suppress(DockerError):
-                    docker([kind, *remove], timeout=60)
-                    done.append(f"{run}: removed {kind} {ident}")
-
-    def stale(comment: str) -> bool:
-        who = comment.rpartition("owner=")[2]
-        return comment.startswith(f"{RUN_LABEL}=") and (force or not owner_alive(who))
-
-    removed = docker_rules.remove_where(stale)
-    if removed:
-        done.append(f"removed {removed} iptables/ip6tables rule(s) of crashed runs")
-    return done
-
-
-def require_engine() -> None:
-    if not engine_answers():
-        raise HarnessError(
-            "--isolation docker: no Docker engine answers",
-            hint="run scripts/ensure-docker (as root), or use --isolation local",
-        )

@@ -10,7 +10,7 @@
 - IPv6 off in the container (`--sysctl net.ipv6.conf.{all,default}.disable_ipv6=1`): Docker's
   user networks are IPv4-only, yet every veth still gets an fe80:: address and a route to the
   host's link-local one; `default` covers interfaces attached after the start (the proxy is
-  connected to each arm network in turn). docker_rules refuses and logs any IPv6 frame that is
+  connected to each arm network in turn). arm_rules.py refuses and logs any IPv6 frame that is
   sent anyway (raw, with NET_RAW given back).
 
 Docker docs: "Runtime privilege and Linux capabilities" (docker run reference) and

@@ -31,7 +31,7 @@ import structlog
 
 from arms.client import SeamClient, SeamError
 from arms.server import parse_ready_line
-from harness.isolation import docker_net, docker_rules, egress, local_limits, pids
+from harness.isolation import egress, firewall, owner, pids
 from harness.isolation.base import (
     PROXY_READY,
     SECRET_SUFFIXES,
@@ -44,7 +44,8 @@ from harness.isolation.base import (
 )
 from harness.isolation.clock import FAKETIME_ENV, offset_line, preload, settle
 from harness.isolation.egress_book import EgressBook
-from harness.isolation.local_proxy_rule import LocalProxyRule
+from harness.isolation.local import limits as local_limits
+from harness.isolation.local.proxy_rule import LocalProxyRule, remove_stale_cgroups
 from harness.isolation.ports import free_port, free_ports
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
 from harness.isolation.sdk_env import sdk_env
@@ -54,7 +55,7 @@ from rundir.limits import AppliedLimits
 from rundir.proxy_file import ProxyFile
 
 log = structlog.get_logger("harness.isolation.local")
-GUARD_DIR = Path(__file__).parent / "guard"
+GUARD_DIR = Path(__file__).parents[1] / "guard"
 STARTUP_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 15.0
 PORT_ATTEMPTS = 3  # proxy starts when a port picked for it was taken before it bound it
@@ -122,8 +123,16 @@ class LocalBackend(IsolationBackend):
         self.handles: dict[str, ArmHandle] = {}
         self.pids = pids.PidFile(run_dir)
         self.arm_limits: dict[str, AppliedLimits] = {}
-        # The OS rule on the proxy's own traffic, where this runs as root (local_proxy_rule.py).
+        # The OS rule on the proxy's own traffic, where this runs as root (proxy_rule.py).
         self.proxy_guard = LocalProxyRule(self.run_dir)
+
+    @classmethod
+    def cleanup(cls, run_root: Path, *, force: bool = False) -> list[str]:
+        # The processes of pids.json first, then the OS rules that confined their proxies (the
+        # OUTPUT chain's), then the proxies' cgroups those rules matched on.
+        done = pids.cleanup(run_root, force=force)
+        done += owner.remove_stale_rules(force, chain=lambda chain: chain == "OUTPUT")
+        return done + remove_stale_cgroups()
 
     # --- proxy -----------------------------------------------------------------------------
 
@@ -145,7 +154,7 @@ class LocalBackend(IsolationBackend):
         self.https_ports = dict(zip(settings.arms, ports[len(settings.arms) :], strict=False))
         control_port = ports[-2]
         # The stub stream server's port, known before the proxy starts: the proxy's rule lets it
-        # reach exactly this port on loopback (local_proxy_rule.py), no other host service.
+        # reach exactly this port on loopback (proxy_rule.py), no other host service.
         settings = settings.model_copy(update={"stream_port": ports[-1]})
         self.ca_cert = install_ca_cert(self.run_dir)
         # The proxy's refusals of non-vendor hosts, merged into egress.jsonl with the guards'.
@@ -164,8 +173,8 @@ class LocalBackend(IsolationBackend):
         log_path = self.logs / "proxy.log"
         offset = log_path.stat().st_size if log_path.exists() else 0
         try:  # before the proxy exists, so not one of its packets leaves unconfined
-            self.proxy_guard.start(settings, docker_net.rule_comment(settings.run_id))
-        except docker_rules.RulesError as e:
+            self.proxy_guard.start(settings, owner.rule_comment(settings.run_id))
+        except firewall.RulesError as e:
             raise InfraError(f"cannot confine the proxy's own traffic: {e}") from e
         self.proxy_rule = self.proxy_guard.said
         self.proxy = self._spawn(
@@ -220,7 +229,7 @@ class LocalBackend(IsolationBackend):
         (self.logs / name).mkdir(exist_ok=True)
         log_path = self.logs / name / "arm.log"
         offset = log_path.stat().st_size if log_path.exists() else 0
-        # The study's bounds, as far as rlimits reach (local_limits says what they miss).
+        # The study's bounds, as far as rlimits reach (limits.py says what they miss).
         bounds = local_limits.preexec(self.limits)
         process = self._spawn(name, argv(spec), env, log_path, cwd=self.work_dir, bounds=bounds)
         self.arms[name] = process

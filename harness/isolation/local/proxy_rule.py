@@ -21,7 +21,7 @@ from pathlib import Path
 
 import structlog
 
-from harness.isolation import docker_rules, proxy_rules
+from harness.isolation import firewall, proxy_rules
 from harness.isolation.base import ProxySettings
 from harness.isolation.kernel_log import KernelLog, KernelLogError
 
@@ -46,8 +46,8 @@ def unavailable() -> str | None:
     if cgroup2_root() is None:
         return "no cgroup2 hierarchy is mounted"
     try:
-        probe = docker_rules._run("iptables", ["-m", "cgroup", "--help"])
-    except docker_rules.RulesError as e:
+        probe = firewall._run("iptables", ["-m", "cgroup", "--help"])
+    except firewall.RulesError as e:
         return str(e)
     if "--path" not in probe.stdout:
         return "this iptables has no cgroup match"
@@ -82,7 +82,7 @@ class LocalProxyRule:
             self.said = f"not enforced: {why}"
             log.warning("the proxy's own traffic is not confined", why=why)
             return
-        name = f"harness-{docker_rules.run_tag(settings.run_id)}-proxy-{os.getpid()}"
+        name = f"harness-{firewall.run_tag(settings.run_id)}-proxy-{os.getpid()}"
         self.cgroup = root / name
         self.cgroup.mkdir(exist_ok=True)
         try:
@@ -152,7 +152,7 @@ class LocalProxyRule:
 
     def _remove_rules(self) -> None:
         run_id = self.run_id
-        docker_rules.remove_where(lambda comment: comment.startswith(f"harness.run={run_id} "))
+        firewall.remove_where(lambda comment: comment.startswith(f"harness.run={run_id} "))
         self.rules = None
 
     def _remove_cgroup(self) -> None:
