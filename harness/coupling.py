@@ -6,6 +6,9 @@ get, and the arm pairs the cross-arm gate checks (docs/coupled.md).
                                   # seeded order per item (arm_order_seed)
     addon_from = "B"              # the arm whose turn context (its final seam message's
                                   # `addon`) goes to the arms after it in the same turn
+    reuse = [["C0", "C1"]]        # [leader, follower]: a follower's main request equal
+                                  # (masked) to its leader's of the same item and turn gets
+                                  # the leader's reply, booked once (proxy/flow/reuse.py)
     [[gate.pairs]]
     arms = ["C0", "C1"]           # leader, follower
     differ_by = "elements.txt"    # the elements file (harness/checks/elements.py)
@@ -28,6 +31,7 @@ class Coupling(BaseModel):
 
     order: list[str] = Field(min_length=1)
     addon_from: str | None = None
+    reuse: list[tuple[str, str]] = Field(default_factory=list)  # (leader, follower)
 
     @field_validator("order")
     @classmethod
@@ -78,6 +82,20 @@ def coupling_problems(
             )
         if memory:
             problems.append("coupling: a memory benchmark's items cannot be coupled yet")
+        followers = [follower for _, follower in coupling.reuse]
+        for n, (leader, follower) in enumerate(coupling.reuse):
+            order = coupling.order
+            if (
+                leader not in order
+                or follower not in order
+                or (order.index(leader) >= order.index(follower))
+            ):
+                problems.append(
+                    f"coupling.reuse.{n}: {leader!r} must come before {follower!r} in "
+                    "coupling.order (the leader's reply must exist when the follower asks)"
+                )
+            if followers.count(follower) > 1:
+                problems.append(f"coupling.reuse.{n}: {follower!r} follows two leaders")
     for n, pair in enumerate(gate.pairs):
         where = f"gate.pairs.{n}"
         unknown = [arm for arm in pair.arms if arm not in arms]

@@ -112,9 +112,14 @@ class CallRecord(RunDirModel):
     flags: list[str] = Field(default_factory=list)
     rewrites: list[Rewrite] = Field(default_factory=list)
     error: str | None = None
+    # A reuse hit (issue 25 item 3): the seq of the leader's call whose reply this call was
+    # answered with (no vendor call, cost 0); None for every other call (and left off the line).
+    reuse_of: int | None = None
 
     def to_line(self) -> str:
-        left_out = {"phase"} if self.phase is None else None
+        left_out = {"phase"} if self.phase is None else set()
+        if self.reuse_of is None:
+            left_out.add("reuse_of")
         return self.model_dump_json(by_alias=True, exclude_none=False, exclude=left_out) + "\n"
 
 

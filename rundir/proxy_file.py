@@ -90,6 +90,11 @@ class ProxySettings(BaseModel):
         default_factory=list, description="Purpose rules by route and model (JSON each)."
     )
     upstreams: list[str] = Field(default_factory=list, description="VENDOR=URL base URLs.")
+    reuse: list[str] = Field(
+        default_factory=list,
+        description="Reuse pairs LEADER=FOLLOWER: a follower's main request equal (masked) to "
+        "its leader's of the same item and turn is answered with the leader's reply.",
+    )
     cap: str = Field("", description="Live: the run's cap in USD.")
     prices: Path | None = Field(None, description="Live: price table TOML (default: packaged).")
     ledger: Path | None = Field(None, description="Live: the spend ledger file.")

@@ -11,6 +11,7 @@ from harness.report.judging import stability
 from harness.report.model import Section, Table, money, seconds
 from harness.report.netlatency import net_latency
 from harness.report.perarm import turn_costs
+from harness.report.reuse import reuse_line
 from ledger.prices import TokenCounts, cost
 
 
@@ -57,6 +58,7 @@ def cost_section(ctx: Context, with_charts: bool) -> Section:
         f"Share of `{named}` calls: " + ", ".join(f"{n} {v:.1%}" for n, v in share.items()) + "."
     )
     s.paragraphs.append(counterfactual(ctx))
+    s.paragraphs.append(reuse_line(ctx))  # follower calls answered with the leader's reply
     ceilings.add_to_cost_section(ctx, s)
     if with_charts:
         costs = turn_costs(ctx.data.calls)

@@ -170,6 +170,10 @@ def prepare(request: RunRequest) -> Plan:
         deadline=deadline_ms / 1000,
         masks=masks,
         purposes=purposes,
+        reuse=[
+            f"{leader}={follower}"
+            for leader, follower in (study.file.coupling.reuse if study.file.coupling else [])
+        ],
         replay_from=request.replay_from,
     )
     return Plan(

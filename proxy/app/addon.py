@@ -41,19 +41,20 @@ from proxy.flow.framing import Refusal, parse_refusal
 from proxy.flow.framing import install as install_framing
 from proxy.flow.header_fields import lowered, rewrite
 from proxy.flow.intake import intake, keep_request
+from proxy.flow.reuse import ReuseBook, parse_reuse, reply_as_sent
 from proxy.modes.base import Mode
 from proxy.modes.live import LiveForwarding
 from proxy.modes.record import RecordMode
 from proxy.modes.replay import CUT_OUTCOMES, ReplayMode, ReplaySourceError
 from proxy.modes.stream_server import StreamServer
-from rundir.calllog import UNSTORED_FLAGS
+from rundir.calllog import UNSTORED_FLAGS, Tokens
 from rundir.masking import DEFAULT_BODY_MASKS
 from rundir.proxy_file import MODES, PurposeRule, arm_of, rule_purpose
-from stubs.checks import check_body
 from stubs.rules.context import StubContext
 from stubs.rules.replies import ReplyBook, StubsFileError
 from vendors.errors import error_reply
 from vendors.hosts import default_purpose, split_vendor
+from stubs.checks import check_body
 from vendors.routes import find_route
 
 log = structlog.get_logger("harness.proxy")
@@ -80,6 +81,7 @@ class HarnessAddon:
         self.masks: tuple[str, ...] = DEFAULT_BODY_MASKS
         self.arm_ports: dict[int, str] = {}
         self.purposes: list[PurposeRule] = []
+        self.reuse = ReuseBook()  # the study's leader -> follower reuse pairs (proxy/flow/reuse.py)
         # Options every call reads, kept by `configure`: reading one through ctx.options
         # deep-copies its value each time (mitmproxy's `_Option.current`).
         self.arm = "default"
@@ -114,6 +116,8 @@ class HarnessAddon:
             self.arm_ports = _valid(parse_arm_ports, opts.harness_arm_ports)
         if "harness_purposes" in updated:
             self.purposes = _valid(parse_purposes, opts.harness_purposes)
+        if "harness_reuse" in updated:
+            self.reuse.leader_of = _valid(parse_reuse, opts.harness_reuse)
         if "harness_masks" in updated:
             self.masks = (*DEFAULT_BODY_MASKS, *opts.harness_masks)
         if "harness_body_limit" in updated and opts.harness_body_limit <= 0:
@@ -264,6 +268,8 @@ class HarnessAddon:
                 state.purpose = INGEST_PURPOSE
             elif not headed and self.purposes:
                 self._rule_purpose(state)
+        if reply is None and self._reused(flow, state):
+            return  # answered with the leader's reply: no vendor call, nothing booked
         if reply is None and self.mode.forwards:
             try:
                 reply = await self.mode.respond(flow, state)
@@ -287,6 +293,25 @@ class HarnessAddon:
             reply = await self.mode.respond(flow, state)
         assert reply is not None  # a mode that answers locally always has a reply
         self.mode.send(flow, state, reply)
+
+    def _reused(self, flow: http.HTTPFlow, state: CallState) -> bool:
+        """A follower's main request equal (masked) to its leader's of this turn: answer it with
+        the leader's reply, in every mode (proxy/flow/reuse.py)."""
+        if state.arm not in self.reuse.leader_of:
+            return False
+        if state.unkept:  # live: hashed only once forwarded; reuse needs the hash now
+            try:
+                keep_request(state, state.body, self.masks, self.sink.bodies)
+            except OSError as e:
+                self.sink.fail(f"cannot store request body: {e}")
+                return False
+        hit = self.reuse.lookup(state)
+        if hit is None:
+            return False
+        state.reuse_of = hit.seq
+        state.tokens = Tokens(source="none")  # booked once: the leader's call paid for it
+        self.mode.send(flow, state, hit.reply)
+        return True
 
     def _rule_purpose(self, state: CallState) -> None:
         """The study's `[purposes]` rules, for a call that named no purpose: by route, model."""
@@ -345,9 +370,11 @@ class HarnessAddon:
         self.mode.finished(flow, state)  # a forwarded call metered and settled
         first_byte = flow.response.timestamp_start
         end = flow.response.timestamp_end or time.time()
-        if not self._log(state, flow.response.status_code, first_byte, end) and not (
-            state.played or state.stream
-        ):
+        logged = self._log(state, flow.response.status_code, first_byte, end)
+        if logged and state.arm in self.reuse.leaders and flow.response.status_code == 200:
+            kept = state.reply or reply_as_sent(state, flow.response.headers.get("content-type"))
+            self.reuse.remember(state, kept)
+        if not logged and not (state.played or state.stream):
             # The reply has not left yet: refuse it rather than serve an unrecorded call.
             refused = error_reply(state.vendor, 503, f"harness proxy: {self.sink.failed}")
             flow.response = http.Response.make(

@@ -83,4 +83,5 @@ def build_record(
         flags=state.flags,
         rewrites=state.rewrites,
         error=safe_text(state.error) if state.error is not None else None,
+        reuse_of=state.reuse_of,
     )

@@ -10,5 +10,6 @@ __all__ = [
     "framing",
     "header_fields",
     "intake",
+    "reuse",
     "safe_json",
 ]

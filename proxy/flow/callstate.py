@@ -55,6 +55,8 @@ class CallState:
     flags: list[str] = field(default_factory=list)
     logged: bool = False
     live: Any = None  # proxy.live.mode.LiveCall while a live call is in flight
+    # A reuse hit (proxy/flow/reuse.py): the seq of the leader's call whose reply this one got.
+    reuse_of: int | None = None
 
     @property
     def route_name(self) -> str:
