@@ -297,8 +297,10 @@ def test_cleanup_removes_what_a_crashed_run_left(
     assert crashed.returncode == 9, crashed.stderr
     left = leftovers(docker_engine, run_id)
     # Per arm: IPv4 RETURNs for its 2 listeners and the DNS refuser + LOG/REJECT in INPUT and
-    # DOCKER-USER; IPv6 LOG/REJECT in INPUT and FORWARD (or DOCKER-USER).
-    assert len([x for x in left if x.startswith("-A")]) == 2 * 11
+    # DOCKER-USER; IPv6 LOG/REJECT in INPUT and FORWARD (or DOCKER-USER). And the proxy's own
+    # rule (proxy_rules.py, record mode: nothing allowed): LOG/REJECT for HTTPS and for the rest
+    # in INPUT and DOCKER-USER, IPv6 LOG/REJECT in both.
+    assert len([x for x in left if x.startswith("-A")]) == 2 * 11 + 12
     assert f"harness-{run_id}-proxy" in left and f"harness-{run_id}-a" in left
     assert any(x.startswith("/dev/loop") for x in left), left  # an arm's disk, still mounted
     cleanup = subprocess.run(
