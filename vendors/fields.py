@@ -50,8 +50,8 @@ _ANTHROPIC_COMMON = frozenset(
 # that build bodies themselves (litellm, LangChain, the AI SDK) still send them.
 WIRE_ONLY: dict[str, frozenset[str]] = {
     # Sampling fields: anthropic 2.x dropped them from create(), the API still reads them
-    # (stubs.anthropic.request checks their values); `output_format` is the structured-outputs
-    # beta's field (`structured-outputs-2025-11-13`), which litellm sends.
+    # (vendors.requests.anthropic_messages checks their values); `output_format` is the
+    # structured-outputs beta's field (`structured-outputs-2025-11-13`), which litellm sends.
     "anthropic.messages": frozenset({"temperature", "top_p", "top_k", "output_format"}),
     "anthropic.count_tokens": frozenset({"output_format"}),
     # `stream` is a create() argument but not in the params TypedDict the test reads.

@@ -50,11 +50,11 @@ from proxy.modes.stream_server import StreamServer
 from rundir.calllog import UNSTORED_FLAGS, Tokens
 from rundir.masking import DEFAULT_BODY_MASKS
 from rundir.proxy_file import MODES, PurposeRule, arm_of, rule_purpose
-from stubs.checks import check_body
 from stubs.rules.context import StubContext
 from stubs.rules.replies import ReplyBook, StubsFileError
 from vendors.errors import error_reply
 from vendors.hosts import default_purpose, split_vendor
+from vendors.requests.body import check_body
 from vendors.routes import find_route
 
 log = structlog.get_logger("harness.proxy")

@@ -3,7 +3,7 @@
 A request the vendor would refuse for its shape is answered here with the vendor's error in
 both modes: forwarding it in live mode would only pay for the same error. Hostile JSON (too deep,
 huge numbers, lone surrogates, duplicate keys: proxy.flow.safe_json) and fields of the wrong type or
-value (stubs.checks) are refused before anything else reads the body, so the hash, the metering
+value (vendors.requests) are refused before anything else reads the body, so the hash, the metering
 and the stubs only ever see a body of sane shape. So is a top-level field the vendor does not
 accept (vendors.fields), with that vendor's own refusal.
 """
@@ -50,7 +50,7 @@ def intake(
     With `keep_later`, a request that passes every check is hashed and its body stored by
     `keep_request` (the caller runs it, once the call has gone out); otherwise here. `check`
     raises StubRequestError for a body the route's vendor refuses (the app passes the request
-    checks, stubs/checks.py, so this module loads none of them).
+    checks, vendors/requests/body.py, so this module loads none of them).
     Raises OSError if the request body cannot be stored (the caller fails closed).
     """
     state.raw = raw

@@ -3,7 +3,7 @@
 The reply is built once as a full Message dict (the shape of the 2.14 SDK's `types.Message`) and
 then either sent as one JSON body or replayed as the SSE stream (`stubs.anthropic.stream`), so a
 streamed and a plain call of the same request give the same message. Everything varies only with
-the request digest; token counts come from `stubs.prompt.tokens`, so `count_tokens` agrees with
+the request digest; token counts come from `vendors.tokens`, so `count_tokens` agrees with
 `usage` (input + cache writes).
 """
 
@@ -16,22 +16,22 @@ from typing import Any
 
 import jsonschema
 
-from stubs.anthropic.request import MessagesPlan, check_messages, plan_messages
 from stubs.anthropic.schema_hints import restore_hints
 from stubs.anthropic.stream import message_events
-from stubs.formats.patch_doc import patch_when_nothing_new
 from stubs.formats.text_reply import text_reply
 from stubs.prompt.conversation import turn_of
 from stubs.prompt.grounding import grounding_of
-from stubs.prompt.tokens import estimate_input_tokens, estimate_tokens
 from stubs.prompt.tool_policy import OfferedTool, focus_of, tools_to_call
 from stubs.request import StubRequest
 from stubs.rules.context import StubContext
 from stubs.rules.replies import conversation_texts
 from stubs.schema.instance import instance_for
+from stubs.schema.patch_doc import patch_when_nothing_new
 from stubs.schema.structured import structured_value
 from vendors.errors import StubRequestError
 from vendors.reply import StubReply, Usage
+from vendors.requests.anthropic_messages import MessagesPlan, check_messages, plan_messages
+from vendors.tokens import estimate_input_tokens, estimate_tokens
 
 # What the vendor counts as input: the same fields for a call and for count_tokens.
 INPUT_FIELDS = ("system", "messages", "tools")

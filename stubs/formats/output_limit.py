@@ -8,18 +8,7 @@ tokens of the usual reply, the usage says N, and logprobs are made for those sam
 
 from __future__ import annotations
 
-from typing import Any
-
-from stubs.prompt.tokens import estimate_tokens
-
-
-def max_output_tokens(body: dict[str, Any], names: tuple[str, ...]) -> int | None:
-    """The first of `names` the body sets to an integer (the request checks vetted its type)."""
-    for name in names:
-        value = body.get(name)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return max(value, 0)
-    return None
+from vendors.tokens import estimate_tokens
 
 
 def cut_to_tokens(

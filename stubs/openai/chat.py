@@ -4,11 +4,9 @@ calls and structured output, in OpenAI's exact wire shape (openai/types/chat/)."
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from stubs.formats.output_limit import cut_to_tokens
 from stubs.formats.text_reply import json_object_reply, text_reply
-from stubs.openai.chat_request import ChatParams, parse_chat
 from stubs.openai.chat_wire import ChatChoice, plain_choice, stream_events
 from stubs.openai.common import (
     CREATED,
@@ -21,11 +19,12 @@ from stubs.openai.common import (
     variant,
 )
 from stubs.openai.tools import functions_to_call
-from stubs.prompt.tokens import estimate_input_tokens, estimate_tokens
 from stubs.request import StubRequest
 from stubs.rules.context import StubContext
 from stubs.schema.structured import structured_json
 from vendors.reply import StubReply, Usage
+from vendors.requests.openai_chat import ChatParams, parse_chat
+from vendors.tokens import estimate_input_tokens, estimate_tokens
 
 # A choice's thinking tokens, for a route whose models think on other terms than OpenAI's
 # reasoning models (Anthropic's compatibility layer: stubs.anthropic.compat).
@@ -76,12 +75,6 @@ def chat_completions(
         "system_fingerprint": SYSTEM_FINGERPRINT,
     }
     return StubReply(status=200, chunks=[dumps(body)], model=params.model, usage=harness_usage)
-
-
-def check_chat(body: dict[str, Any]) -> None:
-    """The checks of a chat completions body that hold whatever the model (proxy.flow.intake runs
-    them in both modes, before live mode's pinned-sampling rewrite)."""
-    parse_chat(body, per_model=False)
 
 
 def _choice(

@@ -5,26 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from stubs.formats.output_limit import cut_to_tokens, max_output_tokens
+from stubs.formats.output_limit import cut_to_tokens
 from stubs.formats.text_reply import json_object_reply, text_reply
-from stubs.openai.common import (
-    CREATED,
-    EMPTY_OBJECT_SCHEMA,
-    dumps,
-    reasoning_tokens,
-    seed,
-    split_tokens,
-    token_logprobs,
-)
-from stubs.openai.responses_request import ResponsesParams, parse_responses
+from stubs.openai.common import CREATED, dumps, reasoning_tokens, seed, split_tokens, token_logprobs
 from stubs.openai.responses_stream import stream_events
 from stubs.openai.tools import functions_to_call
-from stubs.prompt.tokens import estimate_input_tokens, estimate_tokens
 from stubs.request import StubRequest
 from stubs.rules.context import StubContext
 from stubs.schema.structured import structured_json
 from vendors.models import is_reasoning_model
 from vendors.reply import StubReply, Usage
+from vendors.requests.openai_common import EMPTY_OBJECT_SCHEMA, max_output_tokens
+from vendors.requests.openai_responses import ResponsesParams, parse_responses
+from vendors.tokens import estimate_input_tokens, estimate_tokens
 
 
 def responses(req: StubRequest, ctx: StubContext) -> StubReply:
@@ -118,12 +111,6 @@ def _reply_text(req: StubRequest, ctx: StubContext, params: ResponsesParams) -> 
     if kind == "json_object":
         return json_object_reply(req, ctx.book, seed(req, "text.format"))
     return text_reply(req, ctx.book)
-
-
-def check_responses(body: dict[str, Any]) -> None:
-    """The checks of a Responses body that hold whatever the model (proxy.flow.intake runs them in
-    both modes, before live mode's pinned-sampling rewrite)."""
-    parse_responses(body, per_model=False)
 
 
 def _response_object(

@@ -1,5 +1,5 @@
-"""What the conversation says: its parts, the user's stated facts, grounding, the tool policy,
-token estimates.
+"""What the conversation says: its parts, the user's stated facts, grounding, the tool policy
+(token estimates are in vendors.tokens).
 
 Submodules are imported where used (not here), so loading one does not load the others."""
 
@@ -8,6 +8,5 @@ __all__ = [
     "grounding",
     "parts",
     "said",
-    "tokens",
     "tool_policy",
 ]

@@ -25,7 +25,7 @@ from typing import Any
 
 from stubs.prompt.conversation import turn_of
 from stubs.prompt.said import said_text, tag_text
-from stubs.prompt.tokens import texts_of
+from vendors.tokens import texts_of
 
 # Capitalised words that start sentences or stand for the speaker, never a proper noun alone.
 # fmt: off

@@ -1,5 +1,5 @@
 """JSON schemas: instances grounded in the request, formats and numbers, regex examples,
-json_object shapes.
+json_object shapes, a patch tool's document (patch_doc).
 
 Submodules are imported where used (not here), so loading one does not load the others."""
 
@@ -9,6 +9,7 @@ __all__ = [
     "instance",
     "json_shape",
     "numbers",
+    "patch_doc",
     "regex_example",
     "structured",
     "support",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stubs.prompt.grounding import Grounding, grounding_of
-from stubs.prompt.tokens import texts_of
+from vendors.tokens import texts_of
 
 # trustcall 0.0.x: `<instance id={id} schema_type="{name}">\n{doc}\n</instance>`. Bounded runs:
 # the pattern scans what an arm sent.

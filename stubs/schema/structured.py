@@ -15,11 +15,11 @@ from typing import Any
 
 import jsonschema
 
-from stubs.formats.patch_doc import is_patch_tool, patch_doc_input, prompt_texts
 from stubs.prompt.grounding import grounding_of
 from stubs.request import StubRequest
 from stubs.rules.replies import ReplyBook
 from stubs.schema.instance import instance_for
+from stubs.schema.patch_doc import is_patch_tool, patch_doc_input, prompt_texts
 
 
 def structured_value(
@@ -43,7 +43,7 @@ def structured_value(
             return value
     grounding = grounding_of(req.body, focus)
     if is_patch_tool(schema):
-        # A document patch names a document the prompt shows (stubs.formats.patch_doc).
+        # A document patch names a document the prompt shows (stubs.schema.patch_doc).
         patch = patch_doc_input(prompt_texts(req.body), grounding)
         if patch is not None and _valid(schema, patch):
             return patch

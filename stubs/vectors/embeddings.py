@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from stubs.prompt.tokens import estimate_tokens
 from stubs.request import StubRequest
 from stubs.rules.context import StubContext
 from stubs.vectors.minilm import minilm_embeddings
 from stubs.vectors.static import static_embeddings
 from vendors.errors import StubRequestError
 from vendors.reply import StubReply, Usage
+from vendors.requests.embeddings import _inputs, _model
 
 # Native widths of OpenAI's embedding models: a request without `dimensions` gets these, as a
 # vector store sized for the real model expects. Other models get ctx.embedding_dims.
@@ -43,8 +43,6 @@ NATIVE_DIMS = {
 _FIXED_WIDTH_MODELS = ("text-embedding-ada-002",)
 # Widths past any real model's are refused so one request cannot allocate without bound.
 MAX_DIMS = 16384
-MAX_INPUTS = 2048  # OpenAI's limit on inputs per request
-MAX_INPUT_TOKENS = 8192  # OpenAI's per-input context limit for its embedding models
 _WORD_RE = re.compile(r"\w+")
 # Whole words weigh more than 3-grams: sharing a word says more than sharing a fragment.
 _WORD_WEIGHT = 2.0
@@ -139,81 +137,11 @@ def _vectors(texts: list[str], dims: int, ctx: StubContext) -> list[npt.NDArray[
     return embed_texts(texts, dims, model)
 
 
-def check_embeddings(body: dict[str, Any]) -> None:
-    """The checks of what the live proxy reads (proxy.flow.intake runs them in both modes); the
-    encoding and dimensions are checked by the stub, which knows each model's width."""
-    _model(body)
-    _inputs(body.get("input"))
-
-
 def _short_floats(vector: npt.NDArray[np.float32]) -> list[float]:
     # The shortest decimal that reads back as the same float32 (what the API prints), instead
     # of float64's 17 digits: a smaller body, and the client's float32 view is unchanged.
     # numpy 2 prints a float32 scalar as its shortest round-tripping decimal.
     return [float(str(v)) for v in vector]
-
-
-def _model(body: dict[str, Any]) -> str:
-    model = body.get("model")
-    if model is None:
-        raise StubRequestError(400, "you must provide a model parameter", "model")
-    if not isinstance(model, str) or not model:
-        raise StubRequestError(400, "Invalid type for 'model': expected a string.", "model")
-    return model
-
-
-def _invalid_input() -> StubRequestError:
-    # OpenAI's wording for an empty or malformed `input`.
-    return StubRequestError(
-        400,
-        "'$.input' is invalid. Please check the API reference: "
-        "https://platform.openai.com/docs/api-reference.",
-        "input",
-    )
-
-
-def _is_token_ids(value: Any) -> bool:
-    return (
-        isinstance(value, list)
-        and bool(value)
-        and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in value)
-    )
-
-
-def _inputs(value: Any) -> tuple[list[str], list[int]]:
-    """The texts to embed and the tokens each costs. Token-id inputs embed their decimal text."""
-    if value is None:
-        raise StubRequestError(400, "Missing required parameter: 'input'.", "input")
-    items: list[Any]
-    if isinstance(value, str) or _is_token_ids(value):
-        items = [value]
-    elif isinstance(value, list) and value:
-        items = value
-    else:
-        raise _invalid_input()
-    if len(items) > MAX_INPUTS:
-        raise StubRequestError(
-            400, f"'$.input' is invalid: at most {MAX_INPUTS} inputs per request.", "input"
-        )
-    texts: list[str] = []
-    tokens: list[int] = []
-    for item in items:
-        if isinstance(item, str) and item:
-            texts.append(item)
-            tokens.append(estimate_tokens(item))
-        elif _is_token_ids(item):
-            texts.append(" ".join(str(t) for t in item))
-            tokens.append(len(item))
-        else:
-            raise _invalid_input()
-        if tokens[-1] > MAX_INPUT_TOKENS:
-            raise StubRequestError(
-                400,
-                f"This model's maximum context length is {MAX_INPUT_TOKENS} tokens, however you "
-                f"requested {tokens[-1]} tokens in the input. Please reduce your input.",
-                "input",
-            )
-    return texts, tokens
 
 
 def _dimensions(body: dict[str, Any], model: str, ctx: StubContext) -> int:

@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 
-from stubs.prompt.tokens import estimate_tokens
 from stubs.routes import stub_handler
 from stubs.rules.context import StubContext
 from tests.fakevendor.behaviour import Behaviour, BehaviourError, as_behaviour
@@ -45,6 +44,7 @@ from tests.fakevendor.records import (
 )
 from tests.fakevendor.replies import Event
 from vendors.routes import ROUTES
+from vendors.tokens import estimate_tokens
 
 _START_TIMEOUT = 10.0
 

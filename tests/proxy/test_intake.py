@@ -11,8 +11,8 @@ import pytest
 from proxy.flow.callstate import CallState
 from proxy.flow.intake import intake
 from rundir.masking import DEFAULT_BODY_MASKS, hash_masked
-from stubs.checks import check_body
 from vendors.hosts import Vendor
+from vendors.requests.body import check_body
 
 HAIKU = "claude-haiku-4-5-20251001"
 GOOD_ANTHROPIC: dict[str, Any] = {

@@ -20,11 +20,11 @@ import pytest
 from anthropic.types import Message, MessageDeltaUsage, RawMessageStreamEvent, Usage
 
 from stubs.anthropic.messages import build_message
-from stubs.prompt.tokens import estimate_input_tokens, estimate_tokens
 from stubs.request import StubRequest
 from stubs.rules.context import StubContext
 from stubs.rules.replies import ReplyBook, StubsFile
 from tests.stubs.sdk_transport import StubTransport, body_digest
+from vendors.tokens import estimate_input_tokens, estimate_tokens
 
 MODEL = "claude-sonnet-4-6"
 USER = [{"role": "user", "content": "Please remember that my sister Ana lives in Porto."}]

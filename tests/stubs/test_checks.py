@@ -1,5 +1,5 @@
-"""stubs.checks: every route that takes a body has its checks, and each one refuses a body of
-the wrong shape with the vendor's 400 (proxy.flow.intake runs them in both modes)."""
+"""vendors.requests.body: every route that takes a body has its checks, and each one refuses a
+body of the wrong shape with the vendor's 400 (proxy.flow.intake runs them in both modes)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stubs.checks import CHECKS, check_body
 from stubs.request import StubRequest
 from stubs.routes import stub_handler
 from stubs.rules.context import StubContext
 from vendors.errors import StubRequestError
+from vendors.requests.body import CHECKS, check_body
 from vendors.routes import ROUTES, find_route
 
 GOOD: dict[str, dict[str, Any]] = {

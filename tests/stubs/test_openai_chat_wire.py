@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stubs.openai.chat_request import ChatParams
 from stubs.openai.chat_wire import ChatChoice, plain_choice, stream_events
+from vendors.requests.openai_chat import ChatParams
 
 
 def choice(index: int, tokens: list[str]) -> ChatChoice:

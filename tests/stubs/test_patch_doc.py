@@ -1,4 +1,4 @@
-"""stubs.formats.patch_doc: langmem's second extraction (trustcall's `PatchDoc` beside `Memory`,
+"""stubs.schema.patch_doc: langmem's second extraction (trustcall's `PatchDoc` beside `Memory`,
 tool_choice
 required, the existing memory shown in the system prompt) gets a patch of a document the prompt
 shows with the user's newest fact, and the memory call the user's words, not the instructions.
@@ -18,11 +18,11 @@ from typing import Any
 import jsonschema
 
 from stubs.anthropic.messages import messages as anthropic_messages
-from stubs.formats.patch_doc import is_patch_tool, patch_doc_input, shown_docs
 from stubs.openai.chat import chat_completions
 from stubs.prompt.grounding import grounding_from
 from stubs.request import StubRequest
 from stubs.rules.context import StubContext
+from stubs.schema.patch_doc import is_patch_tool, patch_doc_input, shown_docs
 from tests.stubs.sdk_transport import body_digest
 
 CAPTURED = json.loads(

@@ -1,11 +1,11 @@
-"""stubs.anthropic.compat: the body Anthropic's OpenAI-compatibility layer answers."""
+"""vendors.requests.anthropic_compat: the body Anthropic's OpenAI-compatibility layer answers."""
 
 from __future__ import annotations
 
 import pytest
 
-from stubs.anthropic.compat import compat_body, hoist_system
 from vendors.errors import StubRequestError
+from vendors.requests.anthropic_compat import compat_body, hoist_system
 
 MODEL = "claude-sonnet-4-6"
 

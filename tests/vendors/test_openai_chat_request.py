@@ -1,4 +1,4 @@
-"""stubs.openai.chat_request: a chat completions body read into parameters, or OpenAI's 400."""
+"""vendors.requests.openai_chat: a chat completions body read into parameters, or OpenAI's 400."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from stubs.openai.chat_request import parse_chat
 from vendors.errors import StubRequestError
+from vendors.requests.openai_chat import parse_chat
 
 USER = [{"role": "user", "content": "hello"}]
 TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}

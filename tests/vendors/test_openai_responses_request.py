@@ -1,12 +1,12 @@
-"""stubs.openai.responses_request: a Responses body read into parameters, or OpenAI's 400."""
+"""vendors.requests.openai_responses: a Responses body read into parameters, or OpenAI's 400."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from stubs.openai.responses_request import parse_responses
-from tests.stubs.test_openai_chat_request import refused as refused_by
+from tests.vendors.test_openai_chat_request import refused as refused_by
 from vendors.errors import StubRequestError
+from vendors.requests.openai_responses import parse_responses
 
 
 def refused(body: dict[str, Any]) -> StubRequestError:

@@ -1,7 +1,7 @@
-"""stubs.openai.tools: `tools` and `tool_choice` of chat completions and Responses, read by one
-parser; the routes differ only where their wire formats do (where a function's name sits, where
-`allowed_tools` keeps its list, which other tool and choice types each accepts), and each route
-refuses a bad one with OpenAI's own 400, word for word."""
+"""vendors.requests.openai_tools: `tools` and `tool_choice` of chat completions and Responses,
+read by one parser; the routes differ only where their wire formats do (where a function's name
+sits, where `allowed_tools` keeps its list, which other tool and choice types each accepts), and
+each route refuses a bad one with OpenAI's own 400, word for word."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from stubs.openai.chat_request import parse_chat
-from stubs.openai.common import EMPTY_OBJECT_SCHEMA
-from stubs.openai.responses_request import parse_responses
-from stubs.openai.tools import CHAT_TOOLS, RESPONSES_TOOLS, parse_tools
 from vendors.errors import StubRequestError
+from vendors.requests.openai_chat import parse_chat
+from vendors.requests.openai_common import EMPTY_OBJECT_SCHEMA
+from vendors.requests.openai_responses import parse_responses
+from vendors.requests.openai_tools import CHAT_TOOLS, RESPONSES_TOOLS, parse_tools
 
 CHAT_F = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
 CHAT_G = {"type": "function", "function": {"name": "g"}}

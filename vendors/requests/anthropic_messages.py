@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from stubs.prompt.tokens import estimate_tokens, texts_of
 from vendors.errors import StubRequestError, require
+from vendors.tokens import estimate_tokens, texts_of
 
 _ROLES = ("user", "assistant")
 _TOOL_CHOICES = ("auto", "any", "tool", "none")

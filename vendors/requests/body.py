@@ -1,9 +1,10 @@
-"""Per route, the checks a request must pass before anything reads it: the stubs' own request
-checks, run by proxy.flow.intake in every mode (proxy/app passes `check_body` to it). Record mode
-then refuses what the vendor refuses, and live mode never meters (or crashes on) a field of the
-wrong type or value.
+"""Per route, the checks a request must pass before anything reads it (the vendor's 400s), run by
+proxy.flow.intake in every mode (proxy/app passes `check_body` to it). Record mode then refuses
+what the vendor refuses, and live mode never meters (or crashes on) a field of the wrong type or
+value. Vendor facts: no mode's code is needed to run them.
 
-Imports are lazy, as in stubs.routes, so one vendor's module failing does not take the others down.
+Imports are lazy, so a call loads only its own route's checks, and one vendor's module failing
+does not take the others down.
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ from typing import Any
 
 # route name -> "module:function" raising StubRequestError for a body the vendor refuses.
 CHECKS: dict[str, str] = {
-    "anthropic.messages": "stubs.anthropic.request:check_create",
-    "anthropic.count_tokens": "stubs.anthropic.request:check_messages",
-    "anthropic.chat": "stubs.anthropic.compat:check_compat",
-    "openai.chat": "stubs.openai.chat:check_chat",
-    "openai.responses": "stubs.openai.responses:check_responses",
-    "openai.embeddings": "stubs.vectors.embeddings:check_embeddings",
-    "cohere.rerank": "stubs.vectors.rerank:check_cohere",
-    "voyage.rerank": "stubs.vectors.rerank:check_voyage",
+    "anthropic.messages": "vendors.requests.anthropic_messages:check_create",
+    "anthropic.count_tokens": "vendors.requests.anthropic_messages:check_messages",
+    "anthropic.chat": "vendors.requests.anthropic_compat:check_compat",
+    "openai.chat": "vendors.requests.openai_chat:check_chat",
+    "openai.responses": "vendors.requests.openai_responses:check_responses",
+    "openai.embeddings": "vendors.requests.embeddings:check_embeddings",
+    "cohere.rerank": "vendors.requests.rerank:check_cohere",
+    "voyage.rerank": "vendors.requests.rerank:check_voyage",
 }
 
 

@@ -6,19 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from stubs.formats.output_limit import max_output_tokens
-from stubs.openai.common import (
+from vendors.errors import StubRequestError
+from vendors.models import is_reasoning_model
+from vendors.requests.openai_common import (
     EMPTY_OBJECT_SCHEMA,
     FunctionSpec,
     check_request,
     check_top_logprobs,
+    max_output_tokens,
     mentions_json,
     stream_flag,
 )
-from stubs.openai.options import check_chat_options, check_stream_options
-from stubs.openai.tools import CHAT_TOOLS, parse_tools
-from vendors.errors import StubRequestError
-from vendors.models import is_reasoning_model
+from vendors.requests.openai_options import check_chat_options, check_stream_options
+from vendors.requests.openai_tools import CHAT_TOOLS, parse_tools
 
 _ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 
@@ -158,3 +158,9 @@ def _parse_response_format(body: dict[str, Any], params: ChatParams) -> None:
             )
         params.schema = schema
         params.schema_name = spec["name"]
+
+
+def check_chat(body: dict[str, Any]) -> None:
+    """The checks of a chat completions body that hold whatever the model (proxy.flow.intake runs
+    them in both modes, before live mode's pinned-sampling rewrite)."""
+    parse_chat(body, per_model=False)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stubs.openai.common import number_text
 from vendors.errors import StubRequestError
+from vendors.requests.openai_common import number_text
 
 # JSON type names as OpenAI's errors spell them ("expected an integer, but got a string").
 _TYPE_NAMES = {

@@ -6,16 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from stubs.openai.common import (
+from vendors.errors import StubRequestError
+from vendors.requests.openai_common import (
     FunctionSpec,
     check_request,
     check_top_logprobs,
     mentions_json,
     stream_flag,
 )
-from stubs.openai.options import check_responses_options
-from stubs.openai.tools import RESPONSES_TOOLS, parse_tools
-from vendors.errors import StubRequestError
+from vendors.requests.openai_options import check_responses_options
+from vendors.requests.openai_tools import RESPONSES_TOOLS, parse_tools
 
 _INPUT_ROLES = ("user", "assistant", "system", "developer")
 _LOGPROBS_INCLUDE = "message.output_text.logprobs"
@@ -135,3 +135,9 @@ def _parse_text(body: dict[str, Any], params: ResponsesParams) -> None:
             "input",
         )
     params.text_format = fmt
+
+
+def check_responses(body: dict[str, Any]) -> None:
+    """The checks of a Responses body that hold whatever the model (proxy.flow.intake runs them in
+    both modes, before live mode's pinned-sampling rewrite)."""
+    parse_responses(body, per_model=False)
