@@ -12,3 +12,8 @@ class StubContext:
     book: ReplyBook = field(default_factory=ReplyBook.default)
     # The default embedding width when a request names no `dimensions` (text-embedding-3-small's).
     embedding_dims: int = 1536
+
+    @property
+    def embedding_model(self) -> str:
+        """The stubs file's `[embeddings] model` (stubs.vectors.embeddings.VectorSettings)."""
+        return self.book.stubs.embeddings.model

@@ -19,13 +19,12 @@ import functools
 import hashlib
 import json
 import re
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from stubs.request import StubRequest
-from stubs.rules.context import StubContext
 from stubs.vectors.minilm import minilm_embeddings
 from stubs.vectors.static import static_embeddings
 from vendors.errors import StubRequestError
@@ -83,7 +82,18 @@ def _feature_hash(feature: str) -> int:
     return int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
 
 
-def openai_embeddings(req: StubRequest, ctx: StubContext) -> StubReply:
+class VectorSettings(Protocol):
+    """What the vector handlers read of their context (stubs.rules.context.StubContext meets it),
+    so vectors/ needs nothing of the rules that load the stubs file."""
+
+    @property
+    def embedding_model(self) -> str: ...  # the stubs file's `[embeddings] model`
+
+    @property
+    def embedding_dims(self) -> int: ...  # the width when a request names no `dimensions`
+
+
+def openai_embeddings(req: StubRequest, ctx: VectorSettings) -> StubReply:
     body = req.body
     model = _model(body)
     texts, tokens = _inputs(body.get("input"))
@@ -129,8 +139,8 @@ def embed_texts(texts: list[str], dims: int, model: str) -> list[npt.NDArray[np.
     raise ValueError(f"unknown embedder {model!r}")
 
 
-def _vectors(texts: list[str], dims: int, ctx: StubContext) -> list[npt.NDArray[np.float32]]:
-    model = ctx.book.stubs.embeddings.model
+def _vectors(texts: list[str], dims: int, ctx: VectorSettings) -> list[npt.NDArray[np.float32]]:
+    model = ctx.embedding_model
     if model == "static":
         # Lifted: an engine's similarity floor, tuned on real models, keeps a question's answer.
         return static_embeddings(texts, dims, lift=True)
@@ -144,7 +154,7 @@ def _short_floats(vector: npt.NDArray[np.float32]) -> list[float]:
     return [float(str(v)) for v in vector]
 
 
-def _dimensions(body: dict[str, Any], model: str, ctx: StubContext) -> int:
+def _dimensions(body: dict[str, Any], model: str, ctx: VectorSettings) -> int:
     native = NATIVE_DIMS.get(model, ctx.embedding_dims)
     dims = body.get("dimensions")
     if dims is None:

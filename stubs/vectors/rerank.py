@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 
 from stubs.request import StubRequest
-from stubs.rules.context import StubContext
-from stubs.vectors.embeddings import embed_texts
+from stubs.vectors.embeddings import VectorSettings, embed_texts
 from vendors.errors import StubRequestError
 from vendors.reply import StubReply, Usage
 from vendors.requests.rerank import _cohere_text, _documents, _limit, _string
@@ -56,13 +55,13 @@ def _relevance(cosine: float) -> float:
     return round(1.0 / (1.0 + math.exp(-_STEEPNESS * (cosine - _MIDPOINT))), _SCORE_DIGITS)
 
 
-def cohere_rerank(req: StubRequest, ctx: StubContext) -> StubReply:
+def cohere_rerank(req: StubRequest, ctx: VectorSettings) -> StubReply:
     body = req.body
     model = _string(body, "model")
     query = _string(body, "query")
     documents = [_cohere_text(d, i) for i, d in enumerate(_documents(body))]
     top_n = _limit(body, "top_n", len(documents))
-    ranked = rank(query, documents, ctx.book.stubs.embeddings.model)[:top_n]
+    ranked = rank(query, documents, ctx.embedding_model)[:top_n]
     payload = {
         # Cohere's ids are UUIDs; this one is derived from the request, never random.
         "id": str(uuid.UUID(bytes=req.digest[:16], version=4)),
@@ -77,7 +76,7 @@ def cohere_rerank(req: StubRequest, ctx: StubContext) -> StubReply:
     return _reply(payload, model, tokens)
 
 
-def voyage_rerank(req: StubRequest, ctx: StubContext) -> StubReply:
+def voyage_rerank(req: StubRequest, ctx: VectorSettings) -> StubReply:
     body = req.body
     model = _string(body, "model")
     query = _string(body, "query")
@@ -94,7 +93,7 @@ def voyage_rerank(req: StubRequest, ctx: StubContext) -> StubReply:
             400, "return_documents: Input should be a valid boolean", "return_documents"
         )
     data = []
-    for r in rank(query, documents, ctx.book.stubs.embeddings.model)[:top_k]:
+    for r in rank(query, documents, ctx.embedding_model)[:top_k]:
         item: dict[str, Any] = {"index": r.index, "relevance_score": r.score}
         if return_documents:
             item["document"] = documents[r.index]
