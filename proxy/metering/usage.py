@@ -38,6 +38,7 @@ _CHAT_DELTA_TEXT = (
     ("reasoning_content", True),
     ("reasoning", True),
 )
+_CHAT_TEXT_FIELDS = dict(_CHAT_DELTA_TEXT)
 __all__ = [
     "STREAM_ROUTES",
     "MeteredUsage",
@@ -196,13 +197,28 @@ class StreamMeter:
             self._error = data  # OpenAI's in-stream error, which the SDK raises as APIError
             self._terminal = True
             return False
-        self._tier = as_str(data.get("service_tier")) or self._tier
-        self._model = as_str(data.get("model")) or self._model
+        # Inlined `as_str(...) or previous`: this runs on every event.
+        tier = data.get("service_tier")
+        if tier and isinstance(tier, str):
+            self._tier = tier
+        model = data.get("model")
+        if model and isinstance(model, str):
+            self._model = model
         choices = data.get("choices")
         for choice in choices if isinstance(choices, list) else []:
             delta = choice.get("delta") if isinstance(choice, dict) else None
             if not isinstance(delta, dict) or not delta:
                 continue  # nothing to count (this runs on every event: no calls for nothing)
+            if len(delta) == 1:
+                # The common delta, one text field: its one lookup instead of the loop's four.
+                ((field, text),) = delta.items()
+                thinking = _CHAT_TEXT_FIELDS.get(field)
+                if thinking is not None:
+                    if isinstance(text, str) and text:
+                        self._text.append(text)
+                        if thinking:
+                            self._thinking.append(text)
+                    continue
             # Not OpenAI's own fields, the last two, but compatible upstreams stream reasoning
             # text in them.
             for field, thinking in _CHAT_DELTA_TEXT:

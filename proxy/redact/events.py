@@ -28,7 +28,7 @@ from proxy.flow.sse_events import UNPARSED, EventFramer, RawEvent, Relayed
 from proxy.redact.secrets import SecretRedactor
 
 _TEXT_KEYS = frozenset({"text", "thinking", "partial_json", "content", "arguments", "delta"})
-_INDEX_KEYS = ("index", "output_index", "content_index", "item_id")  # 4: _texts reads each
+_INDEX_KEYS = ("index", "output_index", "content_index", "item_id")  # 4: _read reads each
 _TRANSPARENT = frozenset({"ping"})
 #: A text ending in fewer characters of a key's start than this is not held: holding on one
 #: character would delay every delta ending in "s" (the "sk-" keys) by one event. If the key
@@ -39,9 +39,11 @@ Path = tuple[str | int, ...]
 Channel = tuple[Any, ...]
 #: One text string of an event: its channel, where it is in the event's JSON, and the text.
 Text = tuple[Channel, Path, str]
+#: An event as `_read` leaves it: the framed event, its parsed JSON (or UNPARSED), its texts.
+Read = tuple[RawEvent, Any, list[Text]]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Held:
     raw: bytes
     event: ServerSentEvent | None = None
@@ -96,26 +98,27 @@ class EventTextGuard:
         """`feed`, as the events that go out (for the next stage: framed and parsed once)."""
         if not chunk:
             return []
+        raws = self.framer.feed(chunk)
         if not self.redactor:
-            return [Relayed(raw.raw, raw.event) for raw in self.framer.feed(chunk)]
-        framed = [(held, self._texts(held, raw)) for held, raw in _helds(self.framer.feed(chunk))]
+            return [Relayed(raw.raw, raw.event) for raw in raws]
+        framed = [_read(raw) for raw in raws]
         if not self.queue:
             quiet = self._quiet(framed)
             if quiet is not None:
                 return quiet
         out: list[Relayed] = []
-        for held, texts in framed:
-            self._event(held, texts, out)
+        for raw, data, texts in framed:
+            self._event(_held(raw, data), texts, out)
         return out
 
-    def _quiet(self, framed: list[tuple[_Held, list[Text]]]) -> list[Relayed] | None:
+    def _quiet(self, framed: list[Read]) -> list[Relayed] | None:
         """The chunk's events, all at once, when nothing is held and each channel's text with
         the chunk's deltas holds no key and ends in no key's start worth holding: then the
         event-by-event pass would release every one of them unchanged, and leave each channel
         the same tail (its text's last characters). None when that is not so: the caller takes
         the events one by one. One check per channel and chunk instead of one per event."""
         deltas: dict[Channel, list[str]] = {}
-        for _, texts in framed:
+        for _, _, texts in framed:
             for key, _, text in texts:
                 deltas.setdefault(key, []).append(text)
         joined: dict[Channel, str] = {}
@@ -130,7 +133,8 @@ class EventTextGuard:
         for key, text in joined.items():
             channel = self.channels.setdefault(key, _Channel())
             channel.tail = text[-keep:] if keep > 0 else ""
-        return [held.relayed() for held, _ in framed]
+        # What `_Held.relayed` gives for an event released unchanged, without making the _Held.
+        return [Relayed(raw.raw, raw.event, data) for raw, data, _ in framed]
 
     def finish_events(self, chunk: bytes = b"") -> list[Relayed]:
         """`finish`, as events; the last may be one no empty line closed (see EventFramer)."""
@@ -198,34 +202,49 @@ class EventTextGuard:
         self.queue.clear()
         return out
 
-    def _texts(self, held: _Held, raw: RawEvent) -> list[Text]:
-        if raw.event is None or not raw.event.data.startswith(("{", "[")):
-            return []
-        try:
-            data = _parse(raw.event.data)
-        except ValueError:
-            return []
-        held.name = raw.event.event if raw.event.event != "message" else None
-        held.data = data
-        held.parsed = True
-        found: list[tuple[Path, Path, str]] = []
-        _walk(data, (), (), found)
-        if not found:
-            return []
-        kind: Any = None
-        indexes: tuple[Any, ...] = ()
-        if type(data) is dict:
-            get = data.get
-            kind, indexes = (
-                get("type"),
-                (
-                    get(_INDEX_KEYS[0]),
-                    get(_INDEX_KEYS[1]),
-                    get(_INDEX_KEYS[2]),
-                    get(_INDEX_KEYS[3]),
-                ),
-            )
-        return [((kind, indexes, logical), path, text) for path, logical, text in found]
+
+def _read(raw: RawEvent) -> Read:
+    """An event, its parsed JSON (UNPARSED when its data is not a JSON object or array) and its
+    text strings, each with its channel and path. A plain function of the event, so the batch
+    path (`_quiet`) needs no `_Held` for an event it releases unchanged."""
+    event = raw.event
+    if event is None:
+        return raw, UNPARSED, []
+    text = event.data
+    # OpenAI's "[DONE]" starts like an array: the parser would raise on every stream's end.
+    if not text.startswith(("{", "[")) or text == "[DONE]":
+        return raw, UNPARSED, []
+    try:
+        data = _parse(text)
+    except ValueError:
+        return raw, UNPARSED, []
+    found: list[tuple[Path, Path, str]] = []
+    _walk(data, (), (), found)
+    if not found:
+        return raw, data, []
+    kind: Any = None
+    indexes: tuple[Any, ...] = ()
+    if type(data) is dict:
+        get = data.get
+        kind, indexes = (
+            get("type"),
+            (
+                get(_INDEX_KEYS[0]),
+                get(_INDEX_KEYS[1]),
+                get(_INDEX_KEYS[2]),
+                get(_INDEX_KEYS[3]),
+            ),
+        )
+    return raw, data, [((kind, indexes, logical), path, text) for path, logical, text in found]
+
+
+def _held(raw: RawEvent, data: Any) -> _Held:
+    if data is UNPARSED:
+        return _Held(raw.raw, raw.event)
+    event = raw.event
+    assert event is not None  # only an event's data is parsed
+    name = event.event if event.event != "message" else None
+    return _Held(raw.raw, event, name=name, data=data, parsed=True)
 
 
 _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in its __init__
@@ -240,10 +259,6 @@ def _parse(text: str) -> Any:
     except StopIteration:
         return json.loads(text)
     return value if end == len(text) else json.loads(text)
-
-
-def _helds(raws: list[RawEvent]) -> list[tuple[_Held, RawEvent]]:
-    return [(_Held(raw.raw, raw.event), raw) for raw in raws]
 
 
 def _common_prefix(a: str, b: str) -> int:
