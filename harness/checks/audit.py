@@ -8,7 +8,9 @@ Checks, each reported as a discrepancy naming where it is:
 - ledger_chain: the ledger's hash chain holds, and still reaches the head the run ended at;
 - ledger_sum: the run's settlements in the ledger equal the call log, seq by seq and in total;
 - protocol: the frozen files' and the addendum's hashes in run.json hold (protocol_audit.py);
-- model: each pinned purpose's served model, its wrong_model flag and turn (identity_audit.py).
+- model: each pinned purpose's served model, its wrong_model flag and turn (identity_audit.py);
+- turn_context: each returned turn context hashes to its hash, and each receiver's hash is its
+  source's for the same item and turn (context_audit.py).
 Nothing in the run directory or the ledger is changed; audit.json is written next to run.json.
 """
 
@@ -22,6 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.checks.context_audit import turn_context_findings
 from harness.checks.identity_audit import identity_findings
 from harness.checks.limits_audit import unequal_limits
 from harness.checks.protocol_audit import protocol_findings
@@ -60,6 +63,7 @@ Check = Literal[
     "limits",
     "protocol",  # harness/checks/protocol_audit.py
     "model",  # harness/checks/identity_audit.py: served model against the purpose's pin
+    "turn_context",  # harness/checks/context_audit.py: coupled arms' handed turn context
     "judgments",  # harness/judge/audit.py: the judgment sets that judge the run
 ]
 
@@ -162,6 +166,8 @@ def audit_run(
     for where_, detail in found:
         audit.flag("model", where_, detail)
     record.notes += notes
+    for where_, detail in turn_context_findings(run_dir):  # coupled studies' handed context
+        audit.flag("turn_context", where_, detail)
     from harness.judge.audit import judgment_set_findings  # the judging stage's own re-check
 
     sets, findings = judgment_set_findings(run_dir, header.run_id, judgments)

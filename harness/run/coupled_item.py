@@ -85,6 +85,12 @@ class Driver(Protocol):
 log = structlog.get_logger("harness.run.coupled")
 
 
+# The most turn context an arm may return (UTF-8 bytes): a turn's system addition, not a
+# conversation; an arm returning more fails its turn (outcome `error`) and hands nothing, so one
+# arm cannot flood the others' prompts (and turns.jsonl) with its text.
+MAX_ADDON_BYTES = 64 * 1024
+
+
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -227,8 +233,16 @@ class CoupledItem:
             raise InfraError(f"turn {number}: the arm's process died ({result.error})")
         record = records.answered(number, result)
         if result.addon is not None:
-            record.addon_returned = result.addon
-            record.addon_returned_sha256 = sha256_text(result.addon)
+            size = len(result.addon.encode("utf-8"))
+            if size > MAX_ADDON_BYTES:
+                record.outcome = "error"
+                record.error = (
+                    f"the arm returned a turn context of {size} bytes, over the "
+                    f"{MAX_ADDON_BYTES // 1024} KiB cap: not recorded, not handed on"
+                )
+            else:
+                record.addon_returned = result.addon
+                record.addon_returned_sha256 = sha256_text(result.addon)
         o.tally.last_turn_end[join(arm, o.worker)] = time.time()
         new = await o.strays.new(f"{arm} {item.id} turn {number}")
         o.strays.turn_ended()
