@@ -1,18 +1,22 @@
 """The study's pinned sampling (`[pins]` in study.toml, or a pins TOML for the live proxy): the
 values every arm's main calls are sent with. The model is shared by the study loader (harness/)
-and the live proxy's sampling rewrite (proxy/live/sampling.py), so neither imports the other.
+and the proxy's sampling rewrite (proxy/flow/sampling.py, every mode), so neither imports the
+other.
 """
 
 from __future__ import annotations
 
 import re
+import tomllib
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-MIN_THINKING_BUDGET = 1024
+MIN_THINKING_BUDGET = 1024  # the Messages API refuses smaller budgets
+DEFAULT_OUTPUT_CAP = 6000
 # The call log's flag for a reply whose served model is not the purpose's pinned one.
-WRONG_MODEL_FLAG = "wrong_model"  # the Messages API refuses smaller budgets
+WRONG_MODEL_FLAG = "wrong_model"
 
 AnthropicEffort = Literal["low", "medium", "high", "xhigh", "max"]
 OpenAIEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -56,6 +60,10 @@ class Pins(BaseModel):
     seed: int | None = None
     verbosity: Literal["low", "medium", "high"] | None = None
     purposes: list[str] = Field(default_factory=lambda: ["main"])
+    # The main calls' output cap where `max_tokens` is not pinned: an arm asking for more (or
+    # for no limit) is sent this many; 0 turns the cap off. A default, so every arm's main
+    # calls are bounded alike (issue 25's parity) and run.json's pins show it.
+    output_cap: int = Field(DEFAULT_OUTPUT_CAP, ge=0)
     # Model identity (`[pins.models]`, purpose -> model id): the model each purpose's replies
     # must name as served (OpenAI's `model`, Anthropic's `message.model`). A main call served by
     # another model is its turn's failure (`wrong_model`); another purpose's is a flagged finding.
@@ -107,3 +115,10 @@ def served_matches(pinned: str, served: str | None) -> bool:
     return served == pin or (
         served.startswith(pin) and _SNAPSHOT.fullmatch(served[len(pin) :]) is not None
     )
+
+
+def load_pins(path: Path) -> Pins:
+    """Pins from a TOML file: its `[pins]` table (a study file), or its top level. Raises
+    PinsError, OSError or tomllib.TOMLDecodeError."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return Pins.from_toml_table(data.get("pins", data))

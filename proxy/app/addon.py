@@ -31,6 +31,7 @@ from proxy.flow.framing import Refusal, parse_refusal
 from proxy.flow.header_fields import lowered, rewrite
 from proxy.flow.intake import intake, keep_request
 from proxy.flow.reuse import ReuseBook, reply_as_sent
+from proxy.flow.sampling import pin_call
 from proxy.modes.base import Mode
 from proxy.modes.record import RecordMode
 from proxy.modes.replay import CUT_OUTCOMES
@@ -41,6 +42,7 @@ from rundir.proxy_file import PurposeRule, arm_of, rule_purpose
 from stubs.rules.context import StubContext
 from vendors.errors import error_reply
 from vendors.hosts import default_purpose, split_vendor
+from vendors.pins import Pins
 from vendors.requests.body import check_body
 from vendors.routes import find_route
 
@@ -68,6 +70,7 @@ class HarnessAddon(AddonConfig):
         self.arm_ports: dict[int, str] = {}
         self.purposes: list[PurposeRule] = []
         self.reuse = ReuseBook()  # the study's leader -> follower reuse pairs (proxy/flow/reuse.py)
+        self.pins = Pins()  # the study's pinned sampling, applied to every mode's calls alike
         # Options every call reads, kept by `configure`: reading one through ctx.options
         # deep-copies its value each time (mitmproxy's `_Option.current`).
         self.arm = "default"
@@ -163,6 +166,9 @@ class HarnessAddon(AddonConfig):
                 state.purpose = INGEST_PURPOSE
             elif not headed and self.purposes:
                 self._rule_purpose(state)
+        if reply is None:
+            # One rewrite in every mode: the stub answers what live mode would forward.
+            reply = pin_call(state, self.pins)
         if reply is None and self._reused(flow, state):
             return  # answered with the leader's reply: no vendor call, nothing booked
         if reply is None and self.mode.forwards:

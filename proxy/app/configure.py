@@ -8,6 +8,7 @@ module holds the per-call hooks.
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,6 +36,7 @@ from rundir.masking import DEFAULT_BODY_MASKS
 from rundir.proxy_file import MODES, PurposeRule
 from stubs.rules.context import StubContext
 from stubs.rules.replies import ReplyBook, StubsFileError
+from vendors.pins import Pins, load_pins
 
 T = TypeVar("T")
 
@@ -47,6 +49,7 @@ class AddonConfig:
     sink: CallSink
     stream_server: StreamServer
     reuse: ReuseBook
+    pins: Pins
     masks: tuple[str, ...]
     arm_ports: dict[int, str]
     purposes: list[PurposeRule]
@@ -78,6 +81,13 @@ class AddonConfig:
                 self.record.stub_context = StubContext(book=ReplyBook.load(path))
             except StubsFileError as e:
                 raise exceptions.OptionsError(str(e)) from e
+        if "harness_pins" in updated:
+            try:
+                self.pins = load_pins(Path(opts.harness_pins)) if opts.harness_pins else Pins()
+            except (ValueError, OSError, tomllib.TOMLDecodeError) as e:
+                raise exceptions.OptionsError(
+                    f"cannot load pinned sampling from {opts.harness_pins}: {e}"
+                ) from e
         if "harness_arm_ports" in updated:
             self.arm_ports = _valid(parse_arm_ports, opts.harness_arm_ports)
         if "harness_purposes" in updated:

@@ -1,5 +1,6 @@
 """One call's mode-independent parts: its state, intake (strict JSON, vendor checks, the request
-hash), HTTP/1 framing refusals, the failsafe 500, header rewriting, the arms' turn board.
+hash), HTTP/1 framing refusals, the failsafe 500, header rewriting, the arms' turn board, the
+sampling rewrite (pins and the output cap, the same in every mode).
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
@@ -12,4 +13,5 @@ __all__ = [
     "intake",
     "reuse",
     "safe_json",
+    "sampling",
 ]

@@ -29,6 +29,9 @@ class CallState:
     route: Route | None = None
     body: dict[str, Any] | None = None
     raw: bytes = b""
+    # The body answered or forwarded when the sampling rewrite changed it (proxy.flow.sampling);
+    # `body`, the hash and the stored request stay the arm's as sent.
+    sent: dict[str, Any] | None = None
     masked_body: Any = None  # `body` without the masked fields, as hashed
     request_hash: str = ""
     request_body: str | None = None

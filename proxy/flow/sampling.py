@@ -1,14 +1,21 @@
-"""The live proxy's sampling rewrite: the study's pinned sampling fields, applied model-aware.
+"""The sampling rewrite every mode applies: the study's pinned sampling fields, model-aware.
 
 A study pins sampling (temperature, thinking, effort, ...) so every arm's main calls are made
-alike. Applying a pin blindly would send requests the vendor refuses (temperature with Anthropic
+alike. One function (`pin_call`) rewrites a call in record, replay and live mode alike, so the
+request a stub answers in record mode is the request live mode forwards (the gate's requests are
+the live requests); the call log keeps the arm's request as sent plus the `rewrites`. Main calls
+also get an output cap (`Pins.output_cap`, 6,000 tokens unless the study says otherwise) where the
+study pins no `max_tokens` of its own.
+
+Applying a pin blindly would send requests the vendor refuses (temperature with Anthropic
 thinking, temperature on OpenAI reasoning models, max_tokens on o-series chat), turning a paid
 pilot into a wall of 400s. So each pin is applied only where the model accepts it; a pin the model
 cannot take is skipped, and a field in the arm's request that the pinned mode makes illegal is
 removed. Every change is returned as a `Rewrite` for the call log; a pin set that cannot be made
 valid at all raises `PinConflict`, which the proxy answers with a vendor-shaped 400.
 
-Pure: no I/O, no clock. Deterministic and idempotent (a rewritten body rewrites to itself).
+`rewrite_sampling` is pure: no I/O, no clock. Deterministic and idempotent (a rewritten body
+rewrites to itself).
 """
 
 from __future__ import annotations
@@ -16,9 +23,13 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from proxy.flow.callstate import CallState
+from proxy.flow.safe_json import copy_json
 from rundir.calllog import Rewrite
+from vendors.errors import error_reply
 from vendors.models import is_reasoning_model
 from vendors.pins import MIN_THINKING_BUDGET, Pins
+from vendors.reply import StubReply
 
 # Models known to deprecate manual thinking budgets in favour of adaptive, for when the installed
 # SDK's own list cannot be read.
@@ -37,7 +48,7 @@ def _sdk_adaptive_models() -> tuple[str, ...]:
     return tuple(MODELS_TO_WARN_WITH_THINKING_ENABLED)
 
 
-__all__ = ["PinConflict", "Rewrite", "rewrite_sampling"]
+__all__ = ["PinConflict", "Rewrite", "pin_call", "rewrite_sampling"]
 
 ROUTES = ("anthropic.messages", "openai.chat", "openai.responses")
 
@@ -130,10 +141,53 @@ def rewrite_sampling(
         _anthropic(model, edit, pins)
     else:
         _openai(route, model, edit, pins)
+    _cap_output(route, model, edit, pins)
     if edit.rewrites:
         body.clear()
         body.update(edit.body)
     return edit.rewrites
+
+
+def pin_call(state: CallState, pins: Pins) -> StubReply | None:
+    """Rewrite one call that passed intake, whatever the mode: `state.sent` is the body to answer
+    or forward (a copy of the arm's `state.body`, which the hash and the call log keep as sent),
+    `state.rewrites` every change. Returns the vendor-shaped 400 for pins that conflict."""
+    if state.route is None or state.body is None:
+        return None
+    model = state.body.get("model")
+    if not isinstance(model, str):
+        return None  # refused by the route's own checks, or a route without a model
+    sent = copy_json(state.body)
+    try:
+        state.rewrites = rewrite_sampling(state.route.wire, model, sent, state.purpose, pins)
+    except PinConflict as e:
+        state.outcome = "refused"
+        return error_reply(state.vendor, 400, str(e))
+    if state.rewrites:
+        state.sent = sent
+    return None
+
+
+def _cap_output(route: str, model: str, edit: _Editor, pins: Pins) -> None:
+    """The main calls' output cap where the study pins no max_tokens: an arm's larger (or
+    missing) output limit is lowered (or set) to the cap; a smaller one is left alone."""
+    if pins.max_tokens is not None or not pins.output_cap:
+        return
+    cap = pins.output_cap
+    if route == "anthropic.messages":
+        field = "max_tokens"
+        thinking = edit.get("thinking")
+        if isinstance(thinking, dict) and isinstance(thinking.get("budget_tokens"), int):
+            cap = max(cap, thinking["budget_tokens"] + 1)  # the vendor needs room past the budget
+    elif route == "openai.chat":
+        legacy = edit.get("max_tokens")
+        field = "max_tokens" if legacy not in (_ABSENT, None) else "max_completion_tokens"
+    else:
+        field = "max_output_tokens"
+    current = edit.get(field)
+    number = isinstance(current, int) and not isinstance(current, bool)
+    if current in (_ABSENT, None) or (number and current > cap):
+        edit.set(field, cap)
 
 
 def prefers_adaptive(model: str) -> bool:

@@ -1,5 +1,5 @@
 """Live mode: each call forwarded to its vendor with the study's key, reserved against the cap,
-its sampling pinned, its reply metered, redacted and settled in the ledger; its setup and the
+its reply metered, redacted and settled in the ledger; its setup and the
 mitmproxy read coalescing it installs. Loads nothing of stubs/
 (tests/proxy/test_live_loads_no_stubs.py).
 
@@ -10,7 +10,6 @@ __all__ = [
     "mode",
     "read_coalesce",
     "reserve",
-    "sampling",
     "settle",
     "setup",
 ]

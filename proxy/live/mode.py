@@ -1,9 +1,10 @@
 """Live mode: forward each call to its vendor with the study's key, metered and capped.
 
-Per call: price the model (an unknown model is refused, never free), pin the sampling fields of the
-configured purposes, reserve the worst case against the run's budget (refused past the cap),
-note the reservation durably, forward with the study's key, tap the stream for usage, and settle
-on every path: success, vendor error, cut stream, deadline, client disconnect, shutdown.
+Per call (its sampling fields already pinned, in every mode alike: proxy.flow.sampling): price
+the model (an unknown model is refused, never free), reserve the worst case against the run's
+budget (refused past the cap), note the reservation durably, forward with the study's key, tap
+the stream for usage, and settle on every path: success, vendor error, cut stream, deadline,
+client disconnect, shutdown.
 """
 
 from __future__ import annotations
@@ -88,7 +89,9 @@ class LiveMode:
             return error_reply(state.vendor, 503, f"The harness proxy stopped: {self.halted}")
         live = LiveCall()
         state.live = live
-        body = copy_json(state.body)  # never recurses (proxy.flow.safe_json)
+        # The body as pinned (proxy.flow.sampling, run for every mode by the addon); a copy, as
+        # the stream-usage switch below may still change it. Never recurses (safe_json).
+        body = copy_json(state.sent if state.sent is not None else state.body)
         route = state.route.wire
         if route not in FREE_ROUTES:
             refusal = price_and_reserve(cfg, state, live, body)

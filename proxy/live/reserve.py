@@ -1,6 +1,6 @@
 """Live mode before a call goes out: price the model (an unknown model is refused, never free),
-pin the sampling fields of the configured purposes, plan the server tools, and reserve the worst
-case against the run's budget (refused past the cap)."""
+plan the server tools, and reserve the worst case against the run's budget (refused past the
+cap). The sampling fields were pinned before, in every mode alike (proxy.flow.sampling)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from ledger.errors import BudgetExceeded, UnknownModelError
 from ledger.prices import worst_case
 from proxy.flow.callstate import CallState
 from proxy.live.call import LiveCall, LiveConfig
-from proxy.live.sampling import PinConflict, rewrite_sampling
 from proxy.metering.billing import budget_refusal, max_output, reserved_input, unpriced_option
 from proxy.metering.server_tools import plan_tools
 from rundir.calllog import Rewrite
@@ -25,7 +24,7 @@ log = structlog.get_logger("harness.proxy")
 def price_and_reserve(
     cfg: LiveConfig, state: CallState, live: LiveCall, body: dict[str, Any]
 ) -> StubReply | None:
-    """Price the model, pin the sampling fields, plan the server tools and reserve the worst
+    """Price the model, plan the server tools and reserve the worst
     case; None when the call may go out, else the vendor-shaped refusal to send instead."""
     assert state.route is not None
     route = state.route.wire  # the wire shape: the compat route meters as openai.chat
@@ -51,11 +50,6 @@ def price_and_reserve(
             "the request.",
             premium.split("=", 1)[0],
         )
-    try:
-        state.rewrites = rewrite_sampling(route, model, body, state.purpose, cfg.pins)
-    except PinConflict as e:
-        state.outcome = "refused"
-        return error_reply(state.vendor, 400, str(e))
     if route == "openai.chat" and body.get("stream"):
         # Usage only arrives in a stream that asks for it; the extra chunk is then hidden
         # from an arm that did not ask (code reading chunk.choices[0] breaks on it).

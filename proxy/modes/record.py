@@ -47,7 +47,7 @@ class RecordMode(LocalMode):
         stub_request = StubRequest(
             vendor=state.vendor,
             route=state.route.name,
-            body=state.body,
+            body=state.sent if state.sent is not None else state.body,  # as live would send it
             digest=stub_digest(state),
             purpose=state.purpose,
             arm=state.arm,

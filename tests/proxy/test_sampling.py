@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from anthropic._data import MODELS_TO_WARN_WITH_THINKING_ENABLED
 
-from proxy.live.sampling import PinConflict, prefers_adaptive, rewrite_sampling
+from proxy.flow.sampling import PinConflict, prefers_adaptive, rewrite_sampling
 from rundir.calllog import Rewrite
 from stubs.anthropic.messages import messages
 from stubs.openai.chat import chat_completions
@@ -118,7 +118,52 @@ def test_other_purposes_are_never_touched() -> None:
 def test_configured_purposes_are_rewritten() -> None:
     body = chat("gpt-4.1", temperature=0.9)
     out = rewrite("openai.chat", body, Pins(temperature=0.0, purposes=["utility"]), "utility")
-    assert changes(out) == {"temperature": (0.9, 0.0)}
+    # The output cap comes with the pins: a pinned purpose with no limit of its own gets it.
+    assert changes(out) == {"temperature": (0.9, 0.0), "max_completion_tokens": (None, 6000)}
+
+
+# --- the output cap -----------------------------------------------------------------------------
+
+
+def test_default_cap_lowers_a_larger_limit_and_sets_a_missing_one() -> None:
+    assert Pins().output_cap == 6000
+    big = claude(max_tokens=32000)
+    assert changes(rewrite("anthropic.messages", big, Pins())) == {"max_tokens": (32000, 6000)}
+    missing = resp("gpt-4.1")
+    assert changes(rewrite("openai.responses", missing, Pins())) == {
+        "max_output_tokens": (None, 6000)
+    }
+    legacy = chat("gpt-4.1", max_tokens=9000)  # the arm's own field is the one capped
+    assert changes(rewrite("openai.chat", legacy, Pins())) == {"max_tokens": (9000, 6000)}
+
+
+def test_cap_leaves_a_smaller_limit_and_other_purposes_alone() -> None:
+    small = claude(max_tokens=100)
+    assert rewrite("anthropic.messages", small, Pins()) == []
+    memory = chat("gpt-4.1")
+    assert rewrite("openai.chat", memory, Pins(), "memory") == []
+    assert memory == chat("gpt-4.1")
+
+
+def test_cap_off_and_a_max_tokens_pin_wins_over_it() -> None:
+    assert rewrite("anthropic.messages", claude(max_tokens=32000), Pins(output_cap=0)) == []
+    pinned = rewrite("anthropic.messages", claude(max_tokens=32000), Pins(max_tokens=8000))
+    assert changes(pinned) == {"max_tokens": (32000, 8000)}
+
+
+def test_cap_keeps_room_past_an_arms_thinking_budget() -> None:
+    body = claude(
+        model="claude-sonnet-4-5", max_tokens=20000, thinking=dict(ENABLED, budget_tokens=8000)
+    )
+    out = rewrite("anthropic.messages", body, Pins())
+    assert changes(out) == {"max_tokens": (20000, 8001)}
+    assert stub_answer("anthropic.messages", body).status == 200
+
+
+def test_cap_is_in_the_pins_toml_and_refuses_a_negative() -> None:
+    assert Pins.from_toml_table({"output_cap": 0}).output_cap == 0
+    with pytest.raises(PinsError, match="output_cap"):
+        Pins.from_toml_table({"output_cap": -1})
 
 
 def test_unknown_route_is_a_no_op() -> None:
