@@ -24,6 +24,23 @@ if TYPE_CHECKING:
 PURPOSE_HEADER = "X-Harness-Purpose"
 DEFAULT_MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-haiku-4-5-20251001"}
 Vendor = Literal["openai", "anthropic"]
+# How an Anthropic subject is reached: "messages", the Messages API (anthropic SDK); "compat",
+# Anthropic's OpenAI-compatible route (`POST /anthropic/v1/chat/completions`, openai SDK).
+AnthropicRoute = Literal["messages", "compat"]
+# Set by the harness from the day's probe (probe.json, `harness probe`; harness/run/probe_route.py)
+# for every arm when a decision exists: an arm that reaches Anthropic over the compatibility
+# route reads it and falls back to the Messages API when it says "messages".
+PROBE_ROUTE_ENV = "HARNESS_PROBE_ROUTE"
+
+
+def probe_route(default: AnthropicRoute = "compat") -> AnthropicRoute:
+    """The route the day's probe chose ($HARNESS_PROBE_ROUTE), `default` when there is none."""
+    value = os.environ.get(PROBE_ROUTE_ENV, "").strip()
+    if not value:
+        return default
+    if value not in ("messages", "compat"):
+        raise ValueError(f"{PROBE_ROUTE_ENV}={value!r}: use 'compat' or 'messages'")
+    return "compat" if value == "compat" else "messages"
 
 
 @dataclass(frozen=True)
@@ -31,6 +48,7 @@ class ChatConfig:
     vendor: Vendor
     model: str
     max_tokens: int
+    anthropic_route: AnthropicRoute = "messages"
 
     @classmethod
     def from_env(cls) -> ChatConfig:
@@ -76,7 +94,10 @@ class Chat:
         self._anthropic: anthropic.AsyncAnthropic | None = None
         # The subject's client is made now, at start-up, so the first turn's latency does not
         # include importing an SDK; a missing key also fails here, before the arm is healthy.
-        if config.vendor == "anthropic":
+        self._compat: openai.AsyncOpenAI | None = None
+        if config.vendor == "anthropic" and config.anthropic_route == "compat":
+            self.compat_client()
+        elif config.vendor == "anthropic":
             self.anthropic_client()
         else:
             self.openai_client()
@@ -87,6 +108,16 @@ class Chat:
         if self._openai is None:
             self._openai = openai.AsyncOpenAI()
         return self._openai
+
+    def compat_client(self) -> openai.AsyncOpenAI:
+        """The openai SDK on Anthropic's OpenAI-compatible route: base URL the Anthropic one
+        (the proxy's /anthropic) plus /v1, Anthropic's key (a placeholder the proxy replaces)."""
+        if self._compat is None:
+            base = os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com").rstrip("/")
+            self._compat = openai.AsyncOpenAI(
+                base_url=f"{base}/v1", api_key=os.environ.get("ANTHROPIC_API_KEY")
+            )
+        return self._compat
 
     def anthropic_client(self) -> anthropic.AsyncAnthropic:
         if self._anthropic is None:
@@ -100,12 +131,14 @@ class Chat:
     ) -> AsyncIterator[str]:
         """Yield the reply's text deltas. `messages` alternate user/assistant, newest last."""
         headers = {PURPOSE_HEADER: purpose}
-        if self.config.vendor == "anthropic":
+        compat = self.config.anthropic_route == "compat"
+        if self.config.vendor == "anthropic" and not compat:
             async for text in self._anthropic_stream(system, messages, headers):
                 yield text
             return
+        client = self.compat_client() if self.config.vendor == "anthropic" else self.openai_client()
         openai_messages: list[Any] = [{"role": "system", "content": system}, *messages]
-        stream = await self.openai_client().chat.completions.create(
+        stream = await client.chat.completions.create(
             model=self.config.model,
             messages=openai_messages,
             max_completion_tokens=self.config.max_tokens,
@@ -145,5 +178,7 @@ class Chat:
     async def aclose(self) -> None:
         if self._openai is not None:
             await self._openai.close()
+        if self._compat is not None:
+            await self._compat.close()
         if self._anthropic is not None:
             await self._anthropic.close()

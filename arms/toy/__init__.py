@@ -8,7 +8,9 @@
 - `C1`, C0 plus an element: when the user's message holds ARM_TRIGGER, the arm fires, and its
   next turn's system prompt gets ARM_ELEMENT's text added at its end (the cross-arm gate checks
   that this is all that differs from C0's request).
-- `Z`, a control: as C0.
+- `Z`, a control: as C0, on an Anthropic subject through Anthropic's OpenAI-compatible route
+  (openai SDK, `$ANTHROPIC_BASE_URL/v1`), or the Messages API (anthropic SDK) when the day's
+  probe says so (HARNESS_PROBE_ROUTE, set by the harness from probe.json; arms/chat.py).
 
 One streamed main call per turn over the official SDK (arms/chat.py), the conversation's
 messages as the user and the arm saw them.
@@ -18,9 +20,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from arms.chat import Chat, ChatConfig, system_prompt
+from arms.chat import Chat, ChatConfig, probe_route, system_prompt
 from arms.seam import OpenSession, Turn
 from arms.server import Arm, TurnAddon
 
@@ -49,7 +51,10 @@ class ToyArm(Arm):
             raise ValueError(f"ARM_ROLE={self.role!r}: use one of {', '.join(ROLES)}")
         self.trigger = os.environ.get("ARM_TRIGGER", "").casefold()
         self.element = os.environ.get("ARM_ELEMENT", "")
-        self.chat = Chat(config or ChatConfig.from_env())
+        config = config or ChatConfig.from_env()
+        if self.role == "Z" and config.vendor == "anthropic":
+            config = replace(config, anthropic_route=probe_route(default="compat"))
+        self.chat = Chat(config)
         self.conversations: dict[str, Conversation] = {}
 
     async def open_session(self, session: OpenSession) -> None:

@@ -39,6 +39,7 @@ from harness.run.limit_check import describe, limit_records
 from harness.run.memory_stage import MemoryStage, state_env
 from harness.run.model_identity import ModelIdentityWatch
 from harness.run.net_score import DEFAULT_LAMBDA
+from harness.run.probe_route import probe_env
 from harness.run.proxy_control import ProxyControl
 from harness.run.question_records import QuestionRecorder
 from harness.run.retries import BACKOFF_S, MAX_RETRIES
@@ -186,6 +187,9 @@ class Orchestrator:
         return self.tally
 
     async def _start_arms(self, proxy: ProxyInfo) -> None:
+        # The day's probe decision (probe.json), for an arm that reaches Anthropic over the
+        # compatibility route; read before any arm starts, so a damaged file starts none.
+        probe = probe_env(self.turns.path.parent, self.study.path)
         # One at a time: on a small machine, arms starting together would time each other.
         for name in self.arms:
             # The study's capabilities join the arm's own: the backend sees one list.
@@ -196,6 +200,8 @@ class Orchestrator:
                 # This worker's copy's folder (`logs/A@k/state`): no two copies share a store.
                 state = state_env(self.backend, self.turns.path.parent, join(name, self.worker))
                 spec = spec.model_copy(update={"env": spec.env | state})
+            if probe:
+                spec = spec.model_copy(update={"env": spec.env | probe})
             handle = await self.backend.start_arm(name, spec, proxy)
             self.clients[name] = SeamClient(handle.seam_url)
             self.seam_urls[name] = handle.seam_url
