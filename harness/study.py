@@ -468,6 +468,7 @@ def load_study(path: Path) -> Study:
     items, drawn = _read_items(items_path, source)
     memory = any(item.memory is not None for item in items)
     coupled = coupling_problems(file.coupling, file.gate, list(arms), base, memory)
+    coupled += _from_arm_problems(pins, file, list(arms))
     if coupled:
         raise HarnessError(
             f"{path}: invalid coupling:\n  " + "\n  ".join(coupled),
@@ -490,6 +491,20 @@ def load_study(path: Path) -> Study:
         compose_sha256=sha256(compose_path) if compose_path else None,
         items_sha256=sha256(items_path),
     )
+
+
+def _from_arm_problems(pins: Pins, file: StudyFile, arms: list[str]) -> list[str]:
+    """`[pins] from_arm` names an arm that runs first in every turn, so its request is there
+    when the others ask (proxy/flow/arm_pins.py)."""
+    arm = pins.from_arm
+    if arm is None:
+        return []
+    if arm not in arms:
+        return [f"pins.from_arm {arm!r} is not an arm of the study ({', '.join(arms)})"]
+    order = file.coupling.order if file.coupling else []
+    if not order or order[0] != arm:
+        return [f'pins.from_arm {arm!r} must run first: set [coupling] order = ["{arm}", ...]']
+    return []
 
 
 def _ledger_url(study: Path, ledger: str) -> str | None:

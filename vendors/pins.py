@@ -64,6 +64,10 @@ class Pins(BaseModel):
     # for no limit) is sent this many; 0 turns the cap off. A default, so every arm's main
     # calls are bounded alike (issue 25's parity) and run.json's pins show it.
     output_cap: int = Field(DEFAULT_OUTPUT_CAP, ge=0)
+    # A reference arm (`from_arm = "B"`): the sampling fields of its captured main request of an
+    # item and turn are pinned on the other arms' main requests of that turn, over these pins
+    # (proxy/flow/arm_pins.py). The study checks it names one of its arms.
+    from_arm: str | None = Field(None, min_length=1)
     # Model identity (`[pins.models]`, purpose -> model id): the model each purpose's replies
     # must name as served (OpenAI's `model`, Anthropic's `message.model`). A main call served by
     # another model is its turn's failure (`wrong_model`); another purpose's is a flagged finding.

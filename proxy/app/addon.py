@@ -18,6 +18,7 @@ from mitmproxy import ctx, http
 from proxy.app.configure import AddonConfig
 from proxy.calllog.sink import CallSink
 from proxy.flow.after_reply import AfterReply
+from proxy.flow.arm_pins import ReferenceBook
 from proxy.flow.callstate import CallState
 from proxy.flow.control import HarnessControl, TurnBoard
 from proxy.flow.failsafe import (
@@ -71,6 +72,7 @@ class HarnessAddon(AddonConfig):
         self.purposes: list[PurposeRule] = []
         self.reuse = ReuseBook()  # the study's leader -> follower reuse pairs (proxy/flow/reuse.py)
         self.pins = Pins()  # the study's pinned sampling, applied to every mode's calls alike
+        self.reference = ReferenceBook()  # `[pins] from_arm`'s captured requests, per turn
         # Options every call reads, kept by `configure`: reading one through ctx.options
         # deep-copies its value each time (mitmproxy's `_Option.current`).
         self.arm = "default"
@@ -168,7 +170,9 @@ class HarnessAddon(AddonConfig):
                 self._rule_purpose(state)
         if reply is None:
             # One rewrite in every mode: the stub answers what live mode would forward.
-            reply = pin_call(state, self.pins)
+            reply = pin_call(state, self.reference.pins_for(state, self.pins))
+            if reply is None:
+                self.reference.capture(state, self.pins)
         if reply is None and self._reused(flow, state):
             return  # answered with the leader's reply: no vendor call, nothing booked
         if reply is None and self.mode.forwards:

@@ -5,6 +5,7 @@ sampling rewrite (pins and the output cap, the same in every mode).
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
 __all__ = [
+    "arm_pins",
     "callstate",
     "control",
     "failsafe",
