@@ -10,7 +10,9 @@ Checks, each reported as a discrepancy naming where it is:
 - protocol: the frozen files' and the addendum's hashes in run.json hold (protocol_audit.py);
 - model: each pinned purpose's served model, its wrong_model flag and turn (identity_audit.py);
 - turn_context: each returned turn context hashes to its hash, and each receiver's hash is its
-  source's for the same item and turn (context_audit.py).
+  source's for the same item and turn (context_audit.py);
+- proxy_egress: proxy_egress.jsonl parses, run.json's proxy_refused is its count, and a run
+  whose proxy was refused anything did not pass (proxy_egress_audit.py).
 Nothing in the run directory or the ledger is changed; audit.json is written next to run.json.
 """
 
@@ -28,6 +30,7 @@ from harness.checks.context_audit import turn_context_findings
 from harness.checks.identity_audit import identity_findings
 from harness.checks.limits_audit import unequal_limits
 from harness.checks.protocol_audit import protocol_findings
+from harness.checks.proxy_egress_audit import proxy_egress_findings
 from harness.errors import HarnessError
 from ledger.errors import LedgerError, PriceTableError, UnknownModelError
 from ledger.ledger import (
@@ -65,6 +68,7 @@ Check = Literal[
     "model",  # harness/checks/identity_audit.py: served model against the purpose's pin
     "turn_context",  # harness/checks/context_audit.py: coupled arms' handed turn context
     "judgments",  # harness/judge/audit.py: the judgment sets that judge the run
+    "proxy_egress",  # harness/checks/proxy_egress_audit.py: the proxy's own refused traffic
 ]
 
 
@@ -168,6 +172,8 @@ def audit_run(
     record.notes += notes
     for where_, detail in turn_context_findings(run_dir):  # coupled studies' handed context
         audit.flag("turn_context", where_, detail)
+    for where_, detail in proxy_egress_findings(run_dir, header):  # the proxy's own OS rule
+        audit.flag("proxy_egress", where_, detail)
     from harness.judge.audit import judgment_set_findings  # the judging stage's own re-check
 
     sets, findings = judgment_set_findings(run_dir, header.run_id, judgments)
