@@ -51,8 +51,13 @@
                                           # than this fraction (and: no turn done)
     [vendors]                             # base URL overrides for live mode
     openai = "https://api.openai.com"
-    [pins]                                # pinned sampling (proxy/sampling.py Pins)
+    [pins]                                # pinned sampling (vendors/pins.py Pins), every mode
     temperature = 0
+    output_cap = 6000                     # main calls' output cap (the default; 0 = none)
+    from_arm = "B"                        # B's captured main request's sampling fields pin the
+                                          # other arms' (B leads [coupling] order)
+    [guard]                               # every arm's final text per turn (harness/guard.py)
+    command = ["python", "guard.py"]      # text on stdin; last stdout line {"pass": bool}
     [purposes.utility]                    # a call with no X-Harness-Purpose header whose
     route = "openai.chat"                 # route (stubs/routes.py names) and model (a shell
     model = "gpt-4.1-nano*"               # pattern) match gets this purpose; first rule wins,
@@ -90,6 +95,7 @@ from harness.datasets.draw import Drawn
 from harness.datasets.model import DatasetError, Memory
 from harness.datasets.source import ItemsSource, draw_from, load_memories
 from harness.errors import HarnessError
+from harness.guard import GuardSpec
 from ledger.errors import LedgerError
 from ledger.ledger import is_url, refuse_password, where
 from ledger.pg_store import is_postgres_url
@@ -310,6 +316,8 @@ class StudyFile(BaseModel):
     # Arms coupled within each turn, and the pairs the cross-arm gate checks (docs/coupled.md).
     coupling: Coupling | None = None
     gate: GateSection = Field(default_factory=GateSection)
+    # The output guard every arm's final text of every turn is checked by (harness/guard.py).
+    guard: GuardSpec | None = None
 
     @field_validator("subject")
     @classmethod

@@ -64,6 +64,10 @@ class TurnRecord(Upgradable):
     # The turn context this turn returned with its final seam message (a source arm's `addon`).
     addon_returned: str | None = None
     addon_returned_sha256: str | None = None  # its SHA-256 (UTF-8)
+    # The study's output guard on this turn's text (harness/guard.py): pass | fail | error (it
+    # could not say), and its reason; None when the study has no guard or the turn no text.
+    guard: Literal["pass", "fail", "error"] | None = None
+    guard_reason: str | None = None
 
 
 class TurnLog:

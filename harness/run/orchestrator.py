@@ -33,6 +33,7 @@ from arms.client import SeamClient, SeamError, TurnResult
 from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
 from harness.datasets.source import ItemsSource
+from harness.guard import run_guard
 from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
 from harness.run.coupled_item import CoupledItem
 from harness.run.limit_check import describe, limit_records
@@ -413,6 +414,14 @@ class Orchestrator:
 
     def _write(self, record: TurnRecord) -> None:
         record = self.identity.check(record)  # a main call served by an unpinned model fails it
+        guard = self.study.file.guard
+        if guard is not None and record.text:
+            # Every arm's final text by the same rule (harness/guard.py); a verdict beside the
+            # outcome. Run here, where every answer's record passes once, in order.
+            found = run_guard(
+                guard, self.study.path.parent, record.text, record.arm, record.item, record.turn
+            )
+            record.guard, record.guard_reason = found.verdict, found.reason
         self.turns.append(record)
         self.tally.outcomes[record.outcome] += 1
         self.on_turn(record)

@@ -1,0 +1,88 @@
+"""The study's output guard (harness/guard.py): a command reads each turn's final text on stdin
+and prints its verdict; anything but a clean verdict is `error`, never a pass; in a record run on
+the local backend every arm's turn carries the verdict in turns.jsonl."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.guard import GuardSpec, run_guard
+from harness.study import load_study
+from tests.harness.checks import GATE_ARM, ITEMS
+from tests.harness.studies import harness, read_jsonl
+from tests.study_builder import StudyBuilder
+
+# Fails a text that mentions "forbidden"; says which arm and turn it saw.
+GUARD = """
+import json, os, sys
+text = sys.stdin.read()
+where = f"{os.environ['HARNESS_ARM']} {os.environ['HARNESS_ITEM']} {os.environ['HARNESS_TURN']}"
+print("noise before the verdict")
+print(json.dumps({"pass": "forbidden" not in text, "reason": where}))
+"""
+
+
+def _guard(tmp_path: Path, source: str, timeout_s: float = 10) -> GuardSpec:
+    script = tmp_path / "guard.py"
+    script.write_text(source)
+    return GuardSpec(command=[sys.executable, str(script)], timeout_s=timeout_s)
+
+
+def test_pass_and_fail_with_the_turns_place(tmp_path: Path) -> None:
+    spec = _guard(tmp_path, GUARD)
+    ok = run_guard(spec, tmp_path, "a fine reply", "B", "i1", 2)
+    assert (ok.verdict, ok.reason) == ("pass", "B i1 2")
+    bad = run_guard(spec, tmp_path, "a forbidden reply", "C0", "i1", 0)
+    assert (bad.verdict, bad.reason) == ("fail", "C0 i1 0")
+
+
+@pytest.mark.parametrize(
+    ("source", "why"),
+    [
+        ("print('yes')", "must print"),
+        ('print(\'{"pass": "yes"}\')', "must print"),
+        ("import sys; sys.exit(3)", "exited 3"),
+        ("import time; time.sleep(5)", "did not finish"),
+        ("", "must print"),
+    ],
+    ids=["not-json", "not-a-bool", "exit", "timeout", "silent"],
+)
+def test_anything_but_a_clean_verdict_is_an_error(tmp_path: Path, source: str, why: str) -> None:
+    found = run_guard(_guard(tmp_path, source, timeout_s=1), tmp_path, "text", "B", "i", 0)
+    assert found.verdict == "error" and why in (found.reason or "")
+
+
+def test_a_guard_that_cannot_start_is_an_error(tmp_path: Path) -> None:
+    spec = GuardSpec(command=[str(tmp_path / "no-such-guard")])
+    found = run_guard(spec, tmp_path, "text", "B", "i", 0)
+    assert found.verdict == "error" and "could not be started" in (found.reason or "")
+
+
+def test_a_study_guard_needs_a_command(tmp_path: Path) -> None:
+    study = StudyBuilder().arm("B", "python b.py").set(guard={"command": []}).write(tmp_path)
+    with pytest.raises(HarnessError, match=r"guard\.command"):
+        load_study(study)
+
+
+@pytest.mark.integration
+def test_a_record_run_records_every_turns_verdict(tmp_path: Path) -> None:
+    (tmp_path / "study").mkdir()
+    (tmp_path / "study" / "guard.py").write_text(GUARD)
+    fields = {"deadline_ms": 20000, "guard": {"command": [sys.executable, "guard.py"]}}
+    study = (
+        StudyBuilder(name="guarded", items=ITEMS, fields=fields)
+        .arm("toy", f"python {GATE_ARM}")
+        .write(tmp_path / "study")
+    )
+    runs = tmp_path / "runs"
+    done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local")
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    (run,) = [p.parent for p in runs.glob("*/run.json")]
+    turns = read_jsonl(run / "turns.jsonl")
+    assert turns and all(t["text"] for t in turns)
+    assert [t["guard"] for t in turns] == ["pass"] * len(turns)
+    assert [t["guard_reason"] for t in turns] == [f"toy {t['item']} {t['turn']}" for t in turns]
