@@ -85,8 +85,11 @@ def audit(
         "judge it are re-checked anyway.",
     ),
 ) -> int:
-    """Recompute every cost and hash of a run and check them against its ledger, and re-check
-    the judgment sets that judge it (every vote traced to a prompt and a reply)."""
+    """Recompute every cost and hash of a run and check them against its ledger.
+
+    Also re-checks the judgment sets that judge it (every vote traced to a prompt and a reply),
+    the served models against the study's pins, the frozen protocol's hashes and, in a coupled
+    study, every turn context handed between arms against its hashes."""
     from harness.checks.audit import AUDIT_FILE, audit_run
     from ledger.ledger import as_location
 
