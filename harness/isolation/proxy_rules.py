@@ -12,7 +12,10 @@ conntrack state, as for the arms.
 
 The vendor hosts are resolved here, on the host, when the rules are made, and pinned into the
 proxy container (`--add-host`), so the proxy connects to exactly the addresses the rules allow.
-Record and replay mode have no upstream: nothing is allowed, not even DNS.
+Record and replay mode have no upstream: nothing is allowed, not even DNS. A live run's
+postgresql:// ledger, which the proxy books at itself, is allowed on its TCP addresses (pinned
+the same way); one a container cannot reach (the host's loopback, a Unix socket) is refused
+before the run starts (docker_ledger_targets).
 
 Per rule family and chain, first to last (INPUT: to the host itself; DOCKER-USER: forwarded):
   allowed (DNS, vendor address:port)  -> ACCEPT in INPUT, RETURN in DOCKER-USER (Docker's own
@@ -97,6 +100,38 @@ def ledger_targets(ledger_url: str) -> tuple[list[Target], list[str]]:
             unresolved.append(host)
         targets += [Target(host, address, port) for address in addresses]
     return targets, unresolved
+
+
+def docker_ledger_targets(ledger_url: str) -> list[Target]:
+    """The TCP addresses a docker proxy books at for its postgresql:// ledger: the URL as the
+    harness gives it (unchanged, no rewriting: the harness on the host uses the same URL).
+    Raises LedgerUnreachableError, in one line, where a container could not reach it: the
+    host's loopback (127.0.0.1 in the container is the container), a Unix socket (not mounted
+    in), or a host that does not resolve to an IPv4 address (the rule allows IPv4 only)."""
+    targets, unresolved = ledger_targets(ledger_url)
+    if unresolved:
+        raise LedgerUnreachableError(
+            f"its host {', '.join(unresolved)} does not resolve to an IPv4 address"
+        )
+    if not targets:
+        raise LedgerUnreachableError(
+            "it names no TCP host (a Unix socket, or libpq's default one), which the proxy's "
+            "container cannot reach"
+        )
+    for t in targets:
+        if ipaddress.IPv4Address(t.address).is_loopback:
+            raise LedgerUnreachableError(
+                f"its host {t.host}{'' if t.host == t.address else ' (' + t.address + ')'} "
+                "is the host's loopback, which in the proxy's "
+                "container is the container's own: name the host by an address the container "
+                "reaches (the host's LAN address, or the docker bridge's gateway) and let "
+                "PostgreSQL listen there"
+            )
+    return targets
+
+
+class LedgerUnreachableError(ValueError):
+    """A docker live run's PostgreSQL ledger its proxy's container could not reach."""
 
 
 def _host_port(item: str, port: str) -> tuple[str, int]:
@@ -254,17 +289,46 @@ def uncounted(run_id: str, logged: int, counts: Mapping[str, int] | None = None)
 
 
 def confine(
-    bridge: str, upstreams: Sequence[str], *, live: bool, run_id: str, comment: str
+    bridge: str,
+    upstreams: Sequence[str],
+    *,
+    live: bool,
+    run_id: str,
+    comment: str,
+    ledger_url: str = "",
 ) -> tuple[str, list[str]]:
     """Install the rule on the proxy's network `bridge` before the proxy starts. Returns what
-    run.json says of it and the `--add-host` flags that pin the vendor hosts for the proxy."""
+    run.json says of it and the `--add-host` flags that pin the vendor (and ledger) hosts for
+    the proxy."""
+    rules, said = docker_rules(
+        bridge, upstreams, live=live, run_id=run_id, comment=comment, ledger_url=ledger_url
+    )
+    add_rules(rules)
+    return said, add_host_flags(list(rules.targets))
+
+
+def docker_rules(
+    bridge: str,
+    upstreams: Sequence[str],
+    *,
+    live: bool,
+    run_id: str,
+    comment: str,
+    ledger_url: str = "",
+) -> tuple[ProxyRules, str]:
+    """The docker proxy's rule and what run.json says of it. A live run's postgresql:// ledger
+    is booked by the proxy itself: its TCP addresses are allowed too (LedgerUnreachableError
+    where a container could not reach it)."""
     targets, unresolved = vendor_targets(upstreams, live)
-    add_rules(ProxyRules(bridge, tuple(targets), live, run_id, comment))
-    allowed = ", ".join(f"{t.host}={t.address}:{t.port}" for t in targets) or "nothing"
-    said = f"enforced: the proxy may open {'DNS and ' if live else ''}TCP to {allowed}"
+    ledger = docker_ledger_targets(ledger_url) if live and ledger_url else []
+    targets += [t for t in ledger if t not in targets]
+    allowed = ", ".join(
+        f"{'ledger ' if t in ledger else ''}{t.host}={t.address}:{t.port}" for t in targets
+    )
+    said = f"enforced: the proxy may open {'DNS and ' if live else ''}TCP to {allowed or 'nothing'}"
     if unresolved:
         said += f" (did not resolve: {', '.join(unresolved)})"
-    return said, add_host_flags(targets)
+    return ProxyRules(bridge, tuple(targets), live, run_id, comment), said
 
 
 def collect(run_dir: Path, run_id: str, kernel_log: Path) -> dict[str, int]:

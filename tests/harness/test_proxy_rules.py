@@ -4,7 +4,10 @@ it reads back into proxy_egress.jsonl entries, and the packets the log lost."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pytest
 
 from harness.isolation import proxy_rules
 from harness.isolation.proxy_rules import LocalProxyRules, ProxyRules, Target
@@ -109,3 +112,51 @@ def test_packets_the_kernel_log_lost_are_counted() -> None:
     counts = {https: 2, other: 3, "harness 123456 arm ": 50}
     assert proxy_rules.uncounted(RUN, 4, counts) == 1
     assert proxy_rules.uncounted(RUN, 5, counts) == 0
+
+
+def _accepted(rules: ProxyRules) -> list[str]:
+    return [
+        f"{chain} {' '.join(spec)}"
+        for chain, spec in rules.specs("iptables")
+        if spec[-1] in ("ACCEPT", "RETURN")
+    ]
+
+
+def test_the_docker_rule_allows_a_live_runs_postgres_ledger_and_no_more() -> None:
+    url = "postgresql://u@10.0.0.5:6543/db"
+    rules, said = proxy_rules.docker_rules(
+        "br-x", ["openai=http://10.0.0.9:8080"], live=True, run_id=RUN, comment="c", ledger_url=url
+    )
+    allowed = _accepted(rules)
+    ledger = [rule for rule in allowed if "-d 10.0.0.5 -p tcp --dport 6543" in rule]
+    assert [rule.split()[0] for rule in ledger] == ["INPUT", "DOCKER-USER"]
+    assert all("-i br-x" in rule for rule in ledger)
+    assert not any("10.0.0.5" in rule and "6543" not in rule for rule in allowed)  # that port only
+    assert "ledger 10.0.0.5=10.0.0.5:6543" in said
+    assert "10.0.0.9=10.0.0.9:8080" in said
+    # Record mode has no upstream and books nothing: the ledger is not allowed either.
+    record, said = proxy_rules.docker_rules(
+        "br-x", [], live=False, run_id=RUN, comment="c", ledger_url=url
+    )
+    assert _accepted(record) == [] and said == "enforced: the proxy may open TCP to nothing"
+
+
+def test_a_ledger_host_name_is_pinned_for_the_proxy() -> None:
+    flags = proxy_rules.add_host_flags([Target("pg.internal", "10.0.0.5", 5432)])
+    assert flags == ["--add-host", "pg.internal:10.0.0.5"]
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("postgresql://u@127.0.0.1:5432/db", "its host 127.0.0.1 is the host's loopback"),
+        ("postgresql://u@localhost/db", "its host localhost (127.0.0.1) is the host's loopback"),
+        ("postgresql://u@10.0.0.5,127.0.0.2/db", "its host 127.0.0.2 is the host's loopback"),
+        ("postgresql:///db?host=/var/run/postgresql", "names no TCP host"),
+        ("postgresql://u@/db", "names no TCP host"),
+        ("postgresql://u@no-such-host.invalid/db", "no-such-host.invalid does not resolve"),
+    ],
+)
+def test_a_ledger_the_proxys_container_cannot_reach_is_refused(url: str, why: str) -> None:
+    with pytest.raises(proxy_rules.LedgerUnreachableError, match=re.escape(why)):
+        proxy_rules.docker_rules("br-x", [], live=True, run_id=RUN, comment="c", ledger_url=url)

@@ -193,9 +193,12 @@ class DockerBackend(IsolationBackend):
                 live=settings.mode == "live",
                 run_id=self.run_id,
                 comment=owner.rule_comment(self.run_id),
+                ledger_url=settings.ledger_url,
             )
         except firewall.RulesError as e:
             raise DockerError(str(e)) from e
+        except proxy_rules.LedgerUnreachableError as e:  # prepare checked; a name moved since
+            raise DockerError(f"the proxy cannot reach the PostgreSQL ledger: {e}") from e
         docker([
             "run", "-d", "--name", proxy, "--network", ctl, *self.labels, *hardening([]),
             # DNS on port 53 with no capability: only this container's network namespace.
