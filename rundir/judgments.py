@@ -131,6 +131,12 @@ class Vote(RunDirModel):
     engine: str | None = None
     model: str | None = None
     effort: str | None = None
+    # What an HTTP judge's call was billed: tokens as the vendor reported them and their cost
+    # at the price table (a decimal string); None for a command judge or an older set.
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: str | None = None
+    unpriced: str | None = None  # why cost_usd is missing although the call was answered
 
 
 class ExactMatch(RunDirModel):

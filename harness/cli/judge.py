@@ -96,7 +96,24 @@ def judge(
         typer.echo(f"axis {axis.rubric}: {axis.status.upper()}")
         for reason in axis.reasons:
             typer.echo(f"  {reason}")
+    _echo_bill(out)
     typer.echo(
         f"wrote {out} ({len(manifest.set_aside)} set aside); sealed {seal_path_for(out, options)}"
     )
     raise typer.Exit(0 if all(a.status == "passed" for a in manifest.axes) else 1)
+
+
+def _echo_bill(out: Path) -> None:
+    """What the HTTP judges' calls cost at the price table, from votes.jsonl (their bill)."""
+    from decimal import Decimal
+
+    from rundir.judgments import read_votes
+
+    http = [v for v in read_votes(out) if v.cost_usd is not None or v.unpriced is not None]
+    if http:
+        usd = sum((Decimal(v.cost_usd) for v in http if v.cost_usd is not None), Decimal(0))
+        unpriced = sum(v.cost_usd is None for v in http)
+        typer.echo(
+            f"judges' HTTP calls: {len(http)}, ${usd} at the price table"
+            + (f", {unpriced} unpriced (see votes.jsonl)" if unpriced else "")
+        )

@@ -70,8 +70,26 @@ class JudgeError(Exception):
     """A client that gave no reply (it failed, timed out, or printed nothing)."""
 
 
+# A judge's calls name their purpose, so a live proxy books them to the ledger stage `judge`
+# and refuses them on an arms' stage (proxy.flow.failsafe.misbilled_judge, docs/judging.md).
+JUDGE_PURPOSE = "judge"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A judge's reply and, for an HTTP judge, what the vendor billed for it: its tokens and
+    their cost at the price table (None: a command client, whose bill the harness cannot see,
+    or a model the table does not price, said in `unpriced`)."""
+
+    text: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: str | None = None
+    unpriced: str | None = None
+
+
 class JudgeClient(Protocol):
-    def ask(self, prompt_file: Path) -> str: ...
+    def ask(self, prompt_file: Path) -> Answer: ...
 
 
 @dataclass(frozen=True)
@@ -107,7 +125,7 @@ class CommandClient:
             argv.append(str(prompt_file))
         return argv
 
-    def ask(self, prompt_file: Path) -> str:
+    def ask(self, prompt_file: Path) -> Answer:
         # The judge sees one copy of its prompt in a folder of its own: the set beside the
         # prompts says which are controls and what they must get (tasks.jsonl), and a judge
         # client that can read files (an agent CLI) must not find that, nor other prompts.
@@ -132,7 +150,7 @@ class CommandClient:
             raise JudgeError(f"exit status {done.returncode}: {tail[0][:200]}")
         if len(done.stdout) > MAX_REPLY_BYTES:
             raise JudgeError(f"a reply of {len(done.stdout)} bytes: a verdict is two short lines")
-        return done.stdout.decode("utf-8", "replace")
+        return Answer(done.stdout.decode("utf-8", "replace"))
 
 
 class HttpClient:
@@ -142,7 +160,7 @@ class HttpClient:
     def __init__(self, pin: JudgePin, url: str, key_env: str, timeout_s: float) -> None:
         self.pin, self.url, self.key_env, self.timeout_s = pin, url, key_env, timeout_s
 
-    def ask(self, prompt_file: Path) -> str:
+    def ask(self, prompt_file: Path) -> Answer:
         import openai
 
         key = os.environ.get(self.key_env)
@@ -157,17 +175,50 @@ class HttpClient:
                 model=self.pin.model,
                 messages=[{"role": "user", "content": prompt_file.read_text(encoding="utf-8")}],
                 reasoning_effort=self.pin.effort,
+                extra_headers={"X-Harness-Purpose": JUDGE_PURPOSE},
             )
         except openai.OpenAIError as e:
+            # A refusal's status and message say why (a proxy charging the arms' stage says so).
+            said = ""
+            if isinstance(e, openai.APIStatusError):
+                said = f" {e.status_code}: {e.message[:200]}"
             raise JudgeError(
-                f"{type(e).__name__} after {time.monotonic() - started:.1f} s"
+                f"{type(e).__name__} after {time.monotonic() - started:.1f} s{said}"
             ) from None
         if not reply.choices or reply.choices[0].message.content is None:
             raise JudgeError("the reply has no text")
         if reply.model and not reply.model.startswith(self.pin.model):
             # The vendor says which model answered: a silent substitution is another judge.
             raise JudgeError(f"answered by model {reply.model!r}, pinned {self.pin.model!r}")
-        return reply.choices[0].message.content
+        return billed(reply.choices[0].message.content, reply.usage, self.pin.model)
+
+
+def billed(text: str, usage: object, model: str) -> Answer:
+    """The answer with its tokens and their cost at the packaged price table: the judgment set
+    is a live judge's bill (the ledger's `judge` stage books it too when it went through a live
+    proxy). A reply without usage is priced at nothing known: its cost is left unset, named."""
+    from ledger.errors import LedgerError
+    from ledger.prices import TokenCounts, cost, load_prices
+
+    prompt = getattr(usage, "prompt_tokens", None)
+    output = getattr(usage, "completion_tokens", None)
+    if not isinstance(prompt, int) or not isinstance(output, int):
+        return Answer(text, unpriced="the reply carries no usage")
+    cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None) or 0
+    reasoning = (
+        getattr(getattr(usage, "completion_tokens_details", None), "reasoning_tokens", None) or 0
+    )
+    tokens = TokenCounts(
+        input=max(prompt - cached, 0),
+        cache_read=min(cached, prompt),
+        output=output,
+        reasoning=min(reasoning, output),
+    )
+    try:
+        usd = cost(load_prices().model(model), tokens)
+    except LedgerError as e:
+        return Answer(text, prompt, output, unpriced=str(e))
+    return Answer(text, prompt, output, cost_usd=str(usd))
 
 
 def load_judges(path: Path) -> list[Judge]:

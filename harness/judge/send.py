@@ -60,14 +60,15 @@ def ask_task(
 ) -> Vote | None:
     """Ask until a reply is accepted (returned) or `attempts` are spent (None)."""
     prompt = set_dir / PROMPTS_DIR / f"{task.id}.txt"
-    # Every call is logged with the pins of the judge asked: judges are billed outside the run's
-    # ledger, and this line is what says which model was asked, at what effort, for each vote.
+    # Every call is logged with the pins of the judge asked and, for an HTTP judge, its tokens
+    # and cost at the price table: this line says which model was asked, at what effort, and
+    # what it cost, for each vote (docs/judging.md, "Billing").
     pins = {"engine": judge.pin.engine, "model": judge.pin.model, "effort": judge.pin.effort}
     for attempt in range(1, attempts + 1):
         started = time.monotonic()
         reply_file = reply_sha = None
         try:
-            text = client.ask(prompt)
+            answer = client.ask(prompt)
         except JudgeError as e:
             vote = Vote(
                 task=task.id,
@@ -82,6 +83,7 @@ def ask_task(
                 **pins,
             )
         else:
+            text = answer.text
             reply_file = f"{REPLIES_DIR}/{task.id}.{attempt}.txt"
             data = text.encode("utf-8")
             (set_dir / reply_file).write_bytes(data)
@@ -98,6 +100,10 @@ def ask_task(
                 verdict=parsed.verdict if parsed.status == "accepted" else None,
                 detail=parsed.detail,
                 elapsed_s=time.monotonic() - started,
+                input_tokens=answer.input_tokens,
+                output_tokens=answer.output_tokens,
+                cost_usd=answer.cost_usd,
+                unpriced=answer.unpriced,
                 **pins,
             )
         log.append(vote)

@@ -26,6 +26,7 @@ from proxy.flow.failsafe import (
     bad_purpose,
     internal_reply,
     mark_failed,
+    misbilled_judge,
     safe_text,
 )
 from proxy.flow.framing import Refusal, parse_refusal
@@ -78,6 +79,7 @@ class HarnessAddon(AddonConfig):
         self.arm = "default"
         self.body_limit = 0
         self.run_id = ""
+        self.stage = "default"  # the ledger stage live mode charges (judges have their own)
 
     async def running(self) -> None:
         # The orchestrator writes the turns through the control endpoint: read that board.
@@ -145,7 +147,11 @@ class HarnessAddon(AddonConfig):
         )
         flow.metadata["harness"] = state
         rewrite(req.headers, HARNESS_HEADERS, {})
-        reply = self.sink.refusal(state) or bad_purpose(state)
+        reply = (
+            self.sink.refusal(state)
+            or bad_purpose(state)
+            or misbilled_judge(state, self.stage, self.mode.forwards)
+        )
         if reply is None:
             headed = bool(state.purpose)
             try:

@@ -56,6 +56,7 @@ class AddonConfig:
     arm: str
     body_limit: int
     run_id: str
+    stage: str
 
     def load(self, loader: Loader) -> None:
         # One option per field of proxy.app.options.ProxySettings, the model proxy.json holds; the
@@ -100,6 +101,7 @@ class AddonConfig:
             raise exceptions.OptionsError("harness_body_limit must be a positive number of bytes")
         self.arm, self.body_limit = opts.harness_arm, opts.harness_body_limit
         self.run_id = opts.harness_run_id
+        self.stage = opts.harness_stage
         if "harness_deadline" in updated and opts.harness_deadline <= 0:
             raise exceptions.OptionsError("harness_deadline must be a positive number of seconds")
         if "harness_upstreams" in updated:

@@ -64,3 +64,21 @@ def safe_text(value: str) -> str:
     """`value` as UTF-8 can hold it: mitmproxy decodes a request line's stray bytes to lone
     surrogates, which no JSON encoder writes."""
     return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+# Judges are billed in a ledger stage of their own, so judging never spends the arms' cap while
+# every dollar it costs is still booked (docs/judging.md): the purpose and the stage go together.
+JUDGE = "judge"
+
+
+def misbilled_judge(state: CallState, stage: str, live: bool) -> StubReply | None:
+    """Live mode: the 403 for a judge's call (X-Harness-Purpose: judge) to a proxy charging
+    another stage, and for any other call to a proxy charging the `judge` stage; else None."""
+    if not live or (state.purpose == JUDGE) == (stage == JUDGE):
+        return None
+    state.outcome = "refused"
+    if state.purpose == JUDGE:
+        why = f"a judge's call is charged to the ledger stage 'judge', this proxy charges {stage!r}"
+    else:
+        why = "this proxy charges the ledger stage 'judge': only calls with purpose judge"
+    return error_reply(state.vendor, 403, f"{why} (see docs/judging.md)")

@@ -179,6 +179,7 @@ def test_an_http_judge_asks_through_the_openai_sdk(
         log.close()
         (request,) = vendor.requests
     assert vote is not None and vote.verdict == "FLAG"
+    assert vote.cost_usd is None and "gpt-judge" in str(vote.unpriced)  # not in the table
     assert request.body["model"] == "gpt-judge" and request.body["reasoning_effort"] == "medium"
     assert "Noted: hi." in request.body["messages"][0]["content"]
 
@@ -190,7 +191,7 @@ def test_a_command_judge_sees_only_a_private_copy_of_its_prompt(tmp_path: Path) 
     look = "import os, sys; print(sorted(os.listdir('.')), sys.argv[1], open(sys.argv[1]).read())"
     table = {"engine": "x", "model": "m", "effort": "low", "command": [sys.executable, "-c", look]}
     (judge,) = load_judges(_write(tmp_path, {"judges": {"a": table}}))
-    seen = judge.client().ask(prompt)
+    seen = judge.client().ask(prompt).text
     listing, path, text = seen.split(" ", 2)
     assert listing == "['prompt.txt']"
     assert not path.startswith(str(tmp_path)) and path.endswith("/prompt.txt")
