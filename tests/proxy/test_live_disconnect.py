@@ -43,7 +43,11 @@ def vendor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeVendor]:
 
 @pytest.fixture(scope="module")
 def live(vendor: FakeVendor, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
-    proxy = start_live_proxy(tmp_path_factory.mktemp("disconnect"), vendor, cap="5")
+    tmp = tmp_path_factory.mktemp("disconnect")
+    # No output cap (the default caps main calls at 6,000 tokens): the reply must be long.
+    pins = tmp / "pins.toml"
+    pins.write_text("[pins]\noutput_cap = 0\n")
+    proxy = start_live_proxy(tmp, vendor, "--pins", str(pins), cap="5")
     yield proxy
     proxy.stop()
 
