@@ -115,7 +115,7 @@ def prepare(request: RunRequest) -> Plan:
         raise HarnessError(f"cannot create run directory {run_dir}: {e.strerror}") from e
     backend = make_backend(request.isolation, run_dir, study)
     if request.mode == "live" and backend.isolation == "docker" and study.ledger_url:
-        _docker_ledger_reachable(study.ledger_url, run_dir)  # before any process or spend
+        _docker_ledger_reachable(backend, study.ledger_url, run_dir)  # before any spend
     if protocol is not None and protocol.addendum_bytes is not None:
         # The addendum as the run started under it, for an auditor who holds only the run.
         write_atomic(run_dir / ADDENDUM_COPY, protocol.addendum_bytes)
@@ -330,17 +330,18 @@ def make_backend(
     return backend
 
 
-def _docker_ledger_reachable(ledger_url: str, run_dir: Path) -> None:
+def _docker_ledger_reachable(backend: IsolationBackend, ledger_url: str, run_dir: Path) -> None:
     """The docker backend's proxy, in its container, books at the PostgreSQL ledger itself, by
-    the same URL: one it could not reach (the host's 127.0.0.1, a Unix socket) is refused now
-    in one line, its fresh run directory removed, rather than failing at the first call."""
-    from harness.isolation.proxy_rules import LedgerUnreachableError, docker_ledger_targets
+    the same URL: one it could not reach (the host's 127.0.0.1, a Unix socket, an image without
+    psycopg) is refused now in one line, its fresh run directory removed, rather than failing
+    as the proxy starts."""
+    from harness.isolation.docker import DockerBackend
 
-    try:
-        docker_ledger_targets(ledger_url)
-    except LedgerUnreachableError as e:
+    assert isinstance(backend, DockerBackend)
+    problem = backend.postgres_ledger_problem(ledger_url)
+    if problem is not None:
         shutil.rmtree(run_dir, ignore_errors=True)
         raise HarnessError(
-            f"the docker backend's proxy cannot reach the PostgreSQL ledger: {e}",
+            f"the docker backend's proxy cannot reach the PostgreSQL ledger: {problem}",
             hint="or run with --isolation local",
-        ) from None
+        )

@@ -157,6 +157,25 @@ class DockerBackend(IsolationBackend):
         except DockerError as e:
             raise InfraError(f"docker: {e}") from e
 
+    def postgres_ledger_problem(self, ledger_url: str) -> str | None:
+        """Why this backend's proxy could not book at a postgresql:// ledger, or None: its
+        container must reach the host it names (proxy_rules.docker_ledger_targets) and its
+        image must carry psycopg (the `postgres` extra; the default images do not)."""
+        try:
+            proxy_rules.docker_ledger_targets(ledger_url)
+        except proxy_rules.LedgerUnreachableError as e:
+            return str(e)
+        image = self.images.get("proxy", PROXY_IMAGE)
+        probe = ["run", "--rm", "--network", "none", "--entrypoint", "python", image]
+        try:
+            docker([*probe, "-c", "import psycopg"], timeout=60)
+        except DockerError:
+            return (
+                f"the proxy image {image} has no psycopg (the `postgres` extra), which the "
+                "proxy books at a PostgreSQL ledger with"
+            )
+        return None
+
     def _start_proxy(self, settings: ProxySettings) -> ProxyInfo:
         # --workers N: worker k's copy of arm A is `A@k`, named `A-w<k>` in docker
         # (names.py); names that would collide, with each other or the proxy's, refused.
