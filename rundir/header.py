@@ -109,6 +109,9 @@ class RunHeader(RunDirModel):
     versions: dict[str, str] = Field(default_factory=dict)
     study: StudyRun | None = None
     manifest: Manifest | None = None  # written at the end of the run (rundir/manifest.py)
+    # `harness proxy serve` runs: the OS rule on the proxy's own traffic, as a study's
+    # `study.proxy_rule` says it ("not enforced: why"); a study run's is in `study`.
+    proxy_rule: str | None = None
 
 
 def new_run_id(prefix: str) -> str:

@@ -16,6 +16,16 @@ from rundir.header import RunHeader, new_run_id, now_iso, sha256_file, versions,
 proxy_app = typer_app(help="Run the harness proxy on its own.", no_args_is_help=True)
 
 
+# The OS rule on the proxy's own traffic (docs/ledger-branch.md) confines a proxy the harness
+# starts as a container or a child process in a cgroup; `serve` is the proxy in this very
+# process, started by the user, so nothing confines what it connects to.
+SERVE_PROXY_RULE = (
+    "not enforced: `harness proxy serve` runs the proxy in this process, outside any container "
+    "or cgroup the harness confines (a study run's proxy is: `harness live --isolation docker`, "
+    "or local as root)"
+)
+
+
 def exports(host: str, port: int) -> str:
     """Shell exports of `sdk_env`, as `harness proxy serve` prints them."""
     return "\n".join(f"export {key}={value}" for key, value in sdk_env(host, port).items())
@@ -105,7 +115,10 @@ def serve_command(
         started=now_iso(),
         stubs_sha256=sha256_file(stubs) if stubs else None,
         versions=versions(),
+        proxy_rule=SERVE_PROXY_RULE,
     )
+    # Said before anything is served, so a user holding keys knows (run.json says it too).
+    print(f"# proxy's own traffic: {SERVE_PROXY_RULE}", file=sys.stderr, flush=True)
     job = None
     if mode == "live":
         from harness.run.live_job import live_job
