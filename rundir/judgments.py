@@ -108,6 +108,9 @@ class JudgmentTask(RunDirModel):
     strength: Strength | None = None
     expect: str | None = None  # the verdict a control must get (None: no single right one)
     repeat_of: str | None = None
+    # The third pass's re-ask form: this calibration task asked again (a fresh prompt file with
+    # the same text and codes) because the two judges disagreed on it.
+    reask_of: str | None = None
     prompt_sha256: str
     # qa: the LongMemEval question type whose prompt was used (LoCoMo's category mapped to it).
     question_type: str | None = None
@@ -192,9 +195,13 @@ class ThirdPass(_Record):
 
     rubric: str
     trigger: list[str]  # the agreement bars that fell short, e.g. "alpha+beta kappa 0.41 < 0.60"
-    judge: str | None  # the third judge; None when judges.toml pins none
+    judge: str | None  # the third judge; None when judges.toml pins none, or in the re-ask form
     status: Literal["resolved", "failed", "not run"]
     detail: str
+    # "judge": a third judge (third = true); "reask": the disagreeing prompts asked again of
+    # both judges (judges.toml's third = "reask"), the tasks re-asked listed in `reasked`.
+    form: Literal["judge", "reask"] = "judge"
+    reasked: list[str] = Field(default_factory=list)
 
 
 class SetAside(_Record):

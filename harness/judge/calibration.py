@@ -81,7 +81,12 @@ def calibration_bars(
     rubric: str, kind: str, tasks: Iterable[JudgmentTask], votes: dict[str, Vote], judges: list[str]
 ) -> list[BarResult]:
     controls = [
-        t for t in tasks if t.rubric == rubric and t.role == "control" and t.phase == "calibration"
+        t
+        for t in tasks
+        if t.rubric == rubric
+        and t.role == "control"
+        and t.phase == "calibration"
+        and t.reask_of is None  # a re-ask (third pass) is read beside its task, never as another
     ]
     out: list[BarResult] = []
     for judge in judges:

@@ -18,6 +18,9 @@
     third = true                   # the two judges' agreement (kappa) falls below its bar
     engine = "..."
 
+Instead of a third judge, the file may say `third = "reask"` at its top (before any table): the
+third pass then asks both judges again the prompts they disagreed on (harness/judge/third.py).
+
 A command gets the prompt file's path (`{prompt}`, else as its last argument) and prints its
 reply on stdout; `{python}` is this interpreter. The pins are also what each reply's header must
 name: a judge that answers as another engine, model or effort is not the judge the study pinned.
@@ -34,7 +37,7 @@ import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -221,15 +224,28 @@ def billed(text: str, usage: object, model: str) -> Answer:
     return Answer(text, prompt, output, cost_usd=str(usd))
 
 
+def third_form(path: Path) -> Literal["judge", "reask"]:
+    """How a third pass is run: by re-asking (top-level third = "reask"), else by a third judge
+    (the file is checked by load_judges first)."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return "reask" if data.get("third") == "reask" else "judge"
+
+
 def load_judges(path: Path) -> list[Judge]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise HarnessError(f"cannot read --judges {path}: {e}", hint="a TOML file") from None
     table = data.get("judges")
-    if set(data) - {"judges"} or not isinstance(table, dict) or not table:
+    if set(data) - {"judges", "third"} or not isinstance(table, dict) or not table:
         raise HarnessError(
-            f"{path}: expected only [judges.NAME] tables", hint="see harness/judge/judges.py"
+            f'{path}: expected only [judges.NAME] tables (and third = "reask")',
+            hint="see harness/judge/judges.py",
+        )
+    if data.get("third", "reask") != "reask":
+        raise HarnessError(
+            f'{path}: third = {data["third"]!r}: the only form by name is "reask"',
+            hint="or pin a third judge with third = true in its table",
         )
     judges = []
     for name, raw in sorted(table.items()):
@@ -252,6 +268,11 @@ def load_judges(path: Path) -> list[Judge]:
         judges.append(Judge(pin=pin, entry=entry))
     if sum(j.pin.third for j in judges) > 1:
         raise HarnessError(f"{path}: more than one judge has third = true", hint="pin one")
+    if "third" in data and any(j.pin.third for j in judges):
+        raise HarnessError(
+            f'{path}: third = "reask" and a third judge are both given',
+            hint="a third pass has one form: drop one",
+        )
     pins = {(j.pin.engine, j.pin.model, j.pin.effort) for j in judges}
     if len(pins) != len(judges):
         raise HarnessError(

@@ -21,13 +21,13 @@ from typing import Literal
 from harness.errors import HarnessError
 from harness.judge.aa import aa_control
 from harness.judge.calibration import calibration_bars, stability_bars
-from harness.judge.judges import load_judges
+from harness.judge.judges import load_judges, third_form
 from harness.judge.plan import Planner, Settings
 from harness.judge.prompts import template_hashes
 from harness.judge.rubrics import Rubric, load_rubrics
 from harness.judge.runs import load_source
 from harness.judge.send import RunningDetection, send
-from harness.judge.third import Asking, run_third_pass
+from harness.judge.third import Asking, run_reask, run_third_pass
 from rundir.header import now_iso
 from rundir.judgments import (
     PROMPTS_DIR,
@@ -107,6 +107,8 @@ def run_stage(
     by_name = {j.name: j for j in judges}
     names = [j.name for j in judges if not j.pin.third]
     third = next((j for j in judges if j.pin.third), None)
+    form = third_form(judges_file)
+    reasked: list[JudgmentTask] = []
     log = VoteLog(out)
     sent: set[str] = set()
     passes: list[ThirdPass] = []
@@ -133,13 +135,23 @@ def run_stage(
                 # Two judges that each pass their own bars but agree less than the bar: a third
                 # judge is calibrated on the same controls, and if it passes, joins them.
                 asking = Asking(out, by_name, log, options.attempts, options.jobs, rng)
-                third_bars, third_pass = run_third_pass(
-                    rubric, short, third, tasks, votes, sent, asking
-                )
+                if form == "reask":
+                    third_bars, third_pass, again = run_reask(
+                        rubric, short, names, tasks, votes, sent, asking
+                    )
+                    reasked += again
+                else:
+                    third_bars, third_pass = run_third_pass(
+                        rubric, short, third, tasks, votes, sent, asking
+                    )
                 bars += third_bars
                 passes.append(third_pass)
             if own_ok and (not short or passes[-1].status == "resolved"):
                 ready.append(rubric)
+        if reasked:
+            # The re-asks are tasks of the set like any other (their prompts are on disk).
+            tasks += reasked
+            tasks_sha = write_tasks(out, tasks)
         ready_names = {r.name for r in ready}
         voters = {
             r.name: names

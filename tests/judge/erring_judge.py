@@ -4,7 +4,10 @@ replies it is shown, chosen by a hash of the reply and its own salt:
 judges with different salts each err rarely enough to pass their own bars, but on different
 replies, so their agreement (kappa) can fall below its bar: what a third pass is for. With
 `--silent P` it also gives no reply at all (exit status 1) to P% of its prompts, every time it is
-asked them: its bars are answered on fewer items than they hold."""
+asked them: its bars are answered on fewer items than they hold. With `--remember DIR
+--honest-after N` it errs only the first N times it is shown a prompt's text (DIR counts them):
+with N = 2, a control and its stability repeat get the same erring verdict, and asked a third
+time, as the re-ask form of a third pass does, it answers as the stub would."""
 
 from __future__ import annotations
 
@@ -34,7 +37,15 @@ if __name__ == "__main__":
     silent = hashlib.sha256(f"{given['--salt']} silent\n{text}".encode()).digest()
     if int.from_bytes(silent[:4], "big") % 100 < int(given.get("--silent", "0")):
         sys.exit("erring judge: no reply to this prompt")
-    verdict = erring_verdict(text, given["--salt"], int(given["--percent"]))
+    percent = int(given["--percent"])
+    if "--remember" in given:
+        # One file per prompt text, a byte per sight (O_APPEND: concurrent asks never lose one).
+        count = Path(given["--remember"]) / hashlib.sha256(text.encode()).hexdigest()
+        with count.open("ab") as f:
+            f.write(b".")
+        if count.stat().st_size > int(given["--honest-after"]):
+            percent = 0
+    verdict = erring_verdict(text, given["--salt"], percent)
     sys.stdout.write(
         f"judge: engine={given['--engine']} model={given['--model']} effort={given['--effort']}\n"
         f"verdict: {verdict}\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import tomli_w
 
 from harness.errors import HarnessError
 from harness.judge.judges import load_judges
@@ -14,7 +15,7 @@ from harness.judge.outcomes import read_outcomes
 from harness.judge.plan import Settings
 from harness.judge.stage import StageOptions, run_stage
 from harness.judge.verify import verify_set
-from rundir.judgments import JudgmentSet, read_votes
+from rundir.judgments import JudgmentSet, read_tasks, read_votes
 from tests.judge.runs import judge_entry, write_judges, write_rubrics, write_run, write_study
 
 ERRING = str(Path(__file__).with_name("erring_judge.py"))
@@ -116,3 +117,87 @@ def test_one_third_judge_at_most_and_two_besides_it(tmp_path: Path) -> None:
     run = write_run(tmp_path / "runs", study, "run-a")
     with pytest.raises(HarnessError, match="pins 1 judge"):
         run_stage([run], write_rubrics(tmp_path / "r"), one, tmp_path / "set", StageOptions())
+
+
+def _reask_stage(tmp_path: Path, once: bool) -> tuple[JudgmentSet, Path]:
+    """Two erring judges and no third: judges.toml says third = "reask". With `once`, each
+    judge errs only the first two times it sees a prompt (a control and its stability repeat), so
+    re-asked, it answers honestly."""
+    entries = {}
+    for name, model, salt in (("alpha", "rules-a", "a"), ("beta", "rules-b", "b")):
+        extra = ["--salt", salt, "--percent", "8"]
+        if once:
+            (tmp_path / f"seen-{name}").mkdir()
+            extra += ["--remember", str(tmp_path / f"seen-{name}"), "--honest-after", "2"]
+        entries[name] = judge_entry(model, "low", *extra, script=ERRING)
+    judges = tmp_path / "judges.toml"
+    judges.write_text(tomli_w.dumps({"third": "reask", "judges": entries}))
+    study = write_study(tmp_path / "study", items=10)
+    run = write_run(tmp_path / "runs", study, "run-a")
+    out = tmp_path / "set"
+    options = StageOptions(seed=SEED, settings=Settings(controls_per_kind=10), jobs=4)
+    rubrics = write_rubrics(tmp_path / "rubrics", pairwise=False)
+    return run_stage([run], rubrics, judges, out, options), out
+
+
+def test_the_reask_form_asks_both_judges_again_and_resolves_when_they_now_agree(
+    tmp_path: Path,
+) -> None:
+    manifest, out = _reask_stage(tmp_path, once=True)
+    _preconditions(manifest)
+    (reask,) = manifest.third_pass
+    assert (reask.form, reask.judge, reask.status) == ("reask", None, "resolved")
+    assert reask.trigger == ["alpha+beta kappa 0.59 < 0.60"]
+    tasks = {t.id: t for t in read_tasks(out)}
+    again = [t for t in tasks.values() if t.reask_of is not None]
+    # Both judges were re-asked exactly the prompts they disagreed on, as fresh prompt files.
+    assert sorted(t.reask_of for t in again) == sorted(reask.reasked) and again
+    assert {tasks[t.reask_of].judge for t in again if t.reask_of} == {"alpha", "beta"}
+    for t in again:
+        first = tasks[str(t.reask_of)]
+        assert (t.judgment, t.order, t.labels) == (first.judgment, first.order, first.labels)
+        assert (out / "prompts" / f"{t.id}.txt").read_bytes() == (
+            out / "prompts" / f"{first.id}.txt"
+        ).read_bytes()
+    votes = {v.task: v for v in read_votes(out) if v.status == "accepted"}
+    assert all(t.id in votes and t.reask_of in votes for t in again)  # beside the first ones
+    assert any(votes[t.id].verdict != votes[str(t.reask_of)].verdict for t in again)
+    (remeasured,) = [b for b in manifest.calibration if b.bar == "kappa re-asked"]
+    assert remeasured.status == "passed" and remeasured.value is not None
+    assert remeasured.value >= 0.60 and "clears the bar" in reask.detail
+    (axis,) = manifest.axes
+    assert not any("kappa" in r or "third pass" in r for r in axis.reasons), axis.reasons
+    outcomes = read_outcomes(out, tmp_path / "set.seal.json")
+    assert outcomes.flags and all(f.votes == 2 for f in outcomes.flags)  # the two judges only
+    assert verify_set(out) == []
+
+
+def test_the_reask_form_leaves_no_verdict_when_the_judges_still_disagree(
+    tmp_path: Path,
+) -> None:
+    manifest, out = _reask_stage(tmp_path, once=False)
+    _preconditions(manifest)
+    (reask,) = manifest.third_pass
+    assert (reask.form, reask.status) == ("reask", "failed") and reask.reasked
+    assert "0.59 still below the bar" in reask.detail
+    (axis,) = manifest.axes
+    assert axis.status == "no verdict"
+    assert axis.reasons[0] == f"third pass failed: {reask.detail}"
+    # Nothing confirmatory was sent: only the calibration prompts and their re-asks.
+    tasks = {t.id: t for t in read_tasks(out)}
+    assert {tasks[v.task].phase for v in read_votes(out)} == {"calibration"}
+    assert verify_set(out) == []
+
+
+def test_the_reask_form_is_one_form_of_the_third_pass(tmp_path: Path) -> None:
+    both = {
+        "third": "reask",
+        "judges": {"a": judge_entry("x"), "g": {**judge_entry("y"), "third": True}},
+    }
+    (tmp_path / "both.toml").write_text(tomli_w.dumps(both))
+    with pytest.raises(HarnessError, match='third = "reask" and a third judge'):
+        load_judges(tmp_path / "both.toml")
+    other = {"third": "again", "judges": {"a": judge_entry("x")}}
+    (tmp_path / "other.toml").write_text(tomli_w.dumps(other))
+    with pytest.raises(HarnessError, match='the only form by name is "reask"'):
+        load_judges(tmp_path / "other.toml")
