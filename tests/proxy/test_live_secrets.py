@@ -148,13 +148,21 @@ def _stop(proxy: ProxyProcess) -> bytes:
     return out
 
 
+def _no_output_cap(tmp: Path) -> list[str]:
+    """The refused calls ask for more output than the cap covers; the default 6,000-token
+    output cap would make them small enough to pass, so it is off here."""
+    pins = tmp / "pins.toml"
+    pins.write_text("[pins]\noutput_cap = 0\n")
+    return ["--pins", str(pins)]
+
+
 @pytest.fixture(scope="module")
 def ok_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     """A proxy in front of a vendor that accepts only the study's keys."""
     tmp = tmp_path_factory.mktemp("secrets")
     keys = {"anthropic": STUDY_ANTHROPIC_KEY, "openai": STUDY_OPENAI_KEY}
     with FakeVendor(api_keys=keys) as vendor:
-        proxy = start_live_proxy(tmp, vendor, cap=CAP)
+        proxy = start_live_proxy(tmp, vendor, *_no_output_cap(tmp), cap=CAP)
         seen = Seen()
         try:
             _exercise(proxy, seen)
