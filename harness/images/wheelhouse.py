@@ -139,7 +139,10 @@ def lock_requirements(root: Path, out: Path, log: Log) -> str:
     # metadata in the work tree.
     pyproject = tomllib.loads((root / "pyproject.toml").read_text())
     requirements = out.parent / "runtime.in"
-    requirements.write_text("\n".join(pyproject["project"]["dependencies"]) + "\n")
+    # The `postgres` extra too: a live proxy in a container writes a postgresql:// ledger itself.
+    wanted = [*pyproject["project"]["dependencies"]]
+    wanted += pyproject["project"]["optional-dependencies"].get("postgres", [])
+    requirements.write_text("\n".join(wanted) + "\n")
     # Resolving asks PyPI (seconds); skip it while nothing it depends on has changed.
     key = sha256_text(requirements.read_text(), constraints.read_text(), *pip)
     stamp = out.with_suffix(".inputs")
