@@ -5,6 +5,7 @@ sampling rewrite (pins and the output cap, the same in every mode).
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
 __all__ = [
+    "after_reply",
     "arm_pins",
     "callstate",
     "control",
@@ -15,4 +16,5 @@ __all__ = [
     "reuse",
     "safe_json",
     "sampling",
+    "sse_events",
 ]

@@ -8,5 +8,6 @@ __all__ = [
     "server_tools",
     "tokencount",
     "unbounded",
+    "usage",
     "vendor_usage",
 ]
