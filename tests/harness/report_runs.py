@@ -80,6 +80,7 @@ def write_run(
     calls: list[CallRecord],
     deadline_ms: int = 10_000,
     study_path: str = "/srv/private-studies/study.toml",
+    resumed_from: Path | None = None,
 ) -> Path:
     run_dir = folder / run
     run_dir.mkdir(parents=True)
@@ -93,6 +94,7 @@ def write_run(
         arms=arms,
         items=len({t.item for t in turns}),
         deadline_ms=deadline_ms,
+        resumed_from=str(resumed_from) if resumed_from else None,
     )
     header = RunHeader(
         run_id=run, mode="live", kind="study", started="2026-12-01T00:00:00", study=study
