@@ -253,7 +253,8 @@ def _parse(text: str, where: str) -> StubsFile:
     if data.get("schema", STUBS_SCHEMA) != STUBS_SCHEMA:
         raise StubsFileError(
             f"stubs file {where} has schema {data.get('schema')!r}; this harness reads schema "
-            f"{STUBS_SCHEMA}. Set `schema = {STUBS_SCHEMA}` and check the format in docs/record-mode.md."
+            f"{STUBS_SCHEMA}. Set `schema = {STUBS_SCHEMA}` and check the format in "
+            "docs/record-mode.md."
         )
     try:
         return StubsFile.model_validate(data)
