@@ -11,14 +11,17 @@ source.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field, ValidationError
 
 from rundir.atomic import write_atomic
 from rundir.errors import RunDirError
 from rundir.model import RunDirModel
+
+M = TypeVar("M", bound=RunDirModel)
 
 EGRESS_SCHEMA: Literal[1] = 1
 EGRESS_FILE = "egress.jsonl"
@@ -54,7 +57,8 @@ class EgressEntry(RunDirModel):
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-def write_egress(path: Path, entries: list[EgressEntry]) -> None:
+def write_egress(path: Path, entries: Sequence[RunDirModel]) -> None:
+    """Write an egress log (the arms' or the proxy's own) atomically, one entry a line."""
     write_atomic(
         path, "".join(e.model_dump_json(by_alias=True, exclude_none=True) + "\n" for e in entries)
     )
@@ -62,6 +66,12 @@ def write_egress(path: Path, entries: list[EgressEntry]) -> None:
 
 def read_egress(path: Path) -> list[EgressEntry]:
     """Every entry of a run's egress.jsonl (none when the file is missing), validated."""
+    return read_entries(path, EgressEntry, "an egress entry")
+
+
+def read_entries(path: Path, model: type[M], what: str) -> list[M]:
+    """Every line of an egress log as `model` (none when the file is missing); a damaged line is
+    a one-line RunDirError naming the file, the line and `what` it should have been."""
     if not path.exists():
         return []
     entries = []
@@ -69,10 +79,10 @@ def read_egress(path: Path) -> list[EgressEntry]:
         if not line.strip():
             continue
         try:
-            entries.append(EgressEntry.model_validate_json(line))
+            entries.append(model.model_validate_json(line))
         except ValidationError as e:
             raise RunDirError(
-                f"{path}:{number}: not an egress entry: {e.errors()[0]['msg']}",
+                f"{path}:{number}: not {what}: {e.errors()[0]['msg']}",
                 hint="run `harness audit` on the run to see what is damaged",
             ) from None
     return entries

@@ -21,10 +21,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from rundir.atomic import write_atomic
-from rundir.errors import RunDirError
+from rundir.egress import read_entries, write_egress
 from rundir.model import RunDirModel
 
 PROXY_EGRESS_SCHEMA: Literal[1] = 1
@@ -45,27 +44,12 @@ class ProxyEgressEntry(RunDirModel):
 
 
 def write_proxy_egress(path: Path, entries: list[ProxyEgressEntry]) -> None:
-    write_atomic(
-        path, "".join(e.model_dump_json(by_alias=True, exclude_none=True) + "\n" for e in entries)
-    )
+    write_egress(path, entries)
 
 
 def read_proxy_egress(path: Path) -> list[ProxyEgressEntry]:
     """Every entry of a run's proxy_egress.jsonl (none when the file is missing), validated."""
-    if not path.exists():
-        return []
-    entries = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            entries.append(ProxyEgressEntry.model_validate_json(line))
-        except ValidationError as e:
-            raise RunDirError(
-                f"{path}:{number}: not a proxy egress entry: {e.errors()[0]['msg']}",
-                hint="run `harness audit` on the run to see what is damaged",
-            ) from None
-    return entries
+    return read_entries(path, ProxyEgressEntry, "a proxy egress entry")
 
 
 def by_destination(entries: list[ProxyEgressEntry]) -> dict[str, int]:
