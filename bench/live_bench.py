@@ -47,6 +47,7 @@ from bench.proxybench import (
     HOST,
     RESULTS,
     BenchRun,
+    Launcher,
     Server,
     add_load_options,
     busy,
@@ -134,17 +135,24 @@ def servers(workdir: Path, args: argparse.Namespace) -> Iterator[dict[str, Serve
             launch.deadline += litellm_target.STARTUP_TIMEOUT
             litellm_target.start(launch, upstream, MODEL)
         launch.bare_mitmdumps(upstream)
-        up_url = f"http://{HOST}:{upstream.port}"
-        options = ["--mode", "live", "--port", "0", "--run-dir", str(workdir / "run")]
-        options += ["--cap", "1000", "--ledger", str(workdir / "ledger.jsonl"), "--deadline", "600"]
-        options += ["--upstream", f"openai={up_url}", "--upstream", f"anthropic={up_url}"]
-        env = {**os.environ, "OPENAI_API_KEY": DUMMY_KEY, "ANTHROPIC_API_KEY": DUMMY_KEY}
-        if args.proxy_src:
-            # Another checkout's proxy code (a `git worktree` of an older commit: "before"),
-            # ahead of this venv's editable install of the repository's.
-            env["PYTHONPATH"] = str(args.proxy_src.resolve())
-        launch.harness_proxy("metered", options, env)
+        start_metered(launch, workdir, upstream, args.proxy_src)
         yield launch.wait_listening()
+
+
+def start_metered(
+    launch: Launcher, workdir: Path, upstream: Server, proxy_src: Path | None
+) -> None:
+    """The live metering proxy ("metered") in front of `upstream`, with a bench ledger and cap."""
+    up_url = f"http://{HOST}:{upstream.port}"
+    options = ["--mode", "live", "--port", "0", "--run-dir", str(workdir / "run")]
+    options += ["--cap", "1000", "--ledger", str(workdir / "ledger.jsonl"), "--deadline", "600"]
+    options += ["--upstream", f"openai={up_url}", "--upstream", f"anthropic={up_url}"]
+    env = {**os.environ, "OPENAI_API_KEY": DUMMY_KEY, "ANTHROPIC_API_KEY": DUMMY_KEY}
+    if proxy_src:
+        # Another checkout's proxy code (a `git worktree` of an older commit: "before"),
+        # ahead of this venv's editable install of the repository's.
+        env["PYTHONPATH"] = str(proxy_src.resolve())
+    launch.harness_proxy("metered", options, env)
 
 
 # --- measurements ----------------------------------------------------------------------------

@@ -25,7 +25,6 @@ import argparse
 import asyncio
 import itertools
 import json
-import os
 import sys
 import tempfile
 import time
@@ -33,7 +32,14 @@ from pathlib import Path
 from statistics import mean, median
 
 from bench.httpclient import Connection, Reply
-from bench.live_bench import ARM_HEADERS, DUMMY_KEY, MODEL, _path, timing_log, upstream_times
+from bench.live_bench import (
+    ARM_HEADERS,
+    MODEL,
+    _path,
+    start_metered,
+    timing_log,
+    upstream_times,
+)
 from bench.proxybench import (
     HOST,
     RESULTS,
@@ -54,14 +60,7 @@ def start(workdir: Path, args: argparse.Namespace, launch: Launcher) -> dict[str
     pace += ["--timing-log", str(timing_log(workdir))]
     upstream = launch.upstream("direct", [sys.executable, "-m", "bench.vendor_upstream", *pace])
     launch.bare_mitmdumps(upstream)
-    up_url = f"http://{HOST}:{upstream.port}"
-    options = ["--mode", "live", "--port", "0", "--run-dir", str(workdir / "run")]
-    options += ["--cap", "1000", "--ledger", str(workdir / "ledger.jsonl"), "--deadline", "600"]
-    options += ["--upstream", f"openai={up_url}", "--upstream", f"anthropic={up_url}"]
-    env = {**os.environ, "OPENAI_API_KEY": DUMMY_KEY, "ANTHROPIC_API_KEY": DUMMY_KEY}
-    if args.proxy_src:
-        env["PYTHONPATH"] = str(args.proxy_src.resolve())
-    launch.harness_proxy("metered", options, env)
+    start_metered(launch, workdir, upstream, args.proxy_src)
     return launch.wait_listening()
 
 
