@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import IO, Any, ClassVar, Literal
@@ -11,6 +12,12 @@ from pydantic import Field
 from rundir.model import RunDirModel, Upgradable, Upgrade
 
 TURN_SCHEMA: Literal[1] = 1
+
+
+def addon_sha256(text: str) -> str:
+    """How a turn context is hashed in `addon_sha256` and `addon_returned_sha256` (its UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
 
 # done: the arm finished in time. cut: the deadline passed; `text` is what arrived before it.
 # error: the arm reported an error or broke the seam protocol (the arm's failure, an outcome).

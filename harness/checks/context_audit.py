@@ -14,14 +14,9 @@ appends its records again, each run of the item self-contained).
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
-from rundir.turns import TurnRecord, read_turns
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+from rundir.turns import TurnRecord, addon_sha256, read_turns
 
 
 def _name(line: int, record: TurnRecord) -> str:
@@ -37,7 +32,7 @@ def _returned(line: int, record: TurnRecord) -> list[tuple[str, str]]:
     if text is None or digest is None:
         missing = "addon_returned" if text is None else "addon_returned_sha256"
         return [(where, f"{missing} is missing while the other is recorded")]
-    if _sha256(text) != digest:
+    if addon_sha256(text) != digest:
         return [(where, f"addon_returned does not hash to addon_returned_sha256 ({digest[:12]}…)")]
     return []
 

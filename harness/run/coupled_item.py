@@ -20,7 +20,6 @@ one it returned (`addon_returned`, `addon_returned_sha256`).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -40,7 +39,7 @@ from harness.run.turn_records import AttemptRecords
 from harness.run.turn_watch import TurnWatch
 from harness.study import Item, Study
 from rundir.instances import join
-from rundir.turns import TurnLog, TurnRecord
+from rundir.turns import TurnLog, TurnRecord, addon_sha256
 
 
 class Driver(Protocol):
@@ -89,10 +88,6 @@ log = structlog.get_logger("harness.run.coupled")
 # conversation; an arm returning more fails its turn (outcome `error`) and hands nothing, so one
 # arm cannot flood the others' prompts (and turns.jsonl) with its text.
 MAX_ADDON_BYTES = 64 * 1024
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass
@@ -242,7 +237,7 @@ class CoupledItem:
                 )
             else:
                 record.addon_returned = result.addon
-                record.addon_returned_sha256 = sha256_text(result.addon)
+                record.addon_returned_sha256 = addon_sha256(result.addon)
         o.tally.last_turn_end[join(arm, o.worker)] = time.time()
         new = await o.strays.new(f"{arm} {item.id} turn {number}")
         o.strays.turn_ended()
@@ -278,7 +273,7 @@ class CoupledItem:
         record.order = list(self.order)
         addon, source = self._addon_for(lane.arm, record.turn)
         if source is not None:
-            record.addon_from, record.addon_sha256 = source, sha256_text(addon)
+            record.addon_from, record.addon_sha256 = source, addon_sha256(addon)
         lane.records[record.turn] = record
         lane.next_turn = record.turn + 1
 
