@@ -136,7 +136,7 @@ class AddonConfig:
             from proxy.live.setup import LiveSetupError, start_live
 
             try:
-                setup, live = start_live(opts, self.upstreams(), live_keys())
+                setup, live = start_live(opts, self.upstreams(), live_keys(), self.pins)
             except LiveSetupError as e:
                 raise exceptions.OptionsError(str(e)) from e
             self.mode = LiveForwarding(live, setup, self.record)

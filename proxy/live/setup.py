@@ -3,7 +3,6 @@ reservation journal; and closing them so the run is settled in the ledger on exi
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -66,15 +65,10 @@ class LiveSetup:
             uninstall_log_redaction(live.redactor)
 
 
-def load_pins(path: Path) -> Pins:
-    """Pinned sampling from a TOML file: a `[pins]` table, or the file's top level."""
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    return Pins.from_toml_table(data.get("pins", data))
-
-
 def start_live(
-    opts: Any, upstreams: dict[str, str], keys: dict[str, str]
+    opts: Any, upstreams: dict[str, str], keys: dict[str, str], pins: Pins
 ) -> tuple[LiveSetup, LiveMode]:
+    """`pins`: the study's pinned sampling, loaded once by the addon's configure for every mode."""
     if not opts.harness_cap:
         raise LiveSetupError("live mode needs a cap: pass --cap USD")
     if not keys:
@@ -90,10 +84,6 @@ def start_live(
         prices = load_prices(Path(opts.harness_prices) if opts.harness_prices else None)
     except (LedgerError, OSError) as e:
         raise LiveSetupError(f"cannot load the price table: {e}") from e
-    try:
-        pins = load_pins(Path(opts.harness_pins)) if opts.harness_pins else Pins()
-    except (ValueError, OSError, tomllib.TOMLDecodeError) as e:
-        raise LiveSetupError(f"cannot load pinned sampling from {opts.harness_pins}: {e}") from e
     run_id = opts.harness_run_id
     try:
         ledger = Ledger(location if opts.harness_ledger_url else Path(location))
