@@ -442,10 +442,12 @@ class DockerBackend(IsolationBackend):
         """Guard entries (each attributed to the arm whose folder holds it), the proxy's and
         the kernel log's (attributed by listener and by bridge): every one so far, the new ones
         appended to egress.jsonl."""
-        guards = egress.guard_entries(self.run_dir, self.log_prefixes.values(), self.book)
+        # Copies: this runs in a thread (the stray watch) while a worker may be adding an arm.
+        prefixes = dict(self.log_prefixes)
+        guards = egress.guard_entries(self.run_dir, list(prefixes.values()), self.book)
         entries = [egress.real_time(entry, self.clock_history) for entry in guards]
         entries += egress.proxy_entries(self.run_dir, self.book)
-        entries += self.kernel.entries(self.book, self.log_prefixes)
+        entries += self.kernel.entries(self.book, prefixes)
         self.book.add(entries)
         return list(self.book.entries)
 

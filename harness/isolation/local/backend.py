@@ -292,7 +292,8 @@ class LocalBackend(IsolationBackend):
     def egress_attempts(self) -> list[dict[str, object]]:
         """Each arm's guard entries (attributed to the arm whose log holds them) and the
         proxy's: every one so far, the new ones appended to egress.jsonl."""
-        entries = egress.guard_entries(self.run_dir, self.specs, self.book)
+        # A copy: this runs in a thread (the stray watch) while a worker may be adding an arm.
+        entries = egress.guard_entries(self.run_dir, list(self.specs), self.book)
         entries += egress.proxy_entries(self.run_dir, self.book)
         self.book.add(entries)
         return list(self.book.entries)
