@@ -222,7 +222,9 @@ def test_an_amendment_dated_after_a_live_run_started_is_that_runs_deviation(
     # The toy arms call no model: the key only lets the live proxy start.
     live = gate_then_live(study, runs, env={"OPENAI_API_KEY": "sk-test-unused"})
     started = datetime.fromisoformat(header(live)["started"])
-    record = next(p for p in runs.iterdir() if header(p)["mode"] == "record")
+    # The gate's own folder (gate.json, no run.json) sits beside the runs.
+    made = [p for p in runs.iterdir() if (p / "run.json").exists()]
+    record = next(p for p in made if header(p)["mode"] == "record")
     # Amended after the live run started (and after the record runs): the addendum grows.
     later = (started + timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
     with (folder / "protocol" / "addendum.toml").open("a") as f:
