@@ -54,6 +54,15 @@ class EventFramer:
         self._decoder = SSEDecoder()
         self._finished = False
 
+    @property
+    def idle(self) -> bool:
+        """Nothing buffered and no field of an unfinished event held: the next bytes start an
+        event, so a caller may frame whole events itself (`proxy.flow.sse_block`) and feed only
+        what follows them."""
+        decoder = self._decoder
+        pending = decoder._event or decoder._data or decoder._retry is not None
+        return not self._buffer and not pending
+
     def feed(self, chunk: bytes) -> list[RawEvent]:
         """The events that `chunk` completes; a trailing partial event stays buffered."""
         if self._finished:

@@ -17,7 +17,8 @@ from typing import Any
 
 from httpx_sse import ServerSentEvent
 
-from proxy.flow.sse_events import UNPARSED, EventFramer, Relayed
+from proxy.flow.sse_block import DONE, PlainBlock, Relay
+from proxy.flow.sse_events import UNPARSED, EventFramer
 from proxy.metering.server_tools import anthropic_block, anthropic_uses, openai_items
 from proxy.metering.tokencount import count_request_input, count_tokens
 from proxy.metering.vendor_usage import (
@@ -29,6 +30,7 @@ from proxy.metering.vendor_usage import (
     model_from_body,
     usage_from_body,
 )
+from vendors.chat_chunk import CHUNK_TEXT_FIELDS, ChatChunk
 
 STREAM_ROUTES = ("anthropic.messages", "openai.chat", "openai.responses")
 # A chat delta's text fields, in the order their text is counted, and whether it is reasoning.
@@ -110,12 +112,43 @@ class StreamMeter:
             return chunk
         return b"".join(framed.raw for framed in events if not self._observe(framed.event))
 
-    def feed_events(self, events: Iterable[Relayed]) -> bytes:
+    def feed_events(self, events: Iterable[Relay]) -> bytes:
         """For a stream a previous stage has framed (the key guard, proxy.redact.events): the
         bytes of `events` to relay, each event observed once and its JSON not parsed again.
         Used instead of `feed` and `finish`, never mixed with them; the caller passes the
         stream's unterminated last event, if any, as the others."""
-        return b"".join(e.raw for e in events if not self._observe(e.event, e.data))
+        out: list[bytes] = []
+        for e in events:
+            if type(e) is PlainBlock:
+                out.append(self._observe_block(e))
+            elif not self._observe(e.event, e.data):  # type: ignore[union-attr]
+                out.append(e.raw)
+        return b"".join(out)
+
+    def _observe_block(self, block: PlainBlock) -> bytes:
+        """A block of plain events (proxy.flow.sse_block), each observed as `_observe` would:
+        its bytes to relay, without the usage chunk when that is hidden."""
+        route = self.route
+        hidden: list[int] = []
+        for number, value in enumerate(block.values):
+            if value is DONE:
+                # `data: [DONE]` ends a chat stream; to any other route it is a line of no JSON.
+                if route == "openai.chat":
+                    self._terminal = True
+            elif route == "openai.chat":
+                if type(value) is ChatChunk:
+                    self._chat_struct(value)
+                elif self._chat_chunk(value):
+                    hidden.append(number)
+            elif route == "anthropic.messages":
+                self._anthropic_event(value)
+            else:
+                self._responses_event(value)
+        if not hidden:
+            return block.raw
+        return b"".join(
+            part + b"\n\n" for number, part in enumerate(block.parts) if number not in hidden
+        )
 
     @property
     def terminal_seen(self) -> bool:
@@ -238,6 +271,22 @@ class StreamMeter:
         self._usage = usage
         self._final = True
         return self._hide and choices == []
+
+    def _chat_struct(self, chunk: ChatChunk) -> None:
+        """`_chat_chunk` of the dict the chunk would decode to (vendors/chat_chunk.py): no
+        error, tool call, reasoning text or usage can be in it."""
+        if chunk.service_tier:
+            self._tier = chunk.service_tier
+        if chunk.model:
+            self._model = chunk.model
+        for choice in chunk.choices:
+            delta = choice.delta
+            for field, thinking in CHUNK_TEXT_FIELDS:
+                text = getattr(delta, field)
+                if text:
+                    self._text.append(text)
+                    if thinking:
+                        self._thinking.append(text)
 
     def _responses_event(self, data: dict[str, Any]) -> None:
         kind = data.get("type")

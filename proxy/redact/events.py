@@ -13,7 +13,8 @@ The holding is bounded by the key length in characters, and events without text 
 `ping`) pass through a hold without ending it; any other event without text ends it (a channel
 does not continue past its stop event). Which fields are text: every string under a key the
 formats use for streamed text (`text`, `thinking`, `partial_json`, `content`, `arguments`,
-`delta`); the channel is the event type, its index fields and the path to the string.
+`delta`, `refusal`, `reasoning_content`, `reasoning`); the channel is the event type, its index
+fields and the path to the string.
 """
 
 from __future__ import annotations
@@ -24,10 +25,19 @@ from typing import Any
 
 from httpx_sse import ServerSentEvent
 
+from proxy.flow.sse_block import DONE, Relay, plain_block
 from proxy.flow.sse_events import UNPARSED, EventFramer, RawEvent, Relayed
 from proxy.redact.secrets import SecretRedactor
+from vendors.chat_chunk import ChatChunk
 
-_TEXT_KEYS = frozenset({"text", "thinking", "partial_json", "content", "arguments", "delta"})
+# OpenAI's `refusal` and the reasoning text compatible upstreams stream (`reasoning_content`,
+# `reasoning`) are joined by clients like the content: the meter counts them as output too.
+_TEXT_KEYS = frozenset(
+    {"text", "thinking", "partial_json", "content", "arguments", "delta"}
+    | {"refusal", "reasoning_content", "reasoning"}
+)
+#: The text fields of vendors.chat_chunk.ChatDelta that `_TEXT_KEYS` names.
+_CHUNK_TEXT_KEYS = tuple(name for name in ("content", "refusal") if name in _TEXT_KEYS)
 _INDEX_KEYS = ("index", "output_index", "content_index", "item_id")  # 4: _read reads each
 _TRANSPARENT = frozenset({"ping"})
 #: A text ending in fewer characters of a key's start than this is not held: holding on one
@@ -94,10 +104,23 @@ class EventTextGuard:
             return chunk
         return b"".join(e.raw for e in self.finish_events(chunk))
 
-    def feed_events(self, chunk: bytes) -> list[Relayed]:
+    def feed_events(self, chunk: bytes) -> list[Relay]:
         """`feed`, as the events that go out (for the next stage: framed and parsed once)."""
         if not chunk:
             return []
+        out: list[Relay] = []
+        if self.redactor and not self.queue and self.framer.idle:
+            # The common case first: a run of plain events, framed and parsed in one pass, goes
+            # out as one block when nothing in it can be a key (the test of `_quiet`).
+            found = plain_block(chunk)
+            if found is not None:
+                block, rest = found
+                texts = [text for value in block.values for text in _texts(value)]
+                if self._settle_quiet(texts):
+                    out.append(block)
+                    chunk = rest
+                    if not chunk:
+                        return out
         raws = self.framer.feed(chunk)
         if not self.redactor:
             return [Relayed(raw.raw, raw.event) for raw in raws]
@@ -105,38 +128,44 @@ class EventTextGuard:
         if not self.queue:
             quiet = self._quiet(framed)
             if quiet is not None:
-                return quiet
-        out: list[Relayed] = []
+                return out + quiet
         for raw, data, texts in framed:
             self._event(_held(raw, data), texts, out)
         return out
 
-    def _quiet(self, framed: list[Read]) -> list[Relayed] | None:
+    def _quiet(self, framed: list[Read]) -> list[Relay] | None:
         """The chunk's events, all at once, when nothing is held and each channel's text with
         the chunk's deltas holds no key and ends in no key's start worth holding: then the
         event-by-event pass would release every one of them unchanged, and leave each channel
         the same tail (its text's last characters). None when that is not so: the caller takes
         the events one by one. One check per channel and chunk instead of one per event."""
+        if not self._settle_quiet([text for _, _, texts in framed for text in texts]):
+            return None
+        # What `_Held.relayed` gives for an event released unchanged, without making the _Held.
+        return [Relayed(raw.raw, raw.event, data) for raw, data, _ in framed]
+
+    def _settle_quiet(self, texts: list[Text]) -> bool:
+        """Whether every channel's text, with `texts` (a chunk's, in order) added, holds no key
+        and ends in no key's start worth holding; if so, each channel's tail moves on as the
+        event-by-event pass would move it. Nothing changes when not."""
         deltas: dict[Channel, list[str]] = {}
-        for _, _, texts in framed:
-            for key, _, text in texts:
-                deltas.setdefault(key, []).append(text)
+        for key, _, text in texts:
+            deltas.setdefault(key, []).append(text)
         joined: dict[Channel, str] = {}
         for key, parts in deltas.items():
             channel = self.channels.get(key)
             text = (channel.tail if channel else "") + "".join(parts)
             # Any key in a piece of this text is in the whole of it: no event would be rewritten.
             if not self.redactor.settled(text.encode("utf-8", "surrogatepass"), MIN_HELD_PREFIX):
-                return None
+                return False
             joined[key] = text
         keep = self.redactor.longest - 1
         for key, text in joined.items():
             channel = self.channels.setdefault(key, _Channel())
             channel.tail = text[-keep:] if keep > 0 else ""
-        # What `_Held.relayed` gives for an event released unchanged, without making the _Held.
-        return [Relayed(raw.raw, raw.event, data) for raw, data, _ in framed]
+        return True
 
-    def finish_events(self, chunk: bytes = b"") -> list[Relayed]:
+    def finish_events(self, chunk: bytes = b"") -> list[Relay]:
         """`finish`, as events; the last may be one no empty line closed (see EventFramer)."""
         out = self.feed_events(chunk)
         rest = self.framer.finish()
@@ -145,7 +174,7 @@ class EventTextGuard:
             out.append(Relayed(rest.raw, rest.event))
         return out
 
-    def _event(self, held: _Held, texts: list[Text], out: list[Relayed]) -> None:
+    def _event(self, held: _Held, texts: list[Text], out: list[Relay]) -> None:
         if not texts:
             if self.queue and (held.event is None or held.event.event in _TRANSPARENT):
                 self.queue.append(held)
@@ -194,11 +223,11 @@ class EventTextGuard:
         channel.tail = joined[-keep:] if keep > 0 else ""
         channel.parts = []
 
-    def _release(self) -> list[Relayed]:
+    def _release(self) -> list[Relay]:
         for channel in self.channels.values():
             if channel.parts:
                 self._released(channel)
-        out = [held.relayed() for held in self.queue]
+        out: list[Relay] = [held.relayed() for held in self.queue]
         self.queue.clear()
         return out
 
@@ -218,10 +247,20 @@ def _read(raw: RawEvent) -> Read:
         data = _parse(text)
     except ValueError:
         return raw, UNPARSED, []
+    return raw, data, _texts(data)
+
+
+def _texts(data: Any) -> list[Text]:
+    """The text strings of an event's parsed JSON, each with its channel and path (none for
+    OpenAI's [DONE], which a block holds as DONE)."""
+    if data is DONE:
+        return []
+    if type(data) is ChatChunk:
+        return _chunk_texts(data)
     found: list[tuple[Path, Path, str]] = []
     _walk(data, (), (), found)
     if not found:
-        return raw, data, []
+        return []
     kind: Any = None
     indexes: tuple[Any, ...] = ()
     if type(data) is dict:
@@ -235,7 +274,26 @@ def _read(raw: RawEvent) -> Read:
                 get(_INDEX_KEYS[3]),
             ),
         )
-    return raw, data, [((kind, indexes, logical), path, text) for path, logical, text in found]
+    return [((kind, indexes, logical), path, text) for path, logical, text in found]
+
+
+#: A chat chunk's channel: no "type" field and no index field at its top level (see `_texts`).
+_CHUNK_CHANNEL = (None, (None, None, None, None))
+
+
+def _chunk_texts(chunk: ChatChunk) -> list[Text]:
+    """`_texts` of the dict the chunk would decode to, read off the struct: its one text field
+    under each choice's delta, named as `_walk` names it (the choice by its `index`)."""
+    found: list[Text] = []
+    for position, choice in enumerate(chunk.choices):
+        delta = choice.delta
+        name = f"#{choice.index}"
+        for key in _CHUNK_TEXT_KEYS:
+            text = getattr(delta, key)
+            if text is not None:
+                channel = (*_CHUNK_CHANNEL, ("choices", name, "delta", key))
+                found.append((channel, ("choices", position, "delta", key), text))
+    return found
 
 
 def _held(raw: RawEvent, data: Any) -> _Held:

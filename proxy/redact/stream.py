@@ -14,7 +14,7 @@ import structlog
 from mitmproxy import http
 
 from proxy.flow.callstate import CallState
-from proxy.flow.sse_events import Relayed
+from proxy.flow.sse_block import Relay
 from proxy.redact.events import EventTextGuard
 from proxy.redact.secrets import FLAG, SecretRedactor, StreamRedactor
 from rundir.content_decode import DecodeError, StreamDecoder, decode_body
@@ -61,22 +61,22 @@ class StreamCleaner:
     # Each returns the events that go out, framed and parsed once for the key guard and the
     # usage meter both (`StreamMeter.feed_events`).
 
-    def feed(self, chunk: bytes) -> list[Relayed]:
+    def feed(self, chunk: bytes) -> list[Relay]:
         data = self.decoder.feed(chunk) if self.decoder else chunk
         return self._count(self.events.feed_events(self.secrets.feed(data)))
 
-    def finish(self) -> list[Relayed]:
+    def finish(self) -> list[Relay]:
         """The end of the stream: the held tail, redacted. It must go out before the end."""
         data = self.decoder.flush() if self.decoder else b""
         return self._count(self.events.finish_events(self.secrets.finish(data)))
 
-    def drain(self) -> list[Relayed]:
+    def drain(self) -> list[Relay]:
         """A cut stream: the held tail (redacted), for the meter only; never relayed."""
         if self.secrets.finished:
             return []
         return self._count(self.events.finish_events(self.secrets.finish()))
 
-    def _count(self, out: list[Relayed]) -> list[Relayed]:
+    def _count(self, out: list[Relay]) -> list[Relay]:
         flag(self.state, self.secrets.hits + self.events.hits)
         return out
 

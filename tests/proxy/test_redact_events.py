@@ -72,6 +72,20 @@ def test_a_key_split_between_two_deltas_at_every_offset(make: Any) -> None:
         assert _joined(out) == f"hello {shown}{MARK} world", cut
 
 
+@pytest.mark.parametrize("field", ["refusal", "reasoning_content", "reasoning"])
+def test_a_key_split_across_the_other_chat_text_fields(field: str) -> None:
+    # OpenAI's refusal and compatible upstreams' reasoning text are joined by clients as the
+    # content is (the meter counts them as output), so a key split across them is redacted too.
+    def delta(text: str) -> bytes:
+        data = {"id": "c", "choices": [{"index": 0, "delta": {field: text}}]}
+        return b"data: " + json.dumps(data).encode() + b"\n\n"
+
+    for pieces in (0, 1, 7):
+        out = _run([delta("hello " + KEY[:9]), delta(KEY[9:] + " world"), DONE], pieces)
+        joined = "".join(e["choices"][0]["delta"][field] for e in _events(out))
+        assert KEY.encode() not in out and joined == f"hello {MARK} world", pieces
+
+
 def test_one_character_per_event_and_arbitrary_network_pieces() -> None:
     events = [_anthropic(c) for c in f"x {KEY} y"] + [STOP]
     for pieces in (0, 3, 50, 1000):

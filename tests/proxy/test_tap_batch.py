@@ -1,7 +1,8 @@
 """The stream tap takes a chunk's events at once when nothing in them can be a key
-(`EventTextGuard._quiet`) and frames common events without the line decoder
-(`EventFramer._plain_events`); both must leave the relayed bytes, the parsed events and the key
-guard exactly as the event-by-event path does, however the stream is cut into chunks."""
+(`EventTextGuard._quiet`, and a run of plain events as one block: proxy/flow/sse_block.py) and
+frames common events without the line decoder (`EventFramer._plain_events`); all must leave the
+relayed bytes, the parsed events and the key guard exactly as the event-by-event path does,
+however the stream is cut into chunks."""
 
 from __future__ import annotations
 
@@ -37,10 +38,17 @@ PIECES = [
 ]
 
 
-def _stream(rnd: random.Random) -> list[bytes]:
+def _stream(rnd: random.Random, chat_only: bool = False) -> list[bytes]:
+    """Random events of every kind, or (`chat_only`) only OpenAI chat chunks, its usage chunk
+    and [DONE]: the plain events a block takes."""
     events = []
     for _ in range(rnd.randint(1, 25)):
         roll = rnd.random()
+        if chat_only and 0.6 <= roll < 0.9:
+            roll = 0.95 if roll < 0.7 else 0.3
+        if chat_only and roll > 0.98:
+            events.append(b"data: [DONE]\n\n")
+            continue
         text = rnd.choice(PIECES)
         if roll < 0.6:
             delta = {"index": rnd.randint(0, 1), "delta": {"content": text}}
@@ -60,10 +68,11 @@ def _stream(rnd: random.Random) -> list[bytes]:
 
 
 class EventByEvent(EventTextGuard):
-    """The guard without its batch path: every event settled on its own (the reference)."""
+    """The guard without its batch paths (a chunk's events at once, a block of plain events):
+    every event settled on its own (the reference)."""
 
-    def _quiet(self, framed: list) -> None:  # type: ignore[override, type-arg]
-        return None
+    def _settle_quiet(self, texts: list) -> bool:  # type: ignore[type-arg]
+        return False
 
 
 def _guarded(
@@ -78,10 +87,13 @@ def _guarded(
     return out, stream.hits + guard.hits
 
 
+@pytest.mark.parametrize("chat_only", [False, True])
 @pytest.mark.parametrize("seed", range(300))
-def test_a_chunk_of_many_events_is_guarded_as_its_events_one_by_one(seed: int) -> None:
+def test_a_chunk_of_many_events_is_guarded_as_its_events_one_by_one(
+    seed: int, chat_only: bool
+) -> None:
     rnd = random.Random(seed)
-    events = _stream(rnd)
+    events = _stream(rnd, chat_only)
     one_by_one = _guarded(events, EventByEvent)  # the reference: event by event
     whole = _guarded([b"".join(events)])  # every event in one chunk: the batch path
     data = b"".join(events)

@@ -1,0 +1,92 @@
+"""A chunk's run of plain SSE events, framed and parsed in one pass over its bytes.
+
+The relay's common case (a vendor's chat stream read several events at a time) is a run of
+`data: {...}` events, one line each, LF line ends. For such a run the per-event framing of
+`proxy.flow.sse_events` (a line decoder, an event object and a tuple per event) is most of what
+the tap spends: here the run is checked as a whole with a few byte counts, split once, and each
+event's JSON decoded by msgspec's C decoder (json's own scanner costs twice as much per event).
+The run then goes on as one `PlainBlock`: the key guard reads its texts, the meter its values, and
+its bytes go out as they came.
+
+Anything else (a CR, an `event:` or comment line, a field without its space, a data line that
+is not a JSON object, JSON msgspec does not read exactly as `json.loads` does: a lone surrogate,
+NaN, a number out of range, bytes that are not UTF-8) makes `plain_block` return None, and the
+caller takes the event-by-event path, which decides those cases as it always has. Where msgspec
+does decode, its values are `json.loads`'s (tests/proxy/test_sse_block.py checks that).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, NamedTuple
+
+import msgspec
+
+from proxy.flow.sse_events import Relayed
+from vendors.chat_chunk import decode_chat_chunk
+
+#: A block value for OpenAI's `data: [DONE]`, which is not JSON.
+DONE: Final = object()
+
+_PREFIX = b"data: "
+_SEPARATOR = b"\n\ndata: "
+_decode = msgspec.json.Decoder().decode
+
+
+class PlainBlock(NamedTuple):
+    """Consecutive whole events, each `data: <JSON object>` (or `data: [DONE]`) on one line:
+    their bytes as received (`raw`, what goes out), each event's line (`parts`, without the
+    empty line that ends it) and its decoded value (`values`: a `ChatChunk` when the event is
+    exactly OpenAI's common chat chunk, else a dict; or DONE)."""
+
+    raw: bytes
+    parts: list[bytes]
+    values: list[Any]
+
+
+#: What one stage of the tap hands the next: events one by one, or a block of plain ones.
+Relay = Relayed | PlainBlock
+
+
+def plain_block(chunk: bytes) -> tuple[PlainBlock, bytes] | None:
+    """The plain events at the start of `chunk` as one block, and the bytes after them (an event
+    not yet whole); None when the chunk does not start with a run of whole plain events that
+    all decode, so that the caller frames it event by event."""
+    if not chunk.startswith(_PREFIX):
+        return None
+    end = chunk.rfind(b"\n\n") + 2
+    if end < 2:
+        return None
+    raw = chunk[:end]
+    if b"\r" in raw:
+        return None
+    parts = raw[:-2].split(b"\n\n")
+    count = len(parts)
+    # Each event exactly `data: X\n\n`, X without a line end: then the run holds two LFs per
+    # event and no others, and every separator is followed by a data field with its space.
+    if raw.count(b"\n") != 2 * count or raw.count(_SEPARATOR) != count - 1:
+        return None
+    values: list[Any] = []
+    append = values.append
+    try:
+        for part in parts:
+            if part[6:7] == b"{":
+                body = part[6:]
+                if b'"choices"' in body:
+                    try:
+                        append(decode_chat_chunk(body))
+                        continue
+                    except msgspec.ValidationError:
+                        pass  # valid JSON, another shape: read as a dict below
+                value = _decode(body)
+                # `{...} 1` and the like are not one object: msgspec raises on trailing data,
+                # but the type test keeps the promise local.
+                if type(value) is not dict:
+                    return None
+                append(value)
+            elif part == b"data: [DONE]":
+                append(DONE)
+            else:
+                return None
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    return PlainBlock(raw, parts, values), chunk[end:]
