@@ -11,8 +11,6 @@ API adds) fails the decode, and the caller reads that chunk as a plain dict, as 
 
 from __future__ import annotations
 
-from typing import Final
-
 import msgspec
 
 
@@ -40,8 +38,5 @@ class ChatChunk(msgspec.Struct, forbid_unknown_fields=True):
     obfuscation: str | None = None
     usage: None = None
 
-
-#: The delta fields that are text, in ChatDelta: (name, whether it is reasoning text).
-CHUNK_TEXT_FIELDS: Final = (("content", False), ("refusal", False))
 
 decode_chat_chunk = msgspec.json.Decoder(ChatChunk).decode

@@ -47,6 +47,28 @@ class PlainBlock(NamedTuple):
 Relay = Relayed | PlainBlock
 
 
+class _NotPlain(Exception):
+    """An event the block cannot take: the whole chunk goes event by event."""
+
+
+def _value(part: bytes) -> Any:
+    """One event's value: its data decoded (a ChatChunk if it is exactly one, else a dict), or
+    DONE; raises for anything else."""
+    body = part[6:]
+    if body[:1] == b"{":
+        try:
+            return decode_chat_chunk(body)
+        except msgspec.ValidationError:
+            pass  # valid JSON, another shape: read as a dict
+        value = _decode(body)
+        # msgspec raises on trailing data (`{...} 1`); the type test keeps the promise local.
+        if type(value) is dict:
+            return value
+    elif body == b"[DONE]":
+        return DONE
+    raise _NotPlain
+
+
 def plain_block(chunk: bytes) -> tuple[PlainBlock, bytes] | None:
     """The plain events at the start of `chunk` as one block, and the bytes after them (an event
     not yet whole); None when the chunk does not start with a run of whole plain events that
@@ -65,28 +87,8 @@ def plain_block(chunk: bytes) -> tuple[PlainBlock, bytes] | None:
     # event and no others, and every separator is followed by a data field with its space.
     if raw.count(b"\n") != 2 * count or raw.count(_SEPARATOR) != count - 1:
         return None
-    values: list[Any] = []
-    append = values.append
     try:
-        for part in parts:
-            if part[6:7] == b"{":
-                body = part[6:]
-                if b'"choices"' in body:
-                    try:
-                        append(decode_chat_chunk(body))
-                        continue
-                    except msgspec.ValidationError:
-                        pass  # valid JSON, another shape: read as a dict below
-                value = _decode(body)
-                # `{...} 1` and the like are not one object: msgspec raises on trailing data,
-                # but the type test keeps the promise local.
-                if type(value) is not dict:
-                    return None
-                append(value)
-            elif part == b"data: [DONE]":
-                append(DONE)
-            else:
-                return None
-    except (msgspec.DecodeError, RecursionError):
+        values = [_value(part) for part in parts]
+    except (_NotPlain, msgspec.DecodeError, RecursionError):
         return None
     return PlainBlock(raw, parts, values), chunk[end:]

@@ -30,7 +30,7 @@ from proxy.metering.vendor_usage import (
     model_from_body,
     usage_from_body,
 )
-from vendors.chat_chunk import CHUNK_TEXT_FIELDS, ChatChunk
+from vendors.chat_chunk import ChatChunk
 
 STREAM_ROUTES = ("anthropic.messages", "openai.chat", "openai.responses")
 # A chat delta's text fields, in the order their text is counted, and whether it is reasoning.
@@ -280,13 +280,13 @@ class StreamMeter:
         if chunk.model:
             self._model = chunk.model
         for choice in chunk.choices:
+            # Its two text fields, content and refusal, in _CHAT_DELTA_TEXT's order; neither is
+            # reasoning text.
             delta = choice.delta
-            for field, thinking in CHUNK_TEXT_FIELDS:
-                text = getattr(delta, field)
-                if text:
-                    self._text.append(text)
-                    if thinking:
-                        self._thinking.append(text)
+            if delta.content:
+                self._text.append(delta.content)
+            if delta.refusal:
+                self._text.append(delta.refusal)
 
     def _responses_event(self, data: dict[str, Any]) -> None:
         kind = data.get("type")

@@ -281,9 +281,33 @@ def _texts(data: Any) -> list[Text]:
 _CHUNK_CHANNEL = (None, (None, None, None, None))
 
 
+def _content_at(position: int, index: int) -> tuple[Channel, Path]:
+    """The channel and path of the content of the choice at `position` with `index`."""
+    return (*_CHUNK_CHANNEL, ("choices", f"#{index}", "delta", "content")), (
+        "choices",
+        position,
+        "delta",
+        "content",
+    )
+
+
+#: `_content_at(0, i)` for the first few indexes: made once, not per event (bounded: an index is
+#: the vendor's to choose).
+_FIRST_CONTENT = {index: _content_at(0, index) for index in range(8)}
+
+
 def _chunk_texts(chunk: ChatChunk) -> list[Text]:
-    """`_texts` of the dict the chunk would decode to, read off the struct: its one text field
-    under each choice's delta, named as `_walk` names it (the choice by its `index`)."""
+    """`_texts` of the dict the chunk would decode to, read off the struct: its text fields
+    under each choice's delta, named as `_walk` names them (the choice by its `index`)."""
+    choices = chunk.choices
+    if len(choices) == 1:  # the common chunk: one choice, a content delta or none
+        choice = choices[0]
+        delta = choice.delta
+        if delta.refusal is None:
+            if delta.content is None:
+                return []
+            where = _FIRST_CONTENT.get(choice.index) or _content_at(0, choice.index)
+            return [(where[0], where[1], delta.content)]
     found: list[Text] = []
     for position, choice in enumerate(chunk.choices):
         delta = choice.delta
