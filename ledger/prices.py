@@ -271,9 +271,12 @@ def worst_case(
     out = price.max_output_tokens if max_output_tokens is None else max_output_tokens
     if out < 0:
         raise ValueError(f"max_output_tokens must be >= 0, got {out}")
-    levels = price.levels_up_to(input_tokens_bound)
-    in_rate = max(level.input_side_max() for level in levels)
-    out_rate = max(level.output_side_max() for level in levels)
+    # The levels of `levels_up_to`, read in one pass (every live call prices its worst case).
+    in_rate, out_rate = price.input_side_max(), price.output_side_max()
+    for tier in price.tiers:
+        if input_tokens_bound > tier.above_input_tokens:
+            in_rate = max(in_rate, tier.input_side_max())
+            out_rate = max(out_rate, tier.output_side_max())
     with localcontext() as ctx:
         ctx.prec = 50
         return (input_tokens_bound * in_rate + out * out_rate) / MILLION

@@ -130,7 +130,7 @@ class HarnessAddon(AddonConfig):
     async def _request(self, flow: http.HTTPFlow) -> None:
         req = flow.request
         headers = lowered(req.headers)
-        vendor, path = split_vendor(req.path, req.host_header or "", headers)
+        vendor, path = split_vendor(req.path, _host_header(req, headers), headers)
         port = flow.client_conn.sockname[1] if flow.client_conn.sockname else 0
         # The listener names the arm's instance (a worker's copy): its turn is the instance's,
         # the record names the arm, so calls do not depend on how many workers ran.
@@ -146,7 +146,8 @@ class HarnessAddon(AddonConfig):
             turn=self.turns.current(instance),
         )
         flow.metadata["harness"] = state
-        rewrite(req.headers, HARNESS_HEADERS, {})
+        if any(name in headers for name in HARNESS_HEADERS):
+            rewrite(req.headers, HARNESS_HEADERS, {})
         reply = (
             self.sink.refusal(state)
             or bad_purpose(state)
@@ -380,3 +381,11 @@ class HarnessAddon(AddonConfig):
             # The proxy's mode, also for a call refused at intake (whose state.live is unset).
             mode="live" if state.live else self.mode.name,
         )
+
+
+def _host_header(req: http.Request, headers: dict[str, str]) -> str:
+    """`req.host_header` read from the headers already lowered (mitmproxy's own lookup walks
+    every field again): the authority of an HTTP/2 or HTTP/3 request, else the Host header."""
+    if req.data.http_version in (b"HTTP/2.0", b"HTTP/3"):
+        return req.authority or headers.get("host", "")
+    return headers.get("host", "")

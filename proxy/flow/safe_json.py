@@ -78,6 +78,12 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+# Built once: `json.loads` with hooks builds a decoder (and its scanner) on every call.
+_DECODER = json.JSONDecoder(
+    parse_int=_int, parse_float=_float, parse_constant=_constant, object_pairs_hook=_object
+)
+
+
 def parse_body(raw: bytes) -> Any:
     """The JSON value of `raw`; raises HostileJSON (a ValueError) with a one-line reason."""
     try:
@@ -91,13 +97,9 @@ def parse_body(raw: bytes) -> Any:
             f"The request body nests {depth} levels deep; at most {MAX_DEPTH} are accepted."
         )
     try:
-        value = json.loads(
-            text,
-            parse_int=_int,
-            parse_float=_float,
-            parse_constant=_constant,
-            object_pairs_hook=_object,
-        )
+        if text.startswith("\ufeff"):  # as json.loads refuses it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as e:
         raise HostileJSON(f"The request body is not valid JSON: {e}") from e
     try:

@@ -24,7 +24,6 @@ import functools
 from typing import Any
 
 from proxy.flow.callstate import CallState
-from proxy.flow.safe_json import copy_json
 from rundir.calllog import Rewrite
 from vendors.errors import error_reply
 from vendors.models import is_reasoning_model
@@ -100,7 +99,8 @@ class _Editor:
         before = self.get(path)
         if before is _ABSENT:
             return
-        parent = self._parent(path, create=False)
+        # Copies the objects on the path, as `set` does: the arm's own are never changed.
+        parent = self._parent(path, create=True)
         assert parent is not None
         del parent[path.rsplit(".", 1)[-1]]
         self._record(path, before, None)
@@ -157,7 +157,9 @@ def pin_call(state: CallState, pins: Pins) -> StubReply | None:
     model = state.body.get("model")
     if not isinstance(model, str):
         return None  # refused by the route's own checks, or a route without a model
-    sent = copy_json(state.body)
+    # A shallow copy is enough: the editor copies every object it changes (`_Editor._parent`),
+    # so `sent` shares only untouched values with the arm's body (no deep copy on every call).
+    sent = dict(state.body)
     try:
         state.rewrites = rewrite_sampling(state.route.wire, model, sent, state.purpose, pins)
     except PinConflict as e:

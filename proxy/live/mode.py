@@ -19,7 +19,6 @@ from mitmproxy import ctx, http
 
 from proxy.flow.callstate import CallState
 from proxy.flow.header_fields import rewrite
-from proxy.flow.safe_json import copy_json
 from proxy.live.call import KEY_ENV, LiveCall, LiveConfig
 from proxy.live.read_coalesce import install as coalesce_reads
 from proxy.live.reserve import price_and_reserve
@@ -56,6 +55,18 @@ CREDENTIAL_HEADERS = (
 )
 
 
+class _Upstream:
+    """A vendor's upstream URL, read once into what `_point_upstream` sets."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        self.scheme = parts.scheme
+        self.netloc = parts.netloc
+        self.host = parts.hostname or ""
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.path = parts.path.rstrip("/")
+
+
 class LiveMode:
     def __init__(self, config: LiveConfig) -> None:
         self.config = config
@@ -64,8 +75,9 @@ class LiveMode:
         self.halted: str | None = None
         # Every study key, whichever vendor it is for: an upstream may quote any of them.
         self.redactor = SecretRedactor({KEY_ENV[v]: k for v, k in config.keys.items()})
-        # Parsed once: every call is pointed at one of these.
-        self.upstreams = {vendor: urlsplit(url) for vendor, url in config.upstreams.items()}
+        # Parsed once, with the parts every call reads (SplitResult's `hostname` and `port`
+        # parse the netloc again on each read): every call is pointed at one of these.
+        self.upstreams = {vendor: _Upstream(url) for vendor, url in config.upstreams.items()}
         # A reply's chunks that arrived in one read are relayed and metered as one piece.
         coalesce_reads()
 
@@ -90,8 +102,9 @@ class LiveMode:
         live = LiveCall()
         state.live = live
         # The body as pinned (proxy.flow.sampling, run for every mode by the addon); a copy, as
-        # the stream-usage switch below may still change it. Never recurses (safe_json).
-        body = copy_json(state.sent if state.sent is not None else state.body)
+        # the stream-usage switch below may still change it. Shallow: that switch (and nothing
+        # else before it goes out) only sets a top-level field, never changes a nested object.
+        body = dict(state.sent if state.sent is not None else state.body)
         route = state.route.wire
         if route not in FREE_ROUTES:
             refusal = price_and_reserve(cfg, state, live, body)
@@ -136,11 +149,11 @@ class LiveMode:
         req.scheme = upstream.scheme
         # Through `data`: the `host` and `port` setters would each rebuild the Host header and
         # the authority; the Host header is set below, the authority (HTTP/2) here, once.
-        req.data.host = upstream.hostname or ""
-        req.data.port = upstream.port or (443 if upstream.scheme == "https" else 80)
+        req.data.host = upstream.host
+        req.data.port = upstream.port
         if req.data.authority:
             req.authority = upstream.netloc
-        req.path = upstream.path.rstrip("/") + state.path + (f"?{query}" if query else "")
+        req.path = upstream.path + state.path + (f"?{query}" if query else "")
         # The arm's credentials out, the study's key in; chunks must arrive as the vendor sent
         # them, not compressed, for the usage tap.
         put = {"host": upstream.netloc, "accept-encoding": "identity"}
@@ -148,9 +161,19 @@ class LiveMode:
             put["x-api-key"] = key
         else:
             put["authorization"] = f"Bearer {key}"
-        rewrite(req.headers, CREDENTIAL_HEADERS, put)
+        drop: tuple[str, ...] = CREDENTIAL_HEADERS
         if state.rewrites:
-            req.content = json.dumps(body, separators=(",", ":")).encode()
+            # What mitmproxy's `content` setter does, in the one pass over the headers below:
+            # the body as is (intake let only identity through), its length unless the request
+            # is framed by transfer-encoding, and an encoding it cannot apply dropped.
+            content = json.dumps(body, separators=(",", ":")).encode()
+            req.raw_content = content
+            framed, odd_encoding = _framing(req.headers)
+            if not framed:
+                put["content-length"] = str(len(content))
+            if odd_encoding:
+                drop = (*CREDENTIAL_HEADERS, "content-encoding")
+        rewrite(req.headers, drop, put)
 
     # --- while the reply streams -------------------------------------------------------------
 
@@ -350,6 +373,22 @@ class LiveMode:
         handler = self._handler(flow)
         if handler is not None and flow.server_conn in handler.transports:
             handler.close_connection(flow.server_conn)
+
+
+def _framing(headers: http.Headers) -> tuple[bool, bool]:
+    """(a transfer-encoding is set, a content-encoding other than identity is set), as
+    `Message.set_content` reads them."""
+    framed = False
+    encodings = []
+    for name, value in headers.fields:
+        lowered = name.lower()
+        if lowered == b"transfer-encoding":
+            framed = True
+        elif lowered == b"content-encoding":
+            encodings.append(value)
+    # Repeated fields fold with ", " (`Headers.get`); mitmproxy encodes with the folded value.
+    encoding = b", ".join(encodings).lower()
+    return framed, encoding not in (b"", b"identity")
 
 
 def _client_gone(flow: http.HTTPFlow) -> bool:

@@ -56,6 +56,13 @@ def _is_data_url(value: Any) -> bool:
     return isinstance(value, str) and value[:5].lower() == "data:"
 
 
+# Every key `_inspect` reads: an object with none of them (a chat message, most of a tool's
+# schema) holds nothing it looks for, so the walk skips it.
+_INSPECTED = frozenset(
+    {"type", "source", "file_id", "file_url", "file_data", "image_url", "input_audio"}
+)
+
+
 def _inspect(node: dict[str, Any], found: InputBound) -> None:
     """Look at one JSON object of the body for input that its bytes do not bound."""
     kind = node.get("type")
@@ -106,7 +113,8 @@ def unbounded_inputs(body: Any) -> InputBound:
             found.unbounded.append(f"a body of more than {MAX_NODES} JSON values (not inspected)")
             break
         if isinstance(node, dict):
-            _inspect(node, found)
+            if not _INSPECTED.isdisjoint(node):
+                _inspect(node, found)
             stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
         elif isinstance(node, list):
             stack.extend(v for v in node if isinstance(v, (dict, list)))

@@ -18,9 +18,11 @@ from typing import Any
 
 import pytest
 from mitmproxy import eventsequence
-from mitmproxy.test import tflow
+from mitmproxy.http import Headers
+from mitmproxy.test import tflow, tutils
 
 from proxy.flow.after_reply import MAX_TURNS
+from proxy.live.mode import _framing
 from rundir.bodies import BodyStore
 from rundir.journal import JournalBlock, JournalCall, read_journal, recover_spend
 from tests.fakevendor.server import FakeVendor
@@ -199,3 +201,45 @@ async def test_a_journal_line_that_cannot_be_written_stops_the_proxy_forwarding(
     # call log still works), and a crash now would charge the block's rest too.
     assert second == 200 and records[1]["status"] == 200 and records[1]["cost_usd"] != "0"
     assert spent.logged_usd + spent.unlogged_usd > 0
+
+
+async def test_a_rewritten_body_goes_out_with_its_own_length_and_the_study_key(
+    tmp_path: Path, vendor: FakeVendor
+) -> None:
+    # A stream that did not ask for usage is rewritten to ask for it: the forwarded request
+    # carries the new body, its length, and the study's key instead of the arm's.
+    arm_headers = {"authorization": "Bearer arm-key", "x-harness-purpose": "main"}
+    async with addon_context(tmp_path / "live", **live_options(tmp_path, vendor)) as live:
+        status, _, flow = await live.call(CHAT, ask("Hi", stream=True), headers=arm_headers)
+    assert status == 200, flow.response.content
+    req = flow.request
+    sent = json.loads(req.raw_content)
+    assert sent["stream_options"] == {"include_usage": True}
+    assert req.headers.get_all("content-length") == [str(len(req.raw_content))]
+    assert req.headers.get_all("authorization") == [f"Bearer {STUDY_KEYS['OPENAI_API_KEY']}"]
+    assert "x-harness-purpose" not in req.headers
+
+
+@pytest.mark.parametrize(
+    ("fields", "framing"),
+    [
+        ([], (False, False)),
+        ([(b"Content-Encoding", b"identity")], (False, False)),
+        ([(b"content-encoding", b"")], (False, False)),
+        ([(b"Content-Encoding", b" identity ")], (False, True)),  # mitmproxy cannot apply it
+        ([(b"content-encoding", b"identity"), (b"content-encoding", b"identity")], (False, True)),
+        ([(b"Transfer-Encoding", b"chunked")], (True, False)),
+    ],
+)
+def test_framing_reads_the_headers_as_mitmproxys_content_setter(
+    fields: list[tuple[bytes, bytes]], framing: tuple[bool, bool]
+) -> None:
+    headers = Headers([(b"content-type", b"application/json"), *fields])
+    assert _framing(headers) == framing
+    # The same answer from mitmproxy's own setter: keeps the length out beside a
+    # transfer-encoding, drops an encoding it cannot apply.
+    request = tutils.treq(headers=headers.copy(), content=b"{}")
+    request.content = b'{"a":1}'
+    assert ("content-length" in request.headers) == (not framing[0])
+    had_encoding = any(name.lower() == b"content-encoding" for name, _ in fields)
+    assert ("content-encoding" in request.headers) == (had_encoding and not framing[1])

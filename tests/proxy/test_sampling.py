@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 from anthropic._data import MODELS_TO_WARN_WITH_THINKING_ENABLED
 
-from proxy.flow.sampling import PinConflict, prefers_adaptive, rewrite_sampling
+from proxy.flow.callstate import CallState
+from proxy.flow.sampling import (
+    PinConflict,
+    _Editor,
+    pin_call,
+    prefers_adaptive,
+    rewrite_sampling,
+)
 from rundir.calllog import Rewrite
 from stubs.anthropic.messages import messages
 from stubs.openai.chat import chat_completions
@@ -23,6 +30,7 @@ from vendors.errors import StubRequestError
 from vendors.hosts import Vendor
 from vendors.pins import Pins, PinsError
 from vendors.reply import StubReply
+from vendors.routes import find_route
 
 USER = [{"role": "user", "content": "Where does my sister live?"}]
 ENABLED = {"type": "enabled", "budget_tokens": 2048}
@@ -424,3 +432,27 @@ def test_rewritten_bodies_pass_the_stubs_and_rewrite_to_themselves(
     assert body == again
     applied = {r.field for r in out}
     assert len(applied) == len(out)  # one record per field, never a chain of edits
+
+
+# --- The arm's body stays as sent ---------------------------------------------------------------
+
+
+def test_pin_call_leaves_every_object_of_the_arms_body_as_sent() -> None:
+    # `sent` is a shallow copy: every object the rewrite changes must be copied first.
+    body = claude(temperature=0.5, thinking=ENABLED, output_config={"format": {"type": "text"}})
+    as_sent = copy.deepcopy(body)
+    state = CallState("anthropic", "/v1/messages", "POST", "arm", "main", 0.0)
+    state.route, state.body = find_route("anthropic", "POST", "/v1/messages"), body
+    assert pin_call(state, Pins(effort="low")) is None
+    assert body == as_sent
+    assert state.sent is not None and state.sent["output_config"]["effort"] == "low"
+    assert "temperature" not in state.sent  # thinking is on: dropped from the copy only
+
+
+def test_a_nested_drop_copies_the_objects_on_its_path() -> None:
+    inner = {"effort": "low", "keep": 1}
+    edit = _Editor({"output_config": inner})
+    edit.drop("output_config.effort")
+    assert inner == {"effort": "low", "keep": 1}
+    assert edit.body["output_config"] == {"keep": 1}
+    assert changes(edit.rewrites) == {"output_config.effort": ("low", None)}

@@ -26,12 +26,18 @@ CHECKS: dict[str, str] = {
 }
 
 
+# route name -> its check, once imported (every call's intake asks: no import lookup each time).
+_LOADED: dict[str, Callable[[dict[str, Any]], None]] = {}
+
+
 def check_body(route: str, body: dict[str, Any]) -> None:
     """Raise StubRequestError (the vendor's 400) if `route` refuses `body`; a route with no
     checks (a GET) accepts any body."""
-    ref = CHECKS.get(route)
-    if ref is None:
-        return
-    module, name = ref.split(":")
-    check: Callable[[dict[str, Any]], None] = getattr(importlib.import_module(module), name)
+    check = _LOADED.get(route)
+    if check is None:
+        ref = CHECKS.get(route)
+        if ref is None:
+            return
+        module, name = ref.split(":")
+        check = _LOADED[route] = getattr(importlib.import_module(module), name)
     check(body)
