@@ -18,6 +18,12 @@ class ChatDelta(msgspec.Struct, forbid_unknown_fields=True):
     role: str | None = None
     content: str | None = None
     refusal: str | None = None
+    # Fields some servers send as null on every text chunk: only null is admitted here (a call
+    # or reasoning text in them makes the chunk a dict's business).
+    tool_calls: None = None
+    function_call: None = None
+    audio: None = None
+    reasoning_content: None = None
 
 
 class ChatChoice(msgspec.Struct, forbid_unknown_fields=True):

@@ -76,6 +76,8 @@ def test_anything_the_event_path_decides_differently_is_left_to_it(chunk: bytes)
     [
         lambda c: c["choices"][0]["delta"].update(tool_calls=[{"index": 0, "id": "t"}]),
         lambda c: c["choices"][0]["delta"].update(reasoning_content="hm"),
+        lambda c: c["choices"][0]["delta"].update(tool_calls=[]),
+        lambda c: c["choices"][0]["delta"].update(audio={"id": "a"}),
         lambda c: c["choices"][0].update(index=True),  # a bool is not an index
         lambda c: c["choices"][0].pop("index"),  # named by position then
         lambda c: c["choices"][0].update(logprobs={"content": [{"token": "a"}]}),
@@ -109,6 +111,8 @@ def _random_chunk(rnd: random.Random) -> dict[str, Any]:
         delta = {k: rnd.choice(["", "sk-", 'é\n"', None]) for k in ("content", "refusal", "role")}
         for key in rnd.sample(list(delta), rnd.randint(0, 2)):
             delta.pop(key)
+        for key in rnd.sample(["tool_calls", "function_call", "audio", "reasoning_content"], 1):
+            delta[key] = None  # the nulls some servers send on every chunk
         choice = {"index": rnd.choice([position, 5 - position]), "delta": delta}
         choice.update(rnd.choice([{}, {"finish_reason": None}, {"finish_reason": "stop"}]))
         chunk["choices"].append(choice)
