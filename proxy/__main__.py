@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mitmproxy import ctx
 
-from proxy.app.addons import harness_addons
+from proxy.app.addons import HarnessChain, harness_addons
 from proxy.app.relay import start_relay
 from proxy.app.server import BASE_OPTIONS, NOWHERE, reverse_master
 from proxy.app.startup_heap import FreezeStartupHeap
@@ -50,7 +50,7 @@ def listen_modes(config: ProxyFile) -> list[str]:
 
 async def serve(config: ProxyFile) -> None:
     proxy_master = reverse_master(listen_modes(config), "127.0.0.1")
-    proxy_master.addons.add(*harness_addons(), FreezeStartupHeap(), _Ready())
+    proxy_master.addons.add(HarnessChain(harness_addons(), (FreezeStartupHeap(), _Ready())))
     proxy_master.options.update(**BASE_OPTIONS, **config.options())
     relay = config.control_relay  # docker: the host reaches the control port this way
     relays = [await start_relay(relay.host, relay.port, config.control_port)] if relay else []

@@ -18,7 +18,7 @@ from mitmproxy.addons import (
     tlsconfig,
 )
 
-from proxy.app.addons import harness_addons
+from proxy.app.addons import HarnessChain, harness_addons
 from proxy.app.startup_heap import FreezeStartupHeap
 from rundir.proxy_file import ProxySettings
 
@@ -71,7 +71,7 @@ async def serve(
 ) -> None:
     """Serve until SIGINT/SIGTERM, then flush the call log."""
     proxy_master = reverse_master([f"reverse:{NOWHERE}@{port}"], host)
-    proxy_master.addons.add(*harness_addons(), FreezeStartupHeap(), _Ready(on_ready))
+    proxy_master.addons.add(HarnessChain(harness_addons(), (FreezeStartupHeap(), _Ready(on_ready))))
     updates: dict[str, Any] = {**BASE_OPTIONS, **settings.addon_options()}
     if settings.ca_bundle:
         # Trust this CA for upstream TLS (a local fake vendor in tests, a corporate CA).
