@@ -45,11 +45,31 @@ def test_a_run_of_chat_chunks_and_done_is_one_block_and_the_partial_event_is_lef
     assert block.parts == [p for p in run.split(b"\n\n") if p]
 
 
+def test_a_run_of_named_events_is_one_block() -> None:
+    start = {"type": "message_start", "message": {"model": "claude", "usage": {"input_tokens": 3}}}
+    delta = {"type": "content_block_delta", "index": 0}
+    delta["delta"] = {"type": "text_delta", "text": "hi"}  # type: ignore[assignment]
+    run = b"".join(
+        b"event: " + data["type"].encode() + b"\n" + _event(data)  # type: ignore[attr-defined]
+        for data in (start, delta, delta, {"type": "message_stop"})
+    )
+    found = plain_block(run + b"event: ping\ndata: {")
+    assert found is not None
+    block, rest = found
+    assert block.raw == run and rest == b"event: ping\ndata: {"
+    assert block.values == [start, delta, delta, {"type": "message_stop"}]
+
+
 @pytest.mark.parametrize(
     "chunk",
     [
         b'data: {"a":1}\r\n\r\n',  # CR line ends: the line decoder's case
-        b'event: x\ndata: {"a":1}\n\n',  # an event name
+        b'event: x\ndata: {"a":1}\n\ndata: {"b":2}\n\n',  # the two forms mixed
+        b'data: {"a":1}\n\nevent: x\ndata: {"b":2}\n\n',
+        b'event: x\ndata:{"a":1}\n\n',  # no space after the colon
+        b'event: x\nid: 1\ndata: {"a":1}\n\n',  # an id line
+        b"event: a\n\nevent: b\ndata: {}\ndata: {}\n\n",  # LFs that add up, not per event
+        b"event: a\n\n",  # a name and no data
         b': keep-alive\n\ndata: {"a":1}\n\n',  # a comment
         b'data:{"a":1}\n\n',  # no space after the colon
         b'data: {"a":1}\ndata: {"b":2}\n\n',  # two data lines in one event

@@ -38,15 +38,18 @@ PIECES = [
 ]
 
 
-def _stream(rnd: random.Random, chat_only: bool = False) -> list[bytes]:
-    """Random events of every kind, or (`chat_only`) only OpenAI chat chunks, its usage chunk
-    and [DONE]: the plain events a block takes."""
+def _stream(rnd: random.Random, only: str = "") -> list[bytes]:
+    """Random events of every kind, or only those of OpenAI's chat (`only="chat"`: chunks, the
+    usage chunk, [DONE]) or of Anthropic (`only="anthropic"`: deltas and pings): the plain
+    events a block takes."""
     events = []
     for _ in range(rnd.randint(1, 25)):
         roll = rnd.random()
-        if chat_only and 0.6 <= roll < 0.9:
+        if only == "chat" and 0.6 <= roll < 0.9:
             roll = 0.95 if roll < 0.7 else 0.3
-        if chat_only and roll > 0.98:
+        if only == "anthropic":
+            roll = 0.7 if roll < 0.8 else 0.8
+        if only == "chat" and roll > 0.98:
             events.append(b"data: [DONE]\n\n")
             continue
         text = rnd.choice(PIECES)
@@ -87,13 +90,11 @@ def _guarded(
     return out, stream.hits + guard.hits
 
 
-@pytest.mark.parametrize("chat_only", [False, True])
+@pytest.mark.parametrize("only", ["", "chat", "anthropic"])
 @pytest.mark.parametrize("seed", range(300))
-def test_a_chunk_of_many_events_is_guarded_as_its_events_one_by_one(
-    seed: int, chat_only: bool
-) -> None:
+def test_a_chunk_of_many_events_is_guarded_as_its_events_one_by_one(seed: int, only: str) -> None:
     rnd = random.Random(seed)
-    events = _stream(rnd, chat_only)
+    events = _stream(rnd, only)
     one_by_one = _guarded(events, EventByEvent)  # the reference: event by event
     whole = _guarded([b"".join(events)])  # every event in one chunk: the batch path
     data = b"".join(events)
