@@ -62,6 +62,11 @@ JournalEntry = Annotated[JournalCall | JournalBlock, Field(discriminator="kind")
 _ENTRY: TypeAdapter[JournalCall | JournalBlock] = TypeAdapter(JournalEntry)
 
 
+def _json_text(value: str) -> str:
+    # As pydantic writes a str: escapes for '"', '\\' and control characters, the rest as is.
+    return json.dumps(str(value), ensure_ascii=False)
+
+
 class JournalError(OSError):
     """The journal cannot be written: the call must not be forwarded."""
 
@@ -79,7 +84,9 @@ class ReservationJournal:
         self._error: BaseException | None = None
 
     def _append(self, entry: JournalCall | JournalBlock, sync: bool) -> None:
-        line = entry.model_dump_json(by_alias=True)
+        self._write(entry.model_dump_json(by_alias=True), sync)
+
+    def _write(self, line: str, sync: bool) -> None:
         with self._write_lock:
             if self._fd < 0:
                 raise JournalError(f"the reservation journal {self.path} is closed")
@@ -105,8 +112,14 @@ class ReservationJournal:
     def note_call(self, seq: int, amount: Decimal, model: str, route: str) -> None:
         """The `call` line of a covered call, which says which call drew what: written once the
         call has gone out (its money is already in a durable block), off the request's way in."""
-        call = JournalCall(seq=seq, reserved_usd=amount, model=model, route=route)
-        self._append(call, sync=False)
+        # The line `JournalCall(...).model_dump_json(by_alias=True)` writes (a test holds them
+        # equal), formatted directly: every forwarded call writes one, on the proxy's event loop.
+        line = (
+            f'{{"schema":{JOURNAL_SCHEMA},"kind":"call","seq":{int(seq)},'
+            f'"reserved_usd":"{Decimal(amount)}","model":{_json_text(model)},'
+            f'"route":{_json_text(route)}}}'
+        )
+        self._write(line, sync=False)
 
     async def _cover(self, target: Decimal, block: Decimal) -> None:
         if self._block_lock is None:
@@ -152,7 +165,8 @@ def _lines(path: Path) -> list[dict[str, object]]:
     """Every whole JSON line of a file; a line torn by the crash is skipped."""
     out = []
     if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
+        # "\n" only: `splitlines` also splits at U+2028 and the like, which JSON text may hold.
+        for line in path.read_text(encoding="utf-8").split("\n"):
             try:
                 out.append(json.loads(line))
             except json.JSONDecodeError:
@@ -165,7 +179,9 @@ def read_journal(run_dir: Path) -> list[JournalCall | JournalBlock]:
     is an object) is skipped; a whole line that is no entry is an error, never a guess at money."""
     entries = []
     path = run_dir / JOURNAL_NAME
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        if not line:
+            continue  # the end of the last line
         try:
             entries.append(_ENTRY.validate_json(line))
         except ValidationError as e:

@@ -9,6 +9,7 @@ text inside string values instead (`~date`, `messages.*.content=~REGEX`: rundir.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 from collections.abc import Iterable
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import rfc8785
 
 import canonical
-from rundir.value_masks import apply_value_masks, is_value_mask, parse_value_mask
+from rundir.value_masks import ValueMask, apply_value_masks, is_value_mask, parse_value_mask
 
 # Fields the vendors' SDKs and common engines fill with per-call random ids or user handles.
 DEFAULT_BODY_MASKS: tuple[str, ...] = (
@@ -46,13 +47,19 @@ def _drop(value: Any, parts: list[str]) -> None:
             _drop(item, rest)
 
 
-def mask_body(body: Any, masks: Iterable[str]) -> Any:
-    """`body` without the masked paths. The original is never changed: it is copied first, but
-    only when a mask can apply (most requests carry none of the volatile fields)."""
-    masks = list(masks)
+@functools.lru_cache(maxsize=64)
+def _masks_read(masks: tuple[str, ...]) -> tuple[list[ValueMask], list[list[str]]]:
+    """The value masks and the split paths of a set of masks: read once, not per request."""
     # "PATH~NAME" / "PATH=~REGEX" mask text inside string values (rundir.value_masks).
     values = [parse_value_mask(m) for m in masks if is_value_mask(m)]
     paths = [mask.split(".") for mask in masks if not is_value_mask(mask)]
+    return values, paths
+
+
+def mask_body(body: Any, masks: Iterable[str]) -> Any:
+    """`body` without the masked paths. The original is never changed: it is copied first, but
+    only when a mask can apply (most requests carry none of the volatile fields)."""
+    values, paths = _masks_read(tuple(masks))  # shared: read, never changed
     if (
         isinstance(body, dict)
         and not values

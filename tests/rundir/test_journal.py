@@ -53,6 +53,28 @@ def test_the_journal_writes_lines_of_its_models(tmp_path: Path) -> None:
     assert blocks >= Decimal("0.0375")
 
 
+@pytest.mark.parametrize(
+    ("amount", "model"),
+    [
+        ("0.0125", "claude-x"),
+        ("1E-7", "gpt-4.1-mini-2025-04-14"),
+        ("0.0000001230000", "m"),
+        ("123456789.123456789012345678901234567890", "é \u2028 \x7f"),
+        ("0", 'a "quoted" \\ name\n\x01/'),
+    ],
+)
+def test_a_call_line_is_the_models_own_json(tmp_path: Path, amount: str, model: str) -> None:
+    # note_call formats its line directly: byte for byte what the model writes, read back alike.
+    journal = ReservationJournal(tmp_path)
+    journal.note_call(7, Decimal(amount), model, "openai.chat")
+    journal.close()
+    # split("\n"): str.splitlines would also split at the U+2028 inside a model name.
+    line = (tmp_path / JOURNAL_NAME).read_text(encoding="utf-8").split("\n")[0]
+    call = JournalCall(seq=7, reserved_usd=Decimal(amount), model=model, route="openai.chat")
+    assert line == call.model_dump_json(by_alias=True)
+    assert read_journal(tmp_path) == [call]
+
+
 def test_unlogged_calls_are_charged_their_reservation(tmp_path: Path) -> None:
     journal_some_calls(tmp_path)
     (tmp_path / "calls.jsonl").write_text(
