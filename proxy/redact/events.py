@@ -109,21 +109,22 @@ class EventTextGuard:
         if not chunk:
             return []
         out: list[Relay] = []
-        if self.redactor and not self.queue and self.framer.idle:
+        if not self.queue and self.framer.idle:
             # The common case first: a run of plain events, framed and parsed in one pass, goes
             # out as one block when nothing in it can be a key (the test of `_quiet`).
             found = plain_block(chunk)
             if found is not None:
                 block, rest = found
-                texts = [text for value in block.values for text in _texts(value)]
-                if self._settle_quiet(texts):
+                if not self.redactor or self._settle_quiet(
+                    [text for value in block.values for text in _texts(value)]
+                ):
                     out.append(block)
                     chunk = rest
                     if not chunk:
                         return out
         raws = self.framer.feed(chunk)
         if not self.redactor:
-            return [Relayed(raw.raw, raw.event) for raw in raws]
+            return out + [Relayed(raw.raw, raw.event) for raw in raws]
         framed = [_read(raw) for raw in raws]
         if not self.queue:
             quiet = self._quiet(framed)

@@ -90,3 +90,36 @@ def test_event_path_meters_a_cut_stream_from_the_drained_tail() -> None:
     usage = meter.usage()
     assert usage == bytes_meter.usage() and not usage.terminal_seen
     assert usage.source == "proxy_count" and usage.counted_output_text.startswith("the key is")
+
+
+CLEAN = (
+    _chunk({"role": "assistant", "content": ""})
+    + _chunk({"content": "no key here, "})
+    + _chunk({"content": "only words"})
+    + _chunk(None, {"prompt_tokens": 9, "completion_tokens": 5, "total_tokens": 14})
+    + b"data: [DONE]\n\n"
+)
+
+
+@pytest.mark.parametrize("keys", [{}, {"OPENAI_API_KEY": KEY}])
+@pytest.mark.parametrize("hide", [False, True])
+@pytest.mark.parametrize("size", [1, 7, 64, len(CLEAN)])
+def test_a_stream_without_a_key_goes_out_and_is_metered_as_it_came(
+    keys: dict[str, str], hide: bool, size: int
+) -> None:
+    # Whole runs of its events go as blocks (proxy/flow/sse_block.py), with secrets configured
+    # or none; the reference is the meter reading the vendor's bytes itself.
+    state = CallState("openai", "/v1/chat/completions", "POST", "arm", "", 0.0)
+    response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+    cleaner = StreamCleaner(SecretRedactor(keys), state, response)
+    meter = StreamMeter("openai.chat", "gpt-4.1-mini", hide_usage_chunk=hide)
+    reference = StreamMeter("openai.chat", "gpt-4.1-mini", hide_usage_chunk=hide)
+    out = expected = b""
+    for i in range(0, len(CLEAN), size):
+        out += meter.feed_events(cleaner.feed(CLEAN[i : i + size]))
+        expected += reference.feed(CLEAN[i : i + size])
+    out += meter.feed_events(cleaner.finish())
+    expected += reference.finish()
+    assert out == expected and (b'"usage"' in out) is not hide
+    assert meter.usage() == reference.usage() and meter.usage().output == 5
+    assert "secret_redacted" not in state.flags
