@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from datetime import date
-from decimal import Decimal, localcontext
+from decimal import Context, Decimal, localcontext
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +21,8 @@ from ledger.errors import LedgerError, PriceTableError, UnknownModelError
 
 PRICES_SCHEMA = 1
 MILLION = Decimal(1_000_000)
+# Token counts times rates never come near 50 digits: results stay exact.
+_EXACT = Context(prec=50)
 DEFAULT_PRICES = "prices.toml"
 
 Rate = Decimal
@@ -277,9 +279,11 @@ def worst_case(
         if input_tokens_bound > tier.above_input_tokens:
             in_rate = max(in_rate, tier.input_side_max())
             out_rate = max(out_rate, tier.output_side_max())
-    with localcontext() as ctx:
-        ctx.prec = 50
-        return (input_tokens_bound * in_rate + out * out_rate) / MILLION
+    exact = _EXACT  # not `localcontext`: every live call asks, and it copies a context each time
+    return exact.divide(
+        exact.add(exact.multiply(input_tokens_bound, in_rate), exact.multiply(out, out_rate)),
+        MILLION,
+    )
 
 
 def _field_of(loc: tuple[int | str, ...]) -> str:

@@ -21,6 +21,21 @@ from vendors.reply import StubReply
 log = structlog.get_logger("harness.proxy")
 
 
+# The stream-usage switch's record for what an arm sends when it does not ask for usage (the
+# field left out, or false), made once: records are only read, and a validated model on every
+# streamed call was a measurable part of its pricing.
+_USAGE_ASKED = {
+    before: Rewrite(field="stream_options.include_usage", before=before, after=True)
+    for before in (None, False)
+}
+
+
+def _usage_asked(before: Any) -> Rewrite:
+    if before is None or before is False:  # not `in`: 0 == False, and 0 must be logged as 0
+        return _USAGE_ASKED[before]
+    return Rewrite(field="stream_options.include_usage", before=before, after=True)
+
+
 def price_and_reserve(
     cfg: LiveConfig, state: CallState, live: LiveCall, body: dict[str, Any]
 ) -> StubReply | None:
@@ -56,13 +71,7 @@ def price_and_reserve(
         options = dict(body.get("stream_options") or {})
         if not options.get("include_usage"):
             live.hide_usage = True
-            state.rewrites.append(
-                Rewrite(
-                    field="stream_options.include_usage",
-                    before=options.get("include_usage"),
-                    after=True,
-                )
-            )
+            state.rewrites.append(_usage_asked(options.get("include_usage")))
             body["stream_options"] = {**options, "include_usage": True}
     live.tools = plan_tools(route, body, cfg.prices)
     if live.tools.refusal is not None:

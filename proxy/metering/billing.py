@@ -105,16 +105,23 @@ def unpriced_option(route: str, body: dict[str, Any]) -> str | None:
     return None
 
 
+# Per route, the request's output limit fields, the first one set winning.
+_OUTPUT_LIMITS = {
+    "anthropic.messages": ("max_tokens",),
+    "openai.chat": ("max_completion_tokens", "max_tokens"),
+    "openai.responses": ("max_output_tokens",),
+}
+
+
 def max_output(route: str, body: dict[str, Any], price: ModelPrice) -> int:
     """The most output tokens the call may bill: the request's limit, else the model's."""
     if route.endswith(".embeddings") or route.endswith(".rerank"):
         return 0
-    keys = {
-        "anthropic.messages": ("max_tokens",),
-        "openai.chat": ("max_completion_tokens", "max_tokens"),
-        "openai.responses": ("max_output_tokens",),
-    }.get(route, ())
-    limit = next((body[k] for k in keys if isinstance(body.get(k), int)), None)
+    limit = None
+    for key in _OUTPUT_LIMITS.get(route, ()):
+        if isinstance(body.get(key), int):
+            limit = body[key]
+            break
     per_choice = price.max_output_tokens if limit is None else min(limit, price.max_output_tokens)
     n = body.get("n")
     choices = n if isinstance(n, int) and n > 1 else 1

@@ -95,12 +95,17 @@ def _inspect(node: dict[str, Any], found: InputBound) -> None:
         found.unbounded.append("audio input (input_audio)")
 
 
+def _empty(value: Any) -> bool:
+    """`value in (None, "", [], {})`, without building that list and dict each time."""
+    return value is None or (isinstance(value, (str, list, dict)) and not value)
+
+
 def unbounded_inputs(body: Any) -> InputBound:
     """Every input in `body` that its bytes do not bound, found by a bounded, iterative walk."""
     found = InputBound()
     if isinstance(body, dict):
         for key, why in _STORED_STATE.items():
-            if body.get(key) not in (None, "", [], {}):
+            if not _empty(body.get(key)):
                 found.unbounded.append(why)
         if isinstance(body.get("prompt"), dict):  # Responses: a stored prompt by id
             found.unbounded.append("a stored prompt template (prompt)")
@@ -115,9 +120,14 @@ def unbounded_inputs(body: Any) -> InputBound:
         if isinstance(node, dict):
             if not _INSPECTED.isdisjoint(node):
                 _inspect(node, found)
-            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
+            values: Any = node.values()
         elif isinstance(node, list):
-            stack.extend(v for v in node if isinstance(v, (dict, list)))
+            values = node
+        else:
+            continue
+        for value in values:
+            if isinstance(value, (dict, list)):
+                stack.append(value)
     # One reason per kind is enough for a flag or an error message.
     found.unbounded = list(dict.fromkeys(found.unbounded))
     return found
