@@ -9,7 +9,11 @@ logged as metered. The figure is the event loop thread's CPU time per call (the 
 thread and the fsync pool are not in it). With `--before DIR` (a `git worktree` of an older commit)
 it measures that checkout too, in alternating child processes, so both share the machine's load.
 
-Run: `.venv/bin/python -m bench.hook_bench [--before /tmp/p11-before] [--rounds 3]`.
+With `--stream` the calls ask for a stream, so the request hook does what it does for a streamed
+call (live mode rewrites it to ask for usage, and sends the body re-serialised); the reply stays a
+plain JSON body, as the kit does not stream (the stream tap has its own bench: bench/tap_bench.py).
+
+Run: `.venv/bin/python -m bench.hook_bench [--before /tmp/p11-before] [--rounds 3] [--stream]`.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ def _reply(n: int) -> bytes:
     ).encode()
 
 
-async def _measure(calls: int) -> float:
+async def _measure(calls: int, stream: bool) -> float:
     from mitmproxy import eventsequence, http
 
     from tests.proxy.addon_kit import addon_context
@@ -71,6 +75,8 @@ async def _measure(calls: int) -> float:
                     "messages": [{"role": "user", "content": f"Hello, bench request {n}"}],
                     "max_tokens": 64,
                 }
+                if stream:
+                    body["stream"] = True
                 flow = kit.flow("/openai/v1/chat/completions", body, headers=auth)
                 flow.request.timestamp_end = time.time()
                 for event in eventsequence.iterate(flow):
@@ -100,20 +106,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", type=Path, help="also measure this checkout")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--calls", type=int, default=3000, help="calls measured per round")
+    parser.add_argument("--stream", action="store_true", help="calls that ask for a stream")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(asyncio.run(_measure(args.child)))
+        print(asyncio.run(_measure(args.child, args.stream)))
         return 0
     # Here, not at the top: a child runs this file with another checkout's `bench` first.
     from bench.proxybench import alternate, print_rounds
 
-    child_args, env = [str(args.calls)], {"OPENAI_API_KEY": KEY}
+    child_args = [str(args.calls), *(["--stream"] if args.stream else [])]
+    env = {"OPENAI_API_KEY": KEY}
     runs = alternate(args.rounds, args.before, __file__, child_args, ROOT, env)
     print_rounds(
         runs,
         lambda values: (
-            f"hooks CPU per call {median(values) * 1e6:.0f} us (rounds "
+            f"hooks CPU per {'streamed ' if args.stream else ''}call "
+            f"{median(values) * 1e6:.0f} us (rounds "
             + ", ".join(f"{v * 1e6:.0f}" for v in values)
             + ")"
         ),
