@@ -23,6 +23,8 @@ import rfc8785
 # RFC 8785 reads numbers as IEEE doubles: past 2**53 an integer is refused (IntegerDomainError).
 _SAFE_INT = 2**53 - 1
 _SCALARS = (str, bool, type(None))
+# `json.dumps` with these options builds an encoder per call (every live call's hash asks).
+_SORTED = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def _json_compatible(value: Any) -> bool:
@@ -51,7 +53,7 @@ def dumps(value: Any) -> bytes:
     integer past 2**53 as its `IntegerDomainError`) where the reference does."""
     if _json_compatible(value):
         try:
-            text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            text = _SORTED.encode(value)
             return text.encode("utf-8")
         except UnicodeEncodeError:
             pass  # a lone surrogate: the reference raises its own error for it

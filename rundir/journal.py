@@ -62,9 +62,12 @@ JournalEntry = Annotated[JournalCall | JournalBlock, Field(discriminator="kind")
 _ENTRY: TypeAdapter[JournalCall | JournalBlock] = TypeAdapter(JournalEntry)
 
 
+_UNESCAPED = json.JSONEncoder(ensure_ascii=False)  # made once: json.dumps makes one per call
+
+
 def _json_text(value: str) -> str:
     # As pydantic writes a str: escapes for '"', '\\' and control characters, the rest as is.
-    return json.dumps(str(value), ensure_ascii=False)
+    return _UNESCAPED.encode(str(value))
 
 
 class JournalError(OSError):

@@ -19,11 +19,25 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")  # as mitmproxy.http._native
 
 
+# Lower-cased names by their raw bytes: the same dozen names (an SDK's) come on every call.
+_NAMES: dict[bytes, str] = {}
+_MAX_NAMES = 512  # a sender's made-up names do not pile up
+
+
+def _name(raw: bytes) -> str:
+    name = _NAMES.get(raw)
+    if name is None:
+        if len(_NAMES) >= _MAX_NAMES:
+            _NAMES.clear()
+        name = _NAMES[raw] = _text(raw).lower()
+    return name
+
+
 def lowered(headers: http.Headers) -> dict[str, str]:
     """Every header by its lower-cased name; a repeated header's values joined with ", "."""
     out: dict[str, str] = {}
     for raw_name, raw_value in headers.fields:
-        name, value = _text(raw_name).lower(), _text(raw_value)
+        name, value = _name(raw_name), _text(raw_value)
         out[name] = f"{out[name]}, {value}" if name in out else value
     return out
 
@@ -33,7 +47,7 @@ def rewrite(headers: http.Headers, drop: Collection[str], put: Mapping[str, str]
 
     `drop` and `put`'s names must be lower-case."""
     gone = {*drop, *put}
-    kept = tuple((name, value) for name, value in headers.fields if _text(name).lower() not in gone)
+    kept = tuple((name, value) for name, value in headers.fields if _name(name) not in gone)
     added = tuple(
         (name.encode("utf-8", "surrogateescape"), value.encode("utf-8", "surrogateescape"))
         for name, value in put.items()

@@ -43,6 +43,8 @@ __all__ = ["KEY_ENV", "LiveCall", "LiveConfig", "LiveMode", "input_bound", "max_
 
 log = structlog.get_logger("harness.proxy")
 
+# `json.dumps(..., separators=(",", ":"))` builds an encoder per call; this one is made once.
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
 # Routes the vendors do not bill: forwarded without a reservation.
 FREE_ROUTES = frozenset({"anthropic.models", "openai.models", "anthropic.count_tokens"})
 # Whatever credential an arm sends is dropped; the study's key is set in the vendor's header.
@@ -166,7 +168,7 @@ class LiveMode:
             # What mitmproxy's `content` setter does, in the one pass over the headers below:
             # the body as is (intake let only identity through), its length unless the request
             # is framed by transfer-encoding, and an encoding it cannot apply dropped.
-            content = json.dumps(body, separators=(",", ":")).encode()
+            content = _COMPACT.encode(body).encode()
             req.raw_content = content
             framed, odd_encoding = _framing(req.headers)
             if not framed:

@@ -13,7 +13,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from mitmproxy import http
 
-from proxy.flow.header_fields import lowered, rewrite
+from proxy.flow.header_fields import _MAX_NAMES, _NAMES, lowered, rewrite
 
 # Names an SDK, an arm or a hostile client may send: every case, repeats, bytes that are not UTF-8.
 NAMES = st.sampled_from(
@@ -51,3 +51,12 @@ def test_rewrite_keeps_the_other_fields_as_they_were() -> None:
     rewrite(headers, ("x-api-key",), {})
     assert headers.fields == ((b"Accept", b"a"), (b"accept", b"b"))
     assert headers["accept"] == "a, b"
+
+
+def test_names_lower_as_text_and_their_cache_stays_bounded() -> None:
+    # KELVIN SIGN lowers to "k": names are compared as mitmproxy's text, not as bytes.
+    assert lowered(http.Headers([(b"X-Api-\xe2\x84\xaaey", b"v")])) == {"x-api-key": "v"}
+    for i in range(_MAX_NAMES * 2):  # a sender's made-up names
+        lowered(http.Headers([(f"x-made-up-{i}".encode(), b"v")]))
+    assert len(_NAMES) <= _MAX_NAMES
+    assert lowered(http.Headers([(b"Authorization", b"k")])) == {"authorization": "k"}
