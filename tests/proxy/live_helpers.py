@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.proxy_process import ProxyProcess
@@ -38,3 +39,13 @@ def start_live_proxy(
     if vendor.tls:
         args += ["--ca-bundle", str(vendor.ca_file)]
     return ProxyProcess(tmp_path / name, *args, env=STUDY_KEYS)
+
+
+def live_options(tmp_path: Path, vendor: FakeVendor) -> dict[str, Any]:
+    """The options of an in-process live addon (tests/proxy/addon_kit.py) in front of `vendor`."""
+    return {
+        "harness_mode": "live",
+        "harness_cap": "5",
+        "harness_ledger": str(tmp_path / "ledger.jsonl"),
+        "harness_upstreams": [f"openai={vendor.url}"],
+    }

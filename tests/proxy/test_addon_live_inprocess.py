@@ -27,7 +27,7 @@ from rundir.bodies import BodyStore
 from rundir.journal import JournalBlock, JournalCall, read_journal, recover_spend
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.addon_kit import addon_context
-from tests.proxy.live_helpers import STUDY_KEYS
+from tests.proxy.live_helpers import STUDY_KEYS, live_options
 from tests.proxy.small_disk import fill, mounted_tmpfs
 
 CHAT = "/openai/v1/chat/completions"
@@ -40,15 +40,6 @@ def ask(text: str, **extra: Any) -> dict[str, Any]:
         "max_tokens": 32,
         "messages": [{"role": "user", "content": text}],
         **extra,
-    }
-
-
-def live_options(tmp_path: Path, vendor: FakeVendor) -> dict[str, Any]:
-    return {
-        "harness_mode": "live",
-        "harness_cap": "5",
-        "harness_ledger": str(tmp_path / "ledger.jsonl"),
-        "harness_upstreams": [f"openai={vendor.url}"],
     }
 
 

@@ -18,8 +18,7 @@ from rundir.calllog import Rewrite
 from rundir.rewrites import as_sent
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.addon_kit import AddonKit, addon_context
-from tests.proxy.live_helpers import STUDY_KEYS
-from tests.proxy.test_addon_live_inprocess import live_options
+from tests.proxy.live_helpers import STUDY_KEYS, live_options
 from vendors.pins import Pins
 from vendors.routes import find_route
 

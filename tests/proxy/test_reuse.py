@@ -16,8 +16,7 @@ from proxy.flow.control import TurnRef
 from proxy.flow.reuse import parse_reuse
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.addon_kit import AddonKit, addon_context
-from tests.proxy.live_helpers import STUDY_KEYS
-from tests.proxy.test_addon_live_inprocess import live_options
+from tests.proxy.live_helpers import STUDY_KEYS, live_options
 
 CHAT = "/openai/v1/chat/completions"
 PORTS = {"C0": 8081, "C1": 8082, "Z": 8083}

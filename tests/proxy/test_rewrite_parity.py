@@ -17,7 +17,7 @@ from rundir.calllog import Rewrite
 from rundir.rewrites import as_sent
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.addon_kit import addon_context
-from tests.proxy.live_helpers import STUDY_KEYS
+from tests.proxy.live_helpers import STUDY_KEYS, live_options
 
 CHAT = "/openai/v1/chat/completions"
 PINS = "[pins]\ntemperature = 0.0\nseed = 7\n"
@@ -37,15 +37,6 @@ def pins_file(tmp_path: Path, text: str = PINS) -> str:
     path = tmp_path / "study.toml"
     path.write_text(text)
     return str(path)
-
-
-def live_options(tmp_path: Path, vendor: FakeVendor) -> dict[str, Any]:
-    return {
-        "harness_mode": "live",
-        "harness_cap": "5",
-        "harness_ledger": str(tmp_path / "ledger.jsonl"),
-        "harness_upstreams": [f"openai={vendor.url}"],
-    }
 
 
 def rewrites(record: dict[str, Any]) -> list[Rewrite]:
