@@ -259,12 +259,7 @@ def _check_output_format(body: dict[str, Any], configured: bool) -> dict[str, An
             "Please use only output_config.format (output_format is deprecated).",
             "output_format",
         )
-    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
-        raise _fail("output_format.type: Input should be 'json_schema'", "output_format")
-    schema = fmt.get("schema")
-    if not isinstance(schema, dict):
-        raise _fail("output_format.schema: Field required", "output_format")
-    return schema
+    return _json_schema(fmt, "output_format", "output_format")
 
 
 def _check_output_config(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -286,11 +281,17 @@ def _check_output_config_format(body: dict[str, Any]) -> dict[str, Any] | None:
     fmt = config.get("format")
     if fmt is None:
         return None
+    return _json_schema(fmt, "output_config.format", "output_config")
+
+
+def _json_schema(fmt: Any, where: str, param: str) -> dict[str, Any]:
+    """The schema of a `{"type": "json_schema", "schema": {...}}` format found at `where`; the
+    vendor's error names `where` and points at the top-level `param`."""
     if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
-        raise _fail("output_config.format.type: Input should be 'json_schema'", "output_config")
+        raise _fail(f"{where}.type: Input should be 'json_schema'", param)
     schema = fmt.get("schema")
     if not isinstance(schema, dict):
-        raise _fail("output_config.format.schema: Field required", "output_config")
+        raise _fail(f"{where}.schema: Field required", param)
     return schema
 
 
