@@ -41,6 +41,18 @@ class Asking:
     jobs: int
     rng: Random
 
+    def send(self, tasks: list[JudgmentTask]) -> dict[str, Vote]:
+        """`tasks` sent in a seeded shuffled order (send.py: a control is not told apart by when
+        it comes)."""
+        return send(
+            self.out,
+            self.rng.sample(tasks, len(tasks)),
+            self.judges,
+            self.log,
+            attempts=self.attempts,
+            jobs=self.jobs,
+        )
+
 
 def run_third_pass(
     rubric: Rubric,
@@ -68,14 +80,7 @@ def run_third_pass(
         if t.phase == "calibration" and t.rubric == rubric.name and t.judge == third.name
     ]
     sent |= {t.id for t in asked}
-    votes |= send(
-        asking.out,
-        asking.rng.sample(asked, len(asked)),
-        asking.judges,
-        asking.log,
-        attempts=asking.attempts,
-        jobs=asking.jobs,
-    )
+    votes |= asking.send(asked)
     own = calibration_bars(rubric.name, rubric.kind, tasks, votes, [third.name])
     failed = [f"{b.bar} {b.status}" for b in own if b.status != "passed"]
     status: Literal["resolved", "failed"] = "failed" if failed else "resolved"
@@ -132,14 +137,7 @@ def run_reask(
         (asking.out / PROMPTS_DIR / f"{fresh.id}.txt").write_bytes(text)
         again.append(fresh)
     sent |= {t.id for t in again}
-    votes |= send(
-        asking.out,
-        asking.rng.sample(again, len(again)),
-        asking.judges,
-        asking.log,
-        attempts=asking.attempts,
-        jobs=asking.jobs,
-    )
+    votes |= asking.send(again)
     # Each re-asked vote in place of its first one (a re-ask left unanswered keeps the first).
     merged = dict(votes)
     for t in again:
