@@ -19,7 +19,7 @@ from harness.isolation.base import ProxyInfo, ProxySettings
 from harness.isolation.local import LocalBackend
 from harness.run.proxy_control import ProxyControl
 from tests.fakevendor.server import FakeVendor
-from tests.proxy.live_helpers import STUDY_KEYS
+from tests.proxy.live_helpers import STUDY_KEYS, settled_seqs
 
 pytestmark = pytest.mark.integration
 
@@ -98,13 +98,7 @@ async def _leader_then_follower(
     calls = _calls(run_dir, 2)
     by_arm = {c["arm"]: c for c in calls}
     assert sorted(by_arm) == ["C0", "C1"] and len(calls) == 2
-    entries = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
-    settled = [
-        call["seq"]
-        for entry in entries
-        if entry["kind"] == "calls_settled"
-        for call in entry["fields"]["calls"]
-    ]
+    settled = settled_seqs(tmp_path / "ledger.jsonl")
     return leader, follower, asked, by_arm, settled
 
 

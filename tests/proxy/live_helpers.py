@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +50,14 @@ def live_options(tmp_path: Path, vendor: FakeVendor) -> dict[str, Any]:
         "harness_ledger": str(tmp_path / "ledger.jsonl"),
         "harness_upstreams": [f"openai={vendor.url}"],
     }
+
+
+def settled_seqs(ledger: Path) -> list[int]:
+    """The seq of every call the ledger's `calls_settled` entries booked, in their order."""
+    entries = [json.loads(line) for line in ledger.read_text().splitlines()]
+    return [
+        call["seq"]
+        for entry in entries
+        if entry["kind"] == "calls_settled"
+        for call in entry["fields"]["calls"]
+    ]

@@ -5,7 +5,6 @@ or a non-follower arm goes its usual way. Record mode and live mode (a fake vend
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from proxy.flow.control import TurnRef
 from proxy.flow.reuse import parse_reuse
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.addon_kit import AddonKit, addon_context
-from tests.proxy.live_helpers import STUDY_KEYS, live_options
+from tests.proxy.live_helpers import STUDY_KEYS, live_options, settled_seqs
 
 CHAT = "/openai/v1/chat/completions"
 PORTS = {"C0": 8081, "C1": 8082, "Z": 8083}
@@ -95,13 +94,7 @@ async def test_live_mode_reuses_without_a_vendor_call_or_booking(
         asked = len(vendor.requests)
     _check(calls)
     assert asked == 5  # six calls, one answered by the proxy from the leader's reply
-    entries = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
-    settled = [
-        call["seq"]
-        for entry in entries
-        if entry["kind"] == "calls_settled"
-        for call in entry["fields"]["calls"]
-    ]
+    settled = settled_seqs(tmp_path / "ledger.jsonl")
     hit = next(c for c in calls if c.get("reuse_of") is not None)
     assert sorted(settled) == sorted(c["seq"] for c in calls if c is not hit)  # booked once
 
