@@ -59,9 +59,12 @@ class EventFramer:
         """Nothing buffered and no field of an unfinished event held: the next bytes start an
         event, so a caller may frame whole events itself (`proxy.flow.sse_block`) and feed only
         what follows them."""
+        return not self._buffer and not self._decoder_holds_fields()
+
+    def _decoder_holds_fields(self) -> bool:
+        """The line decoder holds a field of an event no empty line has closed yet."""
         decoder = self._decoder
-        pending = decoder._event or decoder._data or decoder._retry is not None
-        return not self._buffer and not pending
+        return bool(decoder._event or decoder._data or decoder._retry is not None)
 
     def feed(self, chunk: bytes) -> list[RawEvent]:
         """The events that `chunk` completes; a trailing partial event stays buffered."""
@@ -99,10 +102,9 @@ class EventFramer:
         decoder holding no field of an unfinished event. They dispatch what the decoder would
         (the same event name, data and last event id); anything else stops here and is left to
         the decoder. Returns where the events it framed end."""
-        decoder = self._decoder
-        if decoder._event or decoder._data or decoder._retry is not None:
+        if self._decoder_holds_fields():
             return 0
-        last_id = decoder._last_event_id
+        last_id = self._decoder._last_event_id
         data = bytes(buffer)  # one copy; the events are slices of it
         # With no CR anywhere, no event needs the test for one.
         crs = b"\r" in data

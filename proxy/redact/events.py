@@ -111,7 +111,9 @@ class EventTextGuard:
         out: list[Relay] = []
         if not self.queue and self.framer.idle:
             # The common case first: a run of plain events, framed and parsed in one pass, goes
-            # out as one block when nothing in it can be a key (the test of `_quiet`).
+            # out as one block when nothing in it can be a key (the test of `_quiet`). When
+            # something can, the chunk is framed again below, event by event: rare, and the
+            # holding is that path's.
             found = plain_block(chunk)
             if found is not None:
                 block, rest = found
