@@ -28,6 +28,7 @@ from httpx_sse import ServerSentEvent
 from proxy.flow.sse_block import DONE, Relay, plain_block
 from proxy.flow.sse_events import UNPARSED, EventFramer, RawEvent, Relayed
 from proxy.redact.secrets import SecretRedactor
+from rundir.content_decode import DecodeError
 from vendors.chat_chunk import ChatChunk
 
 # OpenAI's `refusal` and the reasoning text compatible upstreams stream (`reasoning_content`,
@@ -248,9 +249,13 @@ def _read(raw: RawEvent) -> Read:
         return raw, UNPARSED, []
     try:
         data = _parse(text)
+        return raw, data, _texts(data)
     except ValueError:
         return raw, UNPARSED, []
-    return raw, data, _texts(data)
+    except RecursionError as e:
+        # JSON nested deeper than the parser or the walk goes: its texts cannot be read, so
+        # nor checked for a key. The stream is cut as one the proxy cannot decode.
+        raise DecodeError("an event nests its JSON too deep to be checked for keys") from e
 
 
 def _texts(data: Any) -> list[Text]:

@@ -31,7 +31,8 @@ The syntax is `;`-separated directives, each `name` or `name=value`, e.g.
   cut_bytes=N         plain reply: send the headers and N bytes of the body, then close
   chunked             plain reply: chunked framing instead of content-length
   echo_key=WHERE      quote the received key back: error (a 401 naming it), text, escaped
-                      (in the text, as JSON unicode escapes), header (see echo.py)
+                      (in the text, as JSON unicode escapes), header, events (split across
+                      two deltas), nested (in JSON nested too deep to parse; see echo.py)
   echo_split=N        with echo_key=text: the write carrying the key is split N bytes into it
   encode=NAME         compress the reply (gzip, br, deflate) whatever the client accepts
 """

@@ -47,11 +47,15 @@ def apply_echo(planned: PlannedReply, behaviour: Behaviour, key: str | None) -> 
             planned.reason = f"OK for {key}"
         elif kind == "events":
             _split_across_events(planned, key, behaviour.echo_split or len(key) // 2)
+        elif kind == "nested":
+            _nest_deep(planned, key)
         elif kind in ("text", "escaped"):
             form = _escaped(key) if kind == "escaped" else key.encode()
             _put_in_text(planned, form, behaviour.echo_split)
         else:
-            raise BehaviourError(f"echo_key {kind!r}: use error, text, escaped, header or events")
+            raise BehaviourError(
+                f"echo_key {kind!r}: use error, text, escaped, header, events or nested"
+            )
     if behaviour.encode is not None:
         _encode(planned, behaviour.encode)
     return planned
@@ -82,6 +86,23 @@ def _put_in_text(planned: PlannedReply, form: bytes, split: int | None) -> None:
             event.split_at = at + split
         return
     raise BehaviourError("echo_key: the reply has no text to put the key in")
+
+
+#: Deeper than any JSON parser of Python reads (its recursion limit), a few hundred KB.
+NEST_DEPTH = 100_000
+
+
+def _nest_deep(planned: PlannedReply, key: str) -> None:
+    """The first text delta of a stream carries the key inside JSON nested NEST_DEPTH deep: no
+    parser that stops at a depth can read it, nor so check it for the key."""
+    for event in planned.events if planned.stream else []:
+        data = _sse_json(event.data)
+        if isinstance(data, dict) and _edit_text(data, lambda text: text):
+            deep = b"[" * NEST_DEPTH + _dumps(key) + b"]" * NEST_DEPTH
+            body = _dumps(data)[:-1] + b',"deep":' + deep + b"}"
+            event.data = _event_prefix(event.data) + b"data: " + body + b"\n\n"
+            return
+    raise BehaviourError("echo_key=nested: needs a stream with a text delta")
 
 
 def _split_across_events(planned: PlannedReply, key: str, at: int) -> None:

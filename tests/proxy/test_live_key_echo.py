@@ -345,3 +345,22 @@ def test_a_body_that_cannot_be_decoded_is_not_relayed(proxy: ProxyProcess) -> No
     assert [c["status"] for c in logged] == [502, 200]
     assert logged[1]["outcome"] == "upstream_cut"
     assert _leaks("calls.jsonl", (proxy.run_dir / "calls.jsonl").read_bytes()) == []
+
+
+def test_a_stream_event_nested_too_deep_to_read_is_not_relayed(proxy: ProxyProcess) -> None:
+    """JSON nested deeper than a parser goes: the proxy cannot read its texts to check them for
+    a split key, so it treats the stream as one it cannot decode (a broken stream for the arm),
+    rather than failing inside the relay."""
+    calls = Calls(proxy)
+    echo = _echo("echo_key=nested")
+    with (
+        pytest.raises((openai.APIConnectionError, httpx2.RemoteProtocolError)),
+        proxy.openai().chat.completions.create(
+            model=MINI, max_tokens=20, messages=CHAT, stream=True, extra_headers=echo
+        ) as stream,
+    ):
+        for _ in stream:
+            pass
+    (logged,) = proxy.calls(at_least=calls.before + 1)[calls.before :]
+    assert "undecodable_body" in logged["flags"] and logged["outcome"] == "upstream_cut"
+    assert _leaks("calls.jsonl", (proxy.run_dir / "calls.jsonl").read_bytes()) == []
