@@ -31,6 +31,7 @@ from proxy.flow.failsafe import (
 )
 from proxy.flow.framing import Refusal, parse_refusal
 from proxy.flow.header_fields import lowered, rewrite
+from proxy.flow.identity import flag_unpinned_model
 from proxy.flow.intake import intake, keep_request
 from proxy.flow.reuse import ReuseBook, reply_as_sent
 from proxy.flow.sampling import pin_call
@@ -144,6 +145,7 @@ class HarnessAddon(AddonConfig):
             start=req.timestamp_end or time.time(),
             seq=self.sink.next_seq(),
             turn=self.turns.current(instance),
+            instance=instance,
         )
         flow.metadata["harness"] = state
         if any(name in headers for name in HARNESS_HEADERS):
@@ -222,6 +224,7 @@ class HarnessAddon(AddonConfig):
             return False
         state.reuse_of = hit.seq
         state.tokens = Tokens(source="none")  # booked once: the leader's call paid for it
+        state.flags.extend(hit.flags)  # the leader's reply was not the pinned model's: nor is this
         self.mode.send(flow, state, hit.reply)
         return True
 
@@ -282,6 +285,8 @@ class HarnessAddon(AddonConfig):
         self.mode.finished(flow, state)  # a forwarded call metered and settled
         first_byte = flow.response.timestamp_start
         end = flow.response.timestamp_end or time.time()
+        if self.mode is self.record:
+            flag_unpinned_model(state, self.pins, flow.response.status_code)
         logged = self._log(state, flow.response.status_code, first_byte, end)
         if logged and state.arm in self.reuse.leaders and flow.response.status_code == 200:
             kept = state.reply or reply_as_sent(state, flow.response.headers.get("content-type"))

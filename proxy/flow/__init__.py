@@ -12,6 +12,7 @@ __all__ = [
     "failsafe",
     "framing",
     "header_fields",
+    "identity",
     "intake",
     "reuse",
     "safe_json",

@@ -10,6 +10,11 @@ study's own pins, so the one rewrite (proxy.flow.sampling) applies them model-aw
 record is flagged `pins_from=B#SEQ` (B's call) and its `rewrites` name each field set; a follower
 whose turn has no captured B request (B failed before its main call) keeps the study's pins and
 is flagged `pins_from_missing`, so the comparison's reader sees the turn was not pinned to B.
+
+Captures are kept per reference instance (`B`, or worker k's `B@k`) and dropped only when that
+instance starts another item: an item runs on one worker, every arm's turn t before any turn t+1,
+so the other arms of the item have all asked by then, and another worker's turns are never
+dropped (a count-based bound once cleared a running turn's capture under `--workers`).
 """
 
 from __future__ import annotations
@@ -74,6 +79,7 @@ class ReferenceBook:
 
     def __init__(self) -> None:
         self._kept: dict[tuple[str, int], tuple[int, dict[str, Any]]] = {}
+        self._item_of: dict[str, str] = {}  # reference instance -> the item it captures for
 
     def capture(self, state: CallState, pins: Pins) -> None:
         """Keep the reference arm's first main request of its turn (as it was sent)."""
@@ -85,8 +91,13 @@ class ReferenceBook:
         key = (ref.item, ref.turn)
         if key in self._kept:
             return
-        if len(self._kept) > 64:
-            self._kept.clear()  # only the turns now running are ever asked for
+        instance = state.instance or state.arm
+        before = self._item_of.get(instance)
+        if before != ref.item:
+            # Items are unique to a worker: the instance's last item is finished in every arm.
+            if before is not None:
+                self._kept = {k: v for k, v in self._kept.items() if k[0] != before}
+            self._item_of[instance] = ref.item
         sent = state.sent if state.sent is not None else state.body
         self._kept[key] = (state.seq, sampling_of(state.route.wire, sent))
 

@@ -26,6 +26,9 @@ class CallState:
     seq: int = 0
     # The item and turn the arm ran when the call arrived (proxy.flow.control), for its record.
     turn: TurnRef | None = None
+    # The arm's instance the call came from (`A` or a worker's copy `A@k`): the reuse and
+    # reference books keep each instance's current item apart (proxy/flow/reuse.py).
+    instance: str = ""
     route: Route | None = None
     body: dict[str, Any] | None = None
     raw: bytes = b""

@@ -9,7 +9,14 @@ section counts the hits and the dollars the leader's calls cost (saved).
 
 Only complete, successful (200) leader replies are kept, one per (leader, item, turn, request
 hash), as the arm received them (live: after key redaction); a second equal leader request in
-the turn replaces the first.
+the turn replaces the first. The book is kept per leader instance (`C0`, or worker k's `C0@k`):
+an instance's replies are dropped only when that instance starts another item, which it does
+only once every arm of its worker has finished the item (an item runs on one worker, turn by
+turn), so no worker evicts a turn another worker still runs, and an arm restarted mid-item and
+running its earlier turns again is still served.
+
+A reused reply carries its leader's identity checks: the follower's call is flagged as the
+leader's was (`wrong_model`), so the follower's turn fails as the leader's did.
 """
 
 from __future__ import annotations
@@ -18,9 +25,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from proxy.flow.callstate import CallState
+from vendors.pins import WRONG_MODEL_FLAG
 from vendors.reply import StubReply
 
 MAIN = "main"
+# The leader's flags a reused reply brings to the follower's call: what the reply itself is.
+CARRIED_FLAGS = (WRONG_MODEL_FLAG,)
 
 
 def parse_reuse(entries: Sequence[str]) -> dict[str, str]:
@@ -40,13 +50,14 @@ def parse_reuse(entries: Sequence[str]) -> dict[str, str]:
 class Kept:
     seq: int
     reply: StubReply
+    flags: tuple[str, ...] = ()  # the leader's CARRIED_FLAGS
 
 
 class ReuseBook:
     def __init__(self) -> None:
         self.leader_of: dict[str, str] = {}
         self._kept: dict[tuple[str, str, int, str], Kept] = {}
-        self._turn_of: dict[str, tuple[str, int]] = {}  # leader -> the turn its replies are of
+        self._item_of: dict[str, str] = {}  # leader instance -> the item its replies are of
 
     @property
     def leaders(self) -> set[str]:
@@ -69,12 +80,20 @@ class ReuseBook:
         key = self._key(state.arm, state)
         if key is None:
             return
-        turn = (key[1], key[2])
-        if self._turn_of.get(state.arm) != turn:
-            # A new turn of this leader: the last turn's replies can no longer be asked for.
-            self._kept = {k: v for k, v in self._kept.items() if k[0] != state.arm}
-            self._turn_of[state.arm] = turn
-        self._kept[key] = Kept(state.seq, reply)
+        instance = state.instance or state.arm
+        item = key[1]
+        before = self._item_of.get(instance)
+        if before != item:
+            # This instance moved on to another item: its worker has finished the last one in
+            # every arm, so nothing can ask for those replies again. Items are unique to one
+            # worker, so (arm, item) names this instance's entries alone.
+            if before is not None:
+                self._kept = {
+                    k: v for k, v in self._kept.items() if (k[0], k[1]) != (state.arm, before)
+                }
+            self._item_of[instance] = item
+        carried = tuple(flag for flag in state.flags if flag in CARRIED_FLAGS)
+        self._kept[key] = Kept(state.seq, reply, carried)
 
     def lookup(self, state: CallState) -> Kept | None:
         """The leader's reply this follower's main request equals (masked), else None."""
