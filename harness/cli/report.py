@@ -42,6 +42,10 @@ def report(
     resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     as_json: bool = typer.Option(False, "--json", help="Print report.json instead of a table."),
+    partial: bool = typer.Option(
+        False, "--partial", help="Report a run that has not finished, marked unfinished."
+    ),
+    paper: str = typer.Option("a4", "--paper", help="The PDF's paper: a4 or letter."),
     check_public: Path | None = typer.Option(
         None,
         "--check-public",
@@ -57,6 +61,13 @@ def report(
     from harness.report.rundata import load_runs
     from harness.report.table import render_table
 
+    if resamples < 1:
+        raise HarnessError(
+            f"--resamples {resamples}: the bootstrap needs at least one resample",
+            hint="use the default (10000), or at least 1000 for a published interval",
+        )
+    if not run_dirs and check_public is None:
+        raise HarnessError("no run directory given", hint="harness report runs/<run-id> [...]")
     inputs = load_inputs(
         gate=gate,
         ledger=ledger,
@@ -90,6 +101,8 @@ def report(
         public=public,
         resamples=resamples,
         seed=seed,
+        partial=partial,
+        paper=paper,
     )
     if as_json:
         typer.echo((built.out / "report.json").read_text(encoding="utf-8"), nl=False)

@@ -1,20 +1,19 @@
-"""The confirmatory verdicts in section 7: the analysis plan's hash, each contrast and endpoint
-with its interval, one-sided tests, Holm-adjusted p-values, status, planned and achieved n and
-minimum detectable effect, the length-controlled estimate where it applies, the validity gates'
-and ceilings' readings, the interim look and the outcome (harness/report/decision.py)."""
+"""The confirmatory verdicts: the analysis plan's hash, each contrast and endpoint with its
+interval, tests (superiority Holm-adjusted; non-inferiority and WORSE unadjusted), win
+conditions, status, planned and achieved n and minimum detectable effect, the length-controlled
+estimate where it applies, the validity gates' and ceilings' readings, the interim look and the
+outcome (harness/report/decision.py). At an interim look that does not stop every axis, the
+section shows each axis's "stop" or "continue" and nothing of any effect."""
 
 from __future__ import annotations
 
 from harness.report import charts
+from harness.report.analysis import Analysis, Endpoint
 from harness.report.context import Context
-from harness.report.decision import (
-    LONGER,
-    ceiling_readings,
-    endpoint_results,
-    gate_readings,
-    outcome,
-)
+from harness.report.decision import LONGER, EndpointResult, endpoint_results, outcome
+from harness.report.first_screen_record import confirmed_record
 from harness.report.model import Section, Table
+from harness.report.readings import ceiling_readings, gate_readings
 
 
 def _f(value: float | None, sign: bool = True) -> str:
@@ -30,7 +29,11 @@ def confirmatory(ctx: Context, s: Section, with_charts: bool) -> None:
     gates = gate_readings(ctx, plan, results)
     ceilings = ceiling_readings(ctx, plan)
     verdict, why = outcome(plan, results, gates, ceilings)
+    ctx.confirmed = confirmed_record(verdict, why, results, gates, ceilings)
     s.paragraphs.append(f"OUTCOME: {verdict} ({why}).")
+    if why.endswith(": continue"):
+        _interim_only(plan, results, s)
+        return
     level = 1 - 2 * plan.alpha
     s.paragraphs.append(
         f"Confirmatory verdicts under the analysis plan SHA-256 {plan.sha256}: one-sided tests at "
@@ -43,10 +46,12 @@ def confirmatory(ctx: Context, s: Section, with_charts: bool) -> None:
     rows, bars = [], []
     for r in results:
         p, adj = r.p or {}, r.adjusted or {}
-        tests = " / ".join(
-            f"{p[t]:.4g} ({adj[t]:.4g})" if t in p else "-"
-            for t in ("better", "non-inferior", "worse")
+        tests = (
+            f"{p['better']:.4g} ({adj['better']:.4g}) / {p['non-inferior']:.4g} / {p['worse']:.4g}"
+            if p
+            else "-"
         )
+        win = "; ".join(f"{name}: {'yes' if ok else 'no'}" for name, ok in r.win.items())
         controlled = "-"
         if r.controlled is not None:
             c = r.controlled
@@ -63,19 +68,22 @@ def confirmatory(ctx: Context, s: Section, with_charts: bool) -> None:
                 f"{r.endpoint.planned_n} / {r.n}",
                 _f(r.estimate),
                 "-" if r.low is None else f"[{r.low:+.4f}, {r.high:+.4f}]",
-                f"{r.endpoint.margin:g}",
+                _margins(r.endpoint),
                 tests,
+                win or "-",
                 _f(r.mde, sign=False),
                 ratio,
                 controlled,
-                r.status if r.p is not None else f"NOT SHOWN ({r.why})",
+                (f"{r.status} ({r.why})" if r.why else r.status),
             ]
         )
         if r.estimate is not None and r.low is not None and r.high is not None:
             bars.append((r.endpoint.name, r.contrast, r.estimate, r.low, r.high))
     columns = ["contrast", "endpoint", "metric", "in family", "planned / achieved n",
-               "effect (+ = candidate better)", f"{level:.0%} interval", "margin",
-               "one-sided p: better / non-inferior / worse (Holm)", "MDE at planned n",
+               "effect (+ = candidate better)", f"{level:.0%} interval",
+               "margins: non-inferiority / sizing",
+               "p: better (Holm) / non-inferior / worse (two-sided)", "win conditions",
+               "MDE at planned n",
                "winner's length ratio", "length-controlled effect", "status"]  # fmt: skip
     s.tables.append(Table(columns, rows))
     s.tables.append(
@@ -94,12 +102,16 @@ def confirmatory(ctx: Context, s: Section, with_charts: bool) -> None:
     s.paragraphs.append(
         "Interim look: none declared."
         if look is None
-        else f"Interim look at n {look.at_n}: stop for efficacy when every family endpoint's "
-        f"Holm-adjusted p (better) is below {look.efficacy_alpha:g}; stop for futility (KILL) "
-        f"when a family endpoint's upper bound is below {look.futility_bound:g}."
+        else f"Interim look at n {look.at_n}: an axis stops for efficacy or harm at |z| >= "
+        f"{look.z:g}, and for futility when its upper 95% bound is below its sizing margin and "
+        "its estimate is at most 0; the interim output says only stop or continue."
     )
     s.paragraphs.append(
-        "Decision rules (the first that holds): "
+        "BETTER: the one-sided lower bound above 0 (0.5 for a pair score), Holm-adjusted across "
+        "the family (a pair served by reuse counted once), and every win condition the endpoint "
+        "declares; WORSE: the unadjusted two-sided 95% upper bound below 0; NON-INFERIOR: the "
+        "unadjusted one-sided lower bound above minus the margin. Decision rules (the first "
+        "that holds): "
         + "; ".join(
             f"{rule.outcome} when {' and '.join(rule.when) or 'always'}" for rule in plan.rules
         )
@@ -109,3 +121,20 @@ def confirmatory(ctx: Context, s: Section, with_charts: bool) -> None:
         s.chart = charts.interval_chart(
             f"Effects (candidate - baseline) with their {level:.0%} intervals", bars, "verdicts"
         )
+
+
+def _margins(ep: Endpoint) -> str:
+    ni = "none (superiority only)" if ep.superiority_only else f"{ep.margin:g}"
+    return f"{ni} / {'-' if ep.sizing_margin is None else f'{ep.sizing_margin:g}'}"
+
+
+def _interim_only(plan: Analysis, results: list[EndpointResult], s: Section) -> None:
+    """What an interim look that does not stop every axis may show: stop or continue."""
+    rows = [
+        [r.contrast, r.endpoint.name, r.interim.decision] for r in results if r.interim is not None
+    ]
+    s.tables.append(Table(["contrast", "endpoint", "interim look"], rows))
+    s.paragraphs.append(
+        f"Interim look under the analysis plan SHA-256 {plan.sha256}: each axis reads only "
+        "stop or continue; its estimate, interval and verdict stay sealed until the final look."
+    )

@@ -14,6 +14,7 @@ from harness.report.chromium import print_pdf
 from harness.report.context import Context
 from harness.report.crosscheck import check_inputs, no_duplicates
 from harness.report.drilldown import write_drilldown
+from harness.report.first_screen import first_screen
 from harness.report.gold import score_gold
 from harness.report.inputs import Inputs
 from harness.report.model import Section
@@ -22,11 +23,14 @@ from harness.report.perarm import RunReport, build_report
 from harness.report.public import Anonymizer, Private, check_public, host_names
 from harness.report.records import records, write_records
 from harness.report.render import render_html, render_markdown
+from harness.report.report_json import ReportFile, report_file
 from harness.report.rundata import RunData, load_runs
+from harness.report.unfinished import Progress, progress, refuse_unless_partial
 from rundir.atomic import write_atomic
 from rundir.manifest import tool_version
 
 FORMATS = ("md", "html", "pdf")
+PAPERS = {"a4": "A4", "letter": "letter"}
 
 
 @dataclass
@@ -49,13 +53,21 @@ def generate(
     public: bool = False,
     resamples: int = 10_000,
     seed: int = 0,
+    partial: bool = False,
+    paper: str = "a4",
 ) -> Generated:
     unknown = set(formats) - set(FORMATS)
     if unknown:
         raise HarnessError(f"unknown --format {sorted(unknown)}", hint="use md, html and/or pdf")
+    if paper.lower() not in PAPERS:
+        raise HarnessError(f"unknown --paper {paper!r}", hint="use a4 or letter")
+    if not run_dirs:
+        raise HarnessError("no run directory given", hint="harness report runs/<run-id>")
     out = out or default_out(run_dirs, public)
     _outside_runs(out, run_dirs)
     data = load_runs(run_dirs)
+    done = progress(data)
+    refuse_unless_partial(done, partial)
     check_inputs(data, inputs)  # refuses, in one line, an input that is not of these runs
     if inputs.gold is not None:
         scored, inputs.net = score_gold(data, inputs.gold)
@@ -63,9 +75,12 @@ def generate(
         no_duplicates(inputs.judgments)  # a gold score never overwrites a judged one
     inputs.judgments = without_voided(data, inputs.judgments)  # voided items are set aside
     anon = Anonymizer(public)
+    done.run_id = anon.run(done.run_id)
     report = build_report(data, resamples=resamples, seed=seed)
     ctx = Context(data, inputs, report, anon, resamples, seed)
     built = build_sections(ctx, with_charts="html" in formats or "pdf" in formats)
+    screen = first_screen(ctx, built, done)
+    _mark_unfinished(built, done)
     out.mkdir(parents=True, exist_ok=True)
     title = str(data.study.get("name") or anon.run(report.run_id))
     intro = (
@@ -74,15 +89,17 @@ def generate(
         f"{', public copy' if public else ''}. The generator calls no model; every figure is "
         "computed from the files each section lists, and records.jsonl holds the raw rows."
     )
-    files = [_write(out / "report.json", _public_json(report, anon))]
+    whole = report_file(report, screen, ctx.confirmed, done, built)
+    files = [_write(out / "report.json", _public_json(whole, anon))]
     write_records(out / "records.jsonl", records(data, anon))
     files.append(out / "records.jsonl")
     drill = write_drilldown(ctx, out / "drilldown.html", title)
     files += [drill] if drill else []
     if "md" in formats:
-        files.append(_write(out / "report.md", render_markdown(title, intro, built)))
+        files.append(_write(out / "report.md", render_markdown(title, intro, built, screen)))
     if "html" in formats or "pdf" in formats:
-        html = _write(out / "report.html", render_html(title, intro, built))
+        page = render_html(title, intro, built, screen, PAPERS[paper.lower()])
+        html = _write(out / "report.html", page)
         files.append(html)
         if "pdf" in formats:
             print_pdf(html, out / "report.pdf")
@@ -161,7 +178,15 @@ def _study_table(data: RunData, name: str) -> dict[str, object]:
     return dict(table) if isinstance(table, dict) else {}
 
 
-def _public_json(report: RunReport, anon: Anonymizer) -> str:
+def _mark_unfinished(built: list[Section], done: Progress) -> None:
+    # Section 12 says it too, so a reader who skips the first screen still sees it.
+    if not done.finished:
+        for section in built:
+            if section.number == 12:
+                section.paragraphs.insert(0, done.sentence())
+
+
+def _public_json(report: ReportFile, anon: Anonymizer) -> str:
     if anon.public:
         report = report.model_copy(
             update={

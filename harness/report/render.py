@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from harness.report.first_screen import FirstScreen
 from harness.report.md_escape import escape, table_row
 from harness.report.model import Section
 
@@ -42,11 +43,15 @@ _HTML = _html_environment()
 _MARKDOWN = _markdown_environment()
 
 
-def render_markdown(title: str, intro: str, sections: list[Section]) -> str:
+def render_markdown(title: str, intro: str, sections: list[Section], screen: FirstScreen) -> str:
     return _MARKDOWN.get_template("report.md.j2").render(
-        title=title, intro=intro, sections=sections
+        title=title, intro=intro, sections=sections, screen=screen
     )
 
 
-def render_html(title: str, intro: str, sections: list[Section]) -> str:
-    return _HTML.get_template("report.html.j2").render(title=title, intro=intro, sections=sections)
+def render_html(
+    title: str, intro: str, sections: list[Section], screen: FirstScreen, paper: str = "A4"
+) -> str:
+    return _HTML.get_template("report.html.j2").render(
+        title=title, intro=intro, sections=sections, screen=screen, paper=paper
+    )

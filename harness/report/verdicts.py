@@ -18,6 +18,7 @@ from itertools import combinations
 from harness.report import charts
 from harness.report.confirm import confirmatory
 from harness.report.context import Context
+from harness.report.decision import interim_due
 from harness.report.judged import Judgment, PairJudgment
 from harness.report.model import Section, Table
 from harness.stats.bootstrap import mean_interval, paired_cluster_bootstrap
@@ -25,6 +26,11 @@ from harness.stats.controls import aa_control, must_fail_control
 from harness.stats.scorers import NET_LAMBDAS, net_sweep
 from harness.stats.significance import discordant_pairs, holm, mcnemar
 
+# At an interim look the output reveals only each axis's stop or continue (study design 4.6).
+SEALED = (
+    "Interim look: the results stay sealed until the final look (the interim output reveals only "
+    "each axis's stop or continue)."
+)
 Unit = tuple[str, int | None]  # (item, turn): one judged answer
 Group = tuple[str, str, str]  # (family, metric, scale): never averaged with another
 
@@ -51,7 +57,7 @@ def _by_group(
     return out
 
 
-def _kept(ctx: Context) -> list[Judgment]:
+def kept_judgments(ctx: Context) -> list[Judgment]:
     """Judgments of the items every arm ran, by arms a scan did not void."""
     dropped = set(ctx.report.dropped_items)
     void = set(ctx.inputs.void_arms or {})
@@ -86,8 +92,11 @@ def results(ctx: Context, with_charts: bool = False) -> Section:
     if ctx.inputs.judgments is None:
         s.not_run = "no --judgments or --gold were given"
         return s
+    if interim_due(ctx):
+        s.paragraphs.append(SEALED)
+        return s
     rows, bars = [], []
-    for (family, metric, scale), arms in sorted(_by_group(ctx, _kept(ctx)).items()):
+    for (family, metric, scale), arms in sorted(_by_group(ctx, kept_judgments(ctx)).items()):
         for arm, units in sorted(arms.items()):
             keys = sorted(units, key=str)
             values = [units[k].value for k in keys]
@@ -171,8 +180,11 @@ def verdicts(ctx: Context, with_charts: bool = False) -> Section:
         s.paragraphs.append("Confirmatory verdicts: not run (no --analysis was given).")
     else:
         confirmatory(ctx, s, with_charts)
+        if interim_due(ctx):
+            s.paragraphs.append(SEALED)
+            return s
     rows, flags = [], []
-    for (family, metric, scale), arms in sorted(_by_group(ctx, _kept(ctx)).items()):
+    for (family, metric, scale), arms in sorted(_by_group(ctx, kept_judgments(ctx)).items()):
         found, pvalues = [], {}
         for a, b in combinations(sorted(arms), 2):
             shared = _shared(arms, [a, b])

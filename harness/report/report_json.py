@@ -1,0 +1,104 @@
+"""report.json: everything the report states, for a machine: the per-arm figures (schema 2's
+`RunReport`), and since schema 3 the outcome and its rule, the confirmatory verdicts, the validity
+gates' and ceilings' readings, each arm's score per metric with its interval, whether the runs
+are finished, and each section with why it was not run. Its fields are in docs/formats.md."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.report.context import Confirmed
+from harness.report.first_screen import FirstScreen
+from harness.report.model import Section
+from harness.report.perarm import RunReport
+from harness.report.unfinished import Progress
+
+REPORT_FILE_SCHEMA = 3  # 3: outcome, verdicts, gates, ceilings, results, progress, sections
+
+
+class VerdictEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    contrast: str
+    endpoint: str
+    metric: str
+    estimate: float | None  # + = the candidate better
+    low: float | None
+    high: float | None
+    status: str  # BETTER, NON-INFERIOR, WORSE, NOT SHOWN, ...
+    n: int
+    planned_n: int
+
+
+class ScoreEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    mean: float
+    low: float  # 95% percentile cluster bootstrap
+    high: float
+    n: int
+
+
+class ProgressEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    finished: bool
+    state: str
+    turns_done: int
+    turns_planned: int | None
+    items_begun: int
+    items_planned: int
+
+
+class SectionEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    number: int
+    title: str
+    not_run: str | None
+
+
+class ReportFile(RunReport):
+    schema_: int = Field(REPORT_FILE_SCHEMA, alias="schema")
+    outcome: str | None = None  # None: no --analysis plan given
+    rule: str | None = None
+    notes: list[str] = Field(default_factory=list)
+    verdicts: list[VerdictEntry] = Field(default_factory=list)
+    gates: dict[str, str] = Field(default_factory=dict)
+    ceilings: dict[str, str] = Field(default_factory=dict)
+    results: dict[str, dict[str, ScoreEntry]] = Field(default_factory=dict)  # arm -> metric
+    progress: ProgressEntry | None = None
+    sections: list[SectionEntry] = Field(default_factory=list)
+
+
+def report_file(
+    report: RunReport,
+    screen: FirstScreen,
+    confirmed: Confirmed | None,
+    progress: Progress,
+    sections: list[Section],
+) -> ReportFile:
+    return ReportFile(
+        **report.model_dump(by_alias=False, exclude={"schema_"}),
+        outcome=screen.outcome,
+        rule=screen.rule,
+        notes=screen.notes,
+        verdicts=[VerdictEntry(**vars(r)) for r in (confirmed.rows if confirmed else [])],
+        gates=confirmed.gates if confirmed else {},
+        ceilings=confirmed.ceilings if confirmed else {},
+        results={
+            a.arm: {m: ScoreEntry(**vars(s)) for m, s in a.scores.items()}
+            for a in screen.arms
+            if a.scores
+        },
+        progress=ProgressEntry(finished=progress.finished, **_progress_fields(progress)),
+        sections=[
+            SectionEntry(number=s.number, title=s.title, not_run=s.not_run) for s in sections
+        ],
+    )
+
+
+def _progress_fields(progress: Progress) -> dict[str, object]:
+    fields = dict(vars(progress))
+    fields.pop("run_id")
+    return fields
