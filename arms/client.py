@@ -36,6 +36,7 @@ from arms.seam import (
     Health,
     Ingest,
     Ingested,
+    LineSplitter,
     OpenSession,
     Problem,
     Turn,
@@ -85,7 +86,7 @@ class TurnStream:
 
     async def __aiter__(self) -> AsyncIterator[Delta | Done | Error]:
         try:
-            async for raw in self.response.aiter_lines():
+            async for raw in self._raw_lines():
                 now = time.monotonic()
                 if not raw.strip():
                     continue
@@ -101,6 +102,16 @@ class TurnStream:
         if self.outcome is None:
             self._fail("broken", "the arm's stream ended without a done or error line")
             raise SeamError(self.error or "")
+
+    async def _raw_lines(self) -> AsyncIterator[str]:
+        # Framed at "\n" only (arms/seam.py): httpx's aiter_lines() splits like
+        # str.splitlines(), so a reply holding U+2028 came apart into two halves that are no JSON.
+        splitter = LineSplitter()
+        async for piece in self.response.aiter_text():
+            for raw in splitter.feed(piece):
+                yield raw
+        for raw in splitter.end():
+            yield raw
 
     def _parse(self, raw: str) -> Delta | Done | Error:
         try:

@@ -28,8 +28,30 @@ SEAM_VERSION: Final = 2
 SEAM_VERSIONS: Final = (1, 2)
 INGEST_VERSION: Final = 2  # the first version with ingestion
 
-# The content type of a turn's stream: one JSON object per line.
+# The content type of a turn's stream: one JSON object per line, each ended by "\n" and only by
+# it (a reply may hold U+2028 and the like raw, which str.splitlines() takes for line ends).
 NDJSON: Final = "application/x-ndjson"
+
+
+class LineSplitter:
+    """Frames the stream, arriving in pieces, into lines at "\n" only (the framing of
+    rundir/jsonlines.py, here because an arm imports nothing of the harness)."""
+
+    def __init__(self) -> None:
+        self._pending = ""
+
+    def feed(self, piece: str) -> list[str]:
+        """The lines `piece` completes; the rest waits for the next piece."""
+        self._pending += piece
+        if "\n" not in piece:
+            return []
+        *lines, self._pending = self._pending.split("\n")
+        return lines
+
+    def end(self) -> list[str]:
+        """A last line without its "\n", once the stream has ended."""
+        rest, self._pending = self._pending, ""
+        return [rest] if rest else []
 
 
 class _Request(BaseModel):

@@ -99,6 +99,7 @@ from harness.guard import GuardSpec
 from ledger.errors import LedgerError
 from ledger.ledger import is_url, refuse_password, where
 from ledger.pg_store import is_postgres_url
+from rundir.jsonlines import read_lines
 from rundir.limits import ResourceLimits
 from rundir.proxy_file import PurposeRule as ProxyPurposeRule
 from vendors.hosts import VENDORS
@@ -639,7 +640,7 @@ def memory_item(memory: Memory) -> Item:
 
 def load_items(path: Path) -> list[Item]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_lines(path)
     except (OSError, UnicodeDecodeError) as e:
         raise HarnessError(
             f"cannot read items file {path}: {e}", hint="check the 'items' path and permissions"

@@ -19,6 +19,7 @@ from pydantic import Field, ValidationError
 
 from rundir.atomic import write_atomic
 from rundir.errors import RunDirError
+from rundir.jsonlines import read_lines
 from rundir.model import RunDirModel
 
 M = TypeVar("M", bound=RunDirModel)
@@ -75,7 +76,7 @@ def read_entries(path: Path, model: type[M], what: str) -> list[M]:
     if not path.exists():
         return []
     entries = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(read_lines(path), 1):
         if not line.strip():
             continue
         try:

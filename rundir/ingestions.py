@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from rundir.jsonlines import read_lines
 from rundir.model import RunDirModel
 
 INGESTION_SCHEMA: Literal[1] = 1
@@ -71,7 +72,7 @@ def read_ingestions(path: Path) -> list[IngestionRecord | SnapshotRecord]:
     if not path.exists():
         return []
     records: list[IngestionRecord | SnapshotRecord] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in read_lines(path):
         kind = kind_of(line) if line.strip() else None
         if kind == "ingestion":
             records.append(IngestionRecord.model_validate_json(line))

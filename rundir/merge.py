@@ -34,6 +34,7 @@ from typing import Any
 from rundir.bodies import BodyStore
 from rundir.errors import RunDirError
 from rundir.header import RunHeader, StudyRun, read_header
+from rundir.jsonlines import read_lines
 from rundir.packread import PackReader
 from rundir.seal import write_manifest
 from rundir.shards import MergedShard
@@ -273,7 +274,7 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     out = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, line in enumerate(read_lines(path), 1):
         if not line.strip():
             continue
         try:

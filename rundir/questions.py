@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 from pathlib import Path
-from typing import IO, Literal
+from typing import Literal
 
 from pydantic import Field
 
+from rundir.jsonlines import JsonLinesAppender, read_lines
 from rundir.model import RunDirModel
 
 QUESTION_SCHEMA: Literal[1] = 1
@@ -62,27 +63,13 @@ class QuestionRecord(RunDirModel):
     answer_cost_usd: Decimal = Decimal(0)
 
 
-class QuestionLog:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file: IO[str] | None = None
-
-    def append(self, record: QuestionRecord) -> None:
-        if self._file is None:  # only a memory benchmark has the file
-            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - close()
-        self._file.write(record.model_dump_json(by_alias=True) + "\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
+class QuestionLog(JsonLinesAppender):
+    """questions.jsonl, made at its first record: only a memory benchmark has the file."""
 
 
 def read_questions(path: Path) -> list[QuestionRecord]:
     if not path.exists():
         return []
     return [
-        QuestionRecord.model_validate(json.loads(line))
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip()
+        QuestionRecord.model_validate(json.loads(line)) for line in read_lines(path) if line.strip()
     ]

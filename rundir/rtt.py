@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from rundir.jsonlines import append_line, read_lines
 from rundir.model import RunDirModel
 
 RTT_SCHEMA: Literal[1] = 1
@@ -49,15 +50,10 @@ class RttLog:
 
     def append(self, probe: RttProbe) -> None:
         # Opened per probe: a handful of probes per run, and no handle to leak on an early exit.
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(probe.model_dump_json(by_alias=True) + "\n")
+        append_line(self.path, probe)
 
 
 def read_probes(path: Path) -> list[RttProbe]:
     if not path.exists():
         return []
-    return [
-        RttProbe.model_validate(json.loads(line))
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
+    return [RttProbe.model_validate(json.loads(line)) for line in read_lines(path) if line.strip()]

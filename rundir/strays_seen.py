@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from rundir.jsonlines import append_line, read_lines
 from rundir.model import RunDirModel
 
 STRAYS_SEEN_SCHEMA: Literal[1] = 1
@@ -57,15 +58,10 @@ class StraySeen(RunDirModel):
 
 
 def append_seen(path: Path, seen: StraySeen) -> None:
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(seen.model_dump_json(by_alias=True) + "\n")
+    append_line(path, seen)
 
 
 def read_seen(path: Path) -> list[StraySeen]:
     if not path.exists():
         return []
-    return [
-        StraySeen.model_validate(json.loads(line))
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
+    return [StraySeen.model_validate(json.loads(line)) for line in read_lines(path) if line.strip()]

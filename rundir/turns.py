@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import IO, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from rundir.model import RunDirModel, Upgradable, Upgrade
+from rundir.jsonlines import JsonLinesAppender, read_lines
+from rundir.model import Upgradable, Upgrade
 
 TURN_SCHEMA: Literal[1] = 1
 
@@ -77,17 +78,11 @@ class TurnRecord(Upgradable):
     guard_reason: str | None = None
 
 
-class TurnLog:
+class TurnLog(JsonLinesAppender):
+    """turns.jsonl, made when the run starts (an empty one says no turn finished)."""
+
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
-
-    def append(self, record: TurnRecord | RunDirModel) -> None:
-        self._file.write(record.model_dump_json(by_alias=True) + "\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        self._file.close()
+        super().__init__(path, create=True)
 
 
 def read_turns(path: Path) -> list[TurnRecord]:
@@ -98,6 +93,6 @@ def read_turns(path: Path) -> list[TurnRecord]:
         return []
     return [
         TurnRecord.model_validate(json.loads(line))
-        for line in path.read_text(encoding="utf-8").splitlines()
+        for line in read_lines(path)
         if line.strip() and kind_of(line) is None
     ]

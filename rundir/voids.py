@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import Field
 
 from rundir.atomic import fsync_dir
+from rundir.jsonlines import read_lines
 from rundir.model import RunDirModel
 
 VOIDS_FILE = "voids.jsonl"
@@ -50,9 +51,7 @@ def read_voids(run_dir: Path) -> list[VoidRecord]:
     if not path.exists():
         return []
     return [
-        VoidRecord.model_validate(json.loads(line))
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip()
+        VoidRecord.model_validate(json.loads(line)) for line in read_lines(path) if line.strip()
     ]
 
 

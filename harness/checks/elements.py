@@ -20,6 +20,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from rundir.jsonlines import read_lines
+
 
 class ElementsError(ValueError):
     """The elements file does not parse; the message names the line."""
@@ -34,7 +36,7 @@ class Firing:
 
 def read_elements(path: Path) -> list[Firing]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_lines(path)
     except (OSError, UnicodeDecodeError) as e:
         raise ElementsError(f"{path}: cannot read it: {e}") from None
     firings: list[Firing] = []

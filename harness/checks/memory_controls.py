@@ -26,6 +26,7 @@ from typing import Any
 
 from harness.study import Item
 from rundir.calllog import CALL_SCHEMA, CallRecord
+from rundir.jsonlines import read_lines
 from rundir.packread import PackReader
 from rundir.turns import TurnRecord, read_turns
 
@@ -67,7 +68,7 @@ def _calls(path: Path) -> list[CallRecord]:
     skipped, not an error."""
     records: list[CallRecord] = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_lines(path)
     except OSError:
         return records
     for line in lines:

@@ -44,6 +44,7 @@ from harness.errors import HarnessError
 from harness.study import load_items
 from rundir.calllog import read_calls
 from rundir.header import read_header
+from rundir.jsonlines import split_lines
 from rundir.packread import PackReader
 from rundir.turns import read_turns
 
@@ -133,7 +134,7 @@ def load_entries(path: Path, model: type[Canary] | type[ForgetWord], table: str)
         rows = (
             tomllib.loads(text).get(table, [])
             if path.suffix == ".toml"
-            else [json.loads(line) for line in text.splitlines() if line.strip()]
+            else [json.loads(line) for line in split_lines(text) if line.strip()]
         )
     except (OSError, ValueError) as e:
         raise HarnessError(

@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator
 
 from rundir.content_decode import DecodeError, decode_body
+from rundir.jsonlines import split_lines
 
 # Magic numbers of the encodings a vendor or an engine's store may have compressed with.
 _MAGIC = {b"\x1f\x8b": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}
@@ -31,7 +32,7 @@ def body_texts(body: bytes) -> list[str]:
     parsed = _json(text)
     if parsed is not None:
         texts.append("\n".join(_strings(parsed)))
-    events = [_json(line[5:].strip()) for line in text.splitlines() if line.startswith("data:")]
+    events = [_json(line[5:].strip()) for line in split_lines(text) if line.startswith("data:")]
     if events:
         texts.append("".join(d for event in events if event is not None for d in _deltas(event)))
     return texts
@@ -40,7 +41,7 @@ def body_texts(body: bytes) -> list[str]:
 def file_texts(data: bytes) -> list[str]:
     """Texts to search in a store file: the same forms, plus each JSONL line's strings."""
     texts = body_texts(data)
-    lines = [_json(line) for line in texts[0].splitlines()]
+    lines = [_json(line) for line in split_lines(texts[0])]
     texts += ["\n".join(_strings(row)) for row in lines if row is not None]
     return texts
 

@@ -35,6 +35,7 @@ from harness.report.judged import Judgment, PairJudgment, load_judged
 from harness.report.rundata import ReadFile, read_file
 from harness.stats.scorers import Judgement
 from ledger.prices import PriceTable, load_prices
+from rundir.jsonlines import read_lines
 from rundir.judgments import MANIFEST_FILE, JudgmentSet
 
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ def _judgments(inputs: Inputs, path: Path) -> None:
 
 
 def _provenance(inputs: Inputs, path: Path) -> None:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    rows = [json.loads(line) for line in read_lines(path) if line]
     for lineno, row in enumerate(rows, 1):
         if "name" not in row or "sha256" not in row:
             raise ValueError(f"line {lineno}: every material needs `name` and `sha256`")
@@ -157,7 +158,7 @@ def _header(inputs: Inputs, path: Path) -> None:
 
 
 def _gold(inputs: Inputs, path: Path) -> None:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    rows = [json.loads(line) for line in read_lines(path) if line]
     for lineno, row in enumerate(rows, 1):
         if "item" not in row or "turn" not in row or not row.get("gold"):
             raise ValueError(f"line {lineno}: every gold answer needs `item`, `turn` and `gold`")

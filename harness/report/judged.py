@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import HarnessError
+from rundir.jsonlines import read_lines
 from rundir.judgments import JudgmentSet, open_seal, read_manifest, read_tasks, read_votes
 
 # The scales a metric may declare, with the values each allows (None: any finite number).
@@ -104,7 +105,7 @@ def _load_jsonl(path: Path) -> list[Judgment]:
     out: list[Judgment] = []
     first_line: dict[tuple[object, ...], int] = {}
     scale_of: dict[str, tuple[str, int]] = {}
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, line in enumerate(read_lines(path), 1):
         if not line.strip():
             continue
         where = f"line {lineno}"

@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rundir.jsonlines import read_lines
+
 
 def load_pack(path: Path) -> tuple[dict[str, str], dict[str, str]]:
     clusters: dict[str, str] = {}
     families: dict[str, str] = {}
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, line in enumerate(read_lines(path), 1):
         if not line.strip():
             continue
         row = json.loads(line)

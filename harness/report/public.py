@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from rundir.jsonlines import read_lines
+
 # An absolute POSIX path with at least two parts, not the tail of a URL ("https://h/a/b").
 _ABSOLUTE_PATH = re.compile(r"(?<![\w:/.~-])/(?:[\w.-]+/)+[\w.-]+")
 _SCANNED = (".md", ".html", ".jsonl", ".json", ".txt")
@@ -77,7 +79,7 @@ def check_public(folder: Path, private: Private) -> list[Finding]:
     for path in sorted(folder.rglob("*")):
         if not path.is_file() or path.suffix not in _SCANNED:
             continue
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for lineno, line in enumerate(read_lines(path), 1):
             for pattern, word in patterns:
                 if pattern.search(line):
                     findings.append(Finding(path.name, lineno, repr(word)))

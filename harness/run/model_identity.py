@@ -14,6 +14,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+from rundir.jsonlines import whole_lines
 from rundir.turns import TurnRecord
 from vendors.pins import WRONG_MODEL_FLAG
 
@@ -34,9 +35,9 @@ class ModelIdentityWatch:
                 data = f.read()
         except FileNotFoundError:
             return
-        end = data.rfind(b"\n") + 1  # a line still being written waits for the next read
+        lines, end = whole_lines(data)  # a line still being written waits for the next read
         self.offset += end
-        for line in data[:end].splitlines():
+        for line in lines:
             try:
                 call = json.loads(line)
             except ValueError:

@@ -20,6 +20,7 @@ from harness.stats.answer_text import normalise
 from harness.study import Item
 from rundir.calllog import CALL_SCHEMA, CallRecord
 from rundir.ingestions import IngestionRecord
+from rundir.jsonlines import whole_lines
 from rundir.packread import PackReader
 from rundir.questions import QuestionLog, QuestionRecord
 from rundir.turns import TurnRecord
@@ -44,8 +45,8 @@ class CallTail:
                 chunk = f.read()
         except OSError:
             return
-        end = chunk.rfind(b"\n") + 1  # a torn last line waits for the next read
-        for line in chunk[:end].splitlines():
+        lines, end = whole_lines(chunk)  # a torn last line waits for the next read
+        for line in lines:
             try:
                 record = CallRecord.model_validate_json(line)
             except ValueError:

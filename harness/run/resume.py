@@ -23,6 +23,7 @@ from harness.errors import HarnessError
 from harness.study import Item, Study
 from rundir.errors import RunDirError
 from rundir.header import RunHeader, read_header
+from rundir.jsonlines import read_lines
 from rundir.turns import TurnRecord
 from rundir.voids import VOIDS_FILE, voided_items
 
@@ -46,7 +47,7 @@ def resumption(source: Path, study: Study, mode: str, items: list[Item]) -> Resu
         header = _header(run)
         _check_same_study(run, header, study, mode)
         voided = _voided(run)
-        done |= {p for p in finished_pairs(_turns(run), items) if p[0] not in voided}
+        done |= {p for p in finished_pairs(turn_records(run), items) if p[0] not in voided}
         previous = header.study.resumed_from if header.study else None
         run = Path(previous) if previous else None
     return Resumption(source=source, done=frozenset(done))
@@ -106,14 +107,14 @@ def _voided(run: Path) -> set[str]:
         ) from None
 
 
-def _turns(run: Path) -> list[TurnRecord]:
+def turn_records(run: Path) -> list[TurnRecord]:
     """The run's turn records; a torn last line (the harness was killed mid-write) is skipped,
     since its turn then counts as not finished and runs again."""
     path = run / "turns.jsonl"
     records: list[TurnRecord] = []
     if not path.exists():
         return records
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in read_lines(path):
         if not line.strip():
             continue
         try:

@@ -40,6 +40,7 @@ from harness.run.orchestrator import Orchestrator, RunTally
 from harness.run.prepare import Plan
 from harness.study import ArmSpec, Item
 from rundir.atomic import write_atomic
+from rundir.jsonlines import read_lines
 from rundir.limits import AppliedLimits
 from rundir.proxy_file import instance_name
 from rundir.turns import TurnLog, TurnRecord
@@ -58,6 +59,7 @@ class WorkerBackend(IsolationBackend):
         self.isolation = inner.isolation
         self.isolation_reason = inner.isolation_reason
         self.clock_pinning = inner.clock_pinning
+        self.clock_pin = inner.clock_pin
         self.limits = inner.limits
 
     def _name(self, arm: str) -> str:
@@ -174,7 +176,7 @@ def sort_turns(path: Path, items: list[Item]) -> None:
     if not path.exists():
         return
     order = {item.id: n for n, item in enumerate(items)}
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = [line for line in read_lines(path) if line.strip()]
 
     def key(line: str) -> int:
         item = json.loads(line).get("item")

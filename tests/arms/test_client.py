@@ -61,6 +61,19 @@ async def test_turn_yields_parsed_lines_and_measures_latency(toy: ArmProcess) ->
         assert first < SLOW_GAP_S / 2
 
 
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085", "\x1c", "\x0b", "\x0c"])
+async def test_a_reply_holding_a_unicode_line_separator_arrives_whole(
+    toy: ArmProcess, separator: str
+) -> None:
+    # A JSON string may hold these raw and str.splitlines() (httpx's aiter_lines) ends a line
+    # at each: the stream is framed at "\n" only, or the turn failed as the arm's fault.
+    text = f"one{separator}two{separator}"
+    async with SeamClient(toy.url) as client:
+        await client.open_session(session(f"sep{ord(separator)}"))
+        result = await client.collect(f"sep{ord(separator)}", turn(f"say {text}"))
+    assert (result.outcome, result.error, result.text) == ("done", None, text)
+
+
 async def test_one_delta_turn_has_equal_first_and_last(toy: ArmProcess) -> None:
     async with SeamClient(toy.url) as client:
         await client.open_session(session("one"))

@@ -1,11 +1,11 @@
 """A toy arm for the seam tests; its user message says what to do.
 
-`echo a b c` streams the words; `slow` streams one word, waits, streams another; `boom` streams a
-word then raises; `bad` yields a non-string; `hang` streams a word then waits forever (and
-records its cancellation); `events` reports what happened so far, as a test's window into the
-process. Ingestion (seam v2): a history whose first message is `hang` waits forever (and records
-its cancellation), `boom` raises, `refuse` falls back to the helper's default (501); any other
-is recorded as an event and counted.
+`echo a b c` streams the words; `say TEXT` streams TEXT as it is, in two deltas; `slow` streams
+one word, waits, streams another; `boom` streams a word then raises; `bad` yields a non-string;
+`hang` streams a word then waits forever (and records its cancellation); `events` reports what
+happened so far, as a test's window into the process. Ingestion (seam v2): a history whose first
+message is `hang` waits forever (and records its cancellation), `boom` raises, `refuse` falls
+back to the helper's default (501); any other is recorded as an event and counted.
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ class ToyArm(Arm):
         if command == "echo":
             for word in rest.split():
                 yield word + " "
+        elif command == "say":
+            yield rest[: len(rest) // 2]
+            yield rest[len(rest) // 2 :]
         elif command == "slow":
             yield "first "
             await asyncio.sleep(SLOW_GAP_S)
