@@ -8,7 +8,9 @@ arm, item, turn and metric, each metric's scale declared and its axis's status a
 - a grading rubric (qa) gives one `GradeOutcome` per answer: the share of its judges' votes that
   grade it right (scale "correct_share"), or 1.0 with no vote for a probe answer settled by exact
   match (`method`).
-Only judgments with their full vote set count; the rest are listed as set aside. Controls,
+Each outcome also carries `by_judge`: the same share from each judge's own votes (the design's
+judged BETTER needs each judge's own mean on the candidate's side). Only judgments with their full
+vote set count; the rest are listed as set aside. Controls,
 repeats and the A/A pairs are the stage's own checks and are not outcomes.
 """
 
@@ -43,6 +45,7 @@ class FlagOutcome(BaseModel):
     votes: int
     agreed: bool
     axis: str  # the axis's status: passed, no verdict, incomplete
+    by_judge: dict[str, float] = Field(default_factory=dict)  # each judge's own share
 
 
 class PairOutcome(BaseModel):
@@ -58,6 +61,7 @@ class PairOutcome(BaseModel):
     value: float  # arm_a's share of the votes
     votes: int
     axis: str
+    by_judge: dict[str, float] = Field(default_factory=dict)  # arm_a's share per judge
 
 
 class GradeOutcome(BaseModel):
@@ -74,6 +78,7 @@ class GradeOutcome(BaseModel):
     method: Literal["judged", "exact_match"]
     question_type: str | None  # the LongMemEval prompt used (judged answers)
     axis: str
+    by_judge: dict[str, float] = Field(default_factory=dict)  # each judge's own share
 
 
 class JudgedOutcomes(BaseModel):
@@ -136,6 +141,7 @@ def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
                     method="judged",
                     question_type=first.question_type,
                     axis=axes.get(first.rubric, "incomplete"),
+                    by_judge=_by_judge(group, [float(v == "yes") for v in verdicts]),
                 )
             )
             continue
@@ -153,6 +159,7 @@ def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
                     votes=len(verdicts),
                     agreed=share in (0.0, 1.0),
                     axis=axes.get(first.rubric, "incomplete"),
+                    by_judge=_by_judge(group, [float(v == "FLAG") for v in verdicts]),
                 )
             )
             continue
@@ -172,6 +179,7 @@ def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
                 value=sum(points) / len(points),
                 votes=len(points),
                 axis=axes.get(first.rubric, "incomplete"),
+                by_judge=_by_judge(group, points),
             )
         )
     grades.sort(key=lambda g: (g.metric, g.run, g.arm, g.item, g.turn))
@@ -183,3 +191,11 @@ def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
         set_aside=set_aside,
         grades=grades,
     )
+
+
+def _by_judge(group: list[JudgmentTask], points: list[float]) -> dict[str, float]:
+    """Each judge's mean of its own points (its votes in both orders, a pair's)."""
+    mine: dict[str, list[float]] = defaultdict(list)
+    for task, point in zip(group, points, strict=True):
+        mine[task.judge].append(point)
+    return {judge: sum(p) / len(p) for judge, p in sorted(mine.items())}

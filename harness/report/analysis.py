@@ -26,8 +26,7 @@ verdicts (harness/report/decision.py). Its SHA-256 is printed in every report th
     at_most = 1.5
     [interim]
     at_n = 5                # the look at n items; absent: no interim look
-    efficacy_alpha = 0.001  # stop for efficacy: every family endpoint's one-sided p below this
-    futility_bound = 0.0    # stop for futility: a family endpoint's upper bound below this
+    z = 3.29                # an axis stops for efficacy or harm at |z| >= this
     [[rules]]               # the first rule whose every condition holds gives the outcome
     outcome = "KILL"
     when = ["any C1 - B WORSE"]
@@ -36,9 +35,16 @@ verdicts (harness/report/decision.py). Its SHA-256 is printed in every report th
     outcome = "NOT SHOWN"
     when = []               # the last rule has no condition: it always holds
 
-Conditions: `any|all CONTRAST STATUS[|STATUS...]` over the family endpoints of a contrast
-(STATUS: BETTER, NON-INFERIOR, WORSE, NOT SHOWN), `gates passed`, `gates failed`, `ceiling NAME
-held|broken`. A gate that failed or was not run gives NO VERDICT before any rule is read.
+Conditions: `any|all|no CONTRAST STATUS[|STATUS...]` over the family endpoints of a contrast
+(STATUS: BETTER, NON-INFERIOR, WORSE, NOT SHOWN, or BELOW-SIZING: the upper bound below the
+endpoint's sizing margin), optionally `on NAME[,NAME...]` (those endpoints, in the family or not)
+or `except NAME[,NAME...]` (the family without them); `gates passed`, `gates failed`, `ceiling
+NAME held|broken`. A gate that failed or was not run gives NO VERDICT before any rule is read.
+An endpoint's optional fields state the study design's other conditions (harness/stats/rules.py):
+`sizing_margin`, `superiority_only`, `judges_on_side`, `leave_one_out`, `same_sign_by` (a regex
+naming an item's dataset), `card_pattern` (a regex naming an item's card: two-level resampling,
+cards then scripts, and cards left out one at a time), `served_by_reuse` and `planning_sd` (the
+standard deviation of a cluster's effect, for `harness plan simulate`).
 """
 
 from __future__ import annotations
@@ -53,9 +59,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 OUTCOMES = ("GO", "GO-COST", "PORT", "KILL", "NOT SHOWN", "NO VERDICT")
 STATUSES = ("BETTER", "NON-INFERIOR", "WORSE", "NOT SHOWN")
-_STATUS = "|".join(re.escape(s) for s in STATUSES)
+READINGS = (*STATUSES, "BELOW-SIZING")
+_READING = "|".join(re.escape(s) for s in READINGS)
 CONDITION = re.compile(
-    rf"^(?:(?P<quant>any|all) (?P<contrast>\w+ - \w+) (?P<status>(?:{_STATUS})(?:\|(?:{_STATUS}))*)"
+    rf"^(?:(?P<quant>any|all|no) (?P<contrast>\w+ - \w+) "
+    rf"(?P<status>(?:{_READING})(?:\|(?:{_READING}))*)"
+    r"(?: (?P<scope>on|except) (?P<names>[\w-]+(?:,[\w-]+)*))?"
     r"|gates (?P<gates>passed|failed)"
     r"|ceiling (?P<ceiling>[\w-]+) (?P<held>held|broken))$"
 )
@@ -72,6 +81,16 @@ class Endpoint(_Plan):
     margin: float = Field(ge=0)
     planned_n: int = Field(ge=1)
     family: bool = True
+    # The study design's conditions (harness/stats/rules.py), each off unless stated.
+    sizing_margin: float | None = Field(None, ge=0)  # the effect the study is sized to detect
+    superiority_only: bool = False  # no non-inferiority reading (S1): BETTER, WORSE or NOT SHOWN
+    judges_on_side: bool = False  # BETTER needs each judge's own mean on the candidate's side
+    leave_one_out: bool = False  # BETTER needs the sign kept with any one card/cluster left out
+    same_sign_by: str | None = None  # regex whose group 1 names an item's dataset: BETTER
+    # needs the sign in every dataset (R1: LongMemEval-S and LoCoMo)
+    card_pattern: str | None = None  # regex whose group 1 names an item's card: two levels
+    served_by_reuse: bool = False  # C1's replies are C0's: the contrasts count once in Holm
+    planning_sd: float | None = Field(None, gt=0)  # sd of a cluster's effect, for simulate
 
 
 class Gate(_Plan):
@@ -87,8 +106,7 @@ class Ceiling(_Plan):
 
 class Interim(_Plan):
     at_n: int = Field(ge=1)
-    efficacy_alpha: float = Field(gt=0, lt=1)
-    futility_bound: float = 0.0
+    z: float = Field(3.29, gt=0)  # |z| at or above stops an axis for efficacy or harm
 
 
 class Rule(_Plan):
@@ -133,10 +151,22 @@ class Analysis(_Plan):
                     raise ValueError(f"rule {rule.outcome}: {found['contrast']!r} is not declared")
                 if found["ceiling"] and found["ceiling"] not in ceilings:
                     raise ValueError(f"rule {rule.outcome}: no ceiling {found['ceiling']!r}")
+                for name in (found["names"] or "").split(",") if found["names"] else []:
+                    if name not in names:
+                        raise ValueError(f"rule {rule.outcome}: no endpoint {name!r}")
         if self.rules[-1].when:
             raise ValueError("the last rule must have no condition (`when = []`): it always holds")
-        if self.interim is not None and self.interim.efficacy_alpha >= self.alpha:
-            raise ValueError("interim.efficacy_alpha must be below alpha")
+        for ep in self.endpoints:
+            for field, pattern in (("card_pattern", ep.card_pattern),
+                                   ("same_sign_by", ep.same_sign_by)):  # fmt: skip
+                if pattern is None:
+                    continue
+                try:
+                    groups = re.compile(pattern).groups
+                except re.error as e:
+                    raise ValueError(f"endpoint {ep.name}: {field}: {e}") from None
+                if groups < 1:
+                    raise ValueError(f"endpoint {ep.name}: {field} needs a group (what it names)")
         return self
 
     def role_of(self, contrast: str) -> tuple[str, str]:

@@ -5,6 +5,8 @@ from them, the minimum detectable effect, and a length-controlled estimate.
   replacement, the mean over the drawn units, cluster labels ordered by their text so the order of
   the records does not matter), returning every replicate so tests of a null value can be read off
   the same distribution the interval comes from.
+- `two_level_replicates`: the two-level draw the design asks for on T2 and T3: cards with
+  replacement, then, within each drawn card, its scripts (clusters) with replacement.
 - `p_at_most(reps, value)`: the bootstrap p-value of H0 "effect <= value" against "effect >
   value", (1 + #{rep <= value}) / (1 + R) (Davison and Hinkley 1997, eq. 4.11): it rejects at
   alpha exactly when the percentile interval's one-sided lower bound at alpha lies above value.
@@ -46,6 +48,37 @@ def cluster_replicates(
     rng = np.random.default_rng(seed)
     drawn = rng.integers(0, k, size=(resamples, k))
     reps = sums[drawn].sum(axis=1) / counts[drawn].sum(axis=1)
+    return math.fsum(data.tolist()) / data.size, reps
+
+
+def two_level_replicates(
+    values: Sequence[float],
+    cards: Sequence[Hashable],
+    clusters: Sequence[Hashable],
+    resamples: int,
+    seed: int,
+) -> tuple[float, np.ndarray]:
+    """(the mean over all units, the mean of each of `resamples` two-level resamples): draw as
+    many cards as there are, with replacement; within each drawn card, draw as many of its
+    clusters as it holds, with replacement; the replicate is the mean over the drawn units."""
+    data = np.asarray(values, dtype=np.float64)
+    if data.ndim != 1 or data.size == 0 or not np.all(np.isfinite(data)):
+        raise ValueError("values must be a non-empty list of finite numbers")
+    codes, k = _codes(clusters, data.size)
+    card_codes, n_cards = _codes(cards, data.size)
+    sums = np.bincount(codes, weights=data, minlength=k)
+    counts = np.bincount(codes, minlength=k).astype(np.float64)
+    card_of = np.zeros(k, dtype=np.intp)
+    card_of[codes] = card_codes
+    members = [np.flatnonzero(card_of == c) for c in range(n_cards)]
+    rng = np.random.default_rng(seed)
+    reps = np.empty(resamples)
+    for r in range(resamples):
+        drawn = np.concatenate(
+            [m[rng.integers(0, m.size, size=m.size)] for m in (members[c] for c in
+             rng.integers(0, n_cards, size=n_cards))]
+        )  # fmt: skip
+        reps[r] = sums[drawn].sum() / counts[drawn].sum()
     return math.fsum(data.tolist()) / data.size, reps
 
 

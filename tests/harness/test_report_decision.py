@@ -13,6 +13,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from harness.errors import HarnessError
+from harness.report.analysis import Analysis
 from harness.report.context import Context
 from harness.report.decision import endpoint_results
 from harness.report.generate import generate
@@ -113,6 +114,14 @@ def verdicts(tmp_path: Path, run_dir: Path, judgments: Path, analysis: Path) -> 
     return markdown.split("\n## 7 ")[1].split("\n## 8 ")[0]
 
 
+def context(run_dir: Path, judgments: Path, analysis: Path) -> tuple[Context, Analysis]:
+    inputs = load_inputs(judgments=judgments, analysis=analysis)
+    data = load_runs([run_dir])
+    report = build_report(data, resamples=200, seed=0)
+    assert inputs.analysis is not None
+    return Context(data, inputs, report, Anonymizer(False), 200, 0), inputs.analysis
+
+
 def row(section: str, contrast: str, endpoint: str) -> list[str]:
     line = next(x for x in section.splitlines() if x.startswith(f"| {contrast} | {endpoint} |"))
     return [c.strip() for c in line.strip("|").split("|")]
@@ -129,22 +138,22 @@ def test_statuses_holm_and_the_outcome(tmp_path: Path) -> None:
     assert row(section, "C0 - B", "quality")[-1] == "NON-INFERIOR"
     assert row(section, "C0 - B", "violations")[-1] == "WORSE"  # flags 18 of 20 items, B 4
     assert row(section, "C1 - B", "quality")[4] == "20 / 20"
-    assert row(section, "C1 - B", "quality")[10:12] == ["1.10", "-"]  # under 20% longer
+    assert row(section, "C1 - B", "quality")[11:13] == ["1.10", "-"]  # under 20% longer
     assert "OUTCOME: GO (final look at n 20; rule GO: all C1 - B BETTER|NON-INFERIOR" in section
     assert "| latency | held |" in section
 
-    # Holm across the four family endpoints, as statsmodels adjusts the same raw p-values.
-    inputs = load_inputs(judgments=judgments, analysis=analysis)
-    data = load_runs([run_dir])
-    report = build_report(data, resamples=200, seed=0)
-    ctx = Context(data, inputs, report, Anonymizer(False), 200, 0)
-    assert inputs.analysis is not None
-    results = endpoint_results(ctx, inputs.analysis)
-    for test in ("better", "non-inferior", "worse"):
-        raw = [r.p[test] for r in results if r.p]
-        _, expected, _, _ = multipletests(raw, alpha=0.05, method="holm")
-        got = [r.adjusted[test] for r in results if r.adjusted]
-        assert got == pytest.approx(list(expected), abs=1e-12)
+    # Holm across the four family endpoints' superiority tests only, as statsmodels adjusts the
+    # same raw p-values; non-inferiority and WORSE stay unadjusted.
+    results = endpoint_results(*context(run_dir, judgments, analysis))
+    raw = [r.p["better"] for r in results if r.p]
+    _, expected, _, _ = multipletests(raw, alpha=0.05, method="holm")
+    assert [r.adjusted["better"] for r in results if r.adjusted] == pytest.approx(
+        list(expected), abs=1e-12
+    )
+    for r in results:
+        assert r.p is not None and r.adjusted is not None
+        assert r.adjusted["non-inferior"] == r.p["non-inferior"]
+        assert r.adjusted["worse"] == r.p["worse"]
 
 
 def test_a_winner_with_longer_replies_is_judged_at_equal_length(tmp_path: Path) -> None:
@@ -153,8 +162,8 @@ def test_a_winner_with_longer_replies_is_judged_at_equal_length(tmp_path: Path) 
     run_dir, judgments = study(tmp_path, longer=True)
     section = verdicts(tmp_path, run_dir, judgments, plan(tmp_path))
     quality = row(section, "C1 - B", "quality")
-    assert quality[5] == "+0.8000" and float(quality[10]) >= 1.2
-    estimate, low = (float(x) for x in quality[11].replace("\\[", "").split(",")[0].split())
+    assert quality[5] == "+0.8000" and float(quality[11]) >= 1.2
+    estimate, low = (float(x) for x in quality[12].replace("\\[", "").split(",")[0].split())
     assert estimate < 0.8 and low < 0
     assert quality[-1] == "NON-INFERIOR" and "OUTCOME: NOT SHOWN" in section
 
@@ -179,15 +188,23 @@ def test_a_gate_not_run_gives_no_verdict(tmp_path: Path) -> None:
 
 def test_the_interim_look(tmp_path: Path) -> None:
     run_dir, judgments = study(tmp_path)
-    interim = "[interim]\nat_n = 10\nefficacy_alpha = 0.001\nfutility_bound = -0.5\n"
+    interim = "[interim]\nat_n = 10\n"
     section = verdicts(tmp_path, run_dir, judgments, plan(tmp_path, 40, interim=interim))
-    # C1 - B violations cannot be shown better (the same flags): no efficacy stop; C0 - B
-    # violations' upper bound lies below -0.5: stopped for futility.
-    assert "OUTCOME: KILL (interim look at n 20: stopped for futility)" in section
-    assert row(section, "C1 - B", "quality")[4] == "40 / 20"
-    calm = interim.replace("-0.5", "-0.95")
-    section = verdicts(tmp_path, run_dir, judgments, plan(tmp_path, 40, interim=calm))
-    assert "OUTCOME: NO VERDICT (interim look at n 20: no stop rule met, continue)" in section
+    # C1 - B quality (+0.8 on every cluster) stops for efficacy, C0 - B violations (18 flagged
+    # items of 20 against 4) for harm; the two ties go on (no sizing margin: no futility).
+    assert "OUTCOME: NO VERDICT (interim look at n 20: continue)" in section
+    assert "| C1 - B | quality | stop |" in section and "| C0 - B | violations | stop |" in section
+    assert "| C1 - B | violations | continue |" in section
+    # The interim output reveals only stop or continue: no effect, interval or verdict.
+    assert "+0.8000" not in section and "BETTER" not in section and "WORSE" not in section
+    # With sizing margins, the ties (estimate 0, upper bound 0) stop for futility: every axis
+    # stopped, each keeps its interim verdict, and the rules are read.
+    sized = plan(tmp_path, 40, interim=interim)
+    text = sized.read_text().replace("margin = 0.5\n", "margin = 0.5\nsizing_margin = 0.5\n")
+    sized.write_text(text.replace("margin = 0.1\n", "margin = 0.1\nsizing_margin = 0.1\n"))
+    section = verdicts(tmp_path, run_dir, judgments, sized)
+    assert "OUTCOME: GO (interim look at n 20: every axis stopped; rule GO:" in section
+    assert row(section, "C0 - B", "violations")[-1] == "WORSE"
     section = verdicts(tmp_path, run_dir, judgments, plan(tmp_path, 40))
     assert "OUTCOME: NO VERDICT (n 20 of the planned 40, no interim look due)" in section
 
