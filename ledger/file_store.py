@@ -1,10 +1,10 @@
 """The embedded ledger store: an append-only, hash-chained JSONL file shared by every proxy of
 one machine (or of one shared file system that honours flock).
 
-Every transaction takes one inter-process file lock (`<ledger>.lock`), reads what other
-processes appended since, lets the ledger decide against that fresh state, and writes and
-fsyncs its line before the lock is let go, so two proxies can never both take the last dollar
-of a stage.
+Every transaction takes one inter-process file lock (`<ledger>.lock`, beside the ledger's resolved
+path: ledger/identity.py), reads what other processes appended since, lets the ledger decide
+against that fresh state, and writes and fsyncs its line before the lock is let go, so two
+proxies can never both take the last dollar of a stage.
 
 A writer that dies mid-append leaves a torn last line. It is not silently dropped: the next
 process to take the lock moves it to `<ledger>.torn-<n>` and reports it (`warnings` and the
@@ -25,6 +25,7 @@ from filelock import FileLock, Timeout
 
 from ledger.entries import Entry
 from ledger.errors import LedgerCorrupt, LedgerError
+from ledger.identity import resolved_ledger
 from ledger.state import LedgerState
 from ledger.store import LedgerStore, scan_lines
 
@@ -40,8 +41,12 @@ class FileStore(LedgerStore):
         self._mutex = threading.Lock()
         # Threads are serialised by _mutex; the file lock is only for other processes. filelock
         # polls a non-blocking flock; its default 50 ms poll would cap contended appends at ~20/s.
+        # Named after the resolved path: every name of this ledger (a symlink) takes one lock.
         self._flock = FileLock(
-            f"{self.path}.lock", timeout=lock_timeout, thread_local=False, poll_interval=0.0005
+            f"{resolved_ledger(self.path)}.lock",
+            timeout=lock_timeout,
+            thread_local=False,
+            poll_interval=0.0005,
         )
         self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         self._offset = 0

@@ -83,7 +83,7 @@ def _git(branch: LedgerBranch, *args: str, data: bytes | None = None, check: boo
     return done.stdout.decode(errors="replace").strip()
 
 
-def _require_repo(branch: LedgerBranch) -> None:
+def require_repo(branch: LedgerBranch) -> None:
     if not branch.repo.is_dir():
         raise LedgerError(
             f"ledger repository {branch.repo} does not exist: create it with "
@@ -122,7 +122,7 @@ def complete(data: bytes) -> bytes:
 def commit_ledger(branch: LedgerBranch, data: bytes, message: str) -> str | None:
     """Commit the ledger's bytes on the branch if they add entries; the new commit, or None
     when there was nothing new. Refuses (LedgerError) a file that does not extend the head's."""
-    _require_repo(branch)
+    require_repo(branch)
     data = complete(data)
     parent = head(branch)
     before = _file_at(branch, parent) if parent else b""
@@ -153,7 +153,7 @@ class BranchReport:
 def verify_branch(branch: LedgerBranch, ledger_data: bytes) -> BranchReport:
     """Every commit's file a valid chain that only appended to its parent's; the head's file
     the ledger's complete lines. Problems name the first commit at fault."""
-    _require_repo(branch)
+    require_repo(branch)
     tip = head(branch)
     if tip is None:
         return BranchReport(0, [f"{branch.describe()} does not exist: no run was committed"])

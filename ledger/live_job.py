@@ -13,7 +13,8 @@ whose liveness lock can be taken is stale: its holder died without releasing it;
 takes it over and the caller records the takeover in the ledger.
 
 File ledger: the registry is `<ledger>.live.json`, written under the flock of `<ledger>.live.lock`;
-each claim's liveness is the flock of `<ledger>.live-<slot>.lock`, held open by the holder.
+each claim's liveness is the flock of `<ledger>.live-<slot>.lock`, held open by the holder. All are
+named after the ledger's resolved path (ledger/identity.py), so a symlinked ledger is one slot.
 PostgreSQL ledger: the registry is the table `harness_live_jobs`, read and written under a
 transaction's advisory lock; each claim's liveness is a session advisory lock of the holder's
 own connection, which lives as long as the job.
@@ -29,12 +30,13 @@ import socket
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ledger.errors import LedgerError
+from ledger.identity import resolved_ledger
 from ledger.pg_store import _import_psycopg, _one_line, is_postgres_url, printable
 
 
@@ -139,6 +141,18 @@ class LiveJob:
             self._registry.let_go(self.holder.key)
             self._registry.close()
 
+    def hand_to(self, run_id: str, run_dir: str) -> None:
+        """Name another run of this job as the one holding the keys, without letting go: a
+        pilot's legs run one after another under one claim, so no other job takes the slot
+        between them, and a stale claim names the leg whose processes may still run."""
+        if not self._held:
+            raise LedgerError(f"the live-job slot of run {self.holder.run_id} was let go")
+        holder = replace(self.holder, run_id=run_id, run_dir=run_dir)
+        with self._registry.guard():
+            claims = [c for c in self._registry.claims() if c.key != holder.key]
+            self._registry.save([*claims, holder])
+        self.holder = holder
+
     def __enter__(self) -> LiveJob:
         return self
 
@@ -194,7 +208,7 @@ def _slot_name(key: str) -> str:
 class _FileRegistry(_Registry):
     def __init__(self, ledger: Path) -> None:
         self.where = str(ledger)
-        self.base = Path(f"{ledger}.live")
+        self.base = Path(f"{resolved_ledger(ledger)}.live")
         self.base.parent.mkdir(parents=True, exist_ok=True)
         self._held: dict[str, int] = {}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 
 import typer
@@ -18,6 +18,7 @@ from ledger.ledger import Ledger, Location, as_location, entry_lines, exists, ve
 from ledger.prices import ModelPrice, load_prices
 from ledger.reconcile import group_by_runs, read_usage_export
 from ledger.state import LedgerState
+from ledger.usd import BadAmount, parse_usd
 from rundir.atomic import write_atomic
 from rundir.journal import recover_spend
 
@@ -37,13 +38,11 @@ PRICES_OPTION = typer.Option(
 
 
 def _usd(text: str, what: str) -> Decimal:
+    """The one USD reader (ledger/usd.py); a stage's cap may be zero (a closed stage)."""
     try:
-        value = Decimal(text)
-    except InvalidOperation:
-        value = Decimal("NaN")
-    if not value.is_finite() or value < 0:
-        raise HarnessError(f"{what} {text!r} is not an amount of USD", hint="e.g. 10 or 2.50")
-    return value
+        return parse_usd(text, what, allow_zero=True)
+    except BadAmount as e:
+        raise HarnessError(str(e)) from None
 
 
 @contextmanager

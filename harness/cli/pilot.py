@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import typer
 
-from harness.cli.study import ISOLATION, RUN_DIR, _isolation
+from harness.cli.study import ISOLATION, NEW_LEDGER_BRANCH, RUN_DIR, _isolation
 from harness.errors import HarnessError
-
-
-def _usd(text: str) -> Decimal:
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        raise HarnessError(f"--cap {text!r} is not an amount in USD, e.g. 10") from None
-    if not value.is_finite() or value <= 0:
-        raise HarnessError(f"--cap {text!r} must be a positive amount in USD")
-    return value
 
 
 def pilot(
@@ -46,13 +35,16 @@ def pilot(
     ),
     run_dir: Path = RUN_DIR,
     isolation: str = ISOLATION,
+    new_ledger_branch: bool = NEW_LEDGER_BRANCH,
 ) -> int:
     """Run the live pilot's legs under one ledger stage: legs dropped in the fixed order (never
     the first five) when the projection passes the cap; writes unit_costs.json."""
     from harness.run.legs import load_legs
+    from harness.run.live_checks import cap_usd
     from harness.run.pilot import default_stage, run_pilot
     from harness.study import load_study
 
+    dollars = cap_usd(cap)  # before the study is read: nothing is written on a refusal
     if basis not in ("worst", "expected"):
         raise HarnessError(f"--basis {basis!r} is not one of worst, expected")
     loaded = load_study(study)
@@ -60,13 +52,14 @@ def pilot(
     result = run_pilot(
         loaded,
         load_legs(legs),
-        cap=_usd(cap),
+        cap=dollars,
         run_root=run_dir,
         out=out or run_dir / stage_name,
         record_run=from_run,
         basis="worst" if basis == "worst" else "expected",
         stage=stage_name,
         isolation=_isolation(isolation),
+        new_ledger_branch=new_ledger_branch,
     )
     for name in result.dropped:
         p = result.projections[name]

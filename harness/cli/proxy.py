@@ -73,6 +73,12 @@ def serve_command(
     replay_from: Path | None = typer.Option(
         None, help="Replay: the run directory whose recorded calls are served."
     ),
+    new_ledger_branch: bool = typer.Option(
+        False,
+        "--new-ledger-branch",
+        help="Live: start $HARNESS_LEDGER_BRANCH in $HARNESS_LEDGER_GIT although the ledger "
+        "already holds entries (without it a missing branch is refused).",
+    ),
 ) -> None:
     """Serve until interrupted, printing the shell exports that point SDKs at the proxy.
 
@@ -87,6 +93,8 @@ def serve_command(
         raise HarnessError("replay mode needs a run to replay", hint="pass --replay-from RUN_DIR")
     if mode == "live" and not cap:
         raise HarnessError("live mode needs a cap", hint="pass --cap USD, e.g. --cap 10")
+    if mode == "live":
+        _live_checks(cap or "", stage_cap, ledger or "ledger.jsonl", new_ledger_branch)
     for name, path in (("--prices", prices), ("--ca-bundle", ca_bundle), ("--pins", pins)):
         if path is not None and not path.is_file():
             raise HarnessError(f"{name} file {path} does not exist")
@@ -179,6 +187,20 @@ def serve_command(
         finally:
             if job is not None:
                 job.release()
+
+
+def _live_checks(cap: str, stage_cap: str | None, ledger: str, new_branch: bool) -> None:
+    """Before run.json or a lock exists: the caps as dollars, a vendor key, and the ledger's
+    branch ($HARNESS_LEDGER_GIT), each refused in one line naming the option."""
+    from harness.run.live_checks import cap_usd, check_branch, check_keys
+    from ledger.git_branch import from_environment
+    from ledger.ledger import as_location
+
+    cap_usd(cap, "--cap")
+    if stage_cap:
+        cap_usd(stage_cap, "--stage-cap")
+    check_keys(set())
+    check_branch(from_environment(None, None), as_location(ledger), new_branch=new_branch)
 
 
 def _close_run(

@@ -57,6 +57,12 @@ ALLOW_MISSES = typer.Option(
     envvar="HARNESS_ALLOW_MISSES",
     help="Pass the run although an arm missed a memory control (the misses are still counted).",
 )
+NEW_LEDGER_BRANCH = typer.Option(
+    False,
+    "--new-ledger-branch",
+    help="Live: start the study's ledger_branch although the ledger already holds entries "
+    "(without it a missing branch is refused: deleted or mistyped, docs/ledger-branch.md).",
+)
 
 
 def _isolation(value: str) -> Isolation:
@@ -77,6 +83,7 @@ def _run(
     allow_misses: bool = False,
     shard: str | None = None,
     workers: int | None = None,
+    new_ledger_branch: bool = False,
 ) -> int:
     from harness.run.pipeline import RunRequest, run_study
     from harness.run.shards import resolve_shard
@@ -96,6 +103,7 @@ def _run(
         allow_misses=allow_misses,
         shard=spec,
         workers=workers,
+        new_ledger_branch=new_ledger_branch,
     )
     return _report(run_study(request))
 
@@ -226,30 +234,51 @@ def live(
     allow_misses: bool = ALLOW_MISSES,
     shard: str | None = SHARD,
     workers: int | None = WORKERS,
+    new_ledger_branch: bool = NEW_LEDGER_BRANCH,
 ) -> int:
     """Run a study against the real vendors, metered and capped (after a clean record run)."""
     return _run(
-        study, "live", run_dir, arm, limit, isolation, cap, resume, allow_misses, shard, workers
+        study,
+        "live",
+        run_dir,
+        arm,
+        limit,
+        isolation,
+        cap,
+        resume,
+        allow_misses,
+        shard,
+        workers,
+        new_ledger_branch=new_ledger_branch,
     )
 
 
 def merge(
-    runs: list[Path] = typer.Argument(..., help="The shards' run directories."),
+    runs: list[Path] = typer.Argument(..., help="The shards' run directories, or their folder."),
     out: Path = typer.Option(..., "--out", help="The merged run's directory (new)."),
 ) -> int:
-    """Join the shards of one study run into one run directory (refuses a missing or foreign
-    shard, naming it)."""
+    """Join the shards of one study run into one run directory (refuses a missing, edited or
+    foreign shard, naming it). A folder of runs gives, per shard, its latest run that passed."""
     from rundir.merge import merge_shards
+    from rundir.merge_pick import pick_runs
 
-    header = merge_shards(list(runs), out)
+    taken, left_out = pick_runs(list(runs))
+    for left in left_out:
+        typer.echo(f"left out: {left}")
+    header = merge_shards(taken, out)
     run = header.study
     assert run is not None
-    verdict = "every shard passed" if run.passed else "a shard FAILED (see its run.json)"
     calls = sum(s.calls for s in run.merged_from)
+    failed = [s for s in run.merged_from if s.passed is False]
+    verdict = "every shard passed" if run.passed else f"{len(failed) or 'a'} shard(s) FAILED"
     typer.echo(
         f"merged {len(run.merged_from)} shards into {out}: {run.items} items, {calls} calls; "
         f"{verdict}"
     )
+    for shard in failed:
+        typer.echo(
+            f"  FAILED: shard {shard.index}/{shard.count} ({shard.run_dir}): {shard.failure}"
+        )
     return 0 if run.passed else 1
 
 

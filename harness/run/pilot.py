@@ -24,11 +24,13 @@ import structlog
 from harness.errors import HarnessError
 from harness.run.dropped import dropped_followers
 from harness.run.legs import Leg, LegsFile, check_against_study, leg_items, plan_drops
+from harness.run.live_job import live_job
 from harness.run.pilot_cost import Projection, leg_calls, project_calls, record_calls, unit_costs
-from harness.run.prepare import Isolation, RunRequest, passing_record_run
+from harness.run.prepare import Isolation, RunRequest, check_live_needs, passing_record_run
 from harness.study import Study
 from ledger.errors import LedgerError
 from ledger.ledger import Ledger
+from ledger.live_job import LiveJob
 from ledger.prices import load_prices
 from rundir.atomic import write_atomic
 from rundir.gate_record import passing_gate
@@ -152,9 +154,8 @@ def run_pilot(
     basis: Basis = "worst",
     stage: str | None = None,
     isolation: Isolation = "auto",
+    new_ledger_branch: bool = False,
 ) -> PilotResult:
-    from harness.run.pipeline import run_study  # the live path itself, not a second one
-
     source = find_record_run(study, run_root, record_run)
     gate = passing_gate(study.study_sha256, study.compose_sha256, run_root)
     if gate is None:
@@ -164,20 +165,52 @@ def run_pilot(
         )
     gate_dropped = dropped_followers(study, gate)  # the arms no leg may spend on
     projections, kept, dropped = plan(study, legs, source, cap, basis, gate_dropped)
+    # Keys and the ledger's branch: a pilot refused after its stage opened leaves it open.
+    check_live_needs(study, source, new_branch=new_ledger_branch)
     stage = stage or default_stage(study)
     result = PilotResult(out, stage, kept, dropped, projections, gate_dropped=gate_dropped)
     out.mkdir(parents=True, exist_ok=True)
     _write_plan(result, legs, source, cap, basis)
     for name in dropped:
         log.warning("leg dropped before any spend: the projection passed the cap", leg=name)
-    try:
-        with Ledger(study.ledger_location) as ledger:
-            ledger.open_stage(stage, cap)
-    except LedgerError as e:
-        raise HarnessError(f"cannot open the pilot's stage {stage!r}: {e}") from None
+    # The keys are held from before the stage opens to after the last leg settled: another live
+    # job cannot take the slot between two legs and leave the pilot stopped half spent.
+    with live_job(study.ledger_location, stage, out.resolve()) as job:
+        try:
+            with Ledger(study.ledger_location) as ledger:
+                ledger.open_stage(stage, cap)
+        except LedgerError as e:
+            raise HarnessError(f"cannot open the pilot's stage {stage!r}: {e}") from None
+        _run_legs(study, legs, result, run_root, isolation, cap, job, new_ledger_branch)
+    units = unit_costs([Path(leg.run_dir) for leg in result.legs if leg.run_dir])
+    doc = {
+        "schema": PILOT_SCHEMA,
+        "stage": stage,
+        "legs": {leg.name: leg.run_dir for leg in result.legs if leg.run_dir},
+        "arms": {arm: u.as_json() for arm, u in units.items()},
+    }
+    write_atomic(out / "unit_costs.json", (json.dumps(doc, indent=2) + "\n").encode())
+    _write_pilot(result)
+    return result
+
+
+def _run_legs(
+    study: Study,
+    legs: LegsFile,
+    result: PilotResult,
+    run_root: Path,
+    isolation: Isolation,
+    cap: Decimal,
+    job: LiveJob,
+    new_ledger_branch: bool,
+) -> None:
+    """Each kept leg as a live run of the study, one after another, under the pilot's claim."""
+    from harness.run.pipeline import run_study  # the live path itself, not a second one
+
+    stage, gate_dropped = result.stage, result.gate_dropped
     ids = [item.id for item in study.items]
     by_name = {leg.name: leg for leg in legs.legs}
-    for name in kept:
+    for name in result.kept:
         leg = by_name[name]
         arms = leg_arms(study, leg, gate_dropped)
         if not arms:
@@ -195,6 +228,8 @@ def run_pilot(
             arms=arms,
             isolation=isolation,
             cap=str(left),
+            live_job=job,
+            new_ledger_branch=new_ledger_branch,
         )
         log.info("pilot leg starts", leg=name, run_cap=str(left), stage=stage)
         ran = run_study(request)
@@ -204,16 +239,6 @@ def run_pilot(
             LegResult(name, str(ran.run_dir), passed, "" if passed else "the live run failed")
         )
         _write_pilot(result)
-    units = unit_costs([Path(leg.run_dir) for leg in result.legs if leg.run_dir])
-    doc = {
-        "schema": PILOT_SCHEMA,
-        "stage": stage,
-        "legs": {leg.name: leg.run_dir for leg in result.legs if leg.run_dir},
-        "arms": {arm: u.as_json() for arm, u in units.items()},
-    }
-    write_atomic(out / "unit_costs.json", (json.dumps(doc, indent=2) + "\n").encode())
-    _write_pilot(result)
-    return result
 
 
 def _write_plan(

@@ -60,6 +60,11 @@ def _commit(plan: Plan) -> None:
 def _one_live_job(plan: Plan) -> Iterator[None]:
     """The ledger's live-job slot for the whole run, until the proxy has settled it. A run
     refused here started nothing: its fresh run directory goes, so no half-run is left."""
+    if plan.request.live_job is not None:
+        # A pilot's leg: the pilot holds the slot from its first leg to its last.
+        plan.request.live_job.hand_to(plan.header.run_id, str(plan.run_dir.resolve()))
+        yield
+        return
     shard = plan.request.shard
     job = f"{plan.study.study_sha256[:16]}-shards-of-{shard.count}" if shard else ""
     try:

@@ -21,10 +21,13 @@ from harness.errors import HarnessError
 from harness.isolation.base import IsolationBackend, ProxySettings
 from harness.protocol.lock import check_protocol
 from harness.run.dropped import dropped_followers, without_dropped
+from harness.run.live_checks import cap_usd, check_branch, check_keys, vendors_called
 from harness.run.resume import resumption
 from harness.run.shards import ShardSpec
 from harness.run.worker_names import check_workers, instances
 from harness.study import Item, Study, sha256
+from ledger.git_branch import from_environment
+from ledger.live_job import LiveJob
 from rundir.atomic import write_atomic
 from rundir.errors import RunDirError
 from rundir.gate_record import passing_gate
@@ -61,6 +64,9 @@ class RunRequest:
     allow_misses: bool = False  # --allow-misses: memory-control misses do not fail the run
     shard: ShardSpec | None = None  # --shard I/N: run only this shard's items
     workers: int | None = None  # --workers N (None: the study's `workers`)
+    # Live: the ledger's live-job slot already held by the caller (a pilot, for all its legs).
+    live_job: LiveJob | None = None
+    new_ledger_branch: bool = False  # --new-ledger-branch: the ledger's git branch may start
 
 
 @dataclass
@@ -137,6 +143,7 @@ def prepare(request: RunRequest) -> Plan:
             isolation=backend.isolation,
             isolation_reason=backend.isolation_reason,
             clock_pinning=backend.clock_pinning,
+            clock_pin=backend.clock_pin or None,
             seeds={"arm_order_seed": study.file.arm_order_seed},
             arms=arms,
             items=len(items),
@@ -257,7 +264,9 @@ def _check_live(request: RunRequest) -> Path:
     study = request.study
     if not request.cap:
         raise HarnessError("live mode needs a cap", hint="pass --cap USD, e.g. --cap 10")
-    if passing_record_run(study, request.run_root) is None:
+    cap_usd(request.cap)
+    record = passing_record_run(study, request.run_root)
+    if record is None:
         raise HarnessError(
             f"no passing record run of this study under {request.run_root}",
             hint=f"run `harness record {study.path} --run-dir {request.run_root}` first; "
@@ -272,7 +281,16 @@ def _check_live(request: RunRequest) -> Path:
             "mode starts only after two record runs of the same study and compose file sent "
             "the same requests",
         )
+    check_live_needs(study, record, new_branch=request.new_ledger_branch)
     return gate
+
+
+def check_live_needs(study: Study, record_run: Path, *, new_branch: bool) -> None:
+    """The keys the record run's vendors need, and the ledger's repository and branch: found
+    missing here, before a stage opens or a run directory exists, not after the spend."""
+    check_keys(vendors_called(record_run))
+    branch = from_environment(study.file.ledger_repo, study.file.ledger_branch, study.path.parent)
+    check_branch(branch, study.ledger_location, new_branch=new_branch)
 
 
 def passing_record_run(study: Study, run_root: Path) -> Path | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import types
 from collections.abc import Sequence
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -91,13 +91,14 @@ def parse_upstreams(specs: Sequence[str]) -> dict[str, str]:
 
 
 def parse_usd(option: str, value: str) -> Decimal:
+    """The harness's one USD reader (ledger/usd.py), as a ValueError for the options' checks."""
+    from ledger.usd import BadAmount
+    from ledger.usd import parse_usd as read_usd
+
     try:
-        amount = Decimal(value)
-    except InvalidOperation as e:
-        raise ValueError(f"{option} {value!r} is not an amount in USD") from e
-    if not amount.is_finite() or amount < 0:
-        raise ValueError(f"{option} must be a non-negative amount in USD")
-    return amount
+        return read_usd(value, option, allow_zero=True)
+    except BadAmount as e:
+        raise ValueError(str(e)) from None
 
 
 def live_keys() -> dict[str, str]:

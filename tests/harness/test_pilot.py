@@ -8,6 +8,11 @@ one line with nothing spent.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import threading
+import time
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -18,7 +23,7 @@ import tomli_w
 
 from tests.fakevendor.server import FakeVendor
 from tests.harness.checks import GATE_ARM
-from tests.harness.studies import harness, header, read_jsonl
+from tests.harness.studies import REPO, harness, header, read_jsonl
 from tests.proxy.live_helpers import STUDY_KEYS
 from tests.study_builder import StudyBuilder
 
@@ -184,7 +189,8 @@ def test_a_cap_the_first_five_legs_pass_is_refused_in_one_line_before_any_spend(
     ("args", "words"),
     [
         (["--cap", "ten"], "--cap 'ten' is not an amount in USD"),
-        (["--cap", "-1"], "--cap '-1' must be a positive amount in USD"),
+        (["--cap", "-1"], "--cap '-1' is negative"),
+        (["--cap", "$10"], "no $ or USD"),
         (["--cap", "10", "--basis", "best"], "--basis 'best' is not one of worst, expected"),
         (["--cap", "10"], "no passing record run of this study"),
     ],
@@ -203,3 +209,76 @@ def test_a_bad_cap_basis_or_a_study_never_recorded_is_refused_in_one_line(
     errors = [line for line in done.stderr.splitlines() if line.startswith("harness: error:")]
     assert len(errors) == 1 and words in errors[0], done.stderr
     assert list(runs.iterdir()) == [] and not (tmp_path / "study" / "ledger.jsonl").exists()
+
+
+def test_no_other_live_job_takes_the_keys_between_two_legs(
+    gated: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """A hostile job claims the ledger's slot whenever it is free and then keeps it: a pilot that
+    let go between legs would find its next leg refused. The pilot holds it from the first leg
+    to the last, so every leg runs and the intruder gets the slot only once the pilot is over."""
+    from ledger.live_job import LiveJob, LiveJobBusy, claim, this_process
+
+    study, runs, _ = gated
+    legs = tmp_path / "legs.toml"
+    two = [{"name": n, "arms": ["B"], "items": [n]} for n in ("one", "two")]
+    legs.write_text(tomli_w.dumps({"schema": 1, "legs": two}))
+    ledger = study.parent / "ledger.jsonl"
+    registry = Path(f"{ledger.resolve()}.live.json")
+    pilot = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "pilot", str(study), "--legs", str(legs),
+         "--cap", "50", "--run-dir", str(runs), "--isolation", "local",
+         "--out", str(tmp_path / "p"), "--stage", "pilot-held"],
+        cwd=REPO, env={**os.environ, "HARNESS_NO_PROGRESS": "1", **STUDY_KEYS},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    taken: list[LiveJob] = []
+    misses = 0
+
+    def intrude() -> None:
+        nonlocal misses
+        while pilot.poll() is None:
+            held = registry.is_file() and any(
+                c["pid"] == pilot.pid for c in json.loads(registry.read_text() or "[]")
+            )
+            if held or misses:  # only once the pilot has claimed it first
+                try:
+                    taken.append(claim(ledger, this_process("intruder")))
+                    return
+                except LiveJobBusy:
+                    misses += 1
+            time.sleep(0.002)
+
+    thread = threading.Thread(target=intrude)
+    thread.start()
+    _, err = pilot.communicate(timeout=900)
+    thread.join()
+    for job in taken:
+        job.release()
+    assert pilot.returncode == 0, err[-3000:]
+    result = json.loads((tmp_path / "p" / "pilot.json").read_text())
+    assert [leg["name"] for leg in result["legs"]] == ["one", "two"] and result["passed"]
+    assert misses > 0  # the intruder tried while the pilot ran, and was refused every time
+
+
+def test_a_missing_key_or_ledger_repository_is_refused_before_the_stage_opens(
+    gated: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    study, runs, legs = gated
+    ledger = study.parent / "ledger.jsonl"
+    before = ledger.read_bytes() if ledger.exists() else b""
+    lives = set(runs.iterdir())
+    for env, words in (
+        ({**STUDY_KEYS, "OPENAI_API_KEY": None}, "OPENAI_API_KEY is not set"),
+        ({**STUDY_KEYS, "HARNESS_LEDGER_GIT": str(tmp_path / "no.git")}, "ledger_repo: "),
+    ):
+        done = harness(
+            "pilot", str(study), "--legs", str(legs), "--cap", "50", "--run-dir", str(runs),
+            "--isolation", "local", "--out", str(tmp_path / "p"), "--stage", "pilot-nokey",
+            env=env,
+        )  # fmt: skip
+        assert done.returncode == 2
+        errors = [line for line in done.stderr.splitlines() if line.startswith("harness: error:")]
+        assert len(errors) == 1 and words in errors[0], done.stderr
+        assert (ledger.read_bytes() if ledger.exists() else b"") == before  # no stage opened
+        assert set(runs.iterdir()) == lives and not (tmp_path / "p").exists()
