@@ -41,6 +41,9 @@ class StudyRun(BaseModel):
     isolation: str
     isolation_reason: str | None = None  # the flag, or what `--isolation auto` found
     clock_pinning: Literal["libfaketime", "seam-only"]
+    # How the clock was pinned, in a sentence (harness/isolation/clock.py): for libfaketime,
+    # the offset's precision and how often the arm re-reads it. None in runs made before it.
+    clock_pin: str | None = None
     seeds: dict[str, int] = Field(default_factory=dict)
     arms: list[str] = Field(default_factory=list)
     items: int = 0

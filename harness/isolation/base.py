@@ -69,6 +69,8 @@ class IsolationBackend(ABC):
     isolation_reason: str = ""
     #: Written into run.json: how each arm's wall clock was pinned to the item's date.
     clock_pinning: ClockPinning
+    #: Written into run.json (`clock_pin`): how, in a sentence (harness/isolation/clock.py).
+    clock_pin: str = ""
     #: Every arm's bounds (the study's `[limits]`; make_backend sets them before any arm starts).
     limits: ResourceLimits = ResourceLimits()
     #: Per arm, refused packets the firewall counted beyond what egress.jsonl names (evidence
@@ -100,8 +102,8 @@ class IsolationBackend(ABC):
     @abstractmethod
     def pin_clock(self, name: str, clock: datetime) -> None:
         """Set the arm's wall clock to `clock` from now on (no-op when clock_pinning is
-        seam-only: the clock then reaches the arm on the seam only). It may block for up to about
-        a second (harness/isolation/clock.py's `settle`): call it off the event loop."""
+        seam-only: the clock then reaches the arm on the seam only). Writes a small file and
+        returns: it does not wait (harness/isolation/clock.py), so it runs on the event loop."""
 
     @abstractmethod
     async def stop(self) -> None:

@@ -1,23 +1,26 @@
 """Pinning an arm's wall clock with libfaketime, shared by the local and docker backends.
 
-Each arm reads its offset from the real clock ("+N" / "-N" seconds) in a timestamp file that
-`pin_clock` rewrites when an item starts, so the arm sees the item's date with time passing
-normally from there. libfaketime has three ways to follow such a file; bench/faketime_bench.py
-measured them (BENCHMARKS.md, "Clock pinning"): re-reading it on every clock call
-(`FAKETIME_NO_CACHE=1`) made a loop of time.time(), datetime.now() and os.stat() 4 to 6 times
-slower (sys time 5 to 6 times) in two runs; a cache costs about a tenth. libfaketime 0.9.10
-re-reads a cached file when the real clock's whole second has moved past its last read, so with
-`FAKETIME_CACHE_DURATION=0` an arm can see the old offset until the next real second begins
-(measured: at most 0.92 s after the write, always right after a second boundary). `settle`
-waits out that window after each write, so no turn ever starts on the previous item's clock:
-at most about a second per item and arm, against a slowdown on every clock call.
+Each arm reads its offset from the real clock ("+N.NNNNNN" seconds, to the microsecond) in a
+timestamp file that `pin_clock` rewrites when an item or a history session starts, so the arm sees
+that date exactly, with time passing normally from there. libfaketime has three ways to follow
+such a file; bench/faketime_bench.py measured them (BENCHMARKS.md, "Clock pinning"). Re-reading it
+on every wall-clock call (`FAKETIME_NO_CACHE=1`, what the backends set) costs a few microseconds
+per call (a loop doing nothing but clock calls ran 4 to 6 times slower); monotonic clocks and
+sleeps stay real and are not affected. Any cache is worse where it counts: libfaketime 0.9.10
+re-reads a cached file only once the real clock's whole second has moved past its last read, so
+each pin had to wait for the next real second (`FAKETIME_CACHE_DURATION=0`: half a second on
+average). A LongMemEval history pins the clock once per session (~50 an item): those waits were
+41 of the 55 s an item took (issue 37); bench/t1_bench.py measures both.
+
+With no cache, the write itself is the pin: the file is replaced atomically, so each clock call
+reads either the old offset or the new one, and every call after `pin_clock` returns reads the
+new one. Nothing waits.
 """
 
 from __future__ import annotations
 
 import math
-import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import structlog
@@ -25,38 +28,37 @@ from filelock import FileLock
 
 log = structlog.get_logger("harness.isolation.clock")
 REPO = Path(__file__).resolve().parents[2]
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 # The environment both backends give an arm under libfaketime (plus LD_PRELOAD and
 # FAKETIME_TIMESTAMP_FILE, which differ).
 FAKETIME_ENV = {
-    # Re-read the timestamp file at most once per real second (see `settle`).
-    "FAKETIME_CACHE_DURATION": "0",
+    # Re-read the timestamp file on every wall-clock call: a pin is in force once written.
+    "FAKETIME_NO_CACHE": "1",
     # Both spellings (old and new libfaketime): monotonic timers and sleeps stay real, so
     # deadlines and latencies are not distorted.
     "DONT_FAKE_MONOTONIC": "1",
     "FAKETIME_DONT_FAKE_MONOTONIC": "1",
 }
-# After the next real second begins, a little slack for a clock call that was in flight.
-SETTLE_MARGIN_S = 0.03
+# What run.json's `clock_pin` says of a libfaketime pin.
+PIN_METHOD = (
+    "libfaketime: an offset file to the microsecond, re-read on every wall-clock call "
+    "(FAKETIME_NO_CACHE=1), rewritten at each item and history session; no wait"
+)
+SEAM_ONLY = "seam-only: the item's and each session's date passed on the seam; wall clock real"
 
 
-def offset_line(clock: datetime, now: float) -> tuple[int, str]:
-    """The offset from the real clock `now` to the item's `clock`, and the file's line for it.
-    Whole seconds (the file's format), rounded up: the arm never sees a time before the item's
-    clock, at most one second after it. A naive clock is UTC."""
+def offset_line(clock: datetime, now: float) -> tuple[float, str]:
+    """The offset from the real clock `now` to the item's `clock`, and the file's line for it,
+    to the microsecond (libfaketime reads a fractional offset): the arm's first clock call
+    after the write sees `clock` plus the time since `now`, never a time before it. A naive
+    clock is UTC."""
     pinned = clock if clock.tzinfo else clock.replace(tzinfo=UTC)
-    offset = math.ceil(pinned.timestamp() - now)
-    return offset, f"{offset:+d}\n"
-
-
-def settle(written: float) -> None:
-    """Wait until every arm's libfaketime must have re-read a timestamp file written at real
-    time `written`: its cache holds until the next whole real second. Blocking (up to about a
-    second): the orchestrator calls `pin_clock` in a worker thread, so its event loop (the
-    proxy's control client, Ctrl-C) goes on meanwhile."""
-    delay = math.floor(written) + 1 + SETTLE_MARGIN_S - time.time()
-    if delay > 0:
-        time.sleep(delay)
+    # Whole microseconds, rounded up (the file's line holds six decimals): the date's exactly
+    # (integer arithmetic), less the real time rounded down.
+    pinned_us = (pinned - EPOCH) // timedelta(microseconds=1)
+    offset = (pinned_us - math.floor(now * 1_000_000)) / 1_000_000
+    return offset, f"{offset:+.6f}\n"
 
 
 def preload(libfaketime: str) -> str:

@@ -11,6 +11,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -24,6 +25,15 @@ from harness.run.stray_watch import StrayConnection
 from rundir.turns import TurnLog, TurnRecord
 
 log = structlog.get_logger("harness.study")
+# Threads each worker may keep busy at once (a snapshot or an arm's stop, its turn watch's
+# liveness check, its bound check, its stray watch's look), so workers never queue for one.
+THREADS_PER_WORKER = 4
+
+
+def executor_threads(workers: int) -> int:
+    """The drive's thread pool: sized by the workers, not asyncio's default min(32, cores + 4)
+    (6 on 2 cores), under which 8 workers' blocking steps waited for each other."""
+    return THREADS_PER_WORKER * max(1, workers) + 4
 
 
 @dataclass
@@ -55,6 +65,9 @@ def drive(plan: Plan) -> Driven:
 
 
 async def _drive(plan: Plan, advance: Callable[[TurnRecord], None], driven: Driven) -> RunTally:
+    threads = executor_threads(plan.workers)
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="harness-drive")
+    asyncio.get_running_loop().set_default_executor(pool)  # asyncio.run shuts it down
     turns = TurnLog(plan.run_dir / "turns.jsonl")
     try:
         async with running(plan.backend, plan.settings) as proxy:

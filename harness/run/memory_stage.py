@@ -43,6 +43,7 @@ from arms.client import SeamClient, SeamError
 from arms.seam import INGEST_VERSION, Health, Ingest, IngestMessage, OpenSession
 from harness.datasets.model import History
 from harness.isolation.base import InfraError, IsolationBackend
+from harness.isolation.seam_http import seam_client
 from harness.run import snapshot
 from harness.run.arm_stop import stop_arm
 from harness.run.limit_check import describe
@@ -194,7 +195,7 @@ class MemoryStage:
     async def _restart(self, arm: str) -> None:
         handle = await self.backend.restart_arm(arm)
         await self.clients[arm].aclose()
-        self.clients[arm] = SeamClient(handle.seam_url)
+        self.clients[arm] = seam_client(handle.seam_url)
         self.seam_urls[arm] = handle.seam_url
 
     async def _ingest_all(
@@ -226,7 +227,7 @@ class MemoryStage:
         self, item: Item, arm: str, attempt: int, session_id: str, history: History, index: int
     ) -> IngestionRecord:
         session = history.sessions[index]
-        await asyncio.to_thread(self.backend.pin_clock, arm, session.date)
+        self.backend.pin_clock(arm, session.date)  # exact and at once: no wait
         await self._tell(arm, item.id, index, "ingest")
         body = Ingest(
             session_id=session.session_id,

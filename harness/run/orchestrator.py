@@ -35,6 +35,7 @@ from harness.checks import memory_controls
 from harness.datasets.source import ItemsSource
 from harness.guard import run_guard
 from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
+from harness.isolation.seam_http import seam_client
 from harness.run.coupled_item import CoupledItem
 from harness.run.limit_check import describe, limit_records
 from harness.run.memory_stage import MemoryStage, state_env
@@ -204,7 +205,7 @@ class Orchestrator:
             if probe:
                 spec = spec.model_copy(update={"env": spec.env | probe})
             handle = await self.backend.start_arm(name, spec, proxy)
-            self.clients[name] = SeamClient(handle.seam_url)
+            self.clients[name] = seam_client(handle.seam_url)
             self.seam_urls[name] = handle.seam_url
             if self.has_memory:
                 await self.memory.learn(name)
@@ -267,7 +268,7 @@ class Orchestrator:
             log.warning("arm restart failed", error=str(restart_error))
             return  # the next attempt fails fast and is counted
         await self.clients[arm].aclose()
-        self.clients[arm] = SeamClient(handle.seam_url)
+        self.clients[arm] = seam_client(handle.seam_url)
         self.seam_urls[arm] = handle.seam_url
 
     async def _attempt(self, item: Item, arm: str, attempt: int, done: list[TurnRecord]) -> None:
@@ -286,9 +287,8 @@ class Orchestrator:
             done += [records.failed(n, "error", prepared.failed) for n in range(len(item.turns))]
             return
         client = self.clients[arm]  # after prepare: a fresh arm on its copy has a new client
-        # In a thread: pinning waits out libfaketime's cache (up to a second), and the loop
-        # must not stop meanwhile (a Ctrl-C, the control client's connection).
-        await asyncio.to_thread(self.backend.pin_clock, arm, item.clock)
+        # A small file written, no wait (harness/isolation/clock.py): on the loop.
+        self.backend.pin_clock(arm, item.clock)
         session_id = prepared.session_id if prepared else f"{item.id}.{attempt}"
         opened = OpenSession(
             session_id=session_id, item_id=item.id, clock=item.clock, context=item.context

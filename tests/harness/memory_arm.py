@@ -1,7 +1,8 @@
 """A toy seam v2 arm for the memory benchmark tests: no model, its memory is files.
 
 Ingesting a session appends `<session> <date> now=<its own clock's date>` to
-`$ARM_STATE_DIR/<session id>.log` (the clock libfaketime pins, or the real one without it). A
+`$ARM_STATE_DIR/<session id>.log` (the clock libfaketime pins, or the real one without it), and
+`lag=<seconds>`: its wall clock when the ingestion arrived less the session's date. A
 turn answers with that log, then `asked:` and the questions asked before on this store, and
 appends its own question to `asked.log`: on a fresh copy per question, nothing was asked before.
 With MEMORY_ARM_STATELESS=1 it declares no state folder and keeps the log in memory;
@@ -14,8 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from arms.seam import Ingest, OpenSession, Turn
@@ -39,12 +41,15 @@ class MemoryArm(Arm):
         self.logs[session.session_id] = lines
 
     async def ingest(self, session_id: str, ingest: Ingest) -> int:
+        date = ingest.date if ingest.date.tzinfo else ingest.date.replace(tzinfo=UTC)
+        lag = time.time() - date.timestamp()
         await asyncio.sleep(float(os.environ.get("MEMORY_ARM_INGEST_S", "0")))
         if ingest.session_id == os.environ.get("MEMORY_ARM_BALLOON_SESSION"):
             hog = []
             while True:  # every page written, so the memory is really taken
                 hog.append(b"x" * (16 * 2**20))
         line = f"{ingest.session_id} {ingest.date:%Y-%m-%d} now={datetime.now():%Y-%m-%d}"
+        line += f" lag={lag:.6f}"
         self.logs[session_id].append(line)
         path = self._file(session_id)
         if path is not None:

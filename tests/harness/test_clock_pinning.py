@@ -1,12 +1,12 @@
-"""Clock pinning: every item's first clock reading is its own date though libfaketime caches
-its timestamp file (harness/isolation/clock.py), time.sleep() works under it, local arms start
-in the study folder (a relative command runs), and a replay pinned otherwise than its recording
-names the difference first."""
+"""Clock pinning: every item's first clock reading is its own date, from the write on, with no
+wait (libfaketime re-reads its timestamp file on every clock call: harness/isolation/clock.py),
+offsets to the microsecond, time.sleep() works under it, local arms start in the study folder
+(a relative command runs), run.json says how the clock was pinned, and a replay pinned otherwise
+than its recording names the difference first."""
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from harness.isolation.clock import FAKETIME_ENV, offset_line, settle
+from harness.isolation.clock import FAKETIME_ENV, PIN_METHOD, offset_line
 from harness.isolation.local import find_libfaketime
 from tests.harness.studies import harness, header, read_jsonl, write_study
 
@@ -67,6 +67,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 @needs_libfaketime
 def test_each_item_sees_its_own_date_from_its_first_clock_call(recorded: dict[str, Any]) -> None:
     assert header(recorded["dir"])["study"]["clock_pinning"] == "libfaketime"
+    assert header(recorded["dir"])["study"]["clock_pin"] == PIN_METHOD
     texts = recorded["texts"]
     for n, date in enumerate(DATES):
         pinned = datetime.fromisoformat(date).replace(tzinfo=UTC).timestamp()
@@ -79,11 +80,11 @@ def test_each_item_sees_its_own_date_from_its_first_clock_call(recorded: dict[st
 
 @needs_libfaketime
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no C compiler for sleepfix.c")
-def test_sleep_works_and_the_file_is_cached_under_libfaketime(recorded: dict[str, Any]) -> None:
+def test_sleep_works_and_the_file_is_reread_on_every_call(recorded: dict[str, Any]) -> None:
     texts = recorded["texts"]
     assert {texts[(f"i{n}", 1)] for n in range(len(DATES))} == {"slept"}
     env = json.loads(texts[("i0", 3)])
-    assert env["FAKETIME_CACHE_DURATION"] == "0" and "FAKETIME_NO_CACHE" not in env
+    assert env["FAKETIME_NO_CACHE"] == "1" and "FAKETIME_CACHE_DURATION" not in env
     # sleepfix (images/arm/sleepfix.c, built with the host's compiler) before libfaketime.
     assert env["LD_PRELOAD"].split(":")[0].endswith("sleepfix.so")
 
@@ -117,7 +118,7 @@ def test_a_replay_pinned_otherwise_names_the_difference_first(recorded: dict[str
 
 NO_KEYS = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""}
 
-# A process that keeps its libfaketime cache fresh and answers each line with its wall clock.
+# A process that reads its wall clock all the time and answers each line with it.
 READER = """
 import sys, threading, time
 def spin():
@@ -130,7 +131,10 @@ for _ in sys.stdin:
 
 
 @needs_libfaketime
-def test_settle_outlasts_the_cache_of_a_process_reading_all_the_time(tmp_path: Path) -> None:
+def test_a_pin_holds_from_its_write_to_the_microsecond_without_a_wait(tmp_path: Path) -> None:
+    """Writes at several phases of the real second, each followed at once (no wait) by a clock
+    read: the reader sees the new date, never a time before it, and no later than the real
+    time that passed since the write."""
     clock = tmp_path / "faketime"
     clock.write_text("+0\n")
     env = {"PATH": os.environ["PATH"], "LD_PRELOAD": str(find_libfaketime())}
@@ -140,27 +144,28 @@ def test_settle_outlasts_the_cache_of_a_process_reading_all_the_time(tmp_path: P
     )
     assert reader.stdin is not None and reader.stdout is not None
     try:
-        for day in range(1, 4):
-            time.sleep(0.3 * day)  # writes at several phases of the second
-            target = datetime.fromtimestamp(time.time() + day * 86400, UTC)
+        for day in range(1, 8):
+            time.sleep(0.13 * day)  # writes at several phases of the second
+            # A date with microseconds: the pin keeps them.
+            target = datetime.fromtimestamp(time.time() + day * 86400 + 0.123456, UTC)
             written = time.time()
-            offset, line = offset_line(target, written)
             tmp = clock.with_suffix(".tmp")
-            tmp.write_text(line)
+            tmp.write_text(offset_line(target, written)[1])
             tmp.replace(clock)
-            settle(written)
             reader.stdin.write(b"\n")
             reader.stdin.flush()
             seen = float(reader.stdout.readline())
-            assert seen - time.time() > offset - 2, f"stale clock on write {day}"
+            since = time.time() - written
+            assert target.timestamp() - 1e-5 <= seen <= target.timestamp() + since + 1e-5, day
     finally:
         reader.kill()
         reader.wait()
 
 
-def test_settle_waits_for_the_next_real_second_and_offsets_round_up() -> None:
-    written = time.time()
-    settle(written)
-    assert time.time() >= math.floor(written) + 1
-    assert offset_line(datetime(2024, 5, 1, 10, 0, 0), 1714557599.5) == (1, "+1\n")
-    assert offset_line(datetime(2024, 5, 1, 10, 0, 0, tzinfo=UTC), 1714557600.0)[1] == "+0\n"
+def test_offsets_are_microseconds_rounded_up() -> None:
+    assert offset_line(datetime(2024, 5, 1, 10, 0, 0), 1714557599.5) == (0.5, "+0.500000\n")
+    assert offset_line(datetime(2024, 5, 1, 10, 0, 0, tzinfo=UTC), 1714557600.0)[1] == (
+        "+0.000000\n"
+    )
+    offset, line = offset_line(datetime(2024, 5, 1, 10, 0, 0, 250, tzinfo=UTC), 1714557700.0)
+    assert line == "-99.999750\n" and offset == -99.99975

@@ -64,6 +64,9 @@ def test_longmemeval_questions_each_on_a_fresh_copy_of_their_ingested_store(
         # The arm's own clock read each session's date while it ingested it.
         assert "s0_a 2023-05-20 now=2023-05-20" in answer
         assert "answer_0_1 2023-05-25 now=2023-05-25" in answer
+        # Exactly: from the session's date on (never before it), at once (no second's wait).
+        lags = [float(w[4:]) for w in answer.split() if w.startswith("lag=")]
+        assert len(lags) == 3 and all(0 <= lag < 60 for lag in lags), lags
     assert all(t.text.endswith("asked: ") for t in turns)  # nobody asked before: fresh copies
     for shot in snapshots:
         assert (run / shot.path).is_dir() and len(shot.sha256) == 64

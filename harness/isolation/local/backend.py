@@ -29,7 +29,7 @@ from typing import Any
 
 import structlog
 
-from arms.client import SeamClient, SeamError
+from arms.client import SeamError
 from arms.server import parse_ready_line
 from harness.isolation import egress, firewall, owner, pids
 from harness.isolation.base import (
@@ -42,13 +42,14 @@ from harness.isolation.base import (
     ProxyInfo,
     ProxySettings,
 )
-from harness.isolation.clock import FAKETIME_ENV, offset_line, preload, settle
+from harness.isolation.clock import FAKETIME_ENV, PIN_METHOD, SEAM_ONLY, offset_line, preload
 from harness.isolation.egress_book import EgressBook
 from harness.isolation.local import limits as local_limits
 from harness.isolation.local.proxy_rule import LocalProxyRule, remove_stale_cgroups
 from harness.isolation.ports import free_port, free_ports
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
 from harness.isolation.sdk_env import sdk_env
+from harness.isolation.seam_http import seam_client
 from harness.study import ArmSpec
 from rundir.atomic import write_atomic
 from rundir.limits import AppliedLimits
@@ -112,6 +113,7 @@ class LocalBackend(IsolationBackend):
         self.book = EgressBook(self.egress_log)
         self.faketime = find_libfaketime()
         self.clock_pinning: ClockPinning = "libfaketime" if self.faketime else "seam-only"
+        self.clock_pin = PIN_METHOD if self.faketime else SEAM_ONLY
         self.preload = preload(self.faketime) if self.faketime else ""
         self.proxy: subprocess.Popen[bytes] | None = None
         self.proxy_info: ProxyInfo | None = None
@@ -238,7 +240,7 @@ class LocalBackend(IsolationBackend):
             process, log_path, offset, lambda text: parse_ready_line(text) is not None, name
         )
         url = parse_ready_line(line) or ""
-        async with SeamClient(url, timeout=10) as client:
+        async with seam_client(url, timeout=10) as client:
             try:
                 await client.health()
             except (SeamError, OSError, Exception) as e:
@@ -266,10 +268,9 @@ class LocalBackend(IsolationBackend):
         if not self.faketime:
             return
         # A relative offset from the real clock, written when the item starts: the arm then
-        # sees the item's date and time passing normally from there (harness/isolation/clock.py).
-        now = time.time()
-        write_atomic(self._clock_file(name), offset_line(clock, now)[1])
-        settle(now)  # libfaketime's cache: no turn may start on the previous item's clock
+        # sees the item's date and time passing normally from there. libfaketime re-reads the
+        # file on every clock call, so the pin holds once written (harness/isolation/clock.py).
+        write_atomic(self._clock_file(name), offset_line(clock, time.time())[1])
 
     def _clock_file(self, name: str) -> Path:
         return self.run_dir / "clocks" / name

@@ -1,0 +1,341 @@
+"""Issue 37's yardstick: T1 (500 LongMemEval-S questions) at its real size, in record mode with
+the shipped `retrieval` arm, projected from a run of N items.
+
+    .venv/bin/python -m bench.t1_bench [--items 4] [--workers 4] [--variant default seam-only]
+        [--src before=/tmp/t1-before] [--write BENCHMARKS.md]
+
+The file: a seeded LongMemEval-S-shaped JSON list at the published size (500 questions, about
+50 sessions and 115k tokens per history, ~250 MB; made once and kept in bench/results/), its
+question types in the published proportions, 30 abstention questions, each question's evidence
+in one to three has_answer turns. The run: `harness record` draws `--items` questions from it
+(the whole file is read, as T1 reads it) and records them with `--workers` workers on the local
+backend, default settings (libfaketime when installed); `seam-only` sets `HARNESS_FAKETIME=0`.
+`--src NAME=DIR` runs another checkout (a `git worktree` of an older commit: the baseline) in the
+same bench, so ratios compare runs made under the same load.
+
+Printed per run: the whole command's wall time, the items' span (the first call's start to the
+last call's end, start-up left out) and its 500-item projection, and the CPU time of each kind
+of process (the harness, the proxy, the arms, other helpers), sampled from /proc every 0.2 s
+(a process's last fraction of a sampling interval before it exits is missed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from bench.markdown import replace_section
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results"
+SECTION = "T1 at real size"
+TICKS = os.sysconf("SC_CLK_TCK")
+# LongMemEval-S's published mix (500 questions) and its 30 abstention questions.
+TYPES = {
+    "single-session-user": 70,
+    "single-session-assistant": 56,
+    "single-session-preference": 30,
+    "temporal-reasoning": 133,
+    "knowledge-update": 78,
+    "multi-session": 133,
+}
+ABSTENTIONS = 30
+TOKENS_PER_HISTORY = 115_000
+_WORDS = (
+    "the a to and of I you it is in that for my on with was have be this but we can so what "
+    "not at just like about if your they do get all one or would there out will up me when "
+    "time some know think really also because more good make go any how now well see want "
+    "work day need new people first take back way much most even year something other only "
+    "after garden recipe travel budget laptop concert museum hiking sister weekend project "
+    "deadline coffee bicycle library podcast marathon painting apartment insurance vacation "
+    "keyboard neighbour festival spreadsheet journal camera violin bakery harbour doctor "
+    "birthday dinner flight hotel ticket movie book class teacher office meeting friend dog "
+    "cat kitchen car train city market weather morning evening plan idea advice suggest "
+    "recommend help try start finish buy sell cook read write watch visit call email price "
+    "store shop team game song music guitar piano yoga gym run swim walk park beach mountain"
+)
+WORDS = tuple(_WORDS.split())
+FACTS = (
+    ("What is my locker code?", "My locker code is {n}.", "{n}"),
+    ("How many miles did I run last week?", "I ran {n} miles last week.", "{n}"),
+    ("What room number is my dentist in?", "My dentist moved to room {n}.", "{n}"),
+    ("How much did the new bike cost?", "The new bike cost me {n} dollars.", "{n} dollars"),
+)
+
+
+def _sentence(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choices(WORDS, k=words)).capitalize() + "."
+
+
+def entry(n: int, seed: int, qtype: str) -> dict[str, Any]:
+    """One question with its own history: ~50 sessions of 8-14 messages, ~115k tokens
+    (harness's estimate: a token per four characters)."""
+    rng = random.Random(f"{seed}:{n}")
+    count = rng.randint(45, 55)
+    shape = [rng.choice((8, 10, 10, 12, 14)) for _ in range(count)]
+    per_message = TOKENS_PER_HISTORY * 4 / sum(shape)  # characters
+    words = max(8, round(per_message / 6.2))
+    start = datetime(2023, 1, 2, 8, 0) + timedelta(days=rng.randint(0, 300))
+    question, said, answer = FACTS[n % len(FACTS)]
+    value = str(rng.randint(100, 9999))
+    abstain = n < ABSTENTIONS
+    evidence = sorted(rng.sample(range(count), 1 if qtype.startswith("single") else 2))
+    ids, dates, sessions = [], [], []
+    when = start
+    for s, messages in enumerate(shape):
+        turns: list[dict[str, Any]] = []
+        for m in range(messages):
+            role = "user" if m % 2 == 0 else "assistant"
+            turns.append({"role": role, "content": _sentence(rng, words)})
+        if s in evidence and not abstain:
+            turns[0] = {"role": "user", "content": said.format(n=value), "has_answer": True}
+        ids.append(f"answer_{n}_{s}" if s in evidence else f"s{n}_{s}")
+        dates.append(when.strftime("%Y/%m/%d (%a) %H:%M"))
+        sessions.append(turns)
+        when += timedelta(
+            days=rng.randint(0, 4), hours=rng.randint(1, 20), minutes=rng.randint(0, 59)
+        )
+    return {
+        "question_id": f"t1q{n:03d}" + ("_abs" if abstain else ""),
+        "question_type": qtype,
+        "question": question,
+        "answer": answer.format(n=value),
+        "question_date": (when + timedelta(days=3)).strftime("%Y/%m/%d (%a) %H:%M"),
+        "haystack_session_ids": ids,
+        "haystack_dates": dates,
+        "haystack_sessions": sessions,
+        "answer_session_ids": [ids[s] for s in evidence],
+    }
+
+
+def dataset(items: int, seed: int) -> Path:
+    """The seeded file, made once per (items, seed): written a question at a time."""
+    path = RESULTS / f"t1-longmemeval-s-{items}-{seed}.json"
+    if path.exists():
+        return path
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    types = [t for t, count in TYPES.items() for _ in range(count)]
+    random.Random(seed).shuffle(types)
+    types = (types * (items // len(types) + 1))[:items]
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", encoding="utf-8") as out:
+        out.write("[")
+        for n, qtype in enumerate(types):
+            out.write(("," if n else "") + json.dumps(entry(n, seed, qtype)))
+        out.write("]")
+    tmp.replace(path)
+    return path
+
+
+def write_study(folder: Path, data: Path, items: int, seed: int, src: Path) -> Path:
+    import tomli_w
+
+    folder.mkdir(parents=True, exist_ok=True)
+    study = {
+        "name": "t1-bench",
+        "items": {"format": "longmemeval", "path": str(data), "n": items, "seed": seed},
+        "deadline_ms": 60000,
+        "ingest_deadline_ms": 120000,
+        "arms": {
+            "retrieval": {
+                "command": f"{sys.executable} -m arms.retrieval",
+                "env": {"PYTHONPATH": str(src)},
+            }
+        },
+    }
+    path = folder / "study.toml"
+    path.write_text(tomli_w.dumps(study))
+    return path
+
+
+@dataclass
+class Sampler:
+    """CPU seconds per process (utime + stime from /proc/PID/stat) of a process tree."""
+
+    root: int
+    cpu: dict[int, float] = field(default_factory=dict)
+    kind: dict[int, str] = field(default_factory=dict)
+
+    def sample(self) -> None:
+        parents: dict[int, int] = {}
+        stats: dict[int, list[str]] = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                text = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = text[text.rindex(")") + 2 :].split()
+            pid = int(entry)
+            parents[pid], stats[pid] = int(fields[1]), fields
+        tree = {self.root}
+        for pid in sorted(parents):
+            chain, at = [], pid
+            while at in parents and at not in tree and at > 1 and len(chain) < 64:
+                chain.append(at)
+                at = parents[at]
+            if at in tree:
+                tree.update(chain)
+        for pid in tree & stats.keys():
+            fields = stats[pid]
+            self.cpu[pid] = (int(fields[11]) + int(fields[12])) / TICKS
+            if pid not in self.kind:
+                self.kind[pid] = _kind(pid)
+
+    def per_kind(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for pid, seconds in self.cpu.items():
+            out[self.kind[pid]] = out.get(self.kind[pid], 0.0) + seconds
+        return out
+
+
+def _kind(pid: int) -> str:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "other"
+    text = " ".join(a.decode(errors="replace") for a in argv)
+    if "harness.cli" in text:
+        return "harness"
+    if "-m proxy" in text or "mitmdump" in text:
+        return "proxy"
+    if "arms." in text:
+        return "arm"
+    return "other"
+
+
+def record(study: Path, runs: Path, workers: int, variant: str, src: Path) -> dict[str, Any]:
+    env = {**os.environ, "HARNESS_NO_PROGRESS": "1", "PYTHONPATH": str(src)}
+    if variant == "seam-only":
+        env["HARNESS_FAKETIME"] = "0"
+    command = [sys.executable, "-m", "harness.cli", "record", str(study), "--run-dir", str(runs)]
+    command += ["--isolation", "local", "--workers", str(workers)]
+    started = time.monotonic()
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=src
+    )
+    sampler = Sampler(process.pid)
+    peak_rss = 0
+    while process.poll() is None:
+        sampler.sample()
+        peak_rss = max(peak_rss, _rss(process.pid))
+        time.sleep(0.2)
+    wall = time.monotonic() - started
+    out, err = process.communicate()
+    if process.returncode != 0:
+        raise SystemExit(f"{variant}: the run failed\n{out.decode()}{err.decode()[-3000:]}")
+    (run,) = [p for p in runs.iterdir() if (p / "run.json").exists()]
+    calls = [json.loads(x) for x in (run / "calls.jsonl").read_text().splitlines() if x]
+    span = max(c["timing"]["end"] for c in calls) - min(c["timing"]["start"] for c in calls)
+    questions = [json.loads(x) for x in (run / "questions.jsonl").read_text().splitlines() if x]
+    header = json.loads((run / "run.json").read_text())
+    return {
+        "wall": wall,
+        "span": span,
+        "cpu": sampler.per_kind(),
+        "rss_mb": peak_rss / 1e6,
+        "items": len(questions),
+        "evidence": sum(bool(q.get("evidence_reached")) for q in questions),
+        "clock": header["study"].get("clock_pinning"),
+        "calls": len(calls),
+    }
+
+
+def _rss(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def row(name: str, r: dict[str, Any], workers: int) -> str:
+    cpu = r["cpu"]
+    total = sum(cpu.values()) or 1.0
+    per_item = r["span"] / r["items"]
+    return (
+        f"| {name} | {r['clock']} | {workers} | {r['wall']:.0f} | {r['span']:.0f} | "
+        f"{per_item:.1f} | {500 * per_item / 3600:.2f} h | {cpu.get('harness', 0):.1f} | "
+        f"{cpu.get('proxy', 0):.1f} | {cpu.get('arm', 0):.1f} | {cpu.get('other', 0):.1f} | "
+        f"{100 * cpu.get('harness', 0) / total:.1f}% | {r['rss_mb']:.0f} | "
+        f"{r['evidence']}/{r['items']} |"
+    )
+
+
+HEAD = (
+    "| run | clock | workers | whole s | items span s | s per item | 500 items | harness CPU s "
+    "| proxy CPU s | arms CPU s | other CPU s | harness share | harness peak RSS MB | "
+    "evidence reached |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=4, help="questions drawn and recorded")
+    parser.add_argument("--file-items", type=int, default=500, help="questions in the file")
+    parser.add_argument("--seed", type=int, default=37)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument(
+        "--variant", nargs="+", default=["default"], choices=["default", "seam-only"]
+    )
+    parser.add_argument("--src", action="append", default=[], help="NAME=DIR: another checkout")
+    parser.add_argument("--skip-this", action="store_true", help="run only the --src checkouts")
+    parser.add_argument("--write", type=Path, default=None)
+    args = parser.parse_args()
+    made = time.monotonic()
+    data = dataset(args.file_items, args.seed)
+    print(f"dataset {data} ({data.stat().st_size / 1e6:.0f} MB, {time.monotonic() - made:.0f} s)")
+    sources = [] if args.skip_this else [("this", REPO)]
+    sources += [(s.split("=", 1)[0], Path(s.split("=", 1)[1])) for s in args.src]
+    rows = []
+    loads = [os.getloadavg()[0]]
+    with tempfile.TemporaryDirectory(prefix="t1-bench-") as tmp:
+        for name, src in sources:
+            for variant in args.variant:
+                label = f"{name}, {variant}"
+                folder = Path(tmp) / label.replace(", ", "-")
+                study = write_study(folder, data, args.items, args.seed, src)
+                result = record(study, folder / "runs", args.workers, variant, src)
+                loads.append(os.getloadavg()[0])
+                rows.append(row(label, result, args.workers))
+                print(rows[-1], flush=True)
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    command = "python -m bench.t1_bench " + " ".join(sys.argv[1:])
+    text = "\n".join(
+        [
+            f"## {SECTION}",
+            "",
+            f"Measured {when} on {os.cpu_count()} cores, Python {platform.python_version()}; "
+            f"load average {min(loads):.2f} to {max(loads):.2f} (other work shares this "
+            f"machine). {args.items} of the seeded file's {args.file_items} questions, retrieval "
+            "arm, record mode, local backend. Repeat with:",
+            "",
+            "```sh",
+            command,
+            "```",
+            "",
+            HEAD,
+            *rows,
+        ]
+    )
+    print(text)
+    if args.write:
+        replace_section(args.write, SECTION, text)
+
+
+if __name__ == "__main__":
+    main()
