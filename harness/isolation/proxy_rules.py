@@ -1,6 +1,7 @@
-"""The OS rule on the proxy's own traffic (docker backend): the proxy may open only DNS, and TCP
-to the addresses its vendor hosts resolved to on their ports; everything else it starts is
-refused and logged, and the run fails when the log holds anything (rundir/proxy_egress.py).
+"""The OS rule on the proxy's own traffic (docker backend): the proxy may open only TCP to the
+addresses its vendor hosts resolved to on their ports (no DNS: the names are pinned);
+everything else it starts is refused and logged, and the run fails when the log holds anything
+(rundir/proxy_egress.py).
 
 Why: arms reach only their proxy, but a proxy (a bug, a hostile dependency, a vendor SDK quirk)
 could open any connection, and the keys are in it. The arms' rules (docker/arm_rules.py) match the
@@ -12,14 +13,17 @@ conntrack state, as for the arms.
 
 The vendor hosts are resolved here, on the host, when the rules are made, and pinned into the
 proxy container (`--add-host`), so the proxy connects to exactly the addresses the rules allow.
-Record and replay mode have no upstream: nothing is allowed, not even DNS. A live run's
+The docker proxy needs no DNS and gets none; a local proxy (LocalProxyRules) may send DNS
+queries to the host's resolvers only (proxy_dns.py). Record and replay mode have no upstream:
+nothing is allowed, not even DNS. A live run's
 postgresql:// ledger, which the proxy books at itself, is allowed on its TCP addresses (pinned
 the same way); one a container cannot reach (the host's loopback, a Unix socket) is refused
 before the run starts (docker_ledger_targets).
 
 Per rule family and chain, first to last (INPUT: to the host itself; DOCKER-USER: forwarded):
-  allowed (DNS, vendor address:port)  -> ACCEPT in INPUT, RETURN in DOCKER-USER (Docker's own
-                                         rules then forward it as before)
+  UDP to port 53 that is no DNS query  -> LOG `harness <run> :proxy `, REJECT (any state)
+  allowed (vendor address:port, a     -> ACCEPT in INPUT, RETURN in DOCKER-USER (Docker's own
+   local proxy's resolvers' UDP 53)      rules then forward it as before)
   TCP to port 443 anywhere else       -> LOG `harness <run> :proxy443 `, REJECT
   anything else new                   -> LOG `harness <run> :proxy `, REJECT
 IPv6: every packet from the bridge is logged and refused (the proxy runs with IPv6 off and no
@@ -35,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from harness.isolation import firewall
+from harness.isolation import firewall, proxy_dns
 from rundir.proxy_egress import (
     PROXY_EGRESS_FILE,
     ProxyEgressEntry,
@@ -44,7 +48,6 @@ from rundir.proxy_egress import (
 )
 from vendors.hosts import DEFAULT_UPSTREAMS
 
-DNS_PORT = 53
 HTTPS_PORT = 443
 LOOPBACK = "127.0.0.1"
 POSTGRES_PORT = 5432
@@ -182,7 +185,7 @@ def prefixes(run_id: str) -> dict[str, str]:
 class ProxyRules:
     bridge: str  # the proxy network's host interface
     targets: tuple[Target, ...]
-    dns: bool  # live mode: the proxy may look names up
+    resolvers: tuple[str, ...]  # where the proxy may send DNS queries: none for docker's
     run_id: str
     comment: str
 
@@ -202,7 +205,7 @@ class LocalProxyRules:
 
     cgroup: str  # the proxy's cgroup, relative to the cgroup2 root
     targets: tuple[Target, ...]
-    dns: bool
+    resolvers: tuple[str, ...]  # live mode: the host's resolvers (proxy_dns.py)
     run_id: str
     comment: str
     # The proxy's own servers on 127.0.0.1 it connects to (the stub stream server, which record
@@ -226,16 +229,17 @@ def _chain(
             (chain, [*base, "-j", "REJECT"]),
         ]
     new = [*origin, "-m", "conntrack", "!", "--ctstate", "ESTABLISHED,RELATED"]
-    allowed: list[list[str]] = []
-    if rule.dns:
-        allowed += [["-p", proto, "--dport", str(DNS_PORT)] for proto in ("udp", "tcp")]
+    # Only DNS queries to port 53, whatever the state (proxy_dns.py).
+    shape = proxy_dns.not_dns(origin, comment, other) if rule.resolvers else []
+    allowed = proxy_dns.allowed(rule.resolvers)
     allowed += [["-d", t.address, "-p", "tcp", "--dport", str(t.port)] for t in rule.targets]
     if isinstance(rule, LocalProxyRules):  # in a container its own loopback never meets these
         allowed += [
             ["-o", "lo", "-d", LOOPBACK, "-p", "tcp", "--dport", str(port)]
             for port in rule.loopback_ports
         ]
-    rules = [(chain, [*new, *match, *comment, "-j", let_through]) for match in allowed]
+    rules = [(chain, spec) for spec in shape]
+    rules += [(chain, [*new, *match, *comment, "-j", let_through]) for match in allowed]
     tls = [*new, "-p", "tcp", "--dport", str(HTTPS_PORT), *comment]
     rules.append((chain, [*tls, "-j", "LOG", "--log-prefix", https]))
     rules.append((chain, [*tls, "-j", "REJECT"]))
@@ -257,8 +261,9 @@ def add_rules(rules: ProxyRules | LocalProxyRules) -> None:
                 raise firewall.RulesError(f"{tool} -I {chain} failed: {proc.stderr.strip()}")
 
 
-def refusals(run_id: str, kernel_log: Path) -> list[ProxyEgressEntry]:
-    """The proxy's refused packets in the run's kernel log (the follower's file)."""
+def refusals(run_id: str, kernel_log: Path, skip: int = 0) -> list[ProxyEgressEntry]:
+    """The proxy's refused packets in the run's kernel log (the follower's file), but the
+    first `skip` (the start probe's, egress_probe.py)."""
     kinds = prefixes(run_id)
     try:
         lines = kernel_log.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -276,7 +281,7 @@ def refusals(run_id: str, kernel_log: Path) -> list[ProxyEgressEntry]:
                 "claimed_source": entry["claimed_source"],
             }
         )
-        for entry in found
+        for entry in found[skip:]
     ]
 
 
@@ -325,19 +330,21 @@ def docker_rules(
     allowed = ", ".join(
         f"{'ledger ' if t in ledger else ''}{t.host}={t.address}:{t.port}" for t in targets
     )
-    said = f"enforced: the proxy may open {'DNS and ' if live else ''}TCP to {allowed or 'nothing'}"
+    said = f"enforced: the proxy may open TCP to {allowed or 'nothing'}"
+    said += " (no DNS: the names are pinned)" if live else ""
     if unresolved:
         said += f" (did not resolve: {', '.join(unresolved)})"
-    return ProxyRules(bridge, tuple(targets), live, run_id, comment), said
+    return ProxyRules(bridge, tuple(targets), (), run_id, comment), said
 
 
-def collect(run_dir: Path, run_id: str, kernel_log: Path) -> dict[str, int]:
+def collect(run_dir: Path, run_id: str, kernel_log: Path, skip: int = 0) -> dict[str, int]:
     """Write the run's proxy_egress.jsonl from the kernel log; returns what was refused, by
-    destination and kind, the packets the kernel log lost included (the run fails on any)."""
-    found = refusals(run_id, kernel_log)
+    destination and kind, the packets the kernel log lost included (the run fails on any).
+    The first `skip` lines are the start probe's: not written, but counted as logged."""
+    found = refusals(run_id, kernel_log, skip)
     write_proxy_egress(run_dir / PROXY_EGRESS_FILE, found)
     refused = by_destination(found)
-    lost = uncounted(run_id, len(found))
+    lost = uncounted(run_id, len(found) + skip)
     if lost:
         refused["(refused packets the kernel log lost)"] = lost
     return refused

@@ -25,6 +25,7 @@ from pathlib import Path
 import docker
 import pytest
 
+from harness.isolation import egress_probe
 from tests.docker.test_docker_backend import leftovers
 from tests.docker.test_docker_live import bridge_gateway, write_study
 from tests.fakevendor.server import FakeVendor
@@ -33,16 +34,21 @@ from tests.proxy.live_helpers import STUDY_ANTHROPIC_KEY, STUDY_KEYS, STUDY_OPEN
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
-# Run inside the proxy container: a connection to the other server, and one to port 443 of the
-# same host address (nothing listens there; the rule refuses it before anything could answer).
+# Run inside the proxy container: a connection to the other server, one to port 443 of the
+# same host address (nothing listens there; the rule refuses it before anything could answer),
+# and TCP and a DNS query over UDP to port 53 there, where the test listens: the docker proxy
+# has no DNS at all (its vendor names are pinned), so port 53 is a port like any other.
 PROBE = """
 import socket, sys
-for port in (int(sys.argv[2]), 443):
+for port in (int(sys.argv[2]), 443, 53):
     try:
         socket.create_connection((sys.argv[1], port), timeout=5).close()
         print(port, "connected")
     except OSError as e:
         print(port, type(e).__name__)
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+    s.sendto(bytes.fromhex(sys.argv[3]), (sys.argv[1], 53))
+print("udp sent")
 """
 
 
@@ -79,6 +85,7 @@ class Outcome:
     gateway: str
     other: OtherServer
     vendor_requests: int
+    port_53_reached: list[str]
 
 
 def _proxy_container(client: docker.DockerClient, skip: set[str]) -> str:
@@ -101,6 +108,7 @@ def outcome(
     vendor = FakeVendor(api_keys=keys)
     vendor.host = gateway
     other = OtherServer(gateway)
+    port_53 = egress_probe.Listener(gateway)  # a server on port 53 that is no resolver
     runs = base / "runs"
     with vendor:
         study = write_study(base / "study", vendor.url)
@@ -117,19 +125,22 @@ def outcome(
         proxy = _proxy_container(docker_engine, gate_ids)
         time.sleep(1)  # its rules are in before it starts; give its process a moment to exist
         probe = subprocess.run(
-            ["docker", "exec", proxy, "python", "-c", PROBE, gateway, str(other.port)],
+            ["docker", "exec", proxy, "python", "-c", PROBE, gateway, str(other.port),
+             egress_probe.QUERY.hex()],
             capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         stdout, stderr = live.communicate(timeout=600)
         vendor.wait_idle()
         requests = len(vendor.requests)
     other.close()
+    reached = port_53.reached()
+    port_53.close()
     headers = {p: json.loads(p.read_text()) for p in runs.glob("*/run.json")}
     (live_run,) = [p.parent for p, h in headers.items() if h["mode"] == "live"]
     gate_runs = [p.parent for p, h in headers.items() if h["mode"] == "record"]
     yield Outcome(
         live_run, gate_runs, live.returncode, stdout + stderr, probe.stdout + probe.stderr,
-        gateway, other, requests,
+        gateway, other, requests, reached,
     )  # fmt: skip
 
 
@@ -137,6 +148,8 @@ def test_a_connection_to_a_host_server_that_is_no_vendor_is_refused(outcome: Out
     assert f"{outcome.other.port} ConnectionRefusedError" in outcome.probe, outcome.probe
     assert "443 ConnectionRefusedError" in outcome.probe, outcome.probe
     assert outcome.other.accepted == 0
+    assert "53 ConnectionRefusedError" in outcome.probe, outcome.probe
+    assert outcome.port_53_reached == []  # neither the TCP connection nor the datagram
 
 
 def test_it_is_logged_and_the_run_fails_naming_it(outcome: Outcome) -> None:
@@ -145,15 +158,26 @@ def test_it_is_logged_and_the_run_fails_naming_it(outcome: Outcome) -> None:
     kinds = {(e["destination"], e["kind"]) for e in entries}
     assert (refused, "refused") in kinds
     assert (f"{outcome.gateway}:443", "https_unresolved") in kinds
-    assert all(e["schema"] == 1 and e["protocol"] == "tcp" for e in entries)
+    assert (f"{outcome.gateway}:53", "refused") in kinds
+    protocols = {(e["destination"], e["protocol"]) for e in entries}
+    assert {(f"{outcome.gateway}:53", "tcp"), (f"{outcome.gateway}:53", "udp")} <= protocols
+    assert all(e["schema"] == 1 for e in entries)
+    # The start probe (from a container of its own, to the proxy network's gateway) is not the
+    # proxy's: nothing but the attempts above.
+    assert {e["destination"] for e in entries} == {
+        refused,
+        f"{outcome.gateway}:443",
+        f"{outcome.gateway}:53",
+    }
     assert outcome.code == 1, outcome.stdout[-3000:]
     assert "FAILED: the proxy itself tried connections outside its vendors" in outcome.stdout
     assert f"{refused} (refused)" in outcome.stdout
     run = json.loads((outcome.live_run / "run.json").read_text())["study"]
     assert run["passed"] is False
     assert run["proxy_refused"][f"{refused} (refused)"] >= 1
-    assert run["proxy_rule"].startswith("enforced: the proxy may open DNS and TCP to ")
+    assert run["proxy_rule"].startswith("enforced: the proxy may open TCP to ")
     assert f"={outcome.gateway}:" in run["proxy_rule"]
+    assert run["proxy_rule"].endswith("(no DNS: the names are pinned); checked at start by a probe")
 
 
 def test_the_vendor_is_still_reached(outcome: Outcome) -> None:
@@ -166,7 +190,9 @@ def test_record_runs_allow_nothing_and_refuse_nothing(outcome: Outcome) -> None:
     assert len(outcome.gate_runs) == 2
     for run_dir in outcome.gate_runs:
         run = json.loads((run_dir / "run.json").read_text())["study"]
-        assert run["proxy_rule"] == "enforced: the proxy may open TCP to nothing"
+        assert run["proxy_rule"] == (
+            "enforced: the proxy may open TCP to nothing; checked at start by a probe"
+        )
         assert run["proxy_refused"] == {} and run["passed"] is True
         assert (run_dir / "proxy_egress.jsonl").read_text() == ""
 

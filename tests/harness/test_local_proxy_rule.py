@@ -43,14 +43,21 @@ for port in map(int, sys.argv[2:]):
 """
 
 
+def _is_proxy(pid: str) -> bool:
+    try:
+        return b"\0-m\0proxy\0" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def _cgroup_of(harness_pid: int) -> Path:
     root = local_proxy_rule.cgroup2_root()
     assert root is not None
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         found = list(root.glob(f"harness-*-proxy-{harness_pid}"))
-        if found and (found[0] / "cgroup.procs").read_text().strip():  # the proxy is in it
-            return found[0]
+        if found and any(_is_proxy(pid) for pid in (found[0] / "cgroup.procs").read_text().split()):
+            return found[0]  # the proxy is in it (before it, the harness's start probe is)
         time.sleep(0.1)
     raise AssertionError("the live proxy's cgroup never filled")
 
@@ -95,7 +102,9 @@ def test_a_proxy_connection_to_a_non_vendor_host_server_is_refused_and_fails_the
     assert live.returncode == 1, stdout + stderr[-3000:]
     assert f"127.0.0.1:{port} (refused)" in stdout
     run = json.loads((run_dir / "run.json").read_text())["study"]
-    assert run["proxy_rule"].startswith("enforced: the proxy may open DNS and TCP to 127.0.0.1=")
+    assert run["proxy_rule"].startswith("enforced: the proxy may open DNS queries (UDP) to ")
+    assert " and TCP to 127.0.0.1=" in run["proxy_rule"]
+    assert "checked at start by a probe" in run["proxy_rule"]
     assert run["outcomes"] == {"done": 3} and run["passed"] is False
     assert not cgroup.exists()  # removed with the rules when the run ended
     rules = subprocess.run(["iptables", "-S"], capture_output=True, text=True).stdout
@@ -118,9 +127,8 @@ def test_a_record_run_streams_through_the_rule_and_nothing_is_refused(tmp_path: 
     run = header(run_dir)["study"]
     port = ProxyFile.read(run_dir / "proxy.json").settings.stream_port
     assert port > 0
-    assert (
-        run["proxy_rule"]
-        == f"enforced: the proxy may open TCP to its stream server 127.0.0.1:{port}"
+    assert run["proxy_rule"].startswith(
+        f"enforced: the proxy may open TCP to its stream server 127.0.0.1:{port}; checked at start"
     )
     assert run["passed"] and run["outcomes"] == {"done": 18}
     assert (run_dir / "proxy_egress.jsonl").read_text() == ""
@@ -139,8 +147,8 @@ def test_on_loopback_only_the_stream_server_port_is_allowed_and_a_retry_moves_it
     try:
         for port in (first, second):  # the second start is a retry after a port was taken
             rule.start(ProxySettings(run_id=run_id, stream_port=port), comment)
-        assert (
-            rule.said == f"enforced: the proxy may open TCP to its stream server 127.0.0.1:{second}"
+        assert rule.said.startswith(
+            f"enforced: the proxy may open TCP to its stream server 127.0.0.1:{second}; "
         )
         assert rule.cgroup is not None
         probe = subprocess.run(

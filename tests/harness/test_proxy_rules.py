@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.isolation import proxy_rules
+from harness.isolation import proxy_dns, proxy_rules
 from harness.isolation.proxy_rules import LocalProxyRules, ProxyRules, Target
 from rundir.proxy_egress import read_proxy_egress
 
@@ -36,9 +36,9 @@ def test_host_names_are_pinned_for_the_proxy_addresses_are_not() -> None:
     assert flags == ["--add-host", "api.x.com:1.2.3.4", "--add-host", "api.x.com:1.2.3.5"]
 
 
-def test_the_rules_let_dns_and_vendors_through_then_log_and_refuse_the_rest() -> None:
+def test_the_docker_rules_let_only_vendors_through_then_log_and_refuse_the_rest() -> None:
     https, other = proxy_rules.prefixes(RUN)
-    rules = ProxyRules("br-abc", (Target("h", "10.0.0.9", 8443),), True, RUN, "harness.run=x")
+    rules = ProxyRules("br-abc", (Target("h", "10.0.0.9", 8443),), (), RUN, "harness.run=x")
     specs = rules.specs("iptables")
     for chain, let_through in (("INPUT", "ACCEPT"), ("DOCKER-USER", "RETURN")):
         mine = [" ".join(rule) for c, rule in specs if c == chain]
@@ -46,21 +46,22 @@ def test_the_rules_let_dns_and_vendors_through_then_log_and_refuse_the_rest() ->
             rule.startswith("-i br-abc -m conntrack ! --ctstate ESTABLISHED,RELATED")
             for rule in mine
         )
-        assert [r.rsplit(" ", 1)[-1] for r in mine[:3]] == [let_through] * 3
-        assert "-p udp --dport 53" in mine[0] and "-p tcp --dport 53" in mine[1]
-        assert "-d 10.0.0.9 -p tcp --dport 8443" in mine[2]
-        assert "--dport 443" in mine[3] and mine[3].endswith(f"--log-prefix {https}")
+        # No DNS at all: the vendor names are pinned in the proxy's container.
+        assert not any("--dport 53" in rule for rule in mine)
+        assert [r.rsplit(" ", 1)[-1] for r in mine[:1]] == [let_through]
+        assert "-d 10.0.0.9 -p tcp --dport 8443" in mine[0]
+        assert "--dport 443" in mine[1] and mine[1].endswith(f"--log-prefix {https}")
+        assert mine[2].endswith("REJECT")
+        assert mine[3].endswith(f"--log-prefix {other}")
         assert mine[4].endswith("REJECT")
-        assert mine[5].endswith(f"--log-prefix {other}")
-        assert mine[6].endswith("REJECT")
-    record = ProxyRules("br-abc", (), False, RUN, "c").specs("iptables")
+    record = ProxyRules("br-abc", (), (), RUN, "c").specs("iptables")
     assert not any("ACCEPT" in rule or "RETURN" in rule for _, rule in record)
     six = [rule for _, rule in rules.specs("ip6tables")]
     assert all("conntrack" not in rule for rule in six) and len(six) == 4
 
 
 def test_the_local_rule_allows_the_stream_server_port_on_loopback_and_no_other() -> None:
-    rules = LocalProxyRules("harness-x-proxy-1", (), False, RUN, "c", (40123,))
+    rules = LocalProxyRules("harness-x-proxy-1", (), (), RUN, "c", (40123,))
     specs = [" ".join(rule) for _, rule in rules.specs("iptables")]
     allowed = [rule for rule in specs if rule.endswith("ACCEPT")]
     assert len(allowed) == 1
@@ -160,3 +161,33 @@ def test_a_ledger_host_name_is_pinned_for_the_proxy() -> None:
 def test_a_ledger_the_proxys_container_cannot_reach_is_refused(url: str, why: str) -> None:
     with pytest.raises(proxy_rules.LedgerUnreachableError, match=re.escape(why)):
         proxy_rules.docker_rules("br-x", [], live=True, run_id=RUN, comment="c", ledger_url=url)
+
+
+def test_a_local_proxy_may_send_only_dns_queries_and_only_to_the_resolvers() -> None:
+    # Port 53 of any other address is a server like any other; a datagram to a resolver that
+    # is no DNS query is refused whatever the conntrack state (a reply makes the flow
+    # ESTABLISHED), and DNS over TCP is not allowed at all.
+    _, other = proxy_rules.prefixes(RUN)
+    rules = LocalProxyRules("harness-x-proxy-1", (), ("10.255.255.53",), RUN, "c")
+    specs = [" ".join(rule) for _, rule in rules.specs("iptables")]
+    shape = [rule for rule in specs if "--u32" in rule]
+    assert len(shape) == 2 and specs[:2] == shape
+    assert "conntrack" not in shape[0] and "-p udp --dport 53 -m u32 ! --u32" in shape[0]
+    assert shape[0].endswith(f"--log-prefix {other}") and shape[1].endswith("REJECT")
+    allowed = [rule for rule in specs if rule.endswith("ACCEPT")]
+    assert allowed == [
+        "-m cgroup --path harness-x-proxy-1 -m conntrack ! --ctstate ESTABLISHED,RELATED "
+        "-d 10.255.255.53 -p udp --dport 53 -m comment --comment c -j ACCEPT"
+    ]
+
+
+def test_the_resolvers_are_the_ipv4_nameservers_of_resolv_conf(tmp_path: Path) -> None:
+    conf = tmp_path / "resolv.conf"
+    conf.write_text(
+        "# generated\nsearch example.org\nnameserver 10.0.0.2\nnameserver fe80::1\n"
+        "nameserver 10.0.0.3 # second\nnameserver 10.0.0.2\nnameserver bogus\n"
+    )
+    assert proxy_dns.resolvers(conf) == ("10.0.0.2", "10.0.0.3")
+    assert proxy_dns.resolvers(tmp_path / "missing") == ()
+    addresses = proxy_dns.non_resolvers(("10.0.0.2",))
+    assert all(next(addresses).startswith("127.53.") for _ in range(100))

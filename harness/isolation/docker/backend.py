@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import time
 from collections.abc import Iterable
@@ -52,9 +53,8 @@ from typing import Any
 
 import structlog
 
-from arms.client import SeamClient
 from arms.server import parse_ready_line
-from harness.isolation import egress, firewall, owner, proxy_rules
+from harness.isolation import egress, egress_probe, firewall, owner, proxy_rules
 from harness.isolation.base import (
     PROXY_READY,
     SECRET_SUFFIXES,
@@ -65,7 +65,7 @@ from harness.isolation.base import (
     ProxyInfo,
     ProxySettings,
 )
-from harness.isolation.clock import FAKETIME_ENV, offset_line, settle
+from harness.isolation.clock import FAKETIME_ENV, PIN_METHOD, SEAM_ONLY, offset_line
 from harness.isolation.dns_refuser import DNS_PORT
 from harness.isolation.docker import arm_rules, leftovers, net
 from harness.isolation.docker import limits as docker_limits
@@ -79,6 +79,7 @@ from harness.isolation.egress_book import EgressBook
 from harness.isolation.kernel_log import KernelLog, KernelLogError, all_dropped, dropped
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
 from harness.isolation.sdk_env import sdk_env
+from harness.isolation.seam_http import seam_client
 from harness.study import ArmSpec
 from rundir.limits import AppliedLimits
 from rundir.proxy_file import ControlRelay, ProxyFile
@@ -115,10 +116,12 @@ class DockerBackend(IsolationBackend):
         self.images = compose_images(compose)
         # What run.json records: an arm image without libfaketime gets an empty LD_PRELOAD.
         self.clock_pinning = clock_pinning_for(self.images.get(arm, ARM_IMAGE) for arm in arms)
+        self.clock_pin = PIN_METHOD if self.clock_pinning == "libfaketime" else SEAM_ONLY
         (self.run_dir / "logs").mkdir(parents=True, exist_ok=True)
         self.egress_log = self.run_dir / "egress.jsonl"
         self.book = EgressBook(self.egress_log)
         self.kernel = KernelLog(self.run_dir)
+        self.probe_lines = 0  # the start probe's refusals, first in the kernel log
         self.run_id = ""
         self.prefix = ""
         self.labels: list[str] = []
@@ -218,6 +221,7 @@ class DockerBackend(IsolationBackend):
             raise DockerError(str(e)) from e
         except proxy_rules.LedgerUnreachableError as e:  # prepare checked; a name moved since
             raise DockerError(f"the proxy cannot reach the PostgreSQL ledger: {e}") from e
+        self._probe_rule(ctl)
         docker([
             "run", "-d", "--name", proxy, "--network", ctl, *self.labels, *hardening([]),
             # DNS on port 53 with no capability: only this container's network namespace.
@@ -290,7 +294,7 @@ class DockerBackend(IsolationBackend):
             if time.monotonic() > deadline or not await asyncio.to_thread(self.arm_alive, name):
                 raise InfraError(f"arm {name!r} never said it was ready; {self._tail(name)}")
             await asyncio.sleep(0.1)
-        async with SeamClient(url, timeout=2) as client:
+        async with seam_client(url, timeout=2) as client:
             while True:
                 try:
                     await client.health()
@@ -336,7 +340,7 @@ class DockerBackend(IsolationBackend):
             # it on the seam only.
             "LD_PRELOAD": faketime_preload(image),
             "FAKETIME_TIMESTAMP_FILE": "/harness/clock/faketime",
-            **FAKETIME_ENV,  # a cached file, settled after each write (harness/isolation/clock.py)
+            **FAKETIME_ENV,  # the file re-read on every clock call (harness/isolation/clock.py)
         }
         log_path = self._arm_log(name)
         # sh appends the arm's output to its own log folder (no other arm mounts it), as the
@@ -381,11 +385,12 @@ class DockerBackend(IsolationBackend):
         # A relative offset as the local backend writes (harness/isolation/clock.py): the arm
         # sees the item's date, then time passing normally. Atomic replace in a bind-mounted
         # folder (not a mounted file, whose inode a rename would detach from the container).
+        # libfaketime re-reads the file on every clock call: the pin holds once written.
         now = time.time()
         offset, line = offset_line(clock, now)
-        self.clock_history.setdefault(name, []).append((now, offset))
+        # Whole seconds rounded up, as egress.real_time reads them (it allows a second's slack).
+        self.clock_history.setdefault(name, []).append((now, math.ceil(offset)))
         write_atomic(self._arm_dir("clock", name) / "faketime", line)
-        settle(now)  # libfaketime's cache: no turn may start on the previous item's clock
 
     def image_digests(self) -> dict[str, str]:
         """Image id per service (proxy and each arm), for the run manifest."""
@@ -401,6 +406,21 @@ class DockerBackend(IsolationBackend):
 
     async def stop(self) -> None:
         await asyncio.to_thread(self._stop)
+
+    def _probe_rule(self, ctl: str) -> None:
+        """Before run.json may say "enforced": a probe from the proxy's network to port 53 of
+        the host's address there must not get through (egress_probe.py)."""
+        image = self.images.get("proxy", PROXY_IMAGE)
+        run = ["docker", "run", "--rm", "--network", ctl, *self.labels, *hardening([])]
+        run += ["--entrypoint", "python", image]
+        through, said = egress_probe.probe_docker(run, net.network_gateway(ctl))
+        if through:
+            raise DockerError(
+                f"the proxy's rule did not hold: a probe from its network sent {'; '.join(through)}"
+                f" (probe said: {said.strip()!r})"
+            )
+        self.probe_lines = egress_probe.probe_lines(self.kernel, self.run_id)
+        self.proxy_rule += "; checked at start by a probe"
 
     def _stop(self) -> None:
         arms = [c for c in self.started if not c.endswith("-proxy")]
@@ -419,7 +439,9 @@ class DockerBackend(IsolationBackend):
         self.kernel.drain()
         entries = self.egress_attempts()
         if self.run_id:  # proxy_egress.jsonl, checked against the rules' counters
-            self.proxy_refused = proxy_rules.collect(self.run_dir, self.run_id, self.kernel.path)
+            self.proxy_refused = proxy_rules.collect(
+                self.run_dir, self.run_id, self.kernel.path, skip=self.probe_lines
+            )
         if self.bounds is not None:  # the arms' files, copied out as plain files
             for failure in self.bounds.release():
                 log.warning("an arm's disk was not released", error=failure)

@@ -3,10 +3,15 @@
 The local proxy is a host process, so its packets are told apart by the cgroup (v2) it runs in:
 the harness makes `harness-<run hash>-proxy` under the cgroup2 root, the proxy's child process
 moves itself into it before it execs (so not one packet leaves from outside it), and
-`iptables -m cgroup --path` rules in OUTPUT let through only what proxy_rules allows (DNS and
-the vendors' addresses in live mode; nothing in record and replay mode), logging the rest to the
-kernel log, which is followed from before the first rule (kernel_log.py) and read into
-proxy_egress.jsonl at the end, as on the docker backend.
+`iptables -m cgroup --path` rules in OUTPUT let through only what proxy_rules allows (DNS queries
+to the host's resolvers and the vendors' addresses in live mode, proxy_dns.py; nothing in record
+and replay mode), logging the rest to the kernel log, which is followed from before the first
+rule (kernel_log.py) and read into proxy_egress.jsonl at the end, as on the docker backend.
+
+Before run.json may say "enforced", a probe from the cgroup tries what the rule forbids
+(egress_probe.py) and the start fails if anything gets through. The proxy runs without the
+capabilities, or the cgroup filesystem, to leave its cgroup or change the rules
+(proxy_confine.py, which says what is still not enforced).
 
 Where it cannot (not root, no cgroup2 mount, an iptables without the cgroup match), the rule is
 not enforced and run.json's `proxy_rule` and the run's summary say why.
@@ -21,9 +26,10 @@ from pathlib import Path
 
 import structlog
 
-from harness.isolation import firewall, proxy_rules
+from harness.isolation import egress_probe, firewall, proxy_dns, proxy_rules
 from harness.isolation.base import ProxySettings
 from harness.isolation.kernel_log import KernelLog, KernelLogError
+from harness.isolation.local import proxy_confine
 
 log = structlog.get_logger("harness.isolation.local")
 
@@ -68,6 +74,7 @@ class LocalProxyRule:
         self.rules: proxy_rules.LocalProxyRules | None = None
         self.unresolved: list[str] = []
         self.ledger: tuple[proxy_rules.Target, ...] = ()  # a postgresql:// ledger's addresses
+        self.probe_lines = 0  # the start probe's refusals, first in the kernel log: not the proxy's
 
     def start(self, settings: ProxySettings, comment: str) -> None:
         if self._tried:  # a retried start (a port taken): the same cgroup, the new ports
@@ -93,6 +100,7 @@ class LocalProxyRule:
             return
         self.run_id = settings.run_id
         self._install(settings, comment)
+        self._probe()
 
     def _rules(self, settings: ProxySettings, comment: str) -> proxy_rules.LocalProxyRules:
         assert self.cgroup is not None
@@ -106,8 +114,9 @@ class LocalProxyRule:
             self.unresolved += unresolved
         # Its own stub stream server (record and replay mode play streamed replies through it).
         own = (settings.stream_port,) if settings.stream_port else ()
+        resolvers = proxy_dns.resolvers() if live else ()
         return proxy_rules.LocalProxyRules(
-            self.cgroup.name, tuple(targets), live, self.run_id, comment, own
+            self.cgroup.name, tuple(targets), resolvers, self.run_id, comment, own
         )
 
     def _install(self, settings: ProxySettings, comment: str) -> None:
@@ -119,22 +128,40 @@ class LocalProxyRule:
             for t in rules.targets
         ]
         allowed += [f"its stream server 127.0.0.1:{port}" for port in rules.loopback_ports]
-        dns = "DNS and " if rules.dns else ""
+        dns = f"DNS queries (UDP) to {', '.join(rules.resolvers)} and " if rules.resolvers else ""
         self.said = f"enforced: the proxy may open {dns}TCP to {', '.join(allowed) or 'nothing'}"
         if self.unresolved:
             self.said += f" (did not resolve: {', '.join(self.unresolved)})"
+        self.said += (
+            "; checked at start by a probe; the proxy has no capabilities and no cgroup "
+            f"filesystem (not enforced: {proxy_confine.NOT_ENFORCED})"
+        )
+
+    def _probe(self) -> None:
+        """Try what the rule forbids from the proxy's cgroup; RulesError (the rules removed)
+        when anything got through. Then count the probe's refusals in the kernel log, so they
+        are never read as the proxy's."""
+        assert self.rules is not None
+        resolvers = self.rules.resolvers
+        join = self.preexec()
+        assert join is not None
+        through, said = egress_probe.probe_local(
+            join, proxy_dns.non_resolvers(resolvers), resolvers
+        )
+        if through:
+            self.stop()
+            raise firewall.RulesError(
+                f"the rule did not hold: a probe from the proxy's cgroup sent {'; '.join(through)}"
+                f" (probe said: {said.strip()!r})"
+            )
+        self.probe_lines = egress_probe.probe_lines(self.kernel, self.run_id)
 
     def preexec(self) -> Callable[[], None] | None:
-        """Run in the proxy's child before exec: it joins the proxy's cgroup."""
+        """Run in the proxy's child before exec: it joins the proxy's cgroup, confined
+        (proxy_confine.py)."""
         if self.cgroup is None or not self.run_id:
             return None
-        procs = str(self.cgroup / "cgroup.procs")
-
-        def join() -> None:
-            with open(procs, "w") as f:
-                f.write("0")
-
-        return join
+        return proxy_confine.preexec(str(self.cgroup / "cgroup.procs"))
 
     def stop(self) -> dict[str, int]:
         """The proxy has exited: its refusals (proxy_egress.jsonl), then the rules and the
@@ -143,7 +170,9 @@ class LocalProxyRule:
             return {}
         self.kernel.drain()
         try:
-            return proxy_rules.collect(self.run_dir, self.run_id, self.kernel.path)
+            return proxy_rules.collect(
+                self.run_dir, self.run_id, self.kernel.path, skip=self.probe_lines
+            )
         finally:
             self.kernel.stop()
             self._remove_rules()
