@@ -179,10 +179,30 @@ class Ledger:
 
         return self._transact(decide)
 
-    def reserve_run(self, run_id: str, cap_usd: Decimal, stage: str = "default") -> Entry:
-        """Reserve a run's whole cap in its stage, or record a refusal and raise CapExceeded."""
+    def reserve_run(
+        self, run_id: str, cap_usd: Decimal, stage: str = "default", *, adopt: bool = False
+    ) -> Entry | None:
+        """Reserve a run's whole cap in its stage, or record a refusal and raise CapExceeded.
+
+        `adopt`: a proxy started again for the same run (its first failed to bind, or died)
+        takes over the run's open reservation, same stage and cap, and writes nothing (None):
+        counting it twice would refuse the run against its own reservation."""
 
         def decide(state: LedgerState) -> Decision:
+            held = state.runs.get(run_id)
+            if adopt and held is not None:
+                if held.settled:
+                    raise LedgerError(
+                        f"run {run_id!r} is already settled in {self.where}: a settled run "
+                        "cannot spend again; start a new run"
+                    )
+                if held.stage != stage or held.cap_usd != cap_usd:
+                    raise LedgerError(
+                        f"run {run_id!r} is reserved with ${held.cap_usd} in stage "
+                        f"{held.stage!r}, not ${cap_usd} in {stage!r}: a restarted proxy "
+                        "adopts its run's reservation only as it was made"
+                    )
+                return None
             if stage not in state.stages:
                 raise LedgerError(
                     f"stage {stage!r} was never opened in {self.where}; open it with "
@@ -196,9 +216,7 @@ class Ledger:
                 return "run_refused", refusal, err
             return "run_reserved", RunReserved(stage=stage, run_id=run_id, cap_usd=cap_usd), None
 
-        entry = self._transact(decide)
-        assert entry is not None  # decide never returns None here
-        return entry
+        return self._transact(decide)
 
     def settle_calls(self, calls: Sequence[CallSettlement]) -> Entry | None:
         """Book many calls' costs in one fsynced entry (None if there is nothing to book)."""

@@ -93,7 +93,12 @@ def start_live(
         stage_cap = Decimal(opts.harness_stage_cap) if opts.harness_stage_cap else cap
         if opts.harness_stage not in ledger.state().stages:
             ledger.open_stage(opts.harness_stage, stage_cap)
-        ledger.reserve_run(run_id, cap, stage=opts.harness_stage)
+        # A proxy started again for this run adopts its open reservation (no second entry),
+        # its budget what the run's earlier proxy did not book.
+        if ledger.reserve_run(run_id, cap, stage=opts.harness_stage, adopt=True) is None:
+            booked = ledger.state().runs[run_id].calls_usd
+            log.warning("adopted the run's open reservation", run=run_id, booked=str(booked))
+            cap = max(cap - booked, Decimal(0))
     except CapExceeded as e:
         ledger.close()
         raise LiveSetupError(str(e)) from e

@@ -303,3 +303,18 @@ def test_settlement_writer_keeps_what_it_could_not_write(tmp_path: Path) -> None
         writer.close()
     assert [s.seq for s in err.value.pending] == [1, 2]
     assert led.state().runs["r"].calls == 0
+
+
+def test_a_run_reserved_again_is_adopted_only_as_it_was_made(tmp_path: Path) -> None:
+    led = Ledger(tmp_path / "ledger.jsonl")
+    led.open_stage("s", D(1))
+    led.reserve_run("r", D(1), "s")
+    assert led.reserve_run("r", D(1), "s", adopt=True) is None  # the stage is full: of r itself
+    assert led.state().stage_reserved("s") == D(1) and led.state().entries == 2
+    with pytest.raises(LedgerError, match="adopts its run's reservation only as it was made"):
+        led.reserve_run("r", D("0.5"), "s", adopt=True)
+    with pytest.raises(CapExceeded):
+        led.reserve_run("r2", D("0.01"), "s", adopt=True)  # another run is no adoption
+    led.settle_run("r")
+    with pytest.raises(LedgerError, match="already settled"):
+        led.reserve_run("r", D(1), "s", adopt=True)
