@@ -30,10 +30,11 @@ log = structlog.get_logger("harness.study")
 THREADS_PER_WORKER = 4
 
 
-def executor_threads(workers: int) -> int:
+def drive_pool(workers: int) -> ThreadPoolExecutor:
     """The drive's thread pool: sized by the workers, not asyncio's default min(32, cores + 4)
     (6 on 2 cores), under which 8 workers' blocking steps waited for each other."""
-    return THREADS_PER_WORKER * max(1, workers) + 4
+    threads = THREADS_PER_WORKER * max(1, workers) + 4
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="harness-drive")
 
 
 @dataclass
@@ -65,9 +66,8 @@ def drive(plan: Plan) -> Driven:
 
 
 async def _drive(plan: Plan, advance: Callable[[TurnRecord], None], driven: Driven) -> RunTally:
-    threads = executor_threads(plan.workers)
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="harness-drive")
-    asyncio.get_running_loop().set_default_executor(pool)  # asyncio.run shuts it down
+    # asyncio.run shuts it down at the end.
+    asyncio.get_running_loop().set_default_executor(drive_pool(plan.workers))
     turns = TurnLog(plan.run_dir / "turns.jsonl")
     try:
         async with running(plan.backend, plan.settings) as proxy:
