@@ -85,6 +85,13 @@ def system_prompt(clock: datetime, context: str | None, extra: str = "") -> str:
     return "\n\n".join(parts)
 
 
+def with_turn_context(system: str, handed: str) -> str:
+    """A system text with another arm's turn context placed after it, as a system prompt of the
+    turn (docs/coupled.md: never in the user message). `handed` is `Turn.system_addon()`: ""
+    when nothing was handed, and then the system text is unchanged."""
+    return f"{system}\n\n{handed}" if handed else system
+
+
 class Chat:
     """A streamed chat call to whichever vendor the config names."""
 

@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from arms.chat import PURPOSE_HEADER, Chat, ChatConfig, system_prompt
+from arms.chat import PURPOSE_HEADER, Chat, ChatConfig, system_prompt, with_turn_context
 from arms.seam import Ingest, OpenSession, Turn
 from arms.server import Arm, state_folder
 
@@ -104,6 +104,7 @@ class EngineArm(Arm):
         system = system_prompt(
             turn.clock, session.context, recall_block(self.recall_title, recalled)
         )
+        system = with_turn_context(system, turn.system_addon())  # another arm's turn context
         message = {"role": "user", "content": turn.user_message()}
         async for text in self.chat.stream(system, [message]):
             yield text

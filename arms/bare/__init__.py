@@ -11,7 +11,7 @@ import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from arms.chat import Chat, ChatConfig, system_prompt
+from arms.chat import Chat, ChatConfig, system_prompt, with_turn_context
 from arms.seam import Ingest, OpenSession, Turn
 from arms.server import Arm
 
@@ -41,7 +41,9 @@ class BareArm(Arm):
         # Only the window is sent, but the whole history is kept: it costs little and keeps the
         # window's edge exact however many turns the item has.
         window = conversation.messages[-self.window :]
-        system = system_prompt(turn.clock, conversation.opened.context)
+        system = with_turn_context(
+            system_prompt(turn.clock, conversation.opened.context), turn.system_addon()
+        )
         parts: list[str] = []
         try:
             async for text in self.chat.stream(system, window):

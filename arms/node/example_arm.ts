@@ -33,6 +33,13 @@ export function systemPrompt(clock: string, context: string | null): string {
   return parts.join("\n\n");
 }
 
+/** Another arm's turn context (a coupled study's `addon_from`) placed after the system text, as a
+ * system prompt of the turn, never in the user message; "" (nothing handed) leaves it as it is.
+ * arms/chat.py's `with_turn_context`, byte for byte. */
+export function withTurnContext(system: string, handed: string): string {
+  return handed ? `${system}\n\n${handed}` : system;
+}
+
 class NodeOpenAIArm extends Arm {
   readonly name = "node-openai";
   private readonly client = new OpenAI();
@@ -62,7 +69,7 @@ class NodeOpenAIArm extends Arm {
         {
           model: this.model,
           messages: [
-            { role: "system", content: systemPrompt(turn.clock, conversation.opened.context) },
+            { role: "system", content: withTurnContext(systemPrompt(turn.clock, conversation.opened.context), turn.systemAddon()) },
             ...conversation.messages.slice(-this.window),
           ],
           max_completion_tokens: this.maxTokens,

@@ -6,9 +6,11 @@ the system prompt, and makes one streamed chat call with only the current messag
 
 A memory benchmark's history (seam v2 ingestion) is stored the same way: each exchange of a
 history session (a user message and the reply after it), dated, is one memory, embedded in one
-call per session. With $ARM_STATE_DIR the session's memories are written there
-(`<session>.json`) after each ingestion and read back when a session of that id opens, so the
-harness can snapshot the folder and start the arm afresh on a copy for each question.
+call per session. With $ARM_STATE_DIR each ingestion's new memories are appended there
+(`<session>.jsonl`, one memory a line) and read back when a session of that id opens, so the
+harness can snapshot the folder and start the arm afresh on a copy for each question. Appended,
+not rewritten: the whole store written as JSON after every session cost ~85 MB of JSON per
+LongMemEval-S item, growing with the square of its sessions (issue 37).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arms.chat import Chat, ChatConfig, system_prompt
+from arms.chat import Chat, ChatConfig, system_prompt, with_turn_context
 from arms.engine import safe_name
 from arms.seam import Ingest, OpenSession, Turn
 from arms.server import Arm, state_folder
@@ -78,6 +80,31 @@ def exchanges(ingest: Ingest) -> list[str]:
     return [heading + "\n" + "\n".join(lines) for lines in parts]
 
 
+def append_store(path: Path, memories: list[Memory]) -> None:
+    """Add memories to a store file, one JSON line each, written whole with one write: a line
+    cut by a crash is the last, and `read_store` drops it."""
+    rows = (
+        json.dumps({"turn": m.turn, "text": m.text, "vector": m.vector, "order": m.order})
+        for m in memories
+    )
+    with path.open("a", encoding="utf-8") as out:
+        out.write("".join(row + "\n" for row in rows))
+
+
+def read_store(path: Path) -> list[Memory]:
+    """A store file's memories in the order they were stored; none if there is no file. A
+    last line without its newline (a write cut short) is not a memory."""
+    if not path.is_file():
+        return []
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")[:-1]  # the piece after the last newline is empty or cut
+    memories = []
+    for line in lines:
+        entry = json.loads(line)
+        memories.append(Memory(entry["turn"], entry["text"], tuple(entry["vector"]), entry["order"]))
+    return memories
+
+
 class RetrievalArm(Arm):
     name = "retrieval"
 
@@ -93,16 +120,13 @@ class RetrievalArm(Arm):
     def _saved(self, session_id: str) -> Path | None:
         if self.state_dir is None:
             return None
-        return Path(self.state_dir) / f"{safe_name(session_id)}.json"
+        return Path(self.state_dir) / f"{safe_name(session_id)}.jsonl"
 
     async def open_session(self, session: OpenSession) -> None:
         store = Store(session)
         saved = self._saved(session.session_id)
-        if saved is not None and saved.is_file():
-            for entry in json.loads(saved.read_text(encoding="utf-8")):
-                store.memories.append(
-                    Memory(entry["turn"], entry["text"], tuple(entry["vector"]), entry["order"])
-                )
+        if saved is not None:
+            store.memories = read_store(saved)
         self.stores[session.session_id] = store
 
     async def ingest(self, session_id: str, ingest: Ingest) -> int:
@@ -116,13 +140,7 @@ class RetrievalArm(Arm):
             store.memories.append(Memory(None, text, tuple(vector), start + n))
         saved = self._saved(session_id)
         if saved is not None:
-            rows = [
-                {"turn": m.turn, "text": m.text, "vector": m.vector, "order": m.order}
-                for m in store.memories
-            ]
-            tmp = saved.with_suffix(".tmp")
-            tmp.write_text(json.dumps(rows), encoding="utf-8")
-            os.replace(tmp, saved)
+            append_store(saved, store.memories[start:])
         return len(texts)
 
     async def turn(self, session_id: str, turn: Turn) -> AsyncIterator[str]:
@@ -133,6 +151,7 @@ class RetrievalArm(Arm):
             [query] = await self.chat.embed([message], self.embed_model)
             recalled = top_k(query, store.memories, self.k)
         system = system_prompt(turn.clock, store.opened.context, recall_block(recalled))
+        system = with_turn_context(system, turn.system_addon())  # another arm's turn context
         parts: list[str] = []
         async for text in self.chat.stream(system, [{"role": "user", "content": message}]):
             parts.append(text)

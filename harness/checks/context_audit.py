@@ -10,12 +10,16 @@ the line, the arm, the item and the turn.
 A receiver is matched with the latest record of its source for the same item and turn written
 before it (records are written turn by turn, the source's before its receivers'; a resumed item
 appends its records again, each run of the item self-contained).
+
+Then the prompt audit (prompt_audit.py, the design's V2): each receiver's first main request of
+the turn holds the handed text as a system prompt, once, and in no user message.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from harness.checks.prompt_audit import prompt_findings
 from rundir.turns import TurnRecord, addon_sha256, read_turns
 
 
@@ -85,10 +89,16 @@ def turn_context_findings(run_dir: Path) -> list[tuple[str, str]]:
         return []
     found: list[tuple[str, str]] = []
     latest: dict[tuple[str, str, int], TurnRecord] = {}  # (arm, item, turn) -> last seen
+    handed: list[tuple[int, TurnRecord, str]] = []  # receivers whose handed text is known
     for line, record in enumerate(read_turns(path), start=1):
         found += _returned(line, record)
         if record.addon_from is not None or record.addon_sha256 is not None:
             source = latest.get((record.addon_from or "", record.item, record.turn))
-            found += _received(line, record, source)
+            problems = _received(line, record, source)
+            found += problems
+            text = source.addon_returned if source is not None else None
+            if not problems and text and addon_sha256(text) == record.addon_sha256:
+                handed.append((line, record, text))  # the text the receiver was handed
         latest[(record.arm, record.item, record.turn)] = record
-    return found
+    # V2: the handed text where the design puts it, in each receiver's captured request.
+    return found + prompt_findings(run_dir, handed)
