@@ -11,8 +11,14 @@ The command prints one JSON object as the last line of its stdout: `{"pass": tru
 pass | fail | error, `guard_reason`); a guard that exits non-zero, times out, or prints anything
 else is an `error` verdict, never a pass (fail closed). The turn's outcome is left as the arm
 made it: the verdict is a finding beside it, read by the report and the audit. It gets the turn's
-arm, item and turn in HARNESS_ARM, HARNESS_ITEM and HARNESS_TURN; a model call it makes through
-the proxy names purpose `guard` (X-Harness-Purpose), which the sampling rewrite never touches.
+arm, item and turn in HARNESS_ARM, HARNESS_ITEM and HARNESS_TURN.
+
+Confined and metered like an arm (issue 34 item 2): the guard's environment holds none of the
+study's keys (only PATH and the like, as an arm's, and placeholder keys), and the official SDKs'
+variables point at the proxy listener of the arm whose text it checks (OPENAI_BASE_URL, ...), so
+a model call it makes is metered, capped, logged in calls.jsonl and booked in the ledger like any
+other. It names purpose `guard` (X-Harness-Purpose: guard, also given in HARNESS_PURPOSE), which
+the sampling rewrite never touches; a call that names no purpose is counted as the arm's.
 """
 
 from __future__ import annotations
@@ -23,11 +29,17 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.isolation.sdk_env import sdk_env
+
 Verdict = Literal["pass", "fail", "error"]
 REASON_MAX = 500  # a guard's reason is a finding, not a transcript
+GUARD_PURPOSE = "guard"
+# What a guard inherits from the harness, as an arm does: enough to run, nothing secret.
+PASSTHROUGH_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "TZ")
 
 
 class GuardSpec(BaseModel):
@@ -45,9 +57,30 @@ class GuardResult:
     reason: str | None = None
 
 
-def run_guard(spec: GuardSpec, cwd: Path, text: str, arm: str, item: str, turn: int) -> GuardResult:
+def guard_env(arm: str, item: str, turn: int, proxy_base: str | None) -> dict[str, str]:
+    """The guard's environment: the harness's own but for anything secret (an arm's
+    passthrough only), the turn it checks, and the proxy listener `proxy_base`
+    (http://host:port) behind placeholder keys."""
+    env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
+    env |= {"HARNESS_ARM": arm, "HARNESS_ITEM": item, "HARNESS_TURN": str(turn)}
+    env |= {"HARNESS_PURPOSE": GUARD_PURPOSE, "PYTHONUNBUFFERED": "1"}
+    if proxy_base:
+        where = urlsplit(proxy_base)
+        env |= sdk_env(where.hostname or "127.0.0.1", where.port or 80)
+    return env
+
+
+def run_guard(
+    spec: GuardSpec,
+    cwd: Path,
+    text: str,
+    arm: str,
+    item: str,
+    turn: int,
+    proxy_base: str | None = None,
+) -> GuardResult:
     """Run the guard on one turn's text and read its verdict."""
-    env = {**os.environ, "HARNESS_ARM": arm, "HARNESS_ITEM": item, "HARNESS_TURN": str(turn)}
+    env = guard_env(arm, item, turn, proxy_base)
     try:
         done = subprocess.run(
             spec.command,

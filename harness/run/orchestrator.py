@@ -111,6 +111,7 @@ class Orchestrator:
         self.tally = tally if tally is not None else RunTally()
         self.hand_out = hand_out
         self.worker = worker  # --workers: this worker's index (its arms' instance names)
+        self.proxy_bases: dict[str, str] = {}  # instance -> its proxy listener (for [guard])
         self.owns_signals = True  # one worker takes Ctrl-C; the others share its CtrlC
         self.clients: dict[str, SeamClient] = {}
         self.control: ProxyControl | None = None
@@ -156,6 +157,7 @@ class Orchestrator:
         """Start the arms, run every item, and always stop the clients (the caller stops the
         backend). Ctrl-C: the turn in flight settles, then the run stops; twice: at once."""
         self.control = ProxyControl(proxy.control_url, self.worker)
+        self.proxy_bases = proxy.arm_bases  # the [guard] calls the model through its arm's
         self.memory.control = self.control
         self.memory.stopping = lambda: self.stopping
         try:
@@ -419,8 +421,9 @@ class Orchestrator:
             # Every arm's final text by the same rule (harness/guard.py); a verdict beside the
             # outcome. Run here, where every answer's record passes once, in order.
             found = run_guard(
-                guard, self.study.path.parent, record.text, record.arm, record.item, record.turn
-            )
+                guard, self.study.path.parent, record.text, record.arm, record.item, record.turn,
+                self.proxy_bases.get(join(record.arm, self.worker)),
+            )  # fmt: skip
             record.guard, record.guard_reason = found.verdict, found.reason
         self.turns.append(record)
         self.tally.outcomes[record.outcome] += 1

@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.guard import GuardSpec, run_guard
+from harness.guard import GuardSpec, guard_env, run_guard
+from harness.isolation.base import SECRET_SUFFIXES
+from harness.isolation.sdk_env import PLACEHOLDER_KEY
 from harness.study import load_study
 from tests.harness.checks import GATE_ARM, ITEMS
 from tests.harness.studies import harness, read_jsonl
+from tests.proxy.live_helpers import STUDY_KEYS
 from tests.study_builder import StudyBuilder
 
 # Fails a text that mentions "forbidden"; says which arm and turn it saw.
@@ -86,3 +89,55 @@ def test_a_record_run_records_every_turns_verdict(tmp_path: Path) -> None:
     assert turns and all(t["text"] for t in turns)
     assert [t["guard"] for t in turns] == ["pass"] * len(turns)
     assert [t["guard_reason"] for t in turns] == [f"toy {t['item']} {t['turn']}" for t in turns]
+
+
+# Reports whether any value of its environment is one of the study's keys, and asks the model
+# through the proxy it is given, naming purpose guard, as a model-judging guard would.
+MODEL_GUARD = """
+import json, os, sys
+from openai import OpenAI
+text = sys.stdin.read()
+keys = sys.argv[1:]
+leaked = sorted(k for k, v in os.environ.items() if any(key in v for key in keys))
+client = OpenAI(default_headers={"X-Harness-Purpose": os.environ["HARNESS_PURPOSE"]})
+answer = client.chat.completions.create(
+    model="gpt-4.1-mini", messages=[{"role": "user", "content": "Is this safe? " + text}]
+)
+ok = not leaked and bool(answer.choices[0].message.content)
+print(json.dumps({"pass": ok, "reason": f"leaked {leaked} via {os.environ['OPENAI_BASE_URL']}"}))
+"""
+
+
+def test_the_guard_gets_no_study_key_and_the_arms_listener(tmp_path: Path) -> None:
+    env = guard_env("B", "i1", 0, "http://127.0.0.1:4321")
+    assert env["OPENAI_BASE_URL"] == "http://127.0.0.1:4321/openai/v1"
+    assert env["OPENAI_API_KEY"] == PLACEHOLDER_KEY and env["HARNESS_PURPOSE"] == "guard"
+    assert not any(k.endswith(SECRET_SUFFIXES) and v != PLACEHOLDER_KEY for k, v in env.items())
+
+
+@pytest.mark.integration
+def test_a_guard_calling_the_model_is_metered_as_purpose_guard_and_holds_no_key(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "study").mkdir()
+    (tmp_path / "study" / "guard.py").write_text(MODEL_GUARD)
+    command = [sys.executable, "guard.py", *STUDY_KEYS.values()]
+    fields = {"deadline_ms": 20000, "guard": {"command": command}}
+    study = (
+        StudyBuilder(name="guarded", items=ITEMS, fields=fields)
+        .arm("toy", f"python {GATE_ARM}")
+        .write(tmp_path / "study")
+    )
+    runs = tmp_path / "runs"
+    done = harness(
+        "record", str(study), "--run-dir", str(runs), "--isolation", "local", env=STUDY_KEYS
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    (run,) = [p.parent for p in runs.glob("*/run.json")]
+    turns = read_jsonl(run / "turns.jsonl")
+    assert turns and [t["guard"] for t in turns] == ["pass"] * len(turns), turns[0]
+    assert all(t["guard_reason"].startswith("leaked [] via http://127.0.0.1:") for t in turns)
+    calls = read_jsonl(run / "calls.jsonl")
+    guarded = [c for c in calls if c["purpose"] == "guard"]
+    assert len(guarded) == len(turns)  # one model call per verdict, each in the call log
+    assert {c["arm"] for c in guarded} == {"toy"}
