@@ -81,6 +81,7 @@ def write_run(
     deadline_ms: int = 10_000,
     study_path: str = "/srv/private-studies/study.toml",
     resumed_from: Path | None = None,
+    finished: bool = True,
 ) -> Path:
     run_dir = folder / run
     run_dir.mkdir(parents=True)
@@ -95,9 +96,15 @@ def write_run(
         items=len({t.item for t in turns}),
         deadline_ms=deadline_ms,
         resumed_from=str(resumed_from) if resumed_from else None,
+        passed=True if finished else None,  # filled in at a run's end (rundir/header.py)
     )
     header = RunHeader(
-        run_id=run, mode="live", kind="study", started="2026-12-01T00:00:00", study=study
+        run_id=run,
+        mode="live",
+        kind="study",
+        started="2026-12-01T00:00:00",
+        ended="2026-12-01T01:00:00" if finished else None,
+        study=study,
     )
     write_header(run_dir, header)
     (run_dir / "turns.jsonl").write_text(
