@@ -75,10 +75,12 @@ def coupling_problems(
         unknown = [arm for arm in coupling.order if arm not in arms]
         if unknown:
             problems.append(f"coupling.order: {', '.join(unknown)} not an arm of the study")
-        if coupling.addon_from is not None and coupling.addon_from not in coupling.order:
+        if coupling.addon_from is not None and coupling.addon_from != coupling.order[0]:
+            # The reference leads: an arm before it would run its turn without the context.
             problems.append(
-                f"coupling.addon_from: {coupling.addon_from!r} must be one of coupling.order "
-                "(the arms after it in the turn get its turn context)"
+                f"coupling.addon_from: {coupling.addon_from!r} must lead coupling.order (set "
+                f'order = ["{coupling.addon_from}", ...]): every other arm of the turn gets its '
+                "turn context, so none may run before it"
             )
         if memory:
             problems.append("coupling: a memory benchmark's items cannot be coupled yet")
@@ -109,6 +111,13 @@ def coupling_problems(
             problems.append(
                 f"{where}: the follower {pair.follower!r} must lead in coupling.order (its "
                 "request is compared with its leader's of the same turn)"
+            )
+        elif pair.leader not in coupling.order or coupling.order.index(
+            pair.leader
+        ) >= coupling.order.index(pair.follower):
+            problems.append(
+                f"{where}: the leader {pair.leader!r} must come before {pair.follower!r} in "
+                "coupling.order (the follower's request is the leader's plus the element)"
             )
     return problems
 

@@ -40,8 +40,8 @@ def test_every_problem_is_named(tmp_path: Path) -> None:
     problems = coupling_problems(coupling, gate, ["B", "C0", "Z"], tmp_path, memory=True)
     assert problems == [
         "coupling.order: X not an arm of the study",
-        "coupling.addon_from: 'Z' must be one of coupling.order (the arms after it in the turn "
-        "get its turn context)",
+        "coupling.addon_from: 'Z' must lead coupling.order (set order = [\"Z\", ...]): every "
+        "other arm of the turn gets its turn context, so none may run before it",
         "coupling: a memory benchmark's items cannot be coupled yet",
         "gate.pairs.0.arms: a pair is two different arms",
         f"gate.pairs.0.differ_by: {tmp_path / 'missing.txt'} does not exist",
@@ -81,3 +81,22 @@ def test_an_unknown_coupling_field_is_refused(tmp_path: Path) -> None:
 def test_a_study_without_coupling_is_not_coupled(tmp_path: Path) -> None:
     study = load_study(_study(tmp_path))
     assert study.file.coupling is None and study.file.gate.pairs == []
+
+
+def test_a_reference_that_does_not_lead_is_refused(tmp_path: Path) -> None:
+    """B after C0: C0 would run its turn before B's context exists (issue 36 item 3)."""
+    coupling = Coupling(order=["C0", "B", "C1"], addon_from="B")
+    problems = coupling_problems(coupling, GateSection(), ["B", "C0", "C1"], tmp_path, False)
+    assert len(problems) == 1 and "'B' must lead coupling.order" in problems[0]
+    with pytest.raises(HarnessError, match=r"must lead coupling\.order"):
+        load_study(_study(tmp_path, coupling={"order": ["C0", "B", "C1"], "addon_from": "B"}))
+
+
+@pytest.mark.parametrize("order", [["B", "C1", "C0"], ["B", "C1"]])
+def test_a_gate_pair_whose_leader_runs_after_its_follower_is_refused(
+    tmp_path: Path, order: list[str]
+) -> None:
+    (tmp_path / "elements.txt").write_text("item-1 0 x\n")
+    gate = {"pairs": [{"arms": ["C0", "C1"], "differ_by": "elements.txt"}]}
+    with pytest.raises(HarnessError, match="the leader 'C0' must come before 'C1'"):
+        load_study(_study(tmp_path, coupling={"order": order, "addon_from": "B"}, gate=gate))
