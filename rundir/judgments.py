@@ -71,6 +71,11 @@ class JudgePin(_Record):
     url: str | None = None
     # The third judge: asked only in a third pass (when two judges' agreement falls short).
     third: bool = False
+    # An HTTP judge: the dated snapshots of `model` its vendor may name as the model answering.
+    snapshots: list[str] = Field(default_factory=list)
+    # A command judge: what its box enforced while it answered (harness/judge/box.py), or what
+    # could not be ("not enforced: ..."); empty for an HTTP judge or an older set.
+    box: list[str] = Field(default_factory=list)
 
 
 class RubricRef(_Record):

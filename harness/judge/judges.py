@@ -13,6 +13,7 @@
     effort = "medium"
     url = "http://127.0.0.1:8080/v1"
     key_env = "JUDGE_OPENAI_KEY"   # the variable holding the key (never written anywhere)
+    snapshots = ["gpt-5-2025-08-07"]  # dated snapshots of the pin the vendor may name instead
 
     [judges.gamma]                 # at most one third judge: asked only in a third pass, when
     third = true                   # the two judges' agreement (kappa) falls below its bar
@@ -21,9 +22,14 @@
 Instead of a third judge, the file may say `third = "reask"` at its top (before any table): the
 third pass then asks both judges again the prompts they disagreed on (harness/judge/third.py).
 
-A command gets the prompt file's path (`{prompt}`, else as its last argument) and prints its
-reply on stdout; `{python}` is this interpreter. The pins are also what each reply's header must
-name: a judge that answers as another engine, model or effort is not the judge the study pinned.
+A command gets the prompt file's path (`{prompt}`, else as its last argument), and the prompt on
+stdin, and prints its reply on stdout; `{python}` is this interpreter. It runs boxed
+(harness/judge/box.py): a private empty folder, an environment of only PATH, HOME, TMPDIR, LANG
+and the variables its `env = ["NAME", ...]` names, and, where Linux namespaces work, no sight of
+the set, the seal, the runs or the harness's processes. The pins are also what each reply's
+header must name: a judge that answers as another engine, model or effort is not the judge the
+study pinned. An HTTP judge's reply must name the model that answered, and it must be the pin or
+one of the dated `snapshots` listed for it.
 """
 
 from __future__ import annotations
@@ -35,13 +41,14 @@ import sys
 import tempfile
 import time
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness.errors import HarnessError
+from harness.judge.box import BoxError, boxed_argv, described, judge_env
 from rundir.judgments import JudgePin
 
 
@@ -56,6 +63,8 @@ class JudgeEntry(BaseModel):
     key_env: str | None = None
     timeout_s: float = Field(300, gt=0)
     third: bool = False
+    env: list[str] = Field(default_factory=list)  # variables a command judge is given
+    snapshots: list[str] = Field(default_factory=list)  # dated models an HTTP pin may answer as
 
     @model_validator(mode="after")
     def _one_client(self) -> JudgeEntry:
@@ -63,6 +72,10 @@ class JudgeEntry(BaseModel):
             raise ValueError("give either command (a command-line client) or url (an HTTP model)")
         if self.url is not None and not self.key_env:
             raise ValueError("an HTTP judge needs key_env, the variable holding its key")
+        if self.url is not None and self.env:
+            raise ValueError("env is for a command judge (an HTTP judge's key is key_env)")
+        if self.command is not None and self.snapshots:
+            raise ValueError("snapshots are for an HTTP judge (a command judge's header names it)")
         return self
 
 
@@ -99,21 +112,40 @@ class JudgeClient(Protocol):
 class Judge:
     pin: JudgePin
     entry: JudgeEntry
+    # What a command judge must not read while it answers (the set, the seal, the runs).
+    hidden: tuple[Path, ...] = ()
 
     @property
     def name(self) -> str:
         return self.pin.name
 
+    def confined(self, hidden: tuple[Path, ...]) -> Judge:
+        """This judge with `hidden` kept from it, and what its box enforces in its pin."""
+        if self.entry.command is None:
+            return self
+        box = described(self.entry.env, hidden)
+        return replace(self, pin=self.pin.model_copy(update={"box": box}), hidden=hidden)
+
     def client(self) -> JudgeClient:
         if self.entry.command is not None:
-            return CommandClient(self.pin, self.entry.command, self.entry.timeout_s)
+            return CommandClient(
+                self.pin, self.entry.command, self.entry.timeout_s, self.entry.env, self.hidden
+            )
         assert self.entry.url is not None and self.entry.key_env is not None
         return HttpClient(self.pin, self.entry.url, self.entry.key_env, self.entry.timeout_s)
 
 
 class CommandClient:
-    def __init__(self, pin: JudgePin, command: list[str], timeout_s: float) -> None:
+    def __init__(
+        self,
+        pin: JudgePin,
+        command: list[str],
+        timeout_s: float,
+        env: list[str] | None = None,
+        hidden: tuple[Path, ...] = (),
+    ) -> None:
         self.pin, self.command, self.timeout_s = pin, command, timeout_s
+        self.env, self.hidden = list(env or []), hidden
 
     def argv(self, prompt_file: Path) -> list[str]:
         fields = {
@@ -132,16 +164,25 @@ class CommandClient:
         # The judge sees one copy of its prompt in a folder of its own: the set beside the
         # prompts says which are controls and what they must get (tasks.jsonl), and a judge
         # client that can read files (an agent CLI) must not find that, nor other prompts.
+        # Nor its environment (keys), the runs, the seal or the harness's processes (box.py).
         with tempfile.TemporaryDirectory(prefix="judge-") as private:
             prompt = Path(private) / "prompt.txt"
             shutil.copyfile(prompt_file, prompt)
             try:
+                env = judge_env(Path(private), self.env)
+            except BoxError as e:
+                raise JudgeError(str(e)) from None
+            argv = self.argv(prompt)
+            if shutil.which(argv[0], path=env["PATH"]) is None:
+                raise JudgeError(f"cannot start {self.command[0]!r}: not an executable on PATH")
+            try:
                 done = subprocess.run(
-                    self.argv(prompt),
+                    boxed_argv(argv, self.hidden),
                     capture_output=True,
                     timeout=self.timeout_s,
                     cwd=private,
-                    stdin=subprocess.DEVNULL,
+                    env=env,
+                    input=prompt.read_bytes(),
                     check=False,
                 )
             except subprocess.TimeoutExpired:
@@ -190,8 +231,11 @@ class HttpClient:
             ) from None
         if not reply.choices or reply.choices[0].message.content is None:
             raise JudgeError("the reply has no text")
-        if reply.model and not reply.model.startswith(self.pin.model):
-            # The vendor says which model answered: a silent substitution is another judge.
+        # The vendor says which model answered: a silent substitution (gpt-5-mini for gpt-5) is
+        # another judge, and a reply that does not say cannot be told from one.
+        if not reply.model:
+            raise JudgeError(f"the reply names no model (pinned {self.pin.model!r})")
+        if reply.model not in (self.pin.model, *self.pin.snapshots):
             raise JudgeError(f"answered by model {reply.model!r}, pinned {self.pin.model!r}")
         return billed(reply.choices[0].message.content, reply.usage, self.pin.model)
 
@@ -264,6 +308,7 @@ def load_judges(path: Path) -> list[Judge]:
             command=entry.command,
             url=entry.url,
             third=entry.third,
+            snapshots=entry.snapshots,
         )
         judges.append(Judge(pin=pin, entry=entry))
     if sum(j.pin.third for j in judges) > 1:

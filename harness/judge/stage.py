@@ -82,6 +82,9 @@ def run_stage(
             "the seal must be stored outside the set", hint="give --seal outside --out"
         )
     rubrics, judges = load_rubrics(rubrics_dir), load_judges(judges_file)
+    # A command judge must not read what would let it steer its verdicts (harness/judge/box.py).
+    hidden = (out, seal_path, *run_dirs, *([options.aa_run] if options.aa_run else []))
+    judges = [j.confined(tuple(Path(p).absolute() for p in hidden)) for j in judges]
     primary = [j for j in judges if not j.pin.third]
     if len(primary) < 2:
         raise HarnessError(
