@@ -71,20 +71,66 @@ def ledger_chart(stages: dict[str, tuple[Decimal, Decimal, Decimal]]) -> str:
     return _render(chart, "ledger")
 
 
-def interval_chart(title: str, bars: list[tuple[str, str, float, float, float]], name: str) -> str:
-    """One bar per (group, series) with its interval drawn as a whisker (pygal's manual `ci`):
-    `bars` holds (group, series, estimate, low, high)."""
-    groups = sorted({b[0] for b in bars})
-    series = sorted({b[1] for b in bars})
-    chart = pygal.Bar(title=title, **_CONFIG)
-    chart.x_labels = groups
-    found = {(b[0], b[1]): b for b in bars}
-    for label in series:
-        values: list[Any] = []
-        for group in groups:
-            bar = found.get((group, label))
-            values.append(
-                None if bar is None else {"value": bar[2], "ci": {"low": bar[3], "high": bar[4]}}
+def forest_plot(
+    title: str,
+    rows: list[tuple[str, float, float, float, float | None]],
+    name: str,
+    zero_line: bool = True,
+) -> str:
+    """A forest plot: one row per (label, estimate, low, high, margin), the estimate as a dot on
+    its interval, a solid line at 0 (no difference) and a dashed mark at minus each row's
+    non-inferiority margin. The x range is set from every interval, 0 and the margins, with a
+    little room, so no interval leaves the frame; one axis, one scale (+ = candidate better).
+    pygal has no forest plot of its own; its XY chart draws one from line segments."""
+    n = len(rows)
+    ends = [0.0] * zero_line + [v for r in rows for v in (r[2], r[3], r[1])]
+    ends += [-r[4] for r in rows if r[4]]
+    low, high = min(ends), max(ends)
+    pad = (high - low) * 0.08 or 0.05
+    # One colour per role, not per series: pygal colours series in order of adding.
+    colors = ["#1d232b"] * zero_line
+    for r in rows:
+        colors += ["#2b5c8a", "#2b5c8a"] + (["#b3261e"] if r[4] else [])
+    style = CleanStyle(colors=tuple(colors))
+    chart = pygal.XY(
+        title=title,
+        **{**_CONFIG, "style": style, "height": max(180, 90 + 40 * n)},
+        show_legend=False,
+        xrange=(low - pad, high + pad),
+        range=(-0.8, n - 0.2),
+        y_labels=[{"label": r[0], "value": n - 1 - i} for i, r in enumerate(rows)],
+        show_y_guides=False,
+        dots_size=5,
+        stroke_style={"width": 2},
+        truncate_label=-1,
+        y_labels_major_every=1,
+    )
+    if zero_line:
+        chart.add("0", [(0.0, -0.8), (0.0, n - 0.2)], show_dots=False, stroke_style={"width": 1.5})
+    for i, (label, estimate, lo, hi, margin) in enumerate(rows):
+        y = n - 1 - i
+        chart.add(label, [(lo, y), (hi, y)], show_dots=False)
+        chart.add(label, [(estimate, y)], stroke=False, dots_size=6)
+        if margin:
+            chart.add(
+                f"margin {label}",
+                [(-margin, y - 0.35), (-margin, y + 0.35)],
+                show_dots=False,
+                stroke_style={"width": 1.5, "dasharray": "4, 3"},
             )
-        chart.add(label, values)
     return _render(chart, name)
+
+
+def interval_plots(title: str, bars: list[tuple[str, str, float, float, float]], name: str) -> str:
+    """Means with their intervals, one dot-and-interval plot per group (a metric on its own
+    scale, never two scales on one axis): `bars` holds (group, series, estimate, low, high)."""
+    groups = sorted({b[0] for b in bars})
+    return "\n".join(
+        forest_plot(
+            f"{title}: {group}",
+            [(b[1], b[2], b[3], b[4], None) for b in bars if b[0] == group],
+            f"{name}-{k}",
+            zero_line=False,
+        )
+        for k, group in enumerate(groups)
+    )

@@ -78,7 +78,8 @@ def confirmatory(ctx: Context, s: Section, with_charts: bool) -> None:
             ]
         )
         if r.estimate is not None and r.low is not None and r.high is not None:
-            bars.append((r.endpoint.name, r.contrast, r.estimate, r.low, r.high))
+            margin = None if r.endpoint.superiority_only else r.endpoint.margin
+            bars.append((f"{r.contrast} {r.endpoint.name}", r.estimate, r.low, r.high, margin))
     columns = ["contrast", "endpoint", "metric", "in family", "planned / achieved n",
                "effect (+ = candidate better)", f"{level:.0%} interval",
                "margins: non-inferiority / sizing",
@@ -118,8 +119,10 @@ def confirmatory(ctx: Context, s: Section, with_charts: bool) -> None:
         + ". A validity gate that failed or was not run gives NO VERDICT first."
     )
     if with_charts and bars:
-        s.chart = charts.interval_chart(
-            f"Effects (candidate - baseline) with their {level:.0%} intervals", bars, "verdicts"
+        s.chart = charts.forest_plot(
+            f"Effects (+ = candidate better), {level:.0%} intervals; dashed: minus the margin",
+            bars,
+            "verdicts",
         )
 
 

@@ -143,7 +143,7 @@ def results(ctx: Context, with_charts: bool = False) -> Section:
     if ctx.inputs.net:
         s.tables.append(_net_table(ctx))
     if with_charts and bars:
-        s.chart = charts.interval_chart("Results with their 95% intervals", bars, "results")
+        s.chart = charts.interval_plots("Means with their 95% intervals", bars, "results")
     return s
 
 
