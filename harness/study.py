@@ -103,7 +103,7 @@ from rundir.jsonlines import read_lines
 from rundir.limits import ResourceLimits
 from rundir.proxy_file import PurposeRule as ProxyPurposeRule
 from vendors.hosts import VENDORS
-from vendors.pins import Pins, PinsError
+from vendors.pins import Pins, PinsError, served_matches
 
 STUDY_SCHEMA = 1
 DEFAULT_DEADLINE_MS = 60_000
@@ -478,6 +478,9 @@ def load_study(path: Path) -> Study:
     memory = any(item.memory is not None for item in items)
     coupled = coupling_problems(file.coupling, file.gate, list(arms), base, memory)
     coupled += _from_arm_problems(pins, file, list(arms))
+    mismatch = _subject_pin_problem(pins, file)
+    if mismatch is not None:
+        raise HarnessError(f"{path}: {mismatch}", hint="name one model in both fields")
     if coupled:
         raise HarnessError(
             f"{path}: invalid coupling:\n  " + "\n  ".join(coupled),
@@ -514,6 +517,22 @@ def _from_arm_problems(pins: Pins, file: StudyFile, arms: list[str]) -> list[str
     if not order or order[0] != arm:
         return [f'pins.from_arm {arm!r} must run first: set [coupling] order = ["{arm}", ...]']
     return []
+
+
+def _subject_pin_problem(pins: Pins, file: StudyFile) -> str | None:
+    """`subject` names the model under study, `[pins.models] main` the one every main reply
+    must come from (issue 36 item 4): a study naming two models would report one subject while
+    its turns are checked against the other."""
+    main = pins.pinned_model("main")
+    if file.subject is None or main is None:
+        return None
+    model = file.subject.partition("/")[2]
+    if main.rsplit("/", 1)[-1] == model or served_matches(model, main):
+        return None
+    return (
+        f"subject {file.subject!r} and [pins.models] main {main!r} name different models: the "
+        "main pin is the subject"
+    )
 
 
 def _ledger_url(study: Path, ledger: str) -> str | None:
