@@ -284,17 +284,22 @@ def merge(
 
 def cleanup(
     run_dir: Path = RUN_DIR,
-    force: bool = typer.Option(False, help="Also stop runs whose harness still runs."),
+    force: bool = typer.Option(
+        False, help="Also stop the runs under --run-dir whose harness still runs (never another's)."
+    ),
 ) -> None:
     """Stop what a crashed run left behind: processes (pids.json), containers, networks,
-    iptables rules (by their harness.run label)."""
+    iptables rules (by their harness.run label), of the runs under --run-dir only."""
     from harness.isolation.docker import DockerBackend
     from harness.isolation.local import LocalBackend
+    from harness.isolation.owner import owned_runs
 
     # Each backend removes what its crashed runs left: local processes (pids.json), their OS
     # rules and cgroups; docker containers, networks, rules (by label/comment) and bounded disks.
+    # Only of the runs under run_dir, read once before any pids.json goes (owner.OwnedRuns).
+    runs = owned_runs(run_dir)
     done: list[str] = []
     for backend in (LocalBackend, DockerBackend):
-        done += backend.cleanup(run_dir, force=force)
+        done += backend.cleanup(run_dir, force=force, runs=runs)
     for line in done or ["nothing to clean up"]:
         typer.echo(line)

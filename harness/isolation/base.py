@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+from harness.isolation.owner import OwnedRuns
 from harness.study import ArmSpec
 from rundir.limits import AppliedLimits, ResourceLimits
 
@@ -124,9 +125,12 @@ class IsolationBackend(ABC):
         return {}
 
     @classmethod
-    def cleanup(cls, run_root: Path, *, force: bool = False) -> list[str]:
-        """`harness cleanup`: stop and remove what crashed runs of this backend left, under
-        `run_root` and on the host (a run whose harness still runs is kept unless `force`);
+    def cleanup(
+        cls, run_root: Path, *, force: bool = False, runs: OwnedRuns | None = None
+    ) -> list[str]:
+        """`harness cleanup`: stop and remove what crashed runs of this backend left, of the
+        runs under `run_root` only (`runs`, owner.owned_runs, read before any backend removes
+        their pids.json), a run whose harness still runs kept unless `force`;
         returns one line per thing done. Each leftover stops before the rules confining it go.
         A backend that starts nothing of its own (a view of another, as a worker's) leaves
         nothing: the local and docker backends override this."""

@@ -46,6 +46,10 @@ class PidFile:
         self.data["processes"].append(
             {"name": name, "pid": pid, "start": start_time(pid), "command": command}
         )
+        self.write()
+
+    def write(self) -> None:
+        """The file as it stands (the harness, the processes added so far)."""
         write_atomic(self.path, json.dumps(self.data, indent=2))
 
     def remove(self) -> None:

@@ -54,7 +54,7 @@ from typing import Any
 import structlog
 
 from arms.server import parse_ready_line
-from harness.isolation import egress, egress_probe, firewall, owner, proxy_rules
+from harness.isolation import egress, egress_probe, firewall, owner, pids, proxy_rules
 from harness.isolation.base import (
     PROXY_READY,
     SECRET_SUFFIXES,
@@ -143,8 +143,11 @@ class DockerBackend(IsolationBackend):
         self.bounds: docker_limits.ArmBounds | None = None
 
     @classmethod
-    def cleanup(cls, run_root: Path, *, force: bool = False) -> list[str]:
-        return leftovers.cleanup(run_root, force=force)
+    def cleanup(
+        cls, run_root: Path, *, force: bool = False, runs: owner.OwnedRuns | None = None
+    ) -> list[str]:
+        runs = owner.owned_runs(run_root) if runs is None else runs
+        return leftovers.cleanup(run_root, runs, force=force)
 
     # --- proxy -----------------------------------------------------------------------------
 
@@ -155,6 +158,9 @@ class DockerBackend(IsolationBackend):
             "--label", f"{owner.RUN_LABEL}={self.run_id}",
             "--label", f"{owner.OWNER_LABEL}={owner.owner()}",
         ]  # fmt: skip
+        # Names this harness as the run's owner, so `harness cleanup --force` of this run's
+        # root may stop it, and no other root's cleanup ever does (owner.OwnedRuns).
+        pids.PidFile(self.run_dir).write()
         try:
             return await asyncio.to_thread(self._start_proxy, settings)
         except DockerError as e:
@@ -459,6 +465,7 @@ class DockerBackend(IsolationBackend):
         for network in reversed(self.networks):
             docker(["network", "rm", network], check=False)
         self.networks.clear()
+        pids.PidFile(self.run_dir).remove()
 
     def egress_attempts(self) -> list[dict[str, object]]:
         """Guard entries (each attributed to the arm whose folder holds it), the proxy's and

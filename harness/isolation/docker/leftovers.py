@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.isolation.docker.arm_disk import release_left
 from harness.isolation.docker.cli import DockerError, docker, engine_answers
-from harness.isolation.owner import OWNER_LABEL, RUN_LABEL, owner_alive, remove_stale_rules
+from harness.isolation.owner import OWNER_LABEL, RUN_LABEL, OwnedRuns, remove_stale_rules
 
 
 def _docker_chain(chain: str) -> bool:
@@ -18,9 +18,10 @@ def _docker_chain(chain: str) -> bool:
     return chain != "OUTPUT"
 
 
-def cleanup(run_root: Path, *, force: bool = False) -> list[str]:
-    """Remove the containers, networks and iptables rules of runs whose harness is gone (every
-    run's, with `force`), then the disks under `run_root` no container uses any more."""
+def cleanup(run_root: Path, runs: OwnedRuns, *, force: bool = False) -> list[str]:
+    """Remove the containers, networks and iptables rules of the runs under `run_root` whose
+    harness is gone (with `force`, also theirs while it runs; owner.OwnedRuns), then the disks
+    under `run_root` no container uses any more. Other runs' are never touched."""
     done: list[str] = []
     if engine_answers():
         fmt = f'{{{{.ID}}}} {{{{.Label "{RUN_LABEL}"}}}} {{{{.Label "{OWNER_LABEL}"}}}}'
@@ -32,7 +33,9 @@ def cleanup(run_root: Path, *, force: bool = False) -> list[str]:
             # Containers first (a network in use cannot be removed).
             for line in listing.splitlines():
                 ident, run, who = [*line.split(), "", "", ""][:3]
-                if owner_alive(who) and not force:
+                if run not in runs.ids:
+                    continue  # another root's run (a shard on this node): never touched
+                if not runs.removable(run, who, force):
                     done.append(f"{run}: still running ({kind} {ident} kept)")
                     continue
                 remove = ["rm", "-f", ident] if kind == "container" else ["rm", ident]
@@ -40,7 +43,7 @@ def cleanup(run_root: Path, *, force: bool = False) -> list[str]:
                     docker([kind, *remove], timeout=60)
                     done.append(f"{run}: removed {kind} {ident}")
     # The rules go once the containers they confine are gone, never before.
-    done += remove_stale_rules(force, chain=_docker_chain)
+    done += remove_stale_rules(runs, force, chain=_docker_chain)
     # Then the arms' bounded disks those runs left mounted (copied out into the run first).
     done += release_left(run_root)
     return done

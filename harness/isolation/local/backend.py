@@ -129,12 +129,16 @@ class LocalBackend(IsolationBackend):
         self.proxy_guard = LocalProxyRule(self.run_dir)
 
     @classmethod
-    def cleanup(cls, run_root: Path, *, force: bool = False) -> list[str]:
+    def cleanup(
+        cls, run_root: Path, *, force: bool = False, runs: owner.OwnedRuns | None = None
+    ) -> list[str]:
         # The processes of pids.json first, then the OS rules that confined their proxies (the
-        # OUTPUT chain's), then the proxies' cgroups those rules matched on.
+        # OUTPUT chain's), then the proxies' cgroups those rules matched on: of the runs under
+        # run_root only (owner.OwnedRuns), never another root's.
+        runs = owner.owned_runs(run_root) if runs is None else runs
         done = pids.cleanup(run_root, force=force)
-        done += owner.remove_stale_rules(force, chain=lambda chain: chain == "OUTPUT")
-        return done + remove_stale_cgroups()
+        done += owner.remove_stale_rules(runs, force, chain=lambda chain: chain == "OUTPUT")
+        return done + remove_stale_cgroups(runs)
 
     # --- proxy -----------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from harness.isolation import egress_probe, firewall, proxy_dns, proxy_rules
 from harness.isolation.base import ProxySettings
 from harness.isolation.kernel_log import KernelLog, KernelLogError
 from harness.isolation.local import proxy_confine
+from harness.isolation.owner import OwnedRuns
 
 log = structlog.get_logger("harness.isolation.local")
 
@@ -191,16 +192,18 @@ class LocalProxyRule:
             self.cgroup = None
 
 
-def remove_stale_cgroups() -> list[str]:
-    """`harness cleanup`: the proxy cgroups of harness processes that are gone (a run killed
-    with -9 leaves its cgroup; its rules go with the rest of the run's, by their comment)."""
+def remove_stale_cgroups(runs: OwnedRuns) -> list[str]:
+    """`harness cleanup`: the proxy cgroups of the given runs whose harness process is gone (a
+    run killed with -9 leaves its cgroup; its rules go with the rest of the run's, by their
+    comment). Another run's cgroup is never touched."""
     root = cgroup2_root()
     done: list[str] = []
     if root is None:
         return done
+    tags = {firewall.run_tag(run_id) for run_id in runs.ids}
     for path in sorted(root.glob("harness-*-proxy-*")):
-        pid = path.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+        tag, pid = path.name.split("-")[1], path.name.rsplit("-", 1)[-1]
+        if tag in tags and pid.isdigit() and not Path(f"/proc/{pid}").exists():
             with contextlib.suppress(OSError):
                 path.rmdir()  # refused while a process is still in it
                 done.append(f"removed the proxy cgroup {path.name}")
