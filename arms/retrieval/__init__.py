@@ -101,7 +101,9 @@ def read_store(path: Path) -> list[Memory]:
     memories = []
     for line in lines:
         entry = json.loads(line)
-        memories.append(Memory(entry["turn"], entry["text"], tuple(entry["vector"]), entry["order"]))
+        memories.append(
+            Memory(entry["turn"], entry["text"], tuple(entry["vector"]), entry["order"])
+        )
     return memories
 
 
@@ -116,6 +118,11 @@ class RetrievalArm(Arm):
         self.embed_model = embed_model or os.environ.get("ARM_EMBED_MODEL", DEFAULT_EMBED_MODEL)
         self.stores: dict[str, Store] = {}
         self.state_dir = state_folder()
+
+    def _embed_model(self, store: Store) -> str:
+        """The study's `[parity] embed_model`, else the arm's own."""
+        parity = store.opened.parity
+        return (parity.embed_model if parity is not None else None) or self.embed_model
 
     def _saved(self, session_id: str) -> Path | None:
         if self.state_dir is None:
@@ -134,7 +141,7 @@ class RetrievalArm(Arm):
         texts = exchanges(ingest)
         if not texts:
             return 0
-        vectors = await self.chat.embed(texts, self.embed_model)
+        vectors = await self.chat.embed(texts, self._embed_model(store))
         start = len(store.memories)
         for n, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
             store.memories.append(Memory(None, text, tuple(vector), start + n))
@@ -147,19 +154,24 @@ class RetrievalArm(Arm):
         store = self.stores[session_id]
         message = turn.user_message()
         recalled: list[Memory] = []
+        parity = store.opened.parity  # the study's engine parity, over the seam
+        k = parity.top_k if parity is not None and parity.top_k else self.k
+        embed_model = self._embed_model(store)
         if store.memories:  # nothing to rank on the first turn: save the embedding call
-            [query] = await self.chat.embed([message], self.embed_model)
-            recalled = top_k(query, store.memories, self.k)
-        system = system_prompt(turn.clock, store.opened.context, recall_block(recalled))
+            [query] = await self.chat.embed([message], embed_model)
+            recalled = top_k(query, store.memories, k)
+        prompt = parity.answer_prompt if parity is not None else None
+        system = system_prompt(turn.clock, store.opened.context, recall_block(recalled), prompt)
         system = with_turn_context(system, turn.system_addon())  # another arm's turn context
         parts: list[str] = []
-        async for text in self.chat.stream(system, [{"role": "user", "content": message}]):
+        user = [{"role": "user", "content": message}]
+        async for text in self.chat.stream(system, user, parity=parity):
             parts.append(text)
             yield text
         # Only finished turns are stored: a cut turn's embedding call would land in the next
         # turn's time and be charged to it.
         text = f"User: {message}\nAssistant: {''.join(parts)}"
-        [vector] = await self.chat.embed([text], self.embed_model)
+        [vector] = await self.chat.embed([text], embed_model)
         store.memories.append(Memory(turn.turn, text, tuple(vector), len(store.memories)))
 
     async def close_session(self, session_id: str) -> None:

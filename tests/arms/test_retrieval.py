@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
 from arms.client import SeamClient
-from arms.retrieval import Memory, recall_block, top_k
+from arms.retrieval import Memory, append_store, read_store, recall_block, top_k
 from arms.seam import OpenSession, Turn
 from tests.arms.arm_process import ArmProcess
 from tests.arms.proxy_calls import new_calls, request_body
@@ -95,3 +96,28 @@ def test_top_k_ranks_by_cosine_and_shows_oldest_first() -> None:
     # A tie keeps the earlier turn, so the same script picks the same memories every run.
     assert [m.turn for m in top_k((1.0, 0.0), memories, 1)] == [0]
     assert recall_block([]) == ""
+
+
+def test_the_store_is_appended_each_memory_written_once_and_read_back_in_order(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "h.jsonl"
+    memories = [Memory(None, f"session {n} text", (0.5, -0.25, float(n)), n) for n in range(40)]
+    growth = []
+    for start in range(0, 40, 8):  # five ingestions of eight memories of one size
+        before = store.stat().st_size if store.exists() else 0
+        append_store(store, memories[start : start + 8])
+        growth.append(store.stat().st_size - before)
+    # Each ingestion adds its own memories only (a rewrite would grow by all of them so far).
+    assert max(growth) <= 1.05 * min(growth), growth
+    assert read_store(store) == memories
+    assert len(store.read_text().splitlines()) == 40
+    assert read_store(tmp_path / "none.jsonl") == []
+
+
+def test_a_line_cut_by_a_crash_is_not_a_memory(tmp_path: Path) -> None:
+    store = tmp_path / "h.jsonl"
+    append_store(store, [Memory(None, "kept", (1.0,), 0)])
+    with store.open("a") as f:
+        f.write('{"turn": null, "text": "cut')  # the write a killed arm left half done
+    assert read_store(store) == [Memory(None, "kept", (1.0,), 0)]
