@@ -99,6 +99,11 @@ COMMANDS = (
         "harness.cli.protocol:protocol_app",
         "The study's protocol: freeze a file (lock its SHA-256), show the lock and the addendum.",
     ),
+    Lazy(
+        "plan",
+        "harness.cli.plan:plan_app",
+        "The analysis plan: simulate its decision rule at zero spend before any paid call.",
+    ),
     Lazy("proxy", "harness.cli.proxy:proxy_app", "Run the harness proxy on its own."),
     Lazy(
         "ledger",
