@@ -1,13 +1,18 @@
 """The bars a judge must clear, per rubric, read from the tasks and their accepted votes.
 
 Calibration (planted controls, before any confirmatory judgment), per judge:
-- flags: strong controls flagged >= 0.90, mild >= 0.75, clean replies flagged <= 0.15;
-- pairwise: the original beats its perturbed copy >= 0.90 of the time, and a control judgment
-  gets the same verdict in both orders (the same reply, or a tie) >= 0.80;
+- flags: strong controls flagged >= 0.90, mild >= 0.75, clean replies (from the declared clean
+  set) flagged <= 0.15, and padded clean replies read the same (not flagged) >= 0.85;
+- pairwise: the original beats its perturbed copy >= 0.90 of the time, a reply against its
+  padded copy is a tie >= 0.80 of the time (a judge breaking ties toward length fails), and a
+  control judgment gets the same verdict in both orders (the same reply, or a tie) >= 0.80;
 - grading (qa): an answer that is another question's gold graded wrong >= 0.90 ("strong
   detection"), the gold itself graded wrong <= 0.15 ("clean flagged"): "no" is its flag;
 and between every two judges, Cohen's kappa on the same prompts: >= 0.60 on flags, >= 0.40 on
 pairwise. Stability: a task asked twice gets the same verdict, flags >= 0.90, pairwise >= 0.80.
+Running detection (the controls mixed into the confirmatory set, per judge): failed when the
+watch halted the rubric, and failed too when fewer were held than the watch needs to decide
+(`planting.watch_needs`): a watch that cannot decide does not pass a judge.
 
 A bar counts what it held (the items planned) against what was answered (every vote it needs
 accepted). A judge that falls below a bar fails it; one that answered fewer than were held has
@@ -30,6 +35,10 @@ FLAG_BARS: dict[str, tuple[Literal[">=", "<="], float]] = {
     "clean": ("<=", 0.15),
 }
 PAIRWISE_DETECTION = 0.90
+# Padding controls: the verdict a padded copy must get (flag: not flagged, like the clean reply
+# it pads; pairwise: a tie with its unpadded self), as a share of those planted.
+PADDING = {"flag": 0.85, "pairwise": 0.80}
+PADDING_BAR = "padding read the same"
 BOTH_ORDERS = 0.80
 KAPPA = {"flag": 0.60, "pairwise": 0.40, "qa": 0.60}
 STABILITY = {"flag": 0.90, "pairwise": 0.80, "qa": 0.90}
@@ -95,7 +104,7 @@ def calibration_bars(
             for strength, (op, threshold) in FLAG_BARS.items():
                 if kind == "qa" and strength not in QA_STRENGTHS:
                     continue
-                held = [t for t in mine if t.strength == strength]
+                held = [t for t in mine if t.strength == strength and t.control != "padded"]
                 got = [votes[t.id].verdict for t in held if t.id in votes]
                 name = "clean flagged" if strength == "clean" else f"{strength} detection"
                 out.append(
@@ -110,7 +119,10 @@ def calibration_bars(
                         threshold,
                     )
                 )
+            if kind == "flag":
+                out.append(padding_bar(rubric, kind, judge, mine, votes))
             continue
+        out.append(padding_bar(rubric, kind, judge, mine, votes))
         held = [t for t in mine if t.strength == "pairwise"]
         caught = [votes[t.id].verdict == t.expect for t in held if t.id in votes]
         out.append(
@@ -148,6 +160,82 @@ def calibration_bars(
         )
     out.extend(kappa_bars(rubric, kind, controls, votes, judges))
     return out
+
+
+def padding_bar(
+    rubric: str, kind: str, judge: str, mine: list[JudgmentTask], votes: dict[str, Vote]
+) -> BarResult:
+    held = [t for t in mine if t.control == "padded"]
+    read = [votes[t.id].verdict == t.expect for t in held if t.id in votes]
+    return bar(rubric, judge, PADDING_BAR, sum(read), len(read), len(held), ">=", PADDING[kind])
+
+
+def running_bars(
+    rubric: str,
+    tasks: list[JudgmentTask],
+    votes: dict[str, Vote],
+    judges: list[str],
+    halted: dict[str, str],
+    threshold: float,
+    needed: int,
+) -> list[BarResult]:
+    """The mixed-in controls' detection per judge: failed when the watch halted on this judge,
+    or when fewer controls (judgments with a verdict to catch) were held than it needs."""
+    out = []
+    for judge in judges:
+        held = [
+            t
+            for t in tasks
+            if t.rubric == rubric
+            and t.judge == judge
+            and t.role == "control"
+            and t.phase == "confirmatory"
+            and t.expect is not None
+        ]
+        got = [votes[t.id].verdict == t.expect for t in held if t.id in votes]
+        status: Literal["passed", "failed", "incomplete"] = "passed"
+        if halted.get(rubric, "").startswith(f"halted: judge {judge} "):
+            status = "failed"
+        elif len({t.judgment for t in held}) < needed:
+            status = "failed"  # the watch could never have decided: fail closed
+        elif len(got) < len(held):
+            status = "incomplete"
+        out.append(
+            BarResult(
+                rubric=rubric,
+                judge=judge,
+                bar="running detection",
+                value=sum(got) / len(got) if got else None,
+                threshold=threshold,
+                op=">=",
+                held=len(held),
+                answered=len(got),
+                status=status,
+            )
+        )
+    return out
+
+
+def watch_short(b: BarResult, tasks: list[JudgmentTask], needed: int) -> str | None:
+    """Why a running-detection bar failed for want of controls, or None when it did not."""
+    if b.bar != "running detection" or b.status != "failed":
+        return None
+    judgments = {
+        t.judgment
+        for t in tasks
+        if t.rubric == b.rubric
+        and t.judge == b.judge
+        and t.role == "control"
+        and t.phase == "confirmatory"
+        and t.expect is not None
+    }
+    if len(judgments) >= needed:
+        return None
+    return (
+        f"judge {b.judge}: only {len(judgments)} mixed-in control(s) with a verdict to catch "
+        f"could be planted, and the running watch needs {needed} to decide (add clean items or "
+        "replies controls can be made from)"
+    )
 
 
 def kappa_bars(

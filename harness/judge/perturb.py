@@ -4,11 +4,13 @@ Flag rubrics (a perturbed reply must be flagged, a clean one must not):
 - strong: `wrong_fact` (a fact the user gave swapped for another), `deleted_ack` (the opening
   acknowledgement removed), `spliced` (a sentence from another conversation appended);
 - mild: `inverted` (one trait negated);
-- clean: the reply unchanged.
+- clean: a reply of the rubric's declared clean set (clean_set.py), unchanged; padded: the same
+  clean reply with neutral words added, which must read the same (not flagged).
 Pairwise rubrics (the original must beat its perturbed copy in both orders): `truncated`,
 `repeated`, `off_topic` (another conversation's sentence appended), `wrong_fact`; and
 `near_identical` (a copy changed in form only: no verdict is right, but it must not follow the
-order).
+order); `padded` (the same reply with neutral words added: it must tie, so a judge that breaks
+ties toward the longer reply is caught).
 
 A perturbation that does not apply to a reply (no fact to swap, no acknowledgement to delete)
 returns None and the planner draws another reply: a control is never a no-op.
@@ -47,6 +49,15 @@ NEGATIONS = {
     "want": "do not want",
     "have": "do not have",
 }
+# Neutral words: they say nothing about the user, the facts or the reply's quality, so a reply
+# with them added must read the same as without. Two are added, so the copy is clearly longer.
+NEUTRAL_PADDING = (
+    "Let me keep that in mind.",
+    "So that is what I have here.",
+    "Thanks for telling me.",
+    "I have that in mind.",
+    "So that is it then.",
+)
 CONTRASTING_SENTENCE = "As a pirate captain I despise small talk and never remember anything."
 WORD = re.compile(r"[A-Za-z0-9']+")
 SENTENCE_END = (".", "!", "?")
@@ -121,6 +132,11 @@ def near_identical(reply: str, said: str, rng: Random, other: str) -> str | None
     return None
 
 
+def padded(reply: str, said: str, rng: Random, other: str) -> str | None:
+    """The same reply with two neutral sentences added at its end: longer, saying nothing new."""
+    return _append(reply, " ".join(rng.sample(NEUTRAL_PADDING, 2)))
+
+
 Perturbation = Callable[[str, str, Random, str], "str | None"]
 FLAG_CONTROLS: dict[str, tuple[str, Perturbation | None]] = {
     "wrong_fact": ("strong", wrong_fact),
@@ -128,6 +144,7 @@ FLAG_CONTROLS: dict[str, tuple[str, Perturbation | None]] = {
     "spliced": ("strong", spliced),
     "inverted": ("mild", inverted),
     "clean": ("clean", None),
+    "padded": ("clean", padded),
 }
 PAIRWISE_CONTROLS: dict[str, tuple[str, Perturbation]] = {
     "truncated": ("pairwise", truncated),
@@ -135,7 +152,10 @@ PAIRWISE_CONTROLS: dict[str, tuple[str, Perturbation]] = {
     "off_topic": ("pairwise", off_topic),
     "wrong_fact": ("pairwise", wrong_fact),
     "near_identical": ("near_identical", near_identical),
+    "padded": ("near_identical", padded),
 }
+# The kinds drawn from the declared clean set, never from the arms' replies.
+FROM_CLEAN_SET = ("clean", "padded")
 
 
 def _ack_end(reply: str) -> int:

@@ -1,7 +1,8 @@
 """The stage's plan: every task (one prompt to one judge), built and written before any is sent.
 
 Per rubric: planted controls for calibration; the confirmatory judgments (a flag per reply, a
-pair per two arms' replies to one turn, in both orders); extra controls mixed into them (a tenth);
+pair per two arms' replies to one turn, in both orders); extra controls mixed into them (a tenth,
+and never fewer than the running watch needs: harness/judge/planting.py plants every control);
 a second asking of every control and of a seeded tenth of the judgments (stability); the A/A pairs
 (an arm against its second sample). A grading rubric (kind qa) plans the same way with its own
 controls (an answer that is its gold, or another question's gold) and LongMemEval's prompts, and
@@ -11,24 +12,21 @@ opaque id from the stage's seed, so neither a prompt file's name nor its place s
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from itertools import combinations
 from random import Random
-from typing import Literal, cast
+from typing import Literal
 
 from harness.errors import HarnessError
-from harness.judge.grading import QaAnswer, exact_match, qa_answers, wrong_golds
+from harness.judge.grading import QaAnswer, exact_match, qa_answers
 from harness.judge.judges import Judge
-from harness.judge.perturb import FLAG_CONTROLS, PAIRWISE_CONTROLS, Perturbation
+from harness.judge.planting import QA_CONTROLS, Planting, kinds, mixed_counts, watch_needs
+from harness.judge.planting import Judgment as _Judgment
 from harness.judge.prompts import flag_prompt, pairwise_prompt, qa_prompt
 from harness.judge.rubrics import Rubric
 from harness.judge.runs import Source
-from rundir.judgments import ExactMatch, JudgmentTask, Phase, Role, Strength, sha256_bytes
-
-# A grading rubric's controls: the gold itself must be graded right (clean), another question's
-# gold must be graded wrong (strong).
-QA_CONTROLS: dict[str, Strength] = {"gold": "clean", "other_gold": "strong"}
+from harness.judge.send import RUNNING_BAR, RUNNING_MIN_CONTROLS
+from rundir.judgments import ExactMatch, JudgmentTask, Role, sha256_bytes
 
 
 @dataclass(frozen=True)
@@ -44,27 +42,6 @@ class Settings:
     mix_share: float = 0.10
 
 
-@dataclass(frozen=True)
-class _Judgment:
-    """What one judgment shows (before it is split into tasks per judge and order)."""
-
-    name: str
-    role: Role
-    phase: Phase
-    item: str | None
-    turn: int | None
-    messages: list[str]
-    texts: list[str]
-    labels: list[str]
-    control: str | None = None
-    strength: Strength | None = None
-    # Pairwise controls: which label must win (None: no verdict is right); flag controls: the
-    # verdict itself.
-    winner: str | None = None
-    expect_flag: str | None = None
-    qa: tuple[str, str, str] | None = None  # a graded answer's (prompt type, question, gold)
-
-
 class Planner:
     def __init__(
         self, source: Source, judges: list[Judge], rng: Random, settings: Settings
@@ -73,6 +50,7 @@ class Planner:
         self.ids: set[str] = set()
         self.tasks: list[Planned] = []
         self.exact: list[ExactMatch] = []
+        self.planting = Planting(source, rng)
 
     def plan(self, rubrics: list[Rubric]) -> list[Planned]:
         for rubric in rubrics:
@@ -95,20 +73,22 @@ class Planner:
                     f"{what[rubric.file.grades]}",
                     hint="give it runs of a study that has them, or leave the rubric out",
                 )
-            controls = self._qa_controls(rubric, "calibration", [n] * len(QA_CONTROLS), answers)
+            controls = self.planting.qa_controls(
+                rubric, "calibration", [n] * len(QA_CONTROLS), answers
+            )
             confirmatory = self._graded(rubric, answers)
         else:
-            controls = self._controls(rubric, "calibration", [n] * len(self._kinds(rubric)))
+            controls = self.planting.controls(rubric, "calibration", [n] * len(kinds(rubric)))
             confirmatory = self._confirmatory(rubric)
         for judgment in controls:
             self._add(rubric, judgment, repeat=True)
-        mixed = math.ceil(self.settings.mix_share * len(confirmatory))
-        kinds = len(self._kinds(rubric))
-        counts = [mixed // kinds + (1 if i < mixed % kinds else 0) for i in range(kinds)]
+        # At least a tenth, and enough for the running watch to decide (planting.py).
+        needed = watch_needs(RUNNING_BAR, RUNNING_MIN_CONTROLS)
+        counts = mixed_counts(rubric, len(confirmatory), self.settings.mix_share, needed)
         mixed_in = (
-            self._qa_controls(rubric, "confirmatory", counts, answers)
+            self.planting.qa_controls(rubric, "confirmatory", counts, answers)
             if rubric.kind == "qa"
-            else self._controls(rubric, "confirmatory", counts)
+            else self.planting.controls(rubric, "confirmatory", counts)
         )
         for judgment in mixed_in:
             self._add(rubric, judgment, repeat=True)
@@ -122,11 +102,6 @@ class Planner:
         if rubric.kind == "pairwise" and self.source.aa_codes is not None:
             for judgment in self._aa(rubric):
                 self._add(rubric, judgment, repeat=False)
-
-    def _kinds(self, rubric: Rubric) -> list[str]:
-        if rubric.kind == "qa":
-            return list(QA_CONTROLS)
-        return list(FLAG_CONTROLS if rubric.kind == "flag" else PAIRWISE_CONTROLS)
 
     def _graded(self, rubric: Rubric, answers: list[QaAnswer]) -> list[_Judgment]:
         """A judgment per answer, except probe answers settled by exact match."""
@@ -161,45 +136,6 @@ class Planner:
                     qa=qa,
                 )
             )
-        return out
-
-    def _qa_controls(
-        self, rubric: Rubric, phase: Phase, counts: list[int], answers: list[QaAnswer]
-    ) -> list[_Judgment]:
-        # One per question (not per arm's answer): the arms share a question's gold.
-        by_item = {a.item: a for a in answers if not a.abstention}
-        pool = [by_item[k] for k in sorted(by_item)]
-        out: list[_Judgment] = []
-        for (kind, strength), count in zip(QA_CONTROLS.items(), counts, strict=True):
-            made = 0
-            for a in self.rng.sample(pool, len(pool)):
-                if made == count:
-                    break
-                if kind == "gold":
-                    text, expect = a.gold, "yes"
-                else:
-                    wrong = wrong_golds(pool, a)
-                    if not wrong:
-                        continue
-                    text, expect = self.rng.choice(wrong), "no"
-                said = self.source.messages[(a.item, a.turn)]
-                out.append(
-                    _Judgment(
-                        f"control:{rubric.name}:{phase}:{len(out)}",
-                        "control",
-                        phase,
-                        a.item,
-                        a.turn,
-                        said,
-                        [text],
-                        [f"{a.code}*{kind}"],
-                        kind,
-                        strength,
-                        expect_flag=expect,
-                        qa=(a.prompt_type, a.question, a.gold),
-                    )
-                )
-                made += 1
         return out
 
     def _turns(self, rubric: Rubric) -> list[tuple[str, int]]:
@@ -255,89 +191,6 @@ class Planner:
                 out.append(self._pair(name, "aa", item, turn, said, first, second))
         return out
 
-    def _controls(self, rubric: Rubric, phase: Phase, counts: list[int]) -> list[_Judgment]:
-        table = FLAG_CONTROLS if rubric.kind == "flag" else PAIRWISE_CONTROLS
-        pool = sorted(k for k in self.source.replies if k[0] in self.source.arm_codes)
-        out: list[_Judgment] = []
-        for (kind, (strength, perturb)), count in zip(table.items(), counts, strict=True):
-            order = self.rng.sample(pool, len(pool))
-            made = 0
-            for code, item, turn in order:
-                if made == count:
-                    break
-                made += self._control(
-                    rubric, phase, kind, strength, perturb, (code, item, turn), out
-                )
-        return out
-
-    def _control(
-        self,
-        rubric: Rubric,
-        phase: Phase,
-        kind: str,
-        strength: str,
-        perturb: Perturbation | None,
-        key: tuple[str, str, int],
-        out: list[_Judgment],
-    ) -> int:
-        code, item, turn = key
-        reply = self.source.replies[key]
-        said = self.source.messages[(item, turn)]
-        others = [
-            text
-            for (c, i, _), text in self.source.replies.items()
-            if i != item and c in self.source.arm_codes
-        ]
-        other = self.rng.choice(others) if others else ""
-        changed = reply if perturb is None else perturb(reply, " ".join(said), self.rng, other)
-        if changed is None or (
-            perturb is not None
-            and " ".join(changed.split()) == " ".join(reply.split())
-            and kind != "near_identical"
-        ):
-            return 0
-        name = f"control:{rubric.name}:{phase}:{len(out)}"
-        mark = f"{code}*{kind}"
-        if rubric.kind == "flag":
-            expect = "OK" if strength == "clean" else "FLAG"
-            label = code if strength == "clean" else mark
-            out.append(
-                _Judgment(
-                    name,
-                    "control",
-                    phase,
-                    item,
-                    turn,
-                    said,
-                    [changed],
-                    [label],
-                    kind,
-                    cast(Strength, strength),
-                    expect_flag=expect,
-                )
-            )
-        else:
-            pair = [(code, reply), (mark, changed)]
-            if self.rng.random() < 0.5:
-                pair.reverse()
-            winner = None if strength == "near_identical" else code
-            out.append(
-                _Judgment(
-                    name,
-                    "control",
-                    phase,
-                    item,
-                    turn,
-                    said,
-                    [t for _, t in pair],
-                    [lab for lab, _ in pair],
-                    kind,
-                    cast(Strength, strength),
-                    winner=winner,
-                )
-            )
-        return 1
-
     def _new_id(self) -> str:
         while True:
             task_id = f"{self.rng.getrandbits(48):012x}"
@@ -360,7 +213,11 @@ class Planner:
                     prompt, expect = flag_prompt(rubric, j.messages, texts[0]), j.expect_flag
                 else:
                     prompt = pairwise_prompt(rubric, j.messages, texts[0], texts[1])
-                    expect = None if j.winner is None else f"Reply {labels.index(j.winner) + 1}"
+                    expect = (
+                        j.expect_flag  # a padded pair: "TIE"; near-identical: None
+                        if j.winner is None
+                        else f"Reply {labels.index(j.winner) + 1}"
+                    )
                 first = self._task(rubric, j, judge, order, labels, expect, prompt, None)
                 if repeat:
                     self._task(rubric, j, judge, order, labels, expect, prompt, first.id)

@@ -6,6 +6,10 @@
     kind = "flag"              # flag: one reply, FLAG or OK; pairwise: two replies, which is better
     turns = "all"              # which turns are judged: all, or the last of each item
     question = "Flag the reply if ..."
+    clean = "grounded.clean.jsonl"   # flag rubrics: the declared clean set (clean_set.py)
+
+A flag rubric must declare its clean set: the replies two readers confirmed clean, from which
+alone its clean controls are drawn (an arm's own reply is never assumed clean).
 
 A grading rubric (`kind = "qa"`) asks no question of its own: it grades answers against their
 gold with LongMemEval's prompt for the question's type (harness/judge/grading.py), and says
@@ -33,6 +37,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness.errors import HarnessError
+from harness.judge.clean_set import CleanSet, load_clean_set
 
 
 class RubricFile(BaseModel):
@@ -45,6 +50,7 @@ class RubricFile(BaseModel):
     turns: Literal["all", "last"] = "all"
     question: str = ""
     grades: Literal["questions", "probes"] | None = None
+    clean: str | None = None
 
     @model_validator(mode="after")
     def _fits_kind(self) -> RubricFile:
@@ -58,6 +64,13 @@ class RubricFile(BaseModel):
                 raise ValueError("grades is for kind = qa")
             if len(self.question.strip()) < 10:
                 raise ValueError("question: the rubric's question (at least 10 characters)")
+        if self.kind == "flag" and not self.clean:
+            raise ValueError(
+                "a flag rubric needs clean = FILE: the replies two readers confirmed clean "
+                "(its clean controls come only from there)"
+            )
+        if self.kind != "flag" and self.clean is not None:
+            raise ValueError("clean is for kind = flag")
         return self
 
 
@@ -66,6 +79,7 @@ class Rubric:
     file: RubricFile
     path: Path
     sha256: str
+    clean: CleanSet | None = None
 
     @property
     def name(self) -> str:
@@ -92,9 +106,12 @@ def load_rubric(path: Path) -> Rubric:
         raise HarnessError(
             f"rubric {path}: {where}: {first['msg']}",
             hint="fields: schema = 1, name, version, kind (flag, pairwise, qa), turns, question "
-            "(or grades, for qa)",
+            "(or grades, for qa), clean (for flag)",
         ) from None
-    return Rubric(file=rubric, path=path, sha256=hashlib.sha256(data).hexdigest())
+    clean = None
+    if rubric.clean is not None:
+        clean = load_clean_set(path.parent / rubric.clean, rubric.name)
+    return Rubric(file=rubric, path=path, sha256=hashlib.sha256(data).hexdigest(), clean=clean)
 
 
 def load_rubrics(folder: Path) -> list[Rubric]:

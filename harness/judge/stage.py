@@ -16,17 +16,18 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from random import Random
-from typing import Literal
 
 from harness.errors import HarnessError
 from harness.judge.aa import aa_control
-from harness.judge.calibration import calibration_bars, stability_bars
+from harness.judge.calibration import calibration_bars, stability_bars, watch_short
+from harness.judge.calibration import running_bars as mixed_in_bars
 from harness.judge.judges import load_judges, third_form
 from harness.judge.plan import Planner, Settings
+from harness.judge.planting import watch_needs
 from harness.judge.prompts import template_hashes
 from harness.judge.rubrics import Rubric, load_rubrics
 from harness.judge.runs import load_source
-from harness.judge.send import RunningDetection, send
+from harness.judge.send import RUNNING_MIN_CONTROLS, RunningDetection, send
 from harness.judge.third import Asking, run_reask, run_third_pass
 from rundir.header import now_iso
 from rundir.judgments import (
@@ -183,11 +184,17 @@ def run_stage(
     # Only the votes a rubric's judgments need: a third judge's unsent prompts are not missing.
     voting = [t for t in tasks if t.judge in voters[t.rubric]]
     stability, running_bars, aa_results, set_aside, axes = [], [], [], [], []
+    notes: dict[str, list[str]] = {}  # why a running watch could not decide, per rubric
     for rubric in rubrics:
         who = voters[rubric.name]
         stability += stability_bars(rubric.name, rubric.kind, voting, votes, who, sent)
         if rubric.name in ready_names:  # an unsent rubric had no controls mixed into anything
-            running_bars += _running_bars(rubric.name, voting, votes, who, running)
+            needed = watch_needs(running.bar, RUNNING_MIN_CONTROLS)
+            mine = mixed_in_bars(
+                rubric.name, voting, votes, who, running.halted, running.bar, needed
+            )
+            running_bars += mine
+            notes[rubric.name] = [n for b in mine if (n := watch_short(b, voting, needed))]
         if rubric.kind == "pairwise":
             first = source.aa_codes[0] if source.aa_codes else None
             aa_results.append(
@@ -215,6 +222,7 @@ def run_stage(
                 running,
                 rubric.name in ready_names,
                 [p for p in passes if p.rubric == rubric.name],
+                notes.get(rubric.name, []),
             )
         )
 
@@ -249,46 +257,6 @@ def run_stage(
     return manifest
 
 
-def _running_bars(
-    rubric: str,
-    tasks: list[JudgmentTask],
-    votes: dict[str, Vote],
-    judges: list[str],
-    running: RunningDetection,
-) -> list[BarResult]:
-    out = []
-    for judge in judges:
-        held = [
-            t
-            for t in tasks
-            if t.rubric == rubric
-            and t.judge == judge
-            and t.role == "control"
-            and t.phase == "confirmatory"
-            and t.expect is not None
-        ]
-        got = [votes[t.id].verdict == t.expect for t in held if t.id in votes]
-        rate = sum(got) / len(got) if got else None
-        halted = running.halted.get(rubric, "").startswith(f"halted: judge {judge} ")
-        status: Literal["passed", "failed", "incomplete"] = (
-            "failed" if halted else ("incomplete" if len(got) < len(held) else "passed")
-        )
-        out.append(
-            BarResult(
-                rubric=rubric,
-                judge=judge,
-                bar="running detection",
-                value=rate,
-                threshold=running.bar,
-                op=">=",
-                held=len(held),
-                answered=len(got),
-                status=status,
-            )
-        )
-    return out
-
-
 def _set_aside(rubric: str, tasks: list[JudgmentTask], votes: dict[str, Vote]) -> list[SetAside]:
     groups: dict[str, list[JudgmentTask]] = defaultdict(list)
     for t in tasks:
@@ -312,8 +280,9 @@ def _axis(
     running: RunningDetection,
     calibrated: bool,
     passes: list[ThirdPass],
+    notes: list[str],
 ) -> AxisStatus:
-    failed, short = [], []
+    failed, short = list(notes), []
     resolved = any(p.status == "resolved" for p in passes)
     for p in passes:
         if p.status != "resolved":

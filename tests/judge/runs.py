@@ -4,6 +4,7 @@ acknowledgement, then the user's words), or replies a test chooses."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -138,6 +139,7 @@ FLAG_RUBRIC = {
     "kind": "flag",
     "question": "Flag the reply if it states anything the user did not say, contradicts the "
     "user, or does not acknowledge the user's message.",
+    "clean": "grounded.clean.jsonl",
 }
 PAIRWISE_RUBRIC = {
     "schema": 1,
@@ -149,10 +151,34 @@ PAIRWISE_RUBRIC = {
 }
 
 
+def clean_entries() -> list[dict[str, object]]:
+    """Replies to the FACTS conversations, each grounded and acknowledging (two readers: the
+    stub judge's rules and this file's author), on conversations of their own."""
+    out: list[dict[str, object]] = []
+    readers = ["stub judge rules", "tests/judge/runs.py"]
+    for a, b in FACTS:
+        recall = f"{QUESTION} {ADDON}"
+        for messages, reply in (
+            ([a], f"Noted: {a}"),
+            ([a, b], f"Thanks for telling me: {b}"),
+            ([a, b, recall], f"You told me: {a} {b}"),
+        ):
+            out.append({"messages": messages, "reply": reply, "readers": readers})
+    return out
+
+
+def write_clean_set(folder: Path, name: str = "grounded.clean.jsonl") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("".join(json.dumps(e) + "\n" for e in clean_entries()))
+    return path
+
+
 def write_rubrics(folder: Path, flag: bool = True, pairwise: bool = True) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     if flag:
         (folder / "grounded.toml").write_text(tomli_w.dumps(FLAG_RUBRIC))
+        write_clean_set(folder)
     if pairwise:
         (folder / "better_reply.toml").write_text(tomli_w.dumps(PAIRWISE_RUBRIC))
     return folder

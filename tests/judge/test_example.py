@@ -50,7 +50,7 @@ def test_the_judged_example_runs_end_to_end_in_record_mode(tmp_path: Path) -> No
     assert [aa.pairs for aa in manifest.aa] == [30]
     assert {b.bar for b in manifest.calibration} == {
         "strong detection", "mild detection", "clean flagged", "pairwise detection",
-        "same verdict both orders", "kappa",
+        "same verdict both orders", "kappa", "padding read the same",
     }  # fmt: skip
     seal = open_seal(out, tmp_path / "set.seal.json")
     assert {(s.run, s.arm) for s in seal.codes.values()} == {
