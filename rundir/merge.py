@@ -1,10 +1,11 @@
 """`harness merge`: join the shards of one study into one run directory that every reader (gate,
 audit, replay, scan, report) reads as if the study had run on one machine.
 
-What is checked first, so nothing is written for a wrong set: every directory is a finished
-shard (run.json with a manifest) of the same study, compose file, items, mode, arms, isolation
-and clock pinning, with the same shard count; every index 1..N is there exactly once. A shard
-that is missing, given twice, unfinished or from another study is refused, naming it.
+What is checked first, so nothing is written for a wrong set (rundir/merge_checks.py): every
+directory is a finished shard whose files still hash as its manifest lists them, of the same
+study, inputs and harness commit, with every index 1..N there exactly once; else it is refused,
+naming the shard and what differs. A folder of runs stands for the latest run of each shard that
+passed (rundir/merge_pick.py); the runs it leaves out are named.
 
 What the merged run holds:
 - `calls.jsonl`: every shard's calls, in shard order, as one run: `run_id` is the merged run's
@@ -21,7 +22,9 @@ What the merged run holds:
   lines and `questions.jsonl` are top-level JSONL, merged as above;
 - `shards/<I>/...`: every other file of shard I as it was (logs, the proxy's settings, clocks);
 - `run.json`: shard 1's header with the run's own id, the shards' counts summed, passed only if
-  every shard passed, and `merged_from`; then the manifest of the merged files.
+  every shard passed, each arm's failures named by shard (`arm_failures`), and `merged_from`
+  (per shard: its run, manifest hash, whether it passed and why not); then the manifest of the
+  merged files.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from rundir.bodies import BodyStore
 from rundir.errors import RunDirError
 from rundir.header import RunHeader, StudyRun, read_header
 from rundir.jsonlines import read_lines
+from rundir.merge_checks import check_shards, manifest_digest
+from rundir.merge_pick import failure_reason, pick_runs
 from rundir.packread import PackReader
 from rundir.seal import write_manifest
 from rundir.shards import MergedShard
@@ -42,13 +47,6 @@ from rundir.shards import MergedShard
 # Files the merge writes itself at the top of the merged run (not copied under shards/).
 HEADER_FILES = {"run.json", "audit.json", "gate.json", "replay.json"}
 RENUMBERED = {"calls.jsonl", "reservations.jsonl"}
-# A shard's fields that must be the same in every shard for the merged run to be one study run.
-# ... and the bounds every arm held (rundir/limits.py): a shard whose arms ran under other bounds
-# is another setup, which the merged run's one `arm_limits` could not show.
-SAME = (
-    *("study_sha256", "compose_sha256", "items_sha256", "isolation", "clock_pinning", "arms"),
-    *("limits", "arm_limits"),
-)
 
 
 def _refuse(message: str, hint: str) -> RunDirError:
@@ -56,160 +54,18 @@ def _refuse(message: str, hint: str) -> RunDirError:
 
 
 def expand(dirs: list[Path]) -> list[Path]:
-    """The run directories given, a folder of runs (no run.json of its own: a cluster job's
-    `--run-dir`) standing for the shard runs in it; its other runs (the record runs and the
-    gate that let live mode start) are left out. A shard run again after it was killed or
-    interrupted leaves both runs there: the one that ran to its end is taken, the other only
-    when it is all there is of its shard (and is then refused, named)."""
-    out: list[Path] = []
-    for path in dirs:
-        if not path.is_dir() or (path / "run.json").exists():
-            out.append(path)
-            continue
-        found = [
-            (run, index, _complete(header))
-            for run in sorted(path.iterdir())
-            if (header := _shard(run)) is not None
-            for index in [_index(header)]
-        ]
-        if not found:
-            raise _refuse(
-                f"{path} holds no shard runs",
-                "give the run directories of `harness record|live STUDY --shard I/N`, or "
-                "the folder they were written to",
-            )
-        complete = {index for _, index, done in found if done}
-        out += [run for run, index, done in found if done or index not in complete]
-    return out
-
-
-def _shard(run_dir: Path) -> RunHeader | None:
-    if not (run_dir / "run.json").exists():
-        return None
-    try:
-        header = read_header(run_dir)
-    except RunDirError:
-        return None
-    return header if header.study is not None and header.study.shard is not None else None
-
-
-def _index(header: RunHeader) -> int:
-    assert header.study is not None and header.study.shard is not None
-    return header.study.shard.index
-
-
-def _complete(header: RunHeader) -> bool:
-    """Ran to its end: a manifest, not interrupted."""
-    return header.manifest is not None and not (header.study and header.study.interrupted)
-
-
-def check_shards(dirs: list[Path]) -> list[tuple[Path, RunHeader]]:
-    """The shards in index order, or RunDirError naming the first one that does not belong."""
-    dirs = expand(dirs)
-    if not dirs:
-        raise _refuse("no shards to merge", "give the shards' run directories")
-    shards: list[tuple[Path, RunHeader]] = []
-    for run_dir in dirs:
-        header = read_header(run_dir)
-        study = header.study
-        if study is None or study.shard is None:
-            raise _refuse(
-                f"{run_dir} is not a shard of a study run",
-                "merge the run directories of `harness record|live STUDY --shard I/N`",
-            )
-        if header.manifest is None:
-            raise _refuse(
-                f"{run_dir} (shard {study.shard.label}) has not finished: no manifest in its "
-                "run.json",
-                f"wait for the shard to end, or run shard {study.shard.label} again",
-            )
-        if study.interrupted:
-            raise _refuse(
-                f"{run_dir} (shard {study.shard.label}) was interrupted: it did not run all "
-                "its items",
-                f"run shard {study.shard.label} again (`--shard {study.shard.label}`)",
-            )
-        if study.resumed_from or study.skipped_pairs:
-            raise _refuse(
-                f"{run_dir} (shard {study.shard.label}) resumes another run, which a merge "
-                "cannot join yet",
-                "run the shard again from the start",
-            )
-        shards.append((run_dir, header))
-    first_dir, first = shards[0]
-    base = first.study
-    assert base is not None and base.shard is not None
-    for run_dir, header in shards[1:]:
-        study = header.study
-        assert study is not None and study.shard is not None
-        for name in SAME:
-            if getattr(study, name) != getattr(base, name):
-                raise _refuse(
-                    f"{run_dir} (shard {study.shard.label}) is from another study or setup "
-                    f"than {first_dir}: its {name} is {getattr(study, name)!r}, not "
-                    f"{getattr(base, name)!r}",
-                    "merge only the shards of one run of one study",
-                )
-        if (
-            header.stubs_sha256 != first.stubs_sha256
-            or study.prices_sha256 != base.prices_sha256
-            or study.shard.of_items != base.shard.of_items
-            or _images(header) != _images(first)
-        ):
-            what = (
-                "stubs file" if header.stubs_sha256 != first.stubs_sha256
-                else "price table" if study.prices_sha256 != base.prices_sha256
-                else "item count (--limit)" if study.shard.of_items != base.shard.of_items
-                else "arm images"
-            )  # fmt: skip
-            raise _refuse(
-                f"{run_dir} (shard {study.shard.label}) ran with another {what} than {first_dir}",
-                "run every shard with the same study files and --limit, and the same images "
-                "(built once and loaded on every node)",
-            )
-        if header.mode != first.mode or study.shard.count != base.shard.count:
-            raise _refuse(
-                f"{run_dir} is shard {study.shard.label} of a {header.mode} run; {first_dir} "
-                f"is shard {base.shard.label} of a {first.mode} run",
-                "merge only the shards of one run of one study",
-            )
-    by_index: dict[int, Path] = {}
-    for run_dir, header in shards:
-        assert header.study is not None and header.study.shard is not None
-        index = header.study.shard.index
-        if index in by_index:
-            raise _refuse(
-                f"shard {header.study.shard.label} is given twice: {by_index[index]} and {run_dir}",
-                "give each shard once",
-            )
-        by_index[index] = run_dir
-    count = base.shard.count
-    missing = [i for i in range(1, count + 1) if i not in by_index]
-    if missing:
-        names = ", ".join(f"{i}/{count}" for i in missing)
-        raise _refuse(
-            f"shard {names} of study {base.name} ({base.study_sha256[:12]}) is missing",
-            "give every shard's run directory (or run the missing shard first)",
-        )
-    owner: dict[str, Path] = {}
-    for run_dir, header in shards:
-        assert header.study is not None and header.study.shard is not None
-        for item in header.study.shard.items:
-            if item in owner:
-                raise _refuse(
-                    f"item {item!r} is in two shards: {owner[item]} and {run_dir}",
-                    "merge only the shards of one run of one study",
-                )
-            owner[item] = run_dir
-    shards.sort(key=lambda pair: pair[1].study.shard.index)  # type: ignore[union-attr]
-    return shards
+    """The run directories to merge, a folder of runs standing for the shard runs it holds (the
+    latest run of each shard that passed: rundir/merge_pick.py)."""
+    return pick_runs(dirs)[0]
 
 
 def merge_shards(dirs: list[Path], out: Path) -> RunHeader:
     """Join the shards into `out` (a new directory); returns the merged header."""
-    shards = check_shards(dirs)
+    shards = check_shards(expand(dirs))
     if out.exists() and any(out.iterdir()):
-        raise _refuse(f"{out} exists and is not empty", "give --out a new directory")
+        if not _earlier_merge(out, shards[0][1]):
+            raise _refuse(f"{out} exists and is not empty", "give --out a new directory")
+        shutil.rmtree(out)  # an earlier merge of this study's shards: merged again, afresh
     out.mkdir(parents=True, exist_ok=True)
     run_id = out.name
     merged: list[MergedShard] = []
@@ -233,6 +89,9 @@ def merge_shards(dirs: list[Path], out: Path) -> RunHeader:
                 calls=len(calls),
                 ledger_entries=manifest.ledger_entries,
                 ledger_head=manifest.ledger_head,
+                manifest_sha256=manifest_digest(header),
+                passed=bool(study.passed),
+                failure=None if study.passed else failure_reason(header),
             )
         )
         for path in sorted(run_dir.glob("*.jsonl")):
@@ -266,8 +125,21 @@ def merge_shards(dirs: list[Path], out: Path) -> RunHeader:
     return header
 
 
-def _images(header: RunHeader) -> dict[str, str]:
-    return dict(header.manifest.images) if header.manifest else {}
+def _earlier_merge(out: Path, first: RunHeader) -> bool:
+    """`out` holds a run merged from shards of the same study (and mode): merging again after a
+    shard was re-run replaces it, so recovery needs no hand deletion."""
+    try:
+        earlier = read_header(out)
+    except RunDirError:
+        return False
+    study, base = earlier.study, first.study
+    return (
+        study is not None
+        and base is not None
+        and bool(study.merged_from)
+        and earlier.mode == first.mode
+        and study.study_sha256 == base.study_sha256
+    )
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -385,6 +257,8 @@ def _merged_header(run_id: str, headers: list[RunHeader], merged: list[MergedSha
             "infra_failures": sum(s.infra_failures for s in studies),
             "stray_connections": sum(s.stray_connections for s in studies),
             "memory_miss": _sum([s.memory_miss for s in studies]),
+            "arm_outcomes": _sum2([s.arm_outcomes for s in studies]),
+            "arm_failures": _arm_failures(merged, studies),
             "refused": _sum2([s.refused for s in studies]),
             "teardown_strays": _sum2([s.teardown_strays for s in studies]),
             "egress_dropped": _sum([s.egress_dropped for s in studies]),
@@ -402,3 +276,13 @@ def _merged_header(run_id: str, headers: list[RunHeader], merged: list[MergedSha
             "manifest": None,
         }
     )
+
+
+def _arm_failures(merged: list[MergedShard], studies: list[StudyRun]) -> dict[str, str]:
+    """Each arm's failures in the shards that failed it, named by shard: the merged run fails
+    for the same reasons its shards did."""
+    out: dict[str, list[str]] = {}
+    for shard, study in zip(merged, studies, strict=True):
+        for arm, why in study.arm_failures.items():
+            out.setdefault(arm, []).append(f"in shard {shard.index}/{shard.count}: {why}")
+    return {arm: "; ".join(whys) for arm, whys in out.items()}

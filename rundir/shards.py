@@ -59,6 +59,11 @@ class MergedShard(BaseModel):
     # live: the ledger's length and head when the shard ended (its manifest's).
     ledger_entries: int | None = None
     ledger_head: str | None = None
+    # SHA-256 of the shard's manifest as merged (rundir/merge_checks.py): the audit re-checks
+    # the shard against it. None in runs merged before it.
+    manifest_sha256: str | None = None
+    passed: bool | None = None
+    failure: str | None = None  # why the shard failed, in its run.json's words
 
 
 def shard_items(items: Sequence[T], index: int, count: int) -> list[T]:

@@ -12,7 +12,9 @@ Checks, each reported as a discrepancy naming where it is:
 - turn_context: each returned turn context hashes to its hash, and each receiver's hash is its
   source's for the same item and turn (context_audit.py);
 - proxy_egress: proxy_egress.jsonl parses, run.json's proxy_refused is its count, and a run
-  whose proxy was refused anything did not pass (proxy_egress_audit.py).
+  whose proxy was refused anything did not pass (proxy_egress_audit.py);
+- shard: a merged run's every shard is still the run the merge took (its id and manifest hash)
+  and its files still hash as its manifest lists them (rundir/merge_checks.py).
 Nothing in the run directory or the ledger is changed; audit.json is written next to run.json.
 """
 
@@ -47,6 +49,7 @@ from rundir.atomic import write_atomic
 from rundir.calllog import UNSTORED_FLAGS, CallRecord
 from rundir.header import RunHeader, now_iso, read_header
 from rundir.manifest import NOT_LISTED, file_sha256, tool_version
+from rundir.merge_checks import shard_findings
 from rundir.model import RunDirModel
 from rundir.packread import PackReader
 
@@ -69,6 +72,7 @@ Check = Literal[
     "turn_context",  # harness/checks/context_audit.py: coupled arms' handed turn context
     "judgments",  # harness/judge/audit.py: the judgment sets that judge the run
     "proxy_egress",  # harness/checks/proxy_egress_audit.py: the proxy's own refused traffic
+    "shard",  # rundir/merge_checks.py: a merged run's shards, each re-hashed where it is
 ]
 
 
@@ -158,6 +162,8 @@ def audit_run(
     audit.reprice(calls, table)
     audit.bodies(calls)
     audit.files()
+    for where_, detail in shard_findings(header):  # a merged run: every shard re-checked
+        audit.flag("shard", where_, detail)
     if ledger_path is not None or header.mode == "live":
         audit.ledger(ledger_path, calls)
     for where_, detail in unequal_limits(header):  # every arm under the same, the study's

@@ -10,6 +10,7 @@ run.json says so.
 from __future__ import annotations
 
 import operator
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import structlog
 from harness.checks.arm_verdict import arm_failures, per_arm
 from harness.checks.memory_controls import misses_per_arm
 from harness.errors import HarnessError
+from harness.isolation.base import PROXY_READY
 from harness.isolation.egress_book import attempts
 from harness.run.drive import Driven
 from harness.run.prepare import Plan
@@ -43,6 +45,7 @@ class RunResult:
 
 def finish(plan: Plan, driven: Driven) -> RunResult:
     backend, run_dir, header = plan.backend, plan.run_dir, plan.header
+    _refused_before_start(plan, driven)
     stray = backend.egress_attempts()
     images = backend.image_digests()
     run = header.study
@@ -97,6 +100,23 @@ def finish(plan: Plan, driven: Driven) -> RunResult:
             "run halted at once", reason=str(driven.halted), egress=str(run_dir / "egress.jsonl")
         )
     return RunResult(run_dir, header)
+
+
+def _refused_before_start(plan: Plan, driven: Driven) -> None:
+    """A run whose proxy refused to start (a stage cap it would pass, a ledger it cannot open)
+    ran nothing and reserved nothing: its run directory goes, as one refused before the proxy
+    does (pipeline.py), so a folder of shard runs holds only runs that ran and a re-run of the
+    shard needs no hand deletion. The proxy's own words are in the error."""
+    run_dir = plan.run_dir
+    log = run_dir / "logs" / "proxy.log"
+    started = log.is_file() and PROXY_READY in log.read_text(encoding="utf-8", errors="replace")
+    if driven.fatal is None or started or (run_dir / "reservations.jsonl").exists():
+        return
+    shutil.rmtree(run_dir, ignore_errors=True)
+    raise HarnessError(
+        f"the run was refused before it started (nothing ran, nothing was kept): {driven.fatal}",
+        hint="fix what the proxy names, then run again",
+    )
 
 
 def _count(turns_path: Path) -> dict[str, int]:

@@ -78,7 +78,22 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     yield {"base": base, "study": study, "shards": shards, "whole": whole, "foreign": foreign}
 
 
-def merge(*args: Any) -> tuple[int, str]:
+def same_checkout(paths: list[Path]) -> None:
+    """The shards' manifests name one harness commit. The tree under test may move between the
+    runs of one test (other commits land meanwhile), where a cluster run uses one checkout;
+    run.json is outside its own manifest, so the shard still hashes as sealed."""
+    runs = [r for p in paths for r in ([p] if (p / "run.json").exists() else p.iterdir())]
+    for run in runs:
+        path = run / "run.json"
+        data = json.loads(path.read_text()) if path.exists() else {}
+        if data.get("manifest"):
+            data["manifest"]["tool_commit"] = "0" * 40
+            path.write_text(json.dumps(data))
+
+
+def merge(*args: Any, one_checkout: bool = True) -> tuple[int, str]:
+    if one_checkout:
+        same_checkout([Path(a) for a in args if isinstance(a, Path) and a.is_dir()])
     done = harness("merge", *map(str, args))
     return done.returncode, done.stdout + done.stderr
 
@@ -187,7 +202,8 @@ def test_shards_run_with_other_files_or_limits_are_refused(
 
     edit(copies[2], lambda h: h.update(stubs_sha256="0" * 64))
     code, said = merge(*copies, "--out", tmp_path / "a")
-    assert code != 0 and f"{copies[2]} (shard 3/3) ran with another stubs file" in said
+    assert code != 0 and f"{copies[2]} (shard 3/3) is from another study, setup or" in said
+    assert "its stubs file (stubs_sha256) is '000" in said
 
     edit(copies[2], lambda h: h.update(stubs_sha256=header(copies[0])["stubs_sha256"]))
     edit(copies[2], lambda h: h["study"]["shard"].update(of_items=4))
@@ -199,22 +215,75 @@ def test_shards_run_with_other_files_or_limits_are_refused(
     assert code != 0 and "item 'lisbon' is in two shards" in said
 
 
-def test_a_tampered_shard_call_log_fails_the_merged_audit(
-    recorded: dict[str, Any], tmp_path: Path
-) -> None:
+def _copies(recorded: dict[str, Any], folder: Path) -> list[Path]:
     copies = []
     for run in recorded["shards"]:
-        copies.append(tmp_path / run.name)
+        copies.append(folder / run.name)
         shutil.copytree(run, copies[-1])
-    calls = copies[1] / "calls.jsonl"
-    lines = calls.read_text().splitlines()
-    first = json.loads(lines[0])
-    first["cost_usd"] = "0.5"  # a record-mode call is free: the re-pricing catches it
-    calls.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    return copies
+
+
+def _edit_header(run: Path, change: Any) -> None:
+    data = json.loads((run / "run.json").read_text())
+    change(data)
+    (run / "run.json").write_text(json.dumps(data))
+
+
+def test_a_shard_edited_after_its_run_is_refused_naming_the_file(
+    recorded: dict[str, Any], tmp_path: Path
+) -> None:
+    copies = _copies(recorded, tmp_path)
+    turns = copies[1] / "turns.jsonl"
+    first, *rest = turns.read_text().split("\n")
+    turn = json.loads(first)
+    turn["text"] = "an answer the arm never gave"  # its own audit fails; so must the merge
+    turns.write_text("\n".join([json.dumps(turn), *rest]))
     code, said = merge(*copies, "--out", tmp_path / "merged")
-    assert code == 0, said  # the merge copies what it is given; the audit judges it
-    audit = harness("audit", str(tmp_path / "merged"))
+    assert code != 0 and not (tmp_path / "merged").exists()
+    assert f"{copies[1]} (shard 2/3) was edited after its run: turns.jsonl: changed" in said
+
+
+def test_shards_of_another_harness_commit_are_refused_naming_it(
+    recorded: dict[str, Any], tmp_path: Path
+) -> None:
+    copies = _copies(recorded, tmp_path)
+    same_checkout(copies)
+    _edit_header(copies[2], lambda h: h["manifest"].update(tool_commit="f" * 40))
+    code, said = merge(*copies, "--out", tmp_path / "merged", one_checkout=False)
+    assert code != 0 and f"{copies[2]} (shard 3/3) is from another study, setup or" in said
+    assert "its harness commit (tool_commit) is 'ffff" in said
+
+
+def test_a_failed_shard_s_reason_is_carried_and_the_merged_audit_rechecks_shards(
+    recorded: dict[str, Any], tmp_path: Path
+) -> None:
+    copies = _copies(recorded, tmp_path)
+    why = "completed no turn (its first failed turn: lisbon turn 0, error)"
+    _edit_header(
+        copies[1], lambda h: h["study"].update(passed=False, arm_failures={"bare": why})
+    )  # run.json is not in its own manifest: the shard still hashes as sealed
+    out = tmp_path / "merged"
+    code, said = merge(*copies, "--out", out)
+    assert code == 1, said
+    assert f"FAILED: shard 2/3 ({copies[1].resolve()}): arm 'bare' {why}" in said
+    run = header(out)["study"]
+    assert not run["passed"] and run["arm_failures"] == {"bare": f"in shard 2/3: {why}"}
+    shard = run["merged_from"][1]
+    assert shard["passed"] is False and why in shard["failure"]
+
+    audit = harness("audit", str(out))
+    assert audit.returncode == 0, audit.stdout + audit.stderr[-2000:]
+    calls = copies[0] / "calls.jsonl"  # a shard edited after the merge: the merged audit sees it
+    calls.write_text(calls.read_text() + "\n")
+    audit = harness("audit", str(out))
     assert audit.returncode == 1
+    found = json.loads((out / "audit.json").read_text())["discrepancies"]
+    assert any(
+        d["check"] == "shard"
+        and d["where"] == "shard 1/3"
+        and "calls.jsonl: changed" in d["detail"]
+        for d in found
+    ), found
 
 
 SLOW_TURNS = [{"user": "echo hi"}, {"user": "sleep 1"}]
@@ -263,6 +332,8 @@ def test_a_killed_or_interrupted_shard_is_refused_and_its_rerun_merges(tmp_path:
     rerun = record(study, root, "--shard", "2/3")
     code, said = merge(root, "--out", tmp_path / "m3")  # the folder: the complete shard 2 wins
     assert code == 0, said
+    assert f"left out: {dead} (shard 2/3, unfinished (no manifest" in said
+    assert f"left out: {interrupted} (shard 2/3, interrupted; {rerun.name} taken: passed)" in said
     merged = header(tmp_path / "m3")["study"]
     assert [Path(s["run_dir"]).name for s in merged["merged_from"]][1] == rerun.name
     assert merged["items"] == len(SLOW_ITEMS) and merged["passed"]
