@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import openai
+
+from arms.seam import EngineParity
 
 if TYPE_CHECKING:
     # Imported when first used: the anthropic SDK takes seconds to import, and an arm's
@@ -70,12 +72,32 @@ class ChatConfig:
             max_tokens=int(os.environ.get("ARM_MAX_TOKENS", "1024")),
         )
 
+    def under(self, parity: EngineParity | None) -> ChatConfig:
+        """This config with a study's engine parity laid over it (the answer model and its
+        output limit, handed over the seam: arms/seam.py EngineParity)."""
+        if parity is None:
+            return self
+        model = parity.answer_model or self.model
+        vendor: Vendor = self.vendor
+        if parity.answer_model:
+            vendor = "anthropic" if model.startswith("claude") else "openai"
+        return replace(
+            self, vendor=vendor, model=model, max_tokens=parity.answer_max_tokens or self.max_tokens
+        )
 
-def system_prompt(clock: datetime, context: str | None, extra: str = "") -> str:
+
+DEFAULT_ANSWER_PROMPT = "You are a helpful assistant in a long-running conversation."
+
+
+def system_prompt(
+    clock: datetime, context: str | None, extra: str = "", prompt: str | None = None
+) -> str:
+    """The answer's system text: `prompt` (a study's `[parity] answer_prompt`, else the
+    default), the pinned date, the item's context and `extra` (recalled memories)."""
     # The date comes from the seam's pinned clock, never the container's: two runs of one
     # script must send byte-identical requests for the determinism gate.
     parts = [
-        "You are a helpful assistant in a long-running conversation.",
+        prompt or DEFAULT_ANSWER_PROMPT,
         f"Today's date is {clock.strftime('%A, %d %B %Y')}.",
     ]
     if context:
@@ -134,21 +156,27 @@ class Chat:
         return self._anthropic
 
     async def stream(
-        self, system: str, messages: list[dict[str, str]], purpose: str = "main"
+        self,
+        system: str,
+        messages: list[dict[str, str]],
+        purpose: str = "main",
+        parity: EngineParity | None = None,
     ) -> AsyncIterator[str]:
-        """Yield the reply's text deltas. `messages` alternate user/assistant, newest last."""
+        """Yield the reply's text deltas. `messages` alternate user/assistant, newest last.
+        `parity`: the session's engine parity (its answer model and output limit)."""
         headers = {PURPOSE_HEADER: purpose}
-        compat = self.config.anthropic_route == "compat"
-        if self.config.vendor == "anthropic" and not compat:
-            async for text in self._anthropic_stream(system, messages, headers):
+        config = self.config.under(parity)
+        compat = config.anthropic_route == "compat"
+        if config.vendor == "anthropic" and not compat:
+            async for text in self._anthropic_stream(config, system, messages, headers):
                 yield text
             return
-        client = self.compat_client() if self.config.vendor == "anthropic" else self.openai_client()
+        client = self.compat_client() if config.vendor == "anthropic" else self.openai_client()
         openai_messages: list[Any] = [{"role": "system", "content": system}, *messages]
         stream = await client.chat.completions.create(
-            model=self.config.model,
+            model=config.model,
             messages=openai_messages,
-            max_completion_tokens=self.config.max_tokens,
+            max_completion_tokens=config.max_tokens,
             stream=True,
             extra_headers=headers,
         )
@@ -158,7 +186,11 @@ class Chat:
                     yield chunk.choices[0].delta.content
 
     async def _anthropic_stream(
-        self, system: str, messages: list[dict[str, str]], headers: dict[str, str]
+        self,
+        config: ChatConfig,
+        system: str,
+        messages: list[dict[str, str]],
+        headers: dict[str, str],
     ) -> AsyncIterator[str]:
         # The Messages API wants the conversation to open with a user message; a window cut
         # can leave an assistant message first, which carries no question of its own.
@@ -166,8 +198,8 @@ class Chat:
             messages = messages[1:]
         anthropic_messages: list[Any] = messages
         async with self.anthropic_client().messages.stream(
-            model=self.config.model,
-            max_tokens=self.config.max_tokens,
+            model=config.model,
+            max_tokens=config.max_tokens,
             system=system,
             messages=anthropic_messages,
             extra_headers=headers,

@@ -39,6 +39,7 @@ log = logging.getLogger("arms.engine")
 
 UTILITY_HEADERS = {PURPOSE_HEADER: "utility"}
 DEFAULT_TOP_K = 5
+DEFAULT_EMBED_MODEL = "text-embedding-3-small"
 
 
 def store_dir(arm: str) -> Path:
@@ -67,6 +68,8 @@ class EngineArm(Arm):
     def __init__(self, config: ChatConfig | None = None) -> None:
         self.chat = Chat(config or ChatConfig.from_env())
         self.top_k = int(os.environ.get("ARM_TOP_K", DEFAULT_TOP_K))
+        # The embedder the engine is built with (mem0's and graphiti's, at start-up).
+        self.embed_model = os.environ.get("ARM_EMBED_MODEL", DEFAULT_EMBED_MODEL)
         self.store = store_dir(self.name)
         # Every store lives in the harness's folder: it may snapshot and copy it (seam v2).
         self.state_dir = str(self.store) if state_folder() else None
@@ -93,7 +96,19 @@ class EngineArm(Arm):
     async def dump(self, session: OpenSession) -> dict[str, Any]:
         """Everything the engine holds for the session, as JSON-ready data."""
 
+    def k_for(self, session: OpenSession) -> int:
+        """Memories recalled per turn: the study's `[parity] top_k`, else the arm's own."""
+        parity = session.parity
+        return parity.top_k if parity is not None and parity.top_k else self.top_k
+
     async def open_session(self, session: OpenSession) -> None:
+        parity = session.parity
+        if parity is not None and parity.embed_model and parity.embed_model != self.embed_model:
+            # The engine's embedder is built at start-up: a session cannot change it.
+            raise ValueError(
+                f"[parity] embed_model {parity.embed_model!r}, but {self.name} embeds with "
+                f"{self.embed_model!r} (ARM_EMBED_MODEL)"
+            )
         self.sessions[session.session_id] = session
 
     async def turn(self, session_id: str, turn: Turn) -> AsyncIterator[str]:
@@ -101,12 +116,14 @@ class EngineArm(Arm):
         # The engine sees the user's words only: the study's addon is an instruction for the
         # answer ("Answer in one sentence."), not something the user said to remember.
         recalled = await self.recall(session, turn.user)
+        parity = session.parity
+        prompt = parity.answer_prompt if parity is not None else None
         system = system_prompt(
-            turn.clock, session.context, recall_block(self.recall_title, recalled)
+            turn.clock, session.context, recall_block(self.recall_title, recalled), prompt
         )
         system = with_turn_context(system, turn.system_addon())  # another arm's turn context
         message = {"role": "user", "content": turn.user_message()}
-        async for text in self.chat.stream(system, [message]):
+        async for text in self.chat.stream(system, [message], parity=parity):
             yield text
         await self.remember(session, turn, turn.user)
 

@@ -19,9 +19,16 @@ parses them), so the two cannot drift apart.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+)
 
 SEAM_VERSION: Final = 2
 # The versions this harness drives: a v1 arm runs everything but a memory benchmark.
@@ -70,6 +77,18 @@ class Health(BaseModel):
     state_dir: str | None = None
 
 
+class EngineParity(_Request):
+    """A study's engine parity (`[parity]`, the design's V9): what every memory arm under it
+    uses, handed over the seam so no arm's own setting can differ. A field not set is the
+    arm's own choice."""
+
+    top_k: int | None = Field(None, ge=1)  # memories recalled per turn
+    answer_model: str | None = None  # the model the answer (main) call names
+    answer_prompt: str | None = None  # the answer's system text, before recalled memories
+    answer_max_tokens: int | None = Field(None, ge=1)  # the answer call's output limit
+    embed_model: str | None = None  # the embedding model of the arm's own recall
+
+
 class OpenSession(_Request):
     session_id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:-]+$")
     item_id: str = Field(min_length=1)
@@ -78,6 +97,17 @@ class OpenSession(_Request):
     clock: datetime
     # Optional background the study gives the arm for this item (a persona, earlier history).
     context: str | None = None
+    # The study's engine parity for this arm (docs/studies.md, parity), or None. Sent only when
+    # set, so arms of other studies (and strict helpers in other languages) see the session as
+    # before.
+    parity: EngineParity | None = None
+
+    @model_serializer(mode="wrap")
+    def _parity_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("parity") is None:
+            data.pop("parity", None)
+        return data
 
 
 class Turn(_Request):

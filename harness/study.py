@@ -37,6 +37,10 @@
     [[gate.pairs]]                        # the cross-arm gate (harness/checks/pair_gate.py)
     arms = ["C0", "C1"]                   # leader, follower
     differ_by = "elements.txt"            # the elements file (harness/checks/elements.py)
+    [parity]                              # engine parity across memory arms (harness/parity.py)
+    arms = ["mem0", "retrieval"]          # handed over the seam; an arm's own setting refused
+    top_k = 5                             # also answer_model, answer_max_tokens,
+    answer_model = "gpt-4.1-mini"         # answer_prompt, embed_model
     [protocol]                            # the study's registered protocol (docs/protocol.md)
     frozen = ["protocol/0a.md"]           # files frozen by `harness protocol freeze`: a run
                                           # refuses once one's bytes differ from its lock
@@ -93,9 +97,10 @@ from pydantic import (
 from harness.coupling import Coupling, GateSection, coupling_problems
 from harness.datasets.draw import Drawn
 from harness.datasets.model import DatasetError, Memory
-from harness.datasets.source import ItemsSource, draw_from, load_memories
+from harness.datasets.source import ItemsSource, draw_from, load_drawn
 from harness.errors import HarnessError
 from harness.guard import GuardSpec
+from harness.parity import Parity, parity_problems
 from ledger.errors import LedgerError
 from ledger.ledger import is_url, refuse_password, where
 from ledger.pg_store import is_postgres_url
@@ -317,6 +322,8 @@ class StudyFile(BaseModel):
     # Arms coupled within each turn, and the pairs the cross-arm gate checks (docs/coupled.md).
     coupling: Coupling | None = None
     gate: GateSection = Field(default_factory=GateSection)
+    # Engine parity across memory arms (harness/parity.py, the design's V9).
+    parity: Parity | None = None
     # The output guard every arm's final text of every turn is checked by (harness/guard.py).
     guard: GuardSpec | None = None
 
@@ -436,7 +443,8 @@ class Study(BaseModel):
 
 
 def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    with path.open("rb") as f:  # in chunks: a dataset file is hundreds of MB
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _fields(e: ValidationError, prefix: str = "") -> str:
@@ -478,6 +486,12 @@ def load_study(path: Path) -> Study:
     memory = any(item.memory is not None for item in items)
     coupled = coupling_problems(file.coupling, file.gate, list(arms), base, memory)
     coupled += _from_arm_problems(pins, file, list(arms))
+    parity = parity_problems(file.parity, {name: spec.env for name, spec in arms.items()})
+    if parity:
+        raise HarnessError(
+            f"{path}: invalid parity:\n  " + "\n  ".join(parity),
+            hint="see docs/studies.md (engine parity) for [parity]",
+        )
     mismatch = _subject_pin_problem(pins, file)
     if mismatch is not None:
         raise HarnessError(f"{path}: {mismatch}", hint="name one model in both fields")
@@ -634,7 +648,7 @@ def _read_items(path: Path, source: ItemsSource | None) -> tuple[list[Item], Dra
         keep = {id(m) for m in drawn.memories}
         return [item for item in items if id(item.memory) in keep], drawn
     try:
-        drawn = draw_from(load_memories(path, source), source)
+        drawn = load_drawn(path, source)
     except DatasetError as e:
         raise HarnessError(
             f"not {source.format}: {e}",

@@ -67,9 +67,7 @@ class GraphitiArm(EngineArm):
         self.clients: dict[str, Any] = {
             "llm_client": OpenAIClient(llm, client=utility),
             "embedder": OpenAIEmbedder(
-                OpenAIEmbedderConfig(
-                    embedding_model=os.environ.get("ARM_EMBED_MODEL", DEFAULT_EMBEDDER)
-                ),
+                OpenAIEmbedderConfig(embedding_model=self.embed_model),
                 client=openai.AsyncOpenAI(),
             ),
             "cross_encoder": OpenAIRerankerClient(
@@ -116,7 +114,7 @@ class GraphitiArm(EngineArm):
         # EDGE_HYBRID_SEARCH_RRF config alone, which `search` sets the limit on.)
         from graphiti_core.search.search_config_recipes import EDGE_HYBRID_SEARCH_RRF
 
-        config = EDGE_HYBRID_SEARCH_RRF.model_copy(update={"limit": self.top_k})
+        config = EDGE_HYBRID_SEARCH_RRF.model_copy(update={"limit": self.k_for(session)})
         results = await graph.graphiti.search_(query, config=config)
         scores = results.edge_reranker_scores or [0.0] * len(results.edges)
         ranked = sorted(zip(scores, results.edges, strict=True), key=lambda p: (-p[0], p[1].fact))

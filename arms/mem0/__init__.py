@@ -57,7 +57,7 @@ class Mem0Arm(EngineArm):
                 },
                 "embedder": {
                     "provider": "openai",
-                    "config": {"model": os.environ.get("ARM_EMBED_MODEL", DEFAULT_EMBEDDER)},
+                    "config": {"model": self.embed_model},
                 },
                 "history_db_path": str(self.store / "history.db"),
             }
@@ -74,7 +74,7 @@ class Mem0Arm(EngineArm):
 
     async def recall(self, session: OpenSession, query: str) -> list[str]:
         found = await asyncio.to_thread(
-            self.memory.search, query, top_k=self.top_k, filters=self._scope(session)
+            self.memory.search, query, top_k=self.k_for(session), filters=self._scope(session)
         )
         return [hit["memory"] for hit in found.get("results", [])]
 

@@ -35,6 +35,17 @@ export interface OpenSession {
   /** The item's pinned wall time, as sent (ISO 8601). Take "now" from here, not `Date.now()`. */
   clock: string;
   context: string | null;
+  /** A study's engine parity (arms/seam.py EngineParity, docs/studies.md): what every memory
+   * arm under it uses; null when the study sets none. A memory arm must use each field set. */
+  parity: EngineParity | null;
+}
+
+export interface EngineParity {
+  top_k: number | null;
+  answer_model: string | null;
+  answer_prompt: string | null;
+  answer_max_tokens: number | null;
+  embed_model: string | null;
 }
 
 export interface Turn {
@@ -106,7 +117,7 @@ class Refusal extends Error {
   }
 }
 
-type Field = "string" | "int" | "datetime" | "nullable-string" | "messages";
+type Field = "string" | "int" | "datetime" | "nullable-string" | "messages" | "parity";
 type Schema = Record<string, { type: Field; required: boolean; min?: number }>;
 
 const OPEN_SESSION: Schema = {
@@ -114,6 +125,7 @@ const OPEN_SESSION: Schema = {
   item_id: { type: "string", required: true, min: 1 },
   clock: { type: "datetime", required: true },
   context: { type: "nullable-string", required: false },
+  parity: { type: "parity", required: false },
 };
 const TURN: Schema = {
   turn: { type: "int", required: true, min: 0 },
@@ -141,6 +153,21 @@ function isMessage(value: unknown): boolean {
     typeof m.content === "string" &&
     (m.speaker === undefined || m.speaker === null || typeof m.speaker === "string")
   );
+}
+
+const PARITY_FIELDS: Record<string, "int" | "string"> = {
+  top_k: "int", answer_model: "string", answer_prompt: "string", answer_max_tokens: "int", embed_model: "string",
+};
+
+/** An EngineParity object: only its fields, each null or of its type (ints at least 1). */
+function isParity(value: unknown): value is EngineParity {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  return Object.entries(value as Record<string, unknown>).every(([key, field]) => {
+    const type = PARITY_FIELDS[key];
+    if (type === undefined) return false;
+    if (field === null) return true;
+    return type === "int" ? Number.isInteger(field) && (field as number) >= 1 : typeof field === "string";
+  });
 }
 
 function validate(name: string, raw: string, schema: Schema): Record<string, unknown> {
@@ -173,7 +200,9 @@ function validate(name: string, raw: string, schema: Schema): Record<string, unk
             ? Number.isInteger(value) && (value as number) >= (rule.min ?? -Infinity)
             : rule.type === "messages"
               ? Array.isArray(value) && value.every(isMessage)
-              : typeof value === "string" && !Number.isNaN(Date.parse(value));
+              : rule.type === "parity"
+                ? value === null || isParity(value)
+                : typeof value === "string" && !Number.isNaN(Date.parse(value));
     if (!ok) problems.push(`${key}: not a valid ${rule.type}${rule.min ? ` >= ${rule.min}` : ""}`);
   }
   if (problems.length) {
@@ -286,6 +315,7 @@ export class SeamServer {
       item_id: body.item_id as string,
       clock: body.clock as string,
       context: (body.context as string | null | undefined) ?? null,
+      parity: (body.parity as EngineParity | null | undefined) ?? null,
     };
     this.sessions.set(id, session);
     try {

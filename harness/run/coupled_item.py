@@ -32,6 +32,7 @@ from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
 from harness.coupling import Coupling, turn_order
 from harness.isolation.base import InfraError, IsolationBackend
+from harness.parity import parity_for
 from harness.run.retries import BACKOFF_S, MAX_RETRIES
 from harness.run.stray_watch import StrayConnection, StrayWatch, strongest
 from harness.run.tally import RunTally
@@ -165,7 +166,11 @@ class CoupledItem:
         self.o.backend.pin_clock(arm, item.clock)  # a small file written: no wait
         lane.session_id = f"{item.id}.{lane.attempt}"
         opened = OpenSession(
-            session_id=lane.session_id, item_id=item.id, clock=item.clock, context=item.context
+            session_id=lane.session_id,
+            item_id=item.id,
+            clock=item.clock,
+            context=item.context,
+            parity=parity_for(self.o.study.file.parity, arm),  # the study's engine parity
         )
         try:
             await self.o.clients[arm].open_session(opened)

@@ -44,6 +44,7 @@ from arms.seam import INGEST_VERSION, Health, Ingest, IngestMessage, OpenSession
 from harness.datasets.model import History
 from harness.isolation.base import InfraError, IsolationBackend
 from harness.isolation.seam_http import seam_client
+from harness.parity import Parity, parity_for
 from harness.run import snapshot
 from harness.run.arm_stop import stop_arm
 from harness.run.limit_check import describe
@@ -108,6 +109,7 @@ class MemoryStage:
         self.clients = clients  # the orchestrator's: a restart here replaces its client
         self.seam_urls = seam_urls
         self.deadline_ms = ingest_deadline_ms
+        self.parity: Parity | None = None  # the study's engine parity (harness/parity.py)
         self.health: dict[str, Health] = {}
         self.snapshots: dict[tuple[str, str], Snapshot] = {}
         self.adopted = False  # the resumed runs' snapshots were looked for
@@ -203,7 +205,12 @@ class MemoryStage:
     ) -> str | None:
         """Ingest every session of `history`; the bound the arm met, if it met one."""
         client = self.clients[arm]
-        opened = OpenSession(session_id=session_id, item_id=item.id, clock=history.sessions[0].date)
+        opened = OpenSession(
+            session_id=session_id,
+            item_id=item.id,
+            clock=history.sessions[0].date,
+            parity=parity_for(self.parity, arm),
+        )
         try:
             await client.open_session(opened)
         except (SeamError, httpx.HTTPError) as e:

@@ -36,6 +36,7 @@ from harness.datasets.source import ItemsSource
 from harness.guard import run_guard
 from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
 from harness.isolation.seam_http import seam_client
+from harness.parity import parity_for
 from harness.run.coupled_item import CoupledItem
 from harness.run.limit_check import describe, limit_records
 from harness.run.memory_stage import MemoryStage, state_env
@@ -140,6 +141,7 @@ class Orchestrator:
             study.file.ingest_deadline_ms,
             worker,
         )
+        self.memory.parity = study.file.parity  # ingestion sessions open under it too
         self.limited: set[str] = set()  # arms that met a bound: replaced before anything else
         # A memory item whose snapshot could not be copied, on any arm, is an infrastructure
         # failure in every arm (its arms would not have read the same store): item -> why.
@@ -293,7 +295,11 @@ class Orchestrator:
         self.backend.pin_clock(arm, item.clock)
         session_id = prepared.session_id if prepared else f"{item.id}.{attempt}"
         opened = OpenSession(
-            session_id=session_id, item_id=item.id, clock=item.clock, context=item.context
+            session_id=session_id,
+            item_id=item.id,
+            clock=item.clock,
+            context=item.context,
+            parity=parity_for(self.study.file.parity, arm),  # the study's engine parity
         )
         try:
             if prepared is None or not prepared.opened:

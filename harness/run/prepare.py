@@ -140,6 +140,7 @@ def prepare(request: RunRequest) -> Plan:
             items_sha256=study.items_sha256,
             prices_sha256=prices_sha256,
             pins=study.pins.model_dump(exclude_none=True),
+            parity=study.file.parity.model_dump(exclude_none=True) if study.file.parity else {},
             isolation=backend.isolation,
             isolation_reason=backend.isolation_reason,
             clock_pinning=backend.clock_pinning,
