@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from harness.report.context import Confirmed, Context
+from harness.report.drill_link import drill_href
 from harness.report.model import TITLES, Section, money, seconds
 from harness.report.unfinished import Progress
 from harness.stats.bootstrap import mean_interval
@@ -71,6 +72,13 @@ class FirstScreen:
     score_columns: list[str] = field(default_factory=list)
     arms: list[ArmHeadline] = field(default_factory=list)
     contents: list[tuple[int, str]] = field(default_factory=list)
+    drill: bool = False  # drilldown.html is written beside the report (not in a public copy)
+
+    def drill_link(self, row: int) -> str | None:
+        """Where a verdict row links: the drill-down's rows of its metric."""
+        if not self.drill:
+            return None
+        return drill_href(self.verdicts[row].metric)
 
     def headline_columns(self) -> list[str]:
         return (
@@ -141,6 +149,7 @@ def first_screen(ctx: Context, sections: list[Section], progress: Progress | Non
             )
         )
     screen.contents = [(s.number, TITLES[s.number - 1]) for s in sections]
+    screen.drill = not ctx.anon.public and ctx.inputs.judgments is not None
     return screen
 
 

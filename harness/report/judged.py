@@ -163,10 +163,11 @@ def _load_set(set_dir: Path, seal_path: Path) -> Judged:
     from harness.judge.outcomes import read_outcomes
     from harness.judge.verify import verify_set
 
-    problems = verify_set(set_dir)
+    problems = verify_set(set_dir, seal_path)
     if problems:
         raise HarnessError(
-            f"--judgments {set_dir}: not every vote traces to its prompt and reply: {problems[0]}"
+            f"--judgments {set_dir}: not every vote traces to its prompt and reply, or the "
+            f"manifest is not what they give: {problems[0]}"
             + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
             hint=f"run `harness judge --verify {set_dir}`; judge again if the set is damaged",
         )
@@ -189,7 +190,7 @@ def _load_set(set_dir: Path, seal_path: Path) -> Judged:
             run=f.run,
             scale=f.scale,
             source=f"{set_dir.name} {f.metric}/{f.item}/{f.turn}/{f.arm}",
-            votes="; ".join(votes.get((f.metric, f.item, f.turn, (f.arm,)), [])) or str(f.votes),
+            votes="\n".join(votes.get((f.metric, f.item, f.turn, (f.arm,)), [])) or str(f.votes),
             axis=f.axis,
         )
         for f in outcomes.flags
@@ -210,7 +211,7 @@ def _load_set(set_dir: Path, seal_path: Path) -> Judged:
             source=f"{set_dir.name} {g.metric}/{g.item}/{g.turn}/{g.arm}",
             votes="normalised exact match"
             if g.method == "exact_match"
-            else "; ".join(votes.get((g.metric, g.item, g.turn, (g.arm,)), [])) or str(g.votes),
+            else "\n".join(votes.get((g.metric, g.item, g.turn, (g.arm,)), [])) or str(g.votes),
             axis=g.axis,
         )
         for g in outcomes.grades
@@ -224,7 +225,7 @@ def _load_set(set_dir: Path, seal_path: Path) -> Judged:
             arm_a=p.arm_a,
             arm_b=p.arm_b,
             value=p.value,
-            votes="; ".join(votes.get((p.metric, p.item, p.turn, (p.arm_a, p.arm_b)), []))
+            votes="\n".join(votes.get((p.metric, p.item, p.turn, (p.arm_a, p.arm_b)), []))
             or str(p.votes),
             axis=p.axis,
             rubric_sha256=rubric_sha.get(p.metric),
@@ -236,13 +237,29 @@ def _load_set(set_dir: Path, seal_path: Path) -> Judged:
 
 
 VoteKey = tuple[str, str, int, tuple[str, ...]]  # (rubric, item, turn, arms shown)
+REPLY_SHOWN = 400  # characters of a judge's reply the drill-down shows beside its vote
+
+
+def _reply_excerpt(set_dir: Path, reply_file: str | None) -> str:
+    # The reply as the judge sent it (the set kept it byte for byte; verify_set checked its hash);
+    # codes like "Reply 1" stay as the judge wrote them, the vote beside it names the arm.
+    if not reply_file:
+        return ""
+    try:
+        text = (set_dir / reply_file).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    text = " ".join(text.split())
+    return text if len(text) <= REPLY_SHOWN else text[:REPLY_SHOWN] + "..."
 
 
 def _vote_lines(set_dir: Path, seal_path: Path) -> dict[VoteKey, list[str]]:
     """Each confirmatory judgment's accepted votes in words ("alpha first: retrieval"), for the
     drill-down; arms named through the seal, sorted so the text does not hang on file order."""
     seal = open_seal(set_dir, seal_path)
-    accepted = {v.task: v.verdict for v in read_votes(set_dir) if v.status == "accepted"}
+    kept = [v for v in read_votes(set_dir) if v.status == "accepted"]
+    accepted = {v.task: v.verdict for v in kept}
+    replies = {v.task: _reply_excerpt(set_dir, v.reply_file) for v in kept}
     out: dict[VoteKey, list[str]] = defaultdict(list)
     for task in read_tasks(set_dir):
         if task.role != "confirmatory" or task.item is None or task.turn is None:
@@ -256,7 +273,8 @@ def _vote_lines(set_dir: Path, seal_path: Path) -> dict[VoteKey, list[str]]:
         else:
             said = verdict
         order = f" {task.order}" if task.order else ""
+        reply = replies.get(task.id)
         out[(task.rubric, task.item, task.turn, tuple(sorted(arms)))].append(
-            f"{task.judge}{order}: {said}"
+            f"{task.judge}{order}: {said}" + (f" (replied: {reply})" if reply else "")
         )
     return {k: sorted(v) for k, v in out.items()}

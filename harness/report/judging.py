@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from harness.report.context import Context
-from harness.report.model import NOT_RUN, Section, Table
+from harness.report.model import NOT_RUN, Section, Table, plain
 
 # The set's bar names as the report shows them ("running" is also an ordinary item name, which a
 # public copy must never print).
@@ -19,9 +19,20 @@ def metrics(ctx: Context) -> Section:
     s = Section(5, read=ctx.run_files("run.json") + ctx.input_file("header"))
     s.read += ctx.input_file("judgments")
     pins = ctx.data.study.get("pins") or {}
-    s.paragraphs.append(f"Pinned sampling: {pins or 'none'}.")
+    s.paragraphs.append(f"Pinned sampling: {plain(pins)}.")
     declared = ctx.inputs.header.get("metrics")
-    s.paragraphs.append(f"Metrics: {', '.join(map(str, declared)) if declared else NOT_RUN}.")
+    judged = sorted(
+        {f"{j.metric} ({j.scale})" for j in ctx.inputs.judgments or []}
+        | {f"{p.metric} (win_share)" for p in ctx.inputs.pairs or []}
+    )
+    if declared:
+        s.paragraphs.append(f"Metrics: {', '.join(map(str, declared))}.")
+    elif judged:
+        s.paragraphs.append(
+            f"Metrics: {', '.join(judged)}, as judged (the --header declares none)."
+        )
+    else:
+        s.paragraphs.append(f"Metrics: {NOT_RUN}.")
     if ctx.inputs.judgments is None:
         s.paragraphs.append("Judges: not run (no --judgments).")
         return s

@@ -12,7 +12,8 @@ What escaping does: `&`, `<`, `>` become entities (no tag, no autolink, no HTML 
 entity in the value stays literal); `\\` and `[`, `]` get a backslash (no link, image or
 reference definition); the bare URLs GitHub links (`://`, `www.`, `@`) are broken by backslashes
 (which render as nothing); a line break becomes a space (no heading, list or table row).
-Inside a code span the escapes show as typed; only hostile or unusual strings are affected.
+A code span's text is left as typed, since a renderer shows it verbatim (`<vendor>` in a code
+span reads `<vendor>`, not `&lt;vendor&gt;`).
 """
 
 from __future__ import annotations
@@ -43,14 +44,32 @@ _CHARS = str.maketrans(
 _WWW = re.compile(r"(?i)(www)\.")
 
 
+# A code span as CommonMark reads one: a single backtick that no other backtick touches, text
+# with no backtick, and a single closing backtick. Inside it a renderer shows every character as
+# typed (no tag, entity, link or escape), so its text is left as it is; only a span this pattern
+# is sure of is left, and anything it is unsure of is escaped like prose (at worst an entity
+# shows as typed, never a tag renders).
+_CODE_SPAN = re.compile(r"(?<!`)`([^`]*)`(?!`)")
+_SPAN_CHARS = str.maketrans({"\r": " ", "\n": " ", "\u2028": " ", "\u2029": " "})
+
+
+def _prose(text: str) -> str:
+    text = text.translate(_CHARS)
+    text = text.replace("://", ":\\/\\/")
+    return _WWW.sub(r"\1\\.", text)
+
+
 def escape(value: object) -> Markdown:
     """`value` as markdown text that renders as the characters of `str(value)`."""
     if isinstance(value, Markdown):
         return value
-    text = str(value).translate(_CHARS)
-    text = text.replace("://", ":\\/\\/")
-    text = _WWW.sub(r"\1\\.", text)
-    return Markdown(text)
+    text, out, at = str(value), [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out.append(_prose(text[at : span.start()]))
+        out.append("`" + span.group(1).translate(_SPAN_CHARS) + "`")
+        at = span.end()
+    out.append(_prose(text[at:]))
+    return Markdown("".join(out))
 
 
 def table_row(values: Iterable[object]) -> Markdown:

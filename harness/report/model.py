@@ -29,6 +29,8 @@ TITLES = (
 class Table:
     columns: list[str]
     rows: list[list[str]]
+    # Per row, where its first cell links in the HTML (the drill-down's rows for it), or None.
+    links: list[str | None] | None = None
 
 
 @dataclass
@@ -55,3 +57,17 @@ def seconds(value: float | None, censored: bool = False) -> str:
     if value is None:
         return "-"
     return f"≥ {value:.2f} s (cut)" if censored else f"{value:.2f} s"
+
+
+def plain(value: object) -> str:
+    """A setting as a reader writes it, not as Python prints it: `a = 1, b = x, y` for a
+    mapping, `x, y` for a list, `none` for an empty one (no braces, quotes or brackets)."""
+    if isinstance(value, dict):
+        if not value:
+            return "none"
+        return ", ".join(f"{k} = {plain(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple | set):
+        return ", ".join(plain(v) for v in value) if value else "none"
+    if value is None:
+        return "-"
+    return str(value)

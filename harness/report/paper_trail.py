@@ -2,9 +2,9 @@
 (sections 1 and 3), the frozen protocol files' and the addendum's hashes with the deviations
 (sections 1, 12 and 13), and the voided items (section 12).
 
-The hashes are run.json's (`study.protocol`, rundir/protocol.py). The addendum read is the
-study's as it is now when its folder is at hand (a later amendment is a deviation of a live run
-that started before it: harness/protocol/addendum.py), else the run's own copy.
+The hashes are run.json's (`study.protocol`, rundir/protocol.py). The addendum read is the run's
+own copy; the study's as it is now, when its folder is at hand, adds only what it gained since (a
+later deviation, a later or backdated amendment: harness/protocol/addendum.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from harness.errors import HarnessError
-from harness.protocol.addendum import Addendum, Deviation, deviations, load_addendum
+from harness.protocol.addendum import Addendum, Deviation, load_addendum
+from harness.protocol.addendum import run_deviations as deviations_of_run
 from harness.report.context import Context
 from harness.report.model import Table
 from harness.report.rundata import ADDENDUM_NOW, RunData
@@ -53,26 +54,35 @@ def _protocol(header: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _addendum(ctx: Context, run_dir: Path, header: dict[str, Any]) -> tuple[Addendum, str] | None:
-    """The addendum to read for this run and which one it is."""
-    protocol = _protocol(header) or {}
-    if not protocol.get("addendum"):
+    """The run's own copy of the addendum (a merged run: its first shard's), as the run started
+    under it: an entry deleted from the study's since stays the run's."""
+    if not (_protocol(header) or {}).get("addendum"):
         return None
-    study_path = (header.get("study") or {}).get("study_path")
-    now = Path(str(study_path)).parent / str(protocol["addendum"]) if study_path else None
-    for file in ctx.data.read:
-        if file.kind == ADDENDUM_NOW and now is not None and file.path == now:
-            try:
-                return load_addendum(now), "the study's addendum now"
-            except HarnessError:
-                break  # a damaged current addendum: fall back to the run's copy
-    copies = addendum_copies(run_dir)  # a merged run: its first shard's
+    copies = addendum_copies(run_dir)
     if copies:
         return load_addendum(copies[0]), "the run's copy of the addendum"
     return None
 
 
+def _addendum_now(ctx: Context, header: dict[str, Any]) -> Addendum | None:
+    """The study's addendum as it is now, when this report read it (entries added later)."""
+    protocol = _protocol(header) or {}
+    study_path = (header.get("study") or {}).get("study_path")
+    if not protocol.get("addendum") or not study_path:
+        return None
+    now = Path(str(study_path)).parent / str(protocol["addendum"])
+    for file in ctx.data.read:
+        if file.kind == ADDENDUM_NOW and file.path == now:
+            try:
+                return load_addendum(now)
+            except HarnessError:
+                return None  # a damaged current addendum: the run's copy alone
+    return None
+
+
 def run_deviations(ctx: Context) -> list[tuple[str, Deviation]]:
-    """(run, deviation) for every run with a protocol addendum."""
+    """(run, deviation) for every run with a protocol addendum: its copy's, and what the study's
+    addendum gained since (harness/protocol/addendum.py, `run_deviations`)."""
     out = []
     for run_dir, header in zip(ctx.data.run_dirs, ctx.data.headers, strict=True):
         found = _addendum(ctx, run_dir, header)
@@ -80,7 +90,9 @@ def run_deviations(ctx: Context) -> list[tuple[str, Deviation]]:
             continue
         run = ctx.anon.run(str(header.get("run_id")))
         started = str(header.get("started"))
-        out += [(run, d) for d in deviations(found[0], str(header.get("mode")), started)]
+        now = _addendum_now(ctx, header)
+        found_devs = deviations_of_run(found[0], now, str(header.get("mode")), started)
+        out += [(run, d) for d in found_devs]
     return out
 
 

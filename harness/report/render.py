@@ -40,6 +40,7 @@ def _markdown_environment() -> Environment:
 
 
 _HTML = _html_environment()
+HTML_TEMPLATES = _HTML  # the HTML environment, for pages beside the report (drilldown.html)
 _MARKDOWN = _markdown_environment()
 
 

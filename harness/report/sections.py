@@ -10,7 +10,7 @@ from typing import Any
 from harness.report import paper_trail
 from harness.report.context import Context
 from harness.report.identity import pins_table
-from harness.report.model import NOT_RUN, Section, Table, money
+from harness.report.model import NOT_RUN, Section, Table, money, plain
 from harness.report.outcomes import outcomes_table, unturned_calls
 from harness.report.rundata import ADDENDUM_NOW
 from harness.report.strays import refused_table, stray_turns
@@ -40,7 +40,7 @@ def identity(ctx: Context) -> Section:
     s.paragraphs.append(
         f"Study `{study.get('name', '-')}`: study SHA-256 `{study.get('study_sha256', '-')}`, "
         f"items SHA-256 `{study.get('items_sha256', '-')}`, compose SHA-256 "
-        f"`{study.get('compose_sha256') or '-'}`, seeds {study.get('seeds') or {}}, "
+        f"`{study.get('compose_sha256') or '-'}`, seeds {plain(study.get('seeds') or {})}, "
         f"deadline {ctx.data.deadline_s:g} s per turn."
     )
     # The subject model, what the call log shows was called, the protocol's hashes (issue 29).

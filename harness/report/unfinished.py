@@ -12,11 +12,11 @@ that resumed it) the last decides: a resume that finished finishes the study.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
 from harness.report.rundata import RunData
+from harness.report.script import study_items
 
 
 @dataclass
@@ -83,15 +83,7 @@ def refuse_unless_partial(progress: Progress, partial: bool) -> None:
 def _turns_planned(study: dict[str, Any], arms: int) -> int | None:
     # The planned turns are the study's items' turns, once per arm; a shard's items are a part
     # of them that run.json does not list, so a shard gives items, not turns.
-    path = study.get("study_path")
-    if not path or study.get("shard") or not arms:
+    if study.get("shard") or not arms:
         return None
-    from harness.study import load_study
-
-    try:
-        loaded = load_study(Path(str(path)))
-    except (HarnessError, OSError, ValueError):
-        return None
-    if loaded.study_sha256 != study.get("study_sha256"):
-        return None  # the study changed since the run: its plan is not this run's
-    return sum(len(item.turns) for item in loaded.items) * arms
+    items = study_items(study)
+    return None if items is None else sum(len(item.turns) for item in items) * arms

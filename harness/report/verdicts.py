@@ -19,6 +19,7 @@ from harness.report import charts
 from harness.report.confirm import confirmatory
 from harness.report.context import Context
 from harness.report.decision import interim_due
+from harness.report.drill_link import drill_href
 from harness.report.judged import Judgment, PairJudgment
 from harness.report.model import Section, Table
 from harness.stats.bootstrap import mean_interval, paired_cluster_bootstrap
@@ -108,7 +109,9 @@ def results(ctx: Context, with_charts: bool = False) -> Section:
             )
             bars.append((f"{metric} ({family})", arm, iv.estimate, iv.low, iv.high))
     columns = ["family", "metric", "scale", "arm", "judged answers", "mean", "95% interval"]
-    s.tables.append(Table(columns, rows))
+    drill = not ctx.anon.public
+    links = [drill_href(f"{r[1]}") if drill else None for r in rows]
+    s.tables.append(Table(columns, rows, links))
     pair_rows = []
     for p_group, pairs in sorted(_pairs_by_group(ctx).items()):
         family, metric, arm_a, arm_b = p_group
@@ -126,7 +129,8 @@ def results(ctx: Context, with_charts: bool = False) -> Section:
     if pair_rows:
         columns = ["family", "metric (win_share)", "pair", "judged turns",
                    "first arm's share of votes", "95% interval", "axis"]  # fmt: skip
-        s.tables.append(Table(columns, pair_rows))
+        pair_links = [drill_href(r[1]) if drill else None for r in pair_rows]
+        s.tables.append(Table(columns, pair_rows, pair_links))
     s.paragraphs.append(
         f"Each metric on its own declared scale, never averaged with another. Intervals: "
         f"percentile bootstrap, {_clusters_note(ctx)}, {ctx.resamples} resamples, seed {ctx.seed}."
