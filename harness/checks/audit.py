@@ -11,6 +11,8 @@ Checks, each reported as a discrepancy naming where it is:
 - model: each pinned purpose's served model, its wrong_model flag and turn (identity_audit.py);
 - turn_context: each returned turn context hashes to its hash, and each receiver's hash is its
   source's for the same item and turn (context_audit.py);
+- parity: each main call of an arm under the study's [parity] names its answer model and asks for
+  its output limit (parity_audit.py);
 - proxy_egress: proxy_egress.jsonl parses, run.json's proxy_refused is its count, and a run
   whose proxy was refused anything did not pass (proxy_egress_audit.py);
 - shard: a merged run's every shard is still the run the merge took (its id and manifest hash)
@@ -31,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.checks.context_audit import turn_context_findings
 from harness.checks.identity_audit import identity_findings
 from harness.checks.limits_audit import unequal_limits
+from harness.checks.parity_audit import parity_findings
 from harness.checks.protocol_audit import protocol_findings
 from harness.checks.proxy_egress_audit import proxy_egress_findings
 from harness.errors import HarnessError
@@ -70,6 +73,7 @@ Check = Literal[
     "protocol",  # harness/checks/protocol_audit.py
     "model",  # harness/checks/identity_audit.py: served model against the purpose's pin
     "turn_context",  # harness/checks/context_audit.py: coupled arms' handed turn context
+    "parity",  # harness/checks/parity_audit.py: main calls of arms under [parity] hold to it
     "judgments",  # harness/judge/audit.py: the judgment sets that judge the run
     "proxy_egress",  # harness/checks/proxy_egress_audit.py: the proxy's own refused traffic
     "shard",  # rundir/merge_checks.py: a merged run's shards, each re-hashed where it is
@@ -178,6 +182,8 @@ def audit_run(
     record.notes += notes
     for where_, detail in turn_context_findings(run_dir):  # coupled studies' handed context
         audit.flag("turn_context", where_, detail)
+    for where_, detail in parity_findings(header, calls, PackReader.open(run_dir)):
+        audit.flag("parity", where_, detail)  # engine parity (V9) in the captured requests
     for where_, detail in proxy_egress_findings(run_dir, header):  # the proxy's own OS rule
         audit.flag("proxy_egress", where_, detail)
     from harness.judge.audit import judgment_set_findings  # the judging stage's own re-check

@@ -76,6 +76,9 @@ def test_the_block_reaches_every_arm_under_it_and_the_audit_holds_it(tmp_path: P
     bare = [c for c in mains if c["arm"] == "bare"]  # not under parity: its own model
     assert {c["model_requested"] for c in bare} == {"gpt-4.1-mini"}
 
+    harness("audit", str(run))
+    audit = json.loads((run / "audit.json").read_text())
+    assert [d for d in audit["discrepancies"] if d["check"] == "parity"] == []
     header = read_header(run)
     lines = list(enumerate((CallRecord(**c) for c in read_jsonl(run / "calls.jsonl")), 1))
     assert parity_findings(header, lines, pack) == []
