@@ -1,25 +1,86 @@
-"""The confirmatory verdicts: the analysis plan's hash, each contrast and endpoint with its
-interval, tests (superiority Holm-adjusted; non-inferiority and WORSE unadjusted), win
-conditions, status, planned and achieved n and minimum detectable effect, the length-controlled
-estimate where it applies, the validity gates' and ceilings' readings, the interim look and the
-outcome (harness/report/decision.py). At an interim look that does not stop every axis, the
-section shows each axis's "stop" or "continue" and nothing of any effect."""
+"""The confirmatory analysis's own section, "Verdicts", after the spend ledger (study design,
+Appendix A; only with --analysis: a run's report applies no decision rule): the analysis plan's
+hash, each contrast and endpoint with its interval, tests (superiority Holm-adjusted;
+non-inferiority and WORSE unadjusted), win conditions, status, planned and achieved n and
+minimum detectable effect, the length-controlled estimate where it applies, the validity gates'
+and ceilings' readings, the interim look and the outcome (harness/report/decision.py). At an
+interim look that does not stop every axis, the section shows each axis's "stop" or "continue"
+and nothing of any effect. Then B - A and C - A on every endpoint, as descriptions with no
+outcome ("not measured" where no judged pair covers a contrast on an axis judged only in
+pairs)."""
 
 from __future__ import annotations
 
 from harness.report import charts
 from harness.report.analysis import Analysis, Endpoint
 from harness.report.context import Context
-from harness.report.decision import LONGER, EndpointResult, endpoint_results, outcome
+from harness.report.decision import (
+    LONGER,
+    EndpointResult,
+    endpoint_results,
+    interim_due,
+    outcome,
+    units,
+)
 from harness.report.first_screen_record import confirmed_record
-from harness.report.model import Section, Table
+from harness.report.model import TITLES, Section, Table
 from harness.report.readings import ceiling_readings, gate_readings
+from harness.stats import onesided
 
 
 def _f(value: float | None, sign: bool = True) -> str:
     if value is None:
         return "-"
     return f"{value:+.4f}" if sign else f"{value:.4f}"
+
+
+VERDICTS = TITLES.index("Verdicts") + 1  # its number; placed after section 11 (Appendix A)
+DESCRIBED = ("B - A", "C1 - A", "C0 - A")  # contrasts described, with no outcome
+
+
+def verdicts_section(ctx: Context, with_charts: bool) -> Section:
+    s = Section(VERDICTS, read=ctx.input_file("analysis") + ctx.input_file("judgments"))
+    s.read += ctx.input_file("pack")
+    if ctx.inputs.judgments is None:
+        s.not_run = "no --judgments or --gold were given"
+        return s
+    confirmatory(ctx, s, with_charts)
+    if not interim_due(ctx):
+        _descriptions(ctx, s)
+    return s
+
+
+def _descriptions(ctx: Context, s: Section) -> None:
+    plan = ctx.inputs.analysis
+    assert plan is not None
+    if "A" not in plan.arms:
+        s.paragraphs.append("B - A and C - A: not run (the plan's [arms] names no A role).")
+        return
+    paired = {p.metric for p in ctx.inputs.pairs or []}
+    rows = []
+    for contrast in DESCRIBED:
+        cand_role, base_role = contrast.split(" - ")
+        if cand_role not in plan.arms:
+            continue
+        for ep in plan.endpoints:
+            u = units(ctx, ep, plan.arms[cand_role], plan.arms[base_role])
+            if not u.effects:
+                why = "not measured" if ep.metric in paired else "no judged data"
+                rows.append([contrast, ep.name, ep.metric, "0", why, "-"])
+                continue
+            estimate, reps = onesided.cluster_replicates(
+                u.effects, u.clusters, plan.resamples, plan.seed
+            )
+            low, high = onesided.bounds(reps, 0.025)
+            rows.append([contrast, ep.name, ep.metric, str(len(set(u.clusters))),
+                         f"{estimate:+.4f}", f"[{low:+.4f}, {high:+.4f}]"])  # fmt: skip
+    columns = ["description", "endpoint", "metric", "clusters", "effect (+ = first arm better)",
+               "95% interval"]  # fmt: skip
+    s.tables.append(Table(columns, rows))
+    s.paragraphs.append(
+        "B - A and C - A are descriptions outside the family, with no outcome; C - A is never "
+        "added to A - Z."
+    )
 
 
 def confirmatory(ctx: Context, s: Section, with_charts: bool) -> None:

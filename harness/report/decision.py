@@ -109,7 +109,7 @@ def _judge_shares(ctx: Context) -> JudgeShares:
     return out
 
 
-def _units(
+def units(
     ctx: Context, ep: Endpoint, cand: str, base: str, shares: JudgeShares | None = None
 ) -> Units:
     shares = shares or {}
@@ -162,7 +162,7 @@ def endpoint_results(ctx: Context, plan: Analysis) -> list[EndpointResult]:
         cand_role, base_role = plan.role_of(contrast)
         cand, base = plan.arms[cand_role], plan.arms[base_role]
         for ep in plan.endpoints:
-            u = _units(ctx, ep, cand, base, shares)
+            u = units(ctx, ep, cand, base, shares)
             r = EndpointResult(contrast, ep, len(set(u.clusters)), len(u.effects))
             results.append(r)
             if not u.effects:
@@ -182,7 +182,7 @@ def interim_due(ctx: Context) -> bool:
     family = [ep for ep in plan.endpoints if ep.family]
     achieved = min(
         (
-            len(set(_units(ctx, ep, plan.arms[c], plan.arms[b]).clusters))
+            len(set(units(ctx, ep, plan.arms[c], plan.arms[b]).clusters))
             for ep in family
             for c, b in map(plan.role_of, plan.contrasts)
         ),

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.report import judging, money, sections, verdicts
+from harness.report import confirm, judging, money, sections, verdicts
 from harness.report.chromium import print_pdf
 from harness.report.context import Context
 from harness.report.crosscheck import check_inputs, no_duplicates
@@ -130,6 +130,7 @@ def build_sections(ctx: Context, with_charts: bool) -> list[Section]:
         money.latency_section(ctx, with_charts),
         money.gate_section(ctx),
         money.ledger_section(ctx, with_charts),
+        *([confirm.verdicts_section(ctx, with_charts)] if ctx.inputs.analysis else []),
         sections.limitations(ctx),
         sections.appendix(ctx),
     ]

@@ -22,6 +22,8 @@ TITLES = (
     "The spend ledger",
     "Limitations",
     "Appendix: rubric hashes, materials provenance and the price table",
+    # The confirmatory analysis's own section, placed after the spend ledger (Appendix A).
+    "Verdicts",
 )
 
 

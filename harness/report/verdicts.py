@@ -1,6 +1,7 @@
 """Sections 6 and 7: results per family, metric and scale, and pairwise verdicts, from the
 judgments only (a judgment set or a JSONL file, harness/report/judged.py), with the confirmatory
-verdicts of `--analysis` first in section 7 (harness/report/confirm.py).
+verdicts of `--analysis` in their own section, "Verdicts", after section 11
+(harness/report/confirm.py).
 
 The generator never judges anything itself (it calls no model): it reads judgments someone else
 made (`--judgments`) and computes the statistics in harness/stats (a paired bootstrap over
@@ -16,7 +17,6 @@ from collections import defaultdict
 from itertools import combinations
 
 from harness.report import charts
-from harness.report.confirm import confirmatory
 from harness.report.context import Context
 from harness.report.decision import interim_due
 from harness.report.drill_link import drill_href
@@ -183,7 +183,10 @@ def verdicts(ctx: Context, with_charts: bool = False) -> Section:
     if ctx.inputs.analysis is None:
         s.paragraphs.append("Confirmatory verdicts: not run (no --analysis was given).")
     else:
-        confirmatory(ctx, s, with_charts)
+        s.paragraphs.append(
+            'Confirmatory verdicts: the section "Verdicts" after section 11 (the outcome under '
+            "the analysis plan's decision rules)."
+        )
         if interim_due(ctx):
             s.paragraphs.append(SEALED)
             return s

@@ -111,7 +111,7 @@ def verdicts(tmp_path: Path, run_dir: Path, judgments: Path, analysis: Path) -> 
     inputs = load_inputs(judgments=judgments, analysis=analysis)
     generate([run_dir], inputs, out=out, formats=("md",), resamples=200)
     markdown = (out / "report.md").read_text()
-    return markdown.split("\n## 7 ")[1].split("\n## 8 ")[0]
+    return markdown.split("\n## 14 Verdicts")[1].split("\n## 12 ")[0]
 
 
 def context(run_dir: Path, judgments: Path, analysis: Path) -> tuple[Context, Analysis]:

@@ -52,7 +52,7 @@ def test_the_judged_example_reports_its_verdicts(tmp_path: Path, chromium: str) 
     assert done.returncode == 0, done.stderr[-3000:]
     md = (out / "report.md").read_text()
     manifest_sha = hashlib.sha256((judged / "judgments.json").read_bytes()).hexdigest()
-    for number in (5, 6, 7, 10):
+    for number in (5, 6, 7, 10, 14):
         assert "**not run**" not in section(md, number)
         assert f"judgments.json (SHA-256 {manifest_sha}" in section(md, number)
     metrics = section(md, 5)
@@ -61,7 +61,10 @@ def test_the_judged_example_reports_its_verdicts(tmp_path: Path, chromium: str) 
     results = section(md, 6)
     assert "| all | grounded | flag_share | bare | 30 |" in results
     assert "| all | better_reply | bare vs retrieval | 30 |" in results
-    verdicts = section(md, 7)
+    assert 'Confirmatory verdicts: the section "Verdicts" after section 11' in section(md, 7)
+    # The confirmatory analysis's own section, after the spend ledger (design, Appendix A).
+    assert md.index("\n## 11 ") < md.index("\n## 14 Verdicts") < md.index("\n## 12 ")
+    verdicts = section(md, 14)
     plan_sha = hashlib.sha256(analysis.read_bytes()).hexdigest()
     assert f"analysis.toml (SHA-256 {plan_sha}" in verdicts
     assert f"analysis plan SHA-256 {plan_sha}" in verdicts
