@@ -31,11 +31,27 @@ def draw(
     stratify: str | None = None,
     per_conversation_max: int | None = None,
 ) -> Drawn:
+    strata = [memory.stratum(stratify) for memory in memories]
+    histories = [memory.history.id for memory in memories]
+    picked, available, taken = draw_indices(strata, histories, n, seed, per_conversation_max)
+    return Drawn([memories[i] for i in picked], available, taken)
+
+
+def draw_indices(
+    stratum_of: list[str],
+    history_of: list[str],
+    n: int | None = None,
+    seed: int = 0,
+    per_conversation_max: int | None = None,
+) -> tuple[list[int], Counter[str], Counter[str]]:
+    """The draw on the questions' strata and histories alone (what a lazily read file's index
+    holds): the drawn positions in the file's order, the questions per stratum in the file and
+    drawn."""
     strata: dict[str, list[int]] = defaultdict(list)
-    for index, memory in enumerate(memories):
-        strata[memory.stratum(stratify)].append(index)
+    for index, name in enumerate(stratum_of):
+        strata[name].append(index)
     available = Counter({name: len(indices) for name, indices in strata.items()})
-    want = len(memories) if n is None else min(n, len(memories))
+    want = len(stratum_of) if n is None else min(n, len(stratum_of))
     quota = _allocate(available, want)
     order = {name: _shuffled(indices, f"{seed}:{name}") for name, indices in strata.items()}
     per_history: Counter[str] = Counter()
@@ -49,7 +65,7 @@ def draw(
                 break
             if index in chosen:
                 continue
-            history = memories[index].history.id
+            history = history_of[index]
             if per_conversation_max is not None and per_history[history] >= per_conversation_max:
                 continue
             chosen.add(index)
@@ -66,8 +82,7 @@ def draw(
         if short <= 0:
             break
         short -= take(name, short)
-    picked = [memories[i] for i in sorted(chosen)]
-    return Drawn(picked, available, taken)
+    return sorted(chosen), available, taken
 
 
 def _allocate(sizes: Counter[str], want: int) -> dict[str, int]:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.datasets.dates import longmemeval_date
+from harness.datasets.draw import Drawn, draw_indices
+from harness.datasets.index import longmemeval_index, read_entries
 from harness.datasets.model import (
     DatasetError,
     History,
@@ -50,6 +52,35 @@ def load(path: Path) -> list[Memory]:
             raise DatasetError(f"{path}: [{n}].question_id: {qid!r} appears twice")
         seen.add(qid)
     return memories
+
+
+def load_drawn(
+    path: Path,
+    n: int | None,
+    seed: int,
+    stratify: str | None,
+    per_conversation_max: int | None,
+) -> Drawn:
+    """The drawn questions only, read lazily (harness/datasets/index.py): the same draw as
+    `draw(load(path), ...)` on the file's index, then only the drawn questions decoded and
+    checked in full (every question's id and type are checked by the index)."""
+    index = longmemeval_index(path)
+    seen: set[str] = set()
+    for n_, entry in enumerate(index):
+        if entry.question_id in seen:
+            raise DatasetError(f"{path}: [{n_}].question_id: {entry.question_id!r} appears twice")
+        seen.add(entry.question_id)
+        if entry.question_type not in QUESTION_TYPES:
+            raise DatasetError(
+                f"{path}: [{n_}].question_type: {entry.question_type!r} is not one of "
+                f"{', '.join(sorted(QUESTION_TYPES))}"
+            )
+    strata = [e.question_type if stratify == "question_type" else "all" for e in index]
+    histories = [f"h.{_safe(e.question_id)}" for e in index]
+    picked, available, taken = draw_indices(strata, histories, n, seed, per_conversation_max)
+    values = read_entries(path, [index[i] for i in picked])
+    memories = [_entry(v, f"{path}: [{i}]") for i, v in zip(picked, values, strict=True)]
+    return Drawn(memories, available, taken)
 
 
 def _entry(entry: Any, where: str) -> Memory:

@@ -61,5 +61,16 @@ def load_memories(path: Path, source: ItemsSource) -> list[Memory]:
     raise ValueError("jsonl items are read by harness.study.load_items")
 
 
+def load_drawn(path: Path, source: ItemsSource) -> Drawn:
+    """The drawn questions of a dataset file. LongMemEval is read lazily (an index of the file,
+    then only the drawn questions: harness/datasets/index.py); LoCoMo (a few MB) is loaded whole
+    and drawn from."""
+    if source.format == "longmemeval":
+        return longmemeval.load_drawn(
+            path, source.n, source.seed, source.stratify, source.per_conversation_max
+        )
+    return draw_from(load_memories(path, source), source)
+
+
 def draw_from(memories: list[Memory], source: ItemsSource) -> Drawn:
     return draw(memories, source.n, source.seed, source.stratify, source.per_conversation_max)

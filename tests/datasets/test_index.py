@@ -1,0 +1,138 @@
+"""A LongMemEval file read lazily (harness/datasets/index.py): the index's offsets hold each
+question exactly (multi-byte text and line separators across read chunks too), it is cached by
+the file's hash and rebuilt when the file changes, a draw decodes and checks only the drawn
+questions and gives the same items as loading the whole file, and drawing a few questions from a
+large file takes a small fraction of its size in memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.datasets import longmemeval
+from harness.datasets.draw import draw
+from harness.datasets.index import build_index, cache_dir, longmemeval_index, read_entries
+from harness.datasets.model import DatasetError
+from tests.datasets.fixtures import LONGMEMEVAL_TYPES, longmemeval_entry
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _entries(count: int) -> list[dict[str, object]]:
+    entries = [longmemeval_entry(n, LONGMEMEVAL_TYPES[n % 3]) for n in range(count)]
+    for n, entry in enumerate(entries):  # text whose UTF-8 is longer than its characters
+        entry["question"] = f"Où est Zoë\u2028 ({n}) 🐕 " + "é" * (n * 37 % 300)
+    return entries
+
+
+def _write(path: Path, entries: list[dict[str, object]], **dump: object) -> Path:
+    path.write_text(json.dumps(entries, **dump), encoding="utf-8")  # type: ignore[arg-type]
+    return path
+
+
+@pytest.mark.parametrize("ascii_only", [True, False])
+def test_each_question_reads_back_from_its_offsets_across_chunks(
+    tmp_path: Path, ascii_only: bool
+) -> None:
+    entries = _entries(40)
+    path = _write(tmp_path / "s.json", entries, indent=1, ensure_ascii=ascii_only)
+    for chunk in (7, 1000, 2**20):  # chunks cut questions and multi-byte characters apart
+        index = build_index(path, chunk)
+        assert [e.question_id for e in index] == [e["question_id"] for e in entries]
+        assert read_entries(path, index) == entries
+
+
+def test_the_index_is_cached_by_the_files_hash(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.json", _entries(6))
+    first = longmemeval_index(path)
+    (cached,) = cache_dir().iterdir()
+    # A cache is read, not rebuilt: an entry changed in it is what the next look returns.
+    data = json.loads(cached.read_text())
+    data["entries"][0][1] = "from-the-cache"
+    cached.write_text(json.dumps(data))
+    assert longmemeval_index(path)[0].question_type == "from-the-cache"
+    # Another file (same size, other bytes) has another hash: indexed afresh.
+    _write(path, list(reversed(_entries(6))))
+    assert [e.question_id for e in longmemeval_index(path)] == [
+        e.question_id for e in reversed(first)
+    ]
+    assert len(list(cache_dir().iterdir())) == 2
+
+
+def test_a_draw_reads_only_the_drawn_questions_and_matches_the_whole_load(tmp_path: Path) -> None:
+    entries = _entries(30)
+    path = _write(tmp_path / "s.json", entries)
+    lazy = longmemeval.load_drawn(path, 9, 7, "question_type", None)
+    whole = draw(longmemeval.load(path), 9, 7, "question_type", None)
+    assert lazy.memories == whole.memories
+    assert (lazy.available, lazy.drawn) == (whole.available, whole.drawn)
+    # Break every question the draw did not take: the same draw still loads.
+    drawn = {m.question.question_id for m in lazy.memories}
+    for entry in entries:
+        if entry["question_id"] not in drawn:
+            entry["haystack_sessions"][0][0]["role"] = "robot"  # type: ignore[index]
+    _write(path, entries)
+    again = longmemeval.load_drawn(path, 9, 7, "question_type", None)
+    assert again.memories == lazy.memories
+    with pytest.raises(DatasetError, match=r"role: 'robot' is not user or assistant"):
+        longmemeval.load(path)
+
+
+def test_every_questions_id_and_type_are_still_checked(tmp_path: Path) -> None:
+    entries = _entries(5)
+    entries[3]["question_type"] = "gossip"
+    path = _write(tmp_path / "s.json", entries)
+    with pytest.raises(DatasetError, match=r"\[3\]\.question_type: 'gossip' is not one of"):
+        longmemeval.load_drawn(path, 1, 0, None, None)
+    entries[3] = dict(entries[1])
+    _write(path, entries)
+    with pytest.raises(DatasetError, match=r"\[3\]\.question_id: 'q001' appears twice"):
+        longmemeval.load_drawn(path, 1, 0, None, None)
+    path.write_text('[{"question_id": "q0", "question_type": "multi-session"}, {"cut": ')
+    with pytest.raises(DatasetError, match=r"not JSON \(\[1\]"):
+        longmemeval.load_drawn(path, 1, 0, None, None)
+
+
+# VmHWM, not getrusage's ru_maxrss: Linux carries the latter over exec from the forking parent.
+PEAK = """
+import sys
+from pathlib import Path
+from harness.datasets import longmemeval
+if sys.argv[2] == "lazy":
+    assert len(longmemeval.load_drawn(Path(sys.argv[1]), 3, 1, None, None).memories) == 3
+else:
+    assert len(longmemeval.load(Path(sys.argv[1]))) == 300
+status = Path("/proc/self/status").read_text().splitlines()
+print(next(int(x.split()[1]) * 1024 for x in status if x.startswith("VmHWM:")))
+"""
+
+
+def test_drawing_from_a_large_file_takes_a_fraction_of_its_size_in_memory(tmp_path: Path) -> None:
+    entries = []
+    for n in range(300):  # ~80 MB: each question's history a few hundred kB
+        entry = longmemeval_entry(n, LONGMEMEVAL_TYPES[n % 3])
+        entry["haystack_sessions"][0][1]["content"] = f"{n} " + "word " * 50_000  # type: ignore[index]
+        entries.append(entry)
+    path = _write(tmp_path / "big.json", entries)
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+
+    def peak(how: str) -> int:
+        done = subprocess.run(
+            [sys.executable, "-c", PEAK, str(path), how], capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return int(done.stdout)
+
+    # Building the index, then from the cache, against loading the whole file (the same
+    # interpreter and imports in each).
+    lazy = [peak("lazy"), peak("lazy")]
+    whole = peak("whole")
+    assert max(lazy) * 3 < whole, (lazy, whole, path.stat().st_size)
