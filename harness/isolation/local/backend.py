@@ -45,6 +45,7 @@ from harness.isolation.base import (
 from harness.isolation.clock import FAKETIME_ENV, PIN_METHOD, SEAM_ONLY, offset_line, preload
 from harness.isolation.egress_book import EgressBook
 from harness.isolation.local import limits as local_limits
+from harness.isolation.local import memory_cgroup
 from harness.isolation.local.proxy_rule import LocalProxyRule, remove_stale_cgroups
 from harness.isolation.ports import free_port, free_ports
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
@@ -127,6 +128,7 @@ class LocalBackend(IsolationBackend):
         self.arm_limits: dict[str, AppliedLimits] = {}
         # The OS rule on the proxy's own traffic, where this runs as root (proxy_rule.py).
         self.proxy_guard = LocalProxyRule(self.run_dir)
+        self.memory: memory_cgroup.MemoryCgroups | None = None  # the arms' (made with the proxy)
 
     @classmethod
     def cleanup(
@@ -138,6 +140,7 @@ class LocalBackend(IsolationBackend):
         runs = owner.owned_runs(run_root) if runs is None else runs
         done = pids.cleanup(run_root, force=force)
         done += owner.remove_stale_rules(runs, force, chain=lambda chain: chain == "OUTPUT")
+        done += memory_cgroup.remove_stale({firewall.run_tag(run_id) for run_id in runs.ids})
         return done + remove_stale_cgroups(runs)
 
     # --- proxy -----------------------------------------------------------------------------
@@ -176,6 +179,8 @@ class LocalBackend(IsolationBackend):
         )
         config_path = self.run_dir / "proxy.json"
         config.write(config_path)
+        if self.memory is None:
+            self.memory = memory_cgroup.MemoryCgroups(settings.run_id)
         log_path = self.logs / "proxy.log"
         offset = log_path.stat().st_size if log_path.exists() else 0
         try:  # before the proxy exists, so not one of its packets leaves unconfined
@@ -235,11 +240,19 @@ class LocalBackend(IsolationBackend):
         (self.logs / name).mkdir(exist_ok=True)
         log_path = self.logs / name / "arm.log"
         offset = log_path.stat().st_size if log_path.exists() else 0
-        # The study's bounds, as far as rlimits reach (limits.py says what they miss).
-        bounds = local_limits.preexec(self.limits)
+        # The study's bounds: memory by a cgroup where one can be made (memory_cgroup.py), the
+        # rest as far as rlimits reach (limits.py says what they miss).
+        memory = self.memory or memory_cgroup.MemoryCgroups(self.run_dir.name)
+        self.memory = memory
+        try:
+            procs = memory.make(name, self.limits.memory)
+        except OSError as e:
+            raise InfraError(f"cannot bound arm {name!r}'s memory with a cgroup: {e}") from e
+        bounds = local_limits.preexec(self.limits, procs)
         process = self._spawn(name, argv(spec), env, log_path, cwd=self.work_dir, bounds=bounds)
         self.arms[name] = process
-        self.arm_limits[name] = local_limits.applied(self.limits)
+        how = memory.how if procs else ""
+        self.arm_limits[name] = local_limits.applied(self.limits, how, memory.swap_bounded())
         line = await self._wait_for(
             process, log_path, offset, lambda text: parse_ready_line(text) is not None, name
         )
@@ -287,6 +300,8 @@ class LocalBackend(IsolationBackend):
         for process in self.arms.values():
             await asyncio.to_thread(_terminate, process, STOP_TIMEOUT_S)
         self.arms.clear()
+        if self.memory is not None:
+            self.memory.remove_all()
         if self.proxy is not None:
             # SIGINT: mitmproxy shuts down and the addon flushes the call log, settles live calls.
             await asyncio.to_thread(_terminate, self.proxy, 30.0, signal.SIGINT)
