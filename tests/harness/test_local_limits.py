@@ -1,6 +1,6 @@
 """The local backend's bounds are real on the arm's process (harness/isolation/local/limits.py,
 memory_cgroup.py): memory past the bound stops the arm (its cgroup's limit, the arm and its
-children together), while address space reserved and never touched (Kuzu's 8 TiB) does not; a
+children together) and the host sees it met, while address space reserved and never touched (Kuzu's 8 TiB) does not; a
 file past the disk bound is refused; and what is not bounded is said."""
 
 from __future__ import annotations
@@ -47,8 +47,11 @@ def test_memory_past_the_bound_stops_the_arm_and_its_children(tmp_path: Path) ->
             tmp_path,
             cgroups.make("arm", LIMITS.memory),
         )
+        # The host sees the bound met (the turn's outcome is then resource_limit), once.
+        met = [cgroups.met("arm"), cgroups.met("arm")]
     finally:
         cgroups.remove_all()
+    assert met == [True, False]
     code, reached = done.stdout.split(" ", 1)
     assert code == "-9", done.stdout + done.stderr  # the kernel's OOM killer, in the cgroup
     assert 0 < int(reached.strip("[]'\n")) <= 256

@@ -269,6 +269,10 @@ class LocalBackend(IsolationBackend):
     def applied_limits(self) -> dict[str, AppliedLimits]:
         return dict(self.arm_limits)
 
+    def limit_hits(self, name: str) -> list[str]:
+        # The memory cgroup's OOM kills (memory_cgroup.py); the rlimits leave no trace.
+        return ["memory"] if self.memory is not None and self.memory.met(name) else []
+
     def arm_alive(self, name: str) -> bool:
         process = self.arms.get(name)
         return process is not None and process.poll() is None

@@ -13,9 +13,9 @@ child before it runs the arm, and what they cannot enforce (recorded in run.json
 - disk: RLIMIT_FSIZE bounds each file the arm writes (its log included), not their sum.
 - cpus: not enforced (that needs a cgroup the harness may not own; the docker backend has one).
 
-Nothing here tells the harness that an arm met a bound (a refused allocation is the arm's own
-MemoryError): `limit_hits` stays empty on the local backend, and the docker backend is the one
-whose bounds a study's fairness claims rest on.
+Of the bounds met, only memory is seen (the cgroup's OOM kills: LocalBackend.limit_hits); an
+rlimit met is the arm's own error. The docker backend is the one whose bounds a study's
+fairness claims rest on.
 """
 
 from __future__ import annotations

@@ -76,6 +76,7 @@ class MemoryCgroups:
         self.hierarchy, self.why = find()
         self.prefix = f"harness-{firewall.run_tag(run_id)}-arm-{os.getpid()}-"
         self.made: dict[str, Path] = {}  # instance -> its cgroup
+        self.kills_seen: dict[str, int] = {}  # instance -> OOM kills already reported
 
     @property
     def how(self) -> str:
@@ -113,8 +114,27 @@ class MemoryCgroups:
             (p / name).exists() for p in self.made.values()
         )
 
+    def met(self, instance: str) -> bool:
+        """Whether the kernel killed a process of the arm's cgroup for memory since the last
+        look (each kill once): the bound was met, seen by the host, never said by the arm."""
+        kills = self._oom_kills(instance)
+        met = kills > self.kills_seen.get(instance, 0)
+        self.kills_seen[instance] = kills
+        return met
+
+    def _oom_kills(self, instance: str) -> int:
+        path = self.made.get(instance)
+        if path is None or self.hierarchy is None:
+            return 0
+        name = "memory.events" if self.hierarchy.version == 2 else "memory.oom_control"
+        with contextlib.suppress(OSError, ValueError):
+            fields = dict(line.split() for line in (path / name).read_text().splitlines())
+            return int(fields.get("oom_kill", "0"))
+        return 0
+
     def remove(self, instance: str) -> None:
         path = self.made.pop(instance, None)
+        self.kills_seen.pop(instance, None)
         if path is not None:
             with contextlib.suppress(OSError):
                 path.rmdir()  # refused while a process is still in it (cleanup takes it later)
