@@ -2,9 +2,12 @@
 
 Indexes are 1-based, as `--shard 1/3` reads (the split itself is rundir/shards.py). `--shard
 auto` takes the index from the variables each engine sets on its tasks:
-- Slurm job arrays: SLURM_ARRAY_TASK_ID, relative to SLURM_ARRAY_TASK_MIN and
-  SLURM_ARRAY_TASK_STEP (so `--array=0-2` and `--array=1-3` both give shards 1..3), out of
-  SLURM_ARRAY_TASK_COUNT;
+- Slurm job arrays: with HARNESS_SHARD_COUNT set (the array's declared size, as
+  examples/cluster/slurm-array.sbatch sets it next to its `--array=0-(N-1)`), SLURM_ARRAY_TASK_ID
+  is the 0-based shard index out of that count, so resubmitting one task (`sbatch --array=1`,
+  where Slurm says the array has one task, from 1 to 1) runs that task's shard and no other;
+  without it, SLURM_ARRAY_TASK_ID relative to SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_STEP
+  (so `--array=0-2` and `--array=1-3` both give shards 1..3), out of SLURM_ARRAY_TASK_COUNT;
 - Kubernetes Indexed Jobs: JOB_COMPLETION_INDEX (0-based); the Job does not tell its pods how
   many completions it has, so the manifest sets HARNESS_SHARD_COUNT to its `completions`;
 - a CI matrix sets HARNESS_SHARD=I/N itself (the flag's environment variable), e.g. in GitHub
@@ -71,13 +74,20 @@ def _int(env: Mapping[str, str], name: str, default: int | None = None) -> int:
 
 
 _HINT = (
-    "--shard auto reads Slurm arrays (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT) or "
+    "--shard auto reads Slurm arrays (SLURM_ARRAY_TASK_ID, 0-based, with HARNESS_SHARD_COUNT "
+    "set to the array's size; or SLURM_ARRAY_TASK_COUNT) or "
     "Kubernetes Indexed Jobs (JOB_COMPLETION_INDEX, with HARNESS_SHARD_COUNT set to the Job's "
     "completions); elsewhere give --shard I/N or HARNESS_SHARD=I/N"
 )
 
 
 def _from_engine(env: Mapping[str, str]) -> ShardSpec:
+    if env.get("SLURM_ARRAY_TASK_ID") and env.get("HARNESS_SHARD_COUNT", "").strip():
+        # The declared count: a resubmitted task's own array is smaller than the study's.
+        task = _int(env, "SLURM_ARRAY_TASK_ID")
+        count = _int(env, "HARNESS_SHARD_COUNT")
+        what = f"Slurm array task {task} (0-based) of HARNESS_SHARD_COUNT={count}"
+        return _checked(task + 1, count, "slurm", what)
     if env.get("SLURM_ARRAY_TASK_ID"):
         task = _int(env, "SLURM_ARRAY_TASK_ID")
         first = _int(env, "SLURM_ARRAY_TASK_MIN", 0)

@@ -33,6 +33,7 @@ from ruamel.yaml import YAML
 from ledger.ledger import Ledger, verify
 from tests.fakevendor.server import FakeVendor
 from tests.harness.checks import GATE_ARM
+from tests.harness.shard_runs import same_checkout
 from tests.harness.studies import REPO, harness, header, read_jsonl
 from tests.pg_server import PgServer, running_server
 from tests.proxy.live_helpers import STUDY_KEYS
@@ -280,3 +281,39 @@ def test_shards_started_as_the_engine_starts_them_merge_under_one_stage_cap(
     assert again.returncode != 0 and "cap" in (again.stdout + again.stderr)
     with Ledger(url) as led:
         assert led.state().stages["cluster"].refused == 1
+
+
+def test_a_resubmitted_slurm_task_runs_its_own_shard_and_the_merge_takes_it(
+    cluster: dict[str, Any], tmp_path: Path, slurm_node: Slurm
+) -> None:
+    """`sbatch --array=1 slurm-array.sbatch` (re-running one task) runs shard 2 of the script's
+    declared 3, not shard 1 of 1 (every item, and in live mode every item paid again); a merge
+    of the folder then takes the re-run and names the run it replaced. Record mode: the shard
+    index is the point here; the live path is the test above."""
+    root = tmp_path / "runs"
+    env = env_for("", STUDY=str(cluster["study"]), ROOT=str(root), MODE="record")
+    env["ISOLATION"] = "local"
+    small = ["--mem=256M", "--cpus-per-task=1"]
+    first = slurm_node.sbatch(*small, str(EXAMPLES / "slurm-array.sbatch"), cwd=tmp_path, env=env)
+    slurm_node.wait(first, SHARD_TIMEOUT)
+    runs = {p.name for p in root.iterdir()}
+    assert len(runs) == 3, slurm_node.log()
+    again = slurm_node.sbatch(
+        *small, "--array=1", str(EXAMPLES / "slurm-array.sbatch"), cwd=tmp_path, env=env
+    )
+    slurm_node.wait(again, SHARD_TIMEOUT)
+    (rerun,) = [p for p in root.iterdir() if p.name not in runs]
+    shard = header(rerun)["study"]["shard"]
+    assert (shard["index"], shard["count"], shard["source"]) == (2, 3, "slurm")
+    (earlier,) = [
+        p for p in root.iterdir() if p != rerun and header(p)["study"]["shard"]["index"] == 2
+    ]
+    assert shard["items"] == header(earlier)["study"]["shard"]["items"] != []
+    assert len(shard["items"]) < len(ITEMS)
+
+    same_checkout([root])
+    done = harness("merge", str(root), "--out", str(tmp_path / "merged"))
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert f"left out: {earlier} (shard 2/3, passed; {rerun.name} taken: passed)" in done.stdout
+    merged = header(tmp_path / "merged")["study"]
+    assert [Path(s["run_dir"]).name for s in merged["merged_from"]][1] == rerun.name

@@ -21,6 +21,7 @@ from harness.checks.gate import compare_runs
 from harness.checks.masks import all_masks
 from harness.study import load_study
 from rundir.gate_record import GateCounts
+from tests.harness.shard_runs import same_checkout
 from tests.harness.studies import (
     harness,
     header,
@@ -76,19 +77,6 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     other = quickstart_like(base / "other", EXTRA_ITEMS[:1])  # another study: other items
     foreign = record(other, base / "foreign", "--shard", "3/3")
     yield {"base": base, "study": study, "shards": shards, "whole": whole, "foreign": foreign}
-
-
-def same_checkout(paths: list[Path]) -> None:
-    """The shards' manifests name one harness commit. The tree under test may move between the
-    runs of one test (other commits land meanwhile), where a cluster run uses one checkout;
-    run.json is outside its own manifest, so the shard still hashes as sealed."""
-    runs = [r for p in paths for r in ([p] if (p / "run.json").exists() else p.iterdir())]
-    for run in runs:
-        path = run / "run.json"
-        data = json.loads(path.read_text()) if path.exists() else {}
-        if data.get("manifest"):
-            data["manifest"]["tool_commit"] = "0" * 40
-            path.write_text(json.dumps(data))
 
 
 def merge(*args: Any, one_checkout: bool = True) -> tuple[int, str]:

@@ -46,6 +46,18 @@ def test_auto_reads_a_slurm_array_task(env: dict[str, str], index: int) -> None:
     assert spec == ShardSpec(index, 3, "slurm")
 
 
+def test_a_resubmitted_slurm_task_runs_its_shard_of_the_declared_count() -> None:
+    # `sbatch --array=1` of a script declaring --array=0-2: Slurm tells the task its array is
+    # one task, 1 to 1; the declared count keeps it shard 2 of 3, not shard 1 of 1 (every item).
+    resubmit = {TASK: "1", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "1"}
+    resubmit["SLURM_ARRAY_TASK_COUNT"] = "1"
+    assert resolve_shard("auto", resubmit) == ShardSpec(1, 1, "slurm")  # the count it is told
+    declared = {**resubmit, "HARNESS_SHARD_COUNT": "3"}
+    assert resolve_shard("auto", declared) == ShardSpec(2, 3, "slurm")
+    with pytest.raises(HarnessError, match="shard 4 of 3 does not exist"):
+        resolve_shard("auto", {**declared, TASK: "3"})  # a 1-based --array=1-3 is refused
+
+
 def test_auto_reads_a_kubernetes_indexed_job_with_its_count() -> None:
     env = {"JOB_COMPLETION_INDEX": "0", "HARNESS_SHARD_COUNT": "3"}
     assert resolve_shard("auto", env) == ShardSpec(1, 3, "kubernetes")
