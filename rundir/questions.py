@@ -13,6 +13,7 @@ question: abstained), 0 abstained on an answerable question, -lambda wrong; None
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Literal
@@ -33,6 +34,12 @@ class QuestionRecord(RunDirModel):
     question_id: str
     source: str  # longmemeval | locomo | jsonl
     history: str
+    # When the question was asked (the dataset's question_date: the arm's pinned clock for its
+    # turn), and the dates of the first and last session of its history, as the arm's clock
+    # had them while each was ingested. None in records written before they were kept.
+    question_date: datetime | None = None
+    history_from: datetime | None = None
+    history_to: datetime | None = None
     question_type: str | None = None
     category: int | None = None
     abstention: bool

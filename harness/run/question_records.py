@@ -86,6 +86,7 @@ class QuestionRecorder:
         exact = normalise(text) == normalise(q.answer)
         outcome = turn.outcome if turn else "infra_failed"
         abstained = abstains(text)
+        dates = [session.date for session in memory.history.sessions]  # at least one
         record = QuestionRecord(
             run=self.run_id,
             item=item.id,
@@ -93,6 +94,9 @@ class QuestionRecorder:
             question_id=q.question_id,
             source=memory.source,
             history=memory.history.id,
+            question_date=q.question_date,
+            history_from=min(dates),
+            history_to=max(dates),
             question_type=q.question_type,
             category=q.category,
             abstention=q.abstention,

@@ -73,6 +73,13 @@ def test_longmemeval_questions_each_on_a_fresh_copy_of_their_ingested_store(
     assert header(run)["study"]["outcomes"] == {"done": 3}
     questions = {q.item: q for q in read_questions(run / "questions.jsonl")}
     assert sorted(questions) == ["q000", "q001_abs", "q002"]
+    # When each question was asked, and its history's span, as the arm's clock had them.
+    asked = questions["q000"]
+    assert f"{asked.question_date:%Y-%m-%d %H:%M}" == "2023-05-30 23:40"
+    assert (f"{asked.history_from:%Y-%m-%d}", f"{asked.history_to:%Y-%m-%d}") == (
+        "2023-05-20",
+        "2023-05-25",
+    )
     abstaining = questions["q001_abs"]
     assert abstaining.abstention and abstaining.exact_match is None
     assert abstaining.evidence_reached is None  # nothing to reach: the history lacks the answer
