@@ -4,7 +4,6 @@ versions are in tests/docker/test_isolation.py."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -28,25 +27,26 @@ def test_a_stray_connection_halts_the_run_at_once(
         {
             "id": "first",
             "clock": "2024-05-01T10:00:00",
-            # The arm tries the listener, then keeps its turn open for 40 s.
-            "turns": [{"user": f"connect-and-wait 127.0.0.1 {port} 40"}, {"user": "echo two"}],
+            # The arm tries the listener, then keeps its turn open for 300 s before it ends it
+            # with "and waited": a harness that halts at once never gets those words.
+            "turns": [{"user": f"connect-and-wait 127.0.0.1 {port} 300"}, {"user": "echo two"}],
         },
         {"id": "second", "clock": "2024-05-01T10:00:00", "turns": [{"user": "echo three"}]},
     ]
-    study = write_study(tmp_path, {"leaky": hostile_arm()}, items, deadline_ms=60000)
-    started = time.monotonic()
+    study = write_study(tmp_path, {"leaky": hostile_arm()}, items, deadline_ms=600000)
     done = harness("record", str(study), "--run-dir", str(tmp_path / "runs"))
-    elapsed = time.monotonic() - started
     assert done.returncode == 1, done.stdout + done.stderr[-3000:]  # a failed run
     (line,) = [x for x in done.stdout.splitlines() if "halted at once" in x]
     assert "arm 'leaky' tried to reach 127.0.0.1:" in line and "(guard)" in line, line
     assert 'on_stray = "fail"' in line  # it says how to get the old behaviour
-    assert elapsed < 35, f"the harness waited for the turn ({elapsed:.0f} s)"
     run_dir = only_run(tmp_path / "runs")
     # The turn in flight is marked; no later turn (of this item or the next) ran.
     (turn,) = read_jsonl(run_dir / "turns.jsonl")
     assert (turn["item"], turn["turn"], turn["outcome"]) == ("first", 0, "stray_connection")
     assert turn["stray_connections"] == 1 and "127.0.0.1:" in turn["error"]
+    # At once: the turn was cut while the arm still waited, not ended by the arm (no wall-clock
+    # bound, which a loaded machine breaks: the arm's own words say whether it was waited for).
+    assert "and waited" not in turn["text"], turn["text"]
     study_header = header(run_dir)["study"]
     assert study_header["passed"] is False and study_header["on_stray"] == "halt"
     assert "127.0.0.1:" in study_header["halted"]

@@ -328,7 +328,7 @@ def test_fast_after_first_call() -> None:
         "$defs": {"Address": Address.model_json_schema()},
     }
     instance_for(schema, b"\1" * 32)
-    started = clock.perf_counter()
+    started = clock.thread_time()  # CPU time: a loaded machine does not stretch it
     for i in range(50):
         instance_for(schema, bytes([i]) * 32)
-    assert (clock.perf_counter() - started) / 50 < 0.005
+    assert (clock.thread_time() - started) / 50 < 0.005
