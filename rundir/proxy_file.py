@@ -17,7 +17,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rundir.atomic import write_atomic
 from rundir.errors import RunDirError
@@ -72,6 +72,13 @@ def rule_purpose(rules: Sequence[PurposeRule], route: str, model: str | None) ->
     return next((rule.purpose for rule in rules if rule.matches(route, model)), None)
 
 
+# Seconds between fsyncs of calls.jsonl and bodies/ (group commit, rundir/calllog.py): live and
+# replay every 0.1 s; record once a second (the fsyncs were 15.5% of a record proxy's CPU on a
+# LongMemEval-sized run, issue 37).
+LIVE_SYNC_INTERVAL_S = 0.1
+RECORD_SYNC_INTERVAL_S = 1.0
+
+
 class ProxySettings(BaseModel):
     """What the run's proxy does. Paths are made absolute where the model is built (the docker
     backend mounts each at the same path, so the proxy reads them as written)."""
@@ -85,7 +92,10 @@ class ProxySettings(BaseModel):
     arm: str = Field("default", description="Arm charged for calls on any listener.")
     body_limit: int = Field(32 * 1024 * 1024, description="Largest request body (bytes).")
     masks: list[str] = Field(default_factory=list, description="Extra masked body paths.")
-    sync_interval: float = Field(0.1, description="Seconds between fsyncs of the call log.")
+    sync_interval: float = Field(
+        LIVE_SYNC_INTERVAL_S,
+        description="Seconds between fsyncs of the call log (record mode's default: 1).",
+    )
     purposes: list[PurposeRule] = Field(
         default_factory=list, description="Purpose rules by route and model (JSON each)."
     )
@@ -115,6 +125,14 @@ class ProxySettings(BaseModel):
     # Not addon options: the backend turns them into listeners and TLS settings (ProxyFile).
     arms: list[str] = Field(default_factory=list, exclude=True)
     ca_bundle: Path | None = Field(None, exclude=True)
+
+    @model_validator(mode="after")
+    def _record_syncs_less(self) -> ProxySettings:
+        # Record mode spends nothing: its call log is fsynced once a second unless told
+        # otherwise (rundir/calllog.py says what a crash loses).
+        if self.mode == "record" and "sync_interval" not in self.model_fields_set:
+            self.sync_interval = RECORD_SYNC_INTERVAL_S
+        return self
 
     @field_validator("run_dir", "stubs", "prices", "ledger", "pins", "replay_from", "ca_bundle")
     @classmethod
