@@ -77,6 +77,12 @@ COMMANDS = (
         "records.jsonl into --out, from the runs' files and the optional inputs; calls no model.",
     ),
     Lazy(
+        "runs",
+        "harness.cli.runs:runs",
+        "List the runs under a folder: study, mode, status, items done of planned, a headline "
+        "and the report; --html writes a static index page. Reads the files only.",
+    ),
+    Lazy(
         "scan",
         "harness.cli.scan:scan",
         "Search every request and response body, turn text and exported store of a run for "

@@ -34,3 +34,11 @@ def _seconds(value: float | None, censored: bool) -> str:
     if value is None:
         return "-"
     return f">={value:.1f}s" if censored else f"{value:.2f}s"
+
+
+def text_table(columns: list[str], rows: list[list[str]]) -> str:
+    """Columns padded to their widest cell, for a terminal."""
+    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(line.rstrip() for line in lines)

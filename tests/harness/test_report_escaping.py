@@ -9,6 +9,7 @@ Arm-written fields (the model names and purposes in calls.jsonl) come first."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from html.parser import HTMLParser
@@ -135,6 +136,13 @@ ALLOWED_TAGS = {
 }  # fmt: skip
 
 
+def own_anchor(attrs: list[tuple[str, str | None]]) -> bool:
+    """`<a id="sN">` before section N, or `<a href="#sN">` in the contents."""
+    return len(attrs) == 1 and bool(
+        re.fullmatch(r"(id=s|href=#s)\d{1,2}", "=".join(map(str, attrs[0])))
+    )
+
+
 def rendered(markdown: str) -> Page:
     html = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
     page = Page()
@@ -183,8 +191,10 @@ def test_each_field_is_text_in_the_markdown(reports: dict[str, str], name: str, 
     assert f"<img src=x onerror=alert({n})>" in shown
     assert f"[click{n}](javascript:alert({n}))" in shown
     # ...and nothing of it as markup: no tag but the report's own, no attribute at all.
-    assert {tag for tag, _ in page.tags} <= ALLOWED_TAGS, page.tags
-    assert all(not attrs for tag, attrs in page.tags if tag != "td" and tag != "th"), page.tags
+    assert {tag for tag, _ in page.tags} <= ALLOWED_TAGS | {"a"}, page.tags
+    assert all(not attrs for tag, attrs in page.tags if tag not in ("td", "th", "a")), page.tags
+    # The only links are the report's own: its contents to its sections' anchors.
+    assert all(own_anchor(attrs) for tag, attrs in page.tags if tag == "a"), page.tags
     assert f"<img src=x onerror=alert({n})>" not in markdown
 
 
@@ -227,5 +237,13 @@ def test_each_field_is_text_in_the_html_and_its_charts(
     page.feed(html)
     assert f"<img src=x onerror=alert({n})>" in "".join(page.text), f"{name} not in the page"
     tags = {tag for tag, _ in page.tags}
-    assert not tags & {"img", "a", "script", "iframe", "object", "embed"}, tags
+    assert not tags & {"img", "script", "iframe", "object", "embed"}, tags
+    # The only links are the report's own: its contents, and rows into the drill-down (whose
+    # query is percent-encoded, so a hostile metric name cannot leave the attribute).
+    links = [dict(attrs) for tag, attrs in page.tags if tag == "a"]
+    assert all(
+        len(a) == 1
+        and re.fullmatch(r"#s\d{1,2}|drilldown\.html#q=[A-Za-z0-9%._~-]*", a["href"] or "")
+        for a in links
+    ), links
     assert not any(key.startswith("on") for _, attrs in page.tags for key, _ in attrs)
