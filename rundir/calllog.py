@@ -6,8 +6,8 @@ background task fsyncs the log and the new body files every `sync_interval` seco
 close, which keeps the hot path free of per-call fsyncs. The interval is 0.1 s in live and
 replay mode and 1 s in record mode (rundir/proxy_file.py): a proxy that crashes loses nothing
 it wrote (each line is in the OS before the reply leaves), and an OS crash or power cut loses
-at most the last interval's calls, which in record mode cost nothing and a resumed run makes
-again.
+at most the last interval's calls (in record mode free: record the run again,
+docs/record-mode.md).
 """
 
 from __future__ import annotations

@@ -6,8 +6,10 @@ Its speed (<= 0.5 ms a text) is a benchmark, not a test: bench/embedder_bench.py
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +169,47 @@ def test_the_default_stubs_embed_by_meaning_and_a_stubs_file_may_choose_hash(
     path.write_text('schema = 1\n[embeddings]\nmodel = "word2vec"\n')
     with pytest.raises(StubsFileError):
         ReplyBook.load(path)
+
+
+def _fixed_inputs() -> list[str]:
+    rng = random.Random(37)
+    words = [
+        "the",
+        "sister",
+        "Ana",
+        "lives",
+        "in",
+        "Lisbon",
+        "bicycle",
+        "café",
+        "naïve",
+        "Σίσυφος",
+        "東京",
+        "emoji",
+        "🐕",
+        "x",
+    ]
+    texts = ["", " ", "Hello, world!", "a " * 3000, "Ünïcödé ÀÉÎ façade", "\u2028line\tsep\r\n"]
+    texts += [" ".join(rng.choice(words) for _ in range(rng.randint(1, 400))) for _ in range(40)]
+    return texts
+
+
+# SHA-256 of the vectors of _fixed_inputs() at five widths, lifted and not, as the embedder
+# made them before its hot path was made fast (an int64 matmul over every token, no cache):
+# the bytes an arm receives must not move.
+BEFORE_FAST_PATH = "599ac2f29085f19a80a2b3e750667aa426bfc66939d7f0c4f86ad0896e679ad8"
+
+
+def test_the_fast_path_and_its_cache_send_the_bytes_the_embedder_always_sent() -> None:
+    for _ in range(2):  # computed, then from the cache
+        digest = hashlib.sha256()
+        for text in _fixed_inputs():
+            for dims, lift in ((1536, True), (384, False), (64, True), (3, False), (1, True)):
+                digest.update(static_embedding(text, dims, lift).tobytes())
+        assert digest.hexdigest() == BEFORE_FAST_PATH
+
+
+def test_a_cached_vector_handed_out_cannot_change_the_next_one() -> None:
+    first = static_embedding("My sister Ana lives in Lisbon.", 16)
+    first[:] = 0.0
+    assert static_embedding("My sister Ana lives in Lisbon.", 16).any()
