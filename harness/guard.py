@@ -18,7 +18,10 @@ study's keys (only PATH and the like, as an arm's, and placeholder keys), and th
 variables point at the proxy listener of the arm whose text it checks (OPENAI_BASE_URL, ...), so
 a model call it makes is metered, capped, logged in calls.jsonl and booked in the ledger like any
 other. It names purpose `guard` (X-Harness-Purpose: guard, also given in HARNESS_PURPOSE), which
-the sampling rewrite never touches; a call that names no purpose is counted as the arm's.
+the sampling rewrite never touches; a call that names no purpose is counted as the arm's. A
+Python guard also gets the local arms' socket guard: any other connection is refused inside it
+and logged in the run's `egress/guard/egress.jsonl` (its verdict then most likely `error`). It
+runs on the host, whatever the backend: not a sandbox (a non-Python guard is not held).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from harness.isolation.sdk_env import sdk_env
 Verdict = Literal["pass", "fail", "error"]
 REASON_MAX = 500  # a guard's reason is a finding, not a transcript
 GUARD_PURPOSE = "guard"
+SOCKET_GUARD = Path(__file__).parent / "isolation" / "guard"  # its sitecustomize.py
 # What a guard inherits from the harness, as an arm does: enough to run, nothing secret.
 PASSTHROUGH_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "TZ")
 
@@ -57,16 +61,26 @@ class GuardResult:
     reason: str | None = None
 
 
-def guard_env(arm: str, item: str, turn: int, proxy_base: str | None) -> dict[str, str]:
+def guard_env(
+    arm: str, item: str, turn: int, proxy_base: str | None, egress_log: Path | None = None
+) -> dict[str, str]:
     """The guard's environment: the harness's own but for anything secret (an arm's
     passthrough only), the turn it checks, and the proxy listener `proxy_base`
-    (http://host:port) behind placeholder keys."""
+    (http://host:port) behind placeholder keys. With `egress_log`, a Python guard gets the
+    local arms' socket guard (isolation/guard/sitecustomize.py): any connection but to that
+    listener is refused and logged there."""
     env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
     env |= {"HARNESS_ARM": arm, "HARNESS_ITEM": item, "HARNESS_TURN": str(turn)}
     env |= {"HARNESS_PURPOSE": GUARD_PURPOSE, "PYTHONUNBUFFERED": "1"}
     if proxy_base:
         where = urlsplit(proxy_base)
-        env |= sdk_env(where.hostname or "127.0.0.1", where.port or 80)
+        host, port = where.hostname or "127.0.0.1", where.port or 80
+        env |= sdk_env(host, port)
+        if egress_log is not None:
+            egress_log.parent.mkdir(parents=True, exist_ok=True)
+            path = os.pathsep.join(filter(None, [str(SOCKET_GUARD), env.get("PYTHONPATH")]))
+            env |= {"PYTHONPATH": path, "HARNESS_GUARD_ARM": GUARD_PURPOSE}
+            env |= {"HARNESS_GUARD_ALLOW": f"{host}:{port}", "HARNESS_EGRESS_LOG": str(egress_log)}
     return env
 
 
@@ -78,9 +92,10 @@ def run_guard(
     item: str,
     turn: int,
     proxy_base: str | None = None,
+    egress_log: Path | None = None,
 ) -> GuardResult:
     """Run the guard on one turn's text and read its verdict."""
-    env = guard_env(arm, item, turn, proxy_base)
+    env = guard_env(arm, item, turn, proxy_base, egress_log)
     try:
         done = subprocess.run(
             spec.command,

@@ -429,6 +429,7 @@ class Orchestrator:
             found = run_guard(
                 guard, self.study.path.parent, record.text, record.arm, record.item, record.turn,
                 self.proxy_bases.get(join(record.arm, self.worker)),
+                self.turns.path.parent / "egress" / "guard" / "egress.jsonl",
             )  # fmt: skip
             record.guard, record.guard_reason = found.verdict, found.reason
         self.turns.append(record)

@@ -141,3 +141,35 @@ def test_a_guard_calling_the_model_is_metered_as_purpose_guard_and_holds_no_key(
     guarded = [c for c in calls if c["purpose"] == "guard"]
     assert len(guarded) == len(turns)  # one model call per verdict, each in the call log
     assert {c["arm"] for c in guarded} == {"toy"}
+
+
+# Connects to its proxy listener, then to a server elsewhere; says what each did.
+REACHING_GUARD = """
+import json, os, socket, sys
+results = []
+for port in sys.argv[1:]:
+    try:
+        socket.create_connection(("127.0.0.1", int(port)), timeout=5).close()
+        results.append("connected")
+    except OSError as e:
+        results.append(type(e).__name__)
+print(json.dumps({"pass": True, "reason": " ".join(results)}))
+"""
+
+
+def test_a_python_guard_reaches_its_proxy_listener_and_nothing_else(tmp_path: Path) -> None:
+    import socket
+
+    with (
+        socket.create_server(("127.0.0.1", 0)) as proxy,
+        socket.create_server(("127.0.0.1", 0)) as elsewhere,
+    ):
+        ports = [s.getsockname()[1] for s in (proxy, elsewhere)]
+        script = tmp_path / "guard.py"
+        script.write_text(REACHING_GUARD)
+        spec = GuardSpec(command=[sys.executable, str(script), *map(str, ports)])
+        log = tmp_path / "run" / "egress" / "guard" / "egress.jsonl"
+        found = run_guard(spec, tmp_path, "text", "B", "i", 0, f"http://127.0.0.1:{ports[0]}", log)
+    assert found.reason == "connected ConnectionRefusedError", found
+    (entry,) = read_jsonl(log)
+    assert entry["destination"] == f"127.0.0.1:{ports[1]}" and entry["arm"] == "guard"
