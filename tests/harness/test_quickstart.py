@@ -1,11 +1,11 @@
 """The README's first command (`./scripts/quickstart`) runs the quickstart study end to end in
-record mode with the local backend, well inside two minutes."""
+record mode with the local backend (its speed is bench/'s: a test asserts no wall-clock bound a
+loaded machine breaks)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -15,12 +15,10 @@ from tests.harness.studies import REPO, header, only_run, read_jsonl
 pytestmark = pytest.mark.integration
 
 QUICKSTART = REPO / "examples" / "quickstart" / "study.toml"
-BUDGET_S = 120
 
 
 def test_the_readme_first_command_runs_the_quickstart_end_to_end(tmp_path: Path) -> None:
     # The command itself (it checks .venv first), forced local; tests/docker runs it on docker.
-    started = time.monotonic()
     done = subprocess.run(
         [str(REPO / "scripts" / "quickstart"), "--run-dir", str(tmp_path), "--isolation", "local"],
         cwd=REPO,
@@ -29,9 +27,7 @@ def test_the_readme_first_command_runs_the_quickstart_end_to_end(tmp_path: Path)
         text=True,
         timeout=300,
     )
-    elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    assert elapsed < BUDGET_S
     assert "passed" in done.stdout and "isolation: local" in done.stdout
     run_dir = only_run(tmp_path)
     run = header(run_dir)["study"]

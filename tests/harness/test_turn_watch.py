@@ -74,13 +74,11 @@ async def test_a_halting_run_cuts_the_turn_as_soon_as_it_sees_the_stray(
     arm: Running, listener: tuple[int, list[str]]
 ) -> None:
     port, accepted = listener
-    started = time.monotonic()
     with pytest.raises(StrayConnection) as halted:
         wait = f"connect-and-wait 127.0.0.1 {port} 40"  # the arm keeps its turn open 40 s
         await arm.watch(halt=True).collect("a", arm.client, "s1", turn(wait), DEADLINE_S)
-    # Seen at a watch tick, then the grace: seconds (a loaded machine), not the turn's 40 s.
-    elapsed = time.monotonic() - started
-    assert elapsed < 20, f"the watch waited for the turn ({elapsed:.0f} s)"
+    # Seen at a watch tick, then the grace, and the turn cut: it never ended (no wall-clock
+    # bound, which a loaded machine breaks: a watch that waited for the turn got its answer).
     assert halted.value.arm == "a" and halted.value.destination == f"127.0.0.1:{port}"
     assert halted.value.result is None  # the turn did not end within the grace: no answer
     assert accepted == []
@@ -91,15 +89,14 @@ async def test_a_turn_that_ends_within_the_grace_keeps_its_answer_when_the_run_h
 ) -> None:
     # The grace made long enough that a loaded machine cannot push the turn's end past it; the
     # turn itself outlives the first watch tick, so the stray is seen while it still runs.
-    monkeypatch.setattr(turn_watch, "HALT_GRACE_S", 10.0)
+    # A grace no test sits out (the test's own timeout ends it first): so the halt came when
+    # the turn ended, with no wall-clock bound a loaded machine could break.
+    monkeypatch.setattr(turn_watch, "HALT_GRACE_S", 3600.0)
     port, accepted = listener
     wait = f"connect-and-wait 127.0.0.1 {port} {1.5 * WATCH_S}"
-    started = time.monotonic()
     with pytest.raises(StrayConnection) as halted:
         await arm.watch(halt=True).collect("a", arm.client, "s1", turn(wait), DEADLINE_S)
-    elapsed = time.monotonic() - started
     # Halted when the turn ended, not at the grace's end: the answer was all but sent.
-    assert elapsed < 1.5 * WATCH_S + 5, f"the watch sat out the grace ({elapsed:.1f} s)"
     result = halted.value.result
     assert result is not None and result.outcome == "done", result
     assert result.text.endswith("and waited")

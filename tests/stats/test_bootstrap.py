@@ -101,9 +101,9 @@ def test_ten_thousand_resamples_of_a_large_study_are_fast() -> None:
     rng = np.random.default_rng(0)
     n = 20_000
     clusters = [f"item-{i // 4}" for i in range(n)]  # 5,000 items of 4 turns
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded machine does not stretch it
     interval = paired_cluster_bootstrap(rng.random(n), rng.random(n), clusters)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert interval.clusters == 5_000 and interval.resamples == 10_000
     assert elapsed < 10, f"{elapsed:.1f}s"
 
