@@ -283,6 +283,68 @@ HEAD = (
 )
 
 
+MEMORY_ARM = REPO / "tests" / "harness" / "memory_arm.py"
+WAIT_S = 1.0  # each session's ingestion: the toy arm waits this long (an engine's vendor call)
+
+
+def overlap(workers: int, sessions: int = 12) -> tuple[float, int]:
+    """How many of the arms' waits overlap with `workers` workers: the toy memory arm
+    (tests/harness/memory_arm.py) waits WAIT_S per session, `workers` items of `sessions`
+    sessions each, clock on the seam only. Every session is dated 2023-01-01 00:00 UTC, so the
+    arm's `lag=` (its real clock less the session's date) is the real time each wait began.
+    Returns (the total of the waits / their span, the waits counted)."""
+    day = "2023/01/01 (Sun) 00:00"
+    entries = []
+    for n in range(workers):
+        ids = [f"o{n}_{s}" for s in range(sessions)]
+        history = [[{"role": "user", "content": f"hello {n} {s}"}] for s in range(sessions)]
+        entries.append(
+            {
+                "question_id": f"ov{n:02d}",
+                "question_type": "single-session-user",
+                "question": "hello?",
+                "answer": "hello",
+                "question_date": "2023/01/02 (Mon) 00:00",
+                "haystack_session_ids": ids,
+                "haystack_dates": [day] * sessions,
+                "haystack_sessions": history,
+                "answer_session_ids": [ids[0]],
+            }
+        )
+    import tomli_w
+
+    with tempfile.TemporaryDirectory(prefix="t1-overlap-") as tmp:
+        folder = Path(tmp)
+        (folder / "overlap.json").write_text(json.dumps(entries))
+        study = {
+            "name": "t1-overlap",
+            "items": {"format": "longmemeval", "path": "overlap.json"},
+            "deadline_ms": 60000,
+            "arms": {
+                "toy": {
+                    "command": f"{sys.executable} {MEMORY_ARM}",
+                    "env": {"MEMORY_ARM_INGEST_S": str(WAIT_S)},
+                }
+            },
+        }
+        (folder / "study.toml").write_text(tomli_w.dumps(study))
+        env = {**os.environ, "HARNESS_NO_PROGRESS": "1", "HARNESS_FAKETIME": "0"}
+        command = [sys.executable, "-m", "harness.cli", "record", str(folder / "study.toml")]
+        command += ["--run-dir", str(folder / "runs"), "--isolation", "local"]
+        command += ["--workers", str(workers)]
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
+        if done.returncode != 0:
+            raise SystemExit(f"overlap: the run failed\n{done.stdout}{done.stderr[-3000:]}")
+        (run,) = [p for p in (folder / "runs").iterdir() if (p / "run.json").exists()]
+        starts = []
+        for line in (run / "turns.jsonl").read_text().splitlines():
+            record = json.loads(line)
+            if "kind" not in record:  # an answer: its text lists the history's ingestions
+                starts += [float(w[4:]) for w in record["text"].split() if w.startswith("lag=")]
+    span = max(starts) + WAIT_S - min(starts)
+    return len(starts) * WAIT_S / span, len(starts)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=4, help="questions drawn and recorded")
@@ -295,7 +357,17 @@ def main() -> None:
     parser.add_argument("--src", action="append", default=[], help="NAME=DIR: another checkout")
     parser.add_argument("--skip-this", action="store_true", help="run only the --src checkouts")
     parser.add_argument("--write", type=Path, default=None)
+    parser.add_argument(
+        "--overlap", type=int, default=0, help="only measure N workers' overlapping waits"
+    )
     args = parser.parse_args()
+    if args.overlap:
+        overlapped, waits = overlap(args.overlap)
+        print(
+            f"workers {args.overlap}: {waits} waits of {WAIT_S:g} s, {overlapped:.2f} at once "
+            f"({overlapped / args.overlap:.2f} x {args.overlap})"
+        )
+        return
     made = time.monotonic()
     data = dataset(args.file_items, args.seed)
     print(f"dataset {data} ({data.stat().st_size / 1e6:.0f} MB, {time.monotonic() - made:.0f} s)")
