@@ -6,15 +6,21 @@ unfinished.py). The judged example's own first screen is held by test_report_jud
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from pypdf import PdfReader
 
 from harness.errors import HarnessError
+from harness.report.chromium import run_chromium
 from harness.report.generate import generate
 from harness.report.inputs import load_inputs
+from tests.harness.browser import chromium
 from tests.harness.report_runs import turn, write_run
 from tests.harness.studies import harness
+
+__all__ = ["chromium"]  # a fixture
 
 ARMS = ("bare", "memory")
 ITEMS = [f"q{n:02d}" for n in range(8)]
@@ -109,3 +115,39 @@ def test_report_usage_mistakes_are_one_line(args: tuple[str, ...], words: str) -
     done = harness(*args)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert words in done.stderr and "hint" in done.stderr
+
+
+def page_width(html: Path, chromium_binary: str, width: int) -> int:
+    """The page's laid-out width in a `width`-pixel window: a copy of the page with a script
+    that writes it into the DOM (the report's own CSP runs none), dumped by headless Chromium."""
+    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html.read_text())
+    probe = "document.body.setAttribute('data-w', document.documentElement.scrollWidth)"
+    copy = html.with_name("width-probe.html")
+    copy.write_text(page.replace("</body>", f"<script>{probe}</script></body>"))
+    done = run_chromium(copy, f"--window-size={width},1000", "--dump-dom")
+    found = re.search(r'data-w="(\d+)"', done.stdout)
+    assert found, done.stderr[-2000:]
+    return int(found.group(1))
+
+
+def test_at_800_pixels_no_column_leaves_the_page(tmp_path: Path, chromium: str) -> None:
+    # A verdict-sized table at 800 px: every wide table scrolls in its own box instead.
+    out = make(tmp_path, a_run(tmp_path))
+    assert page_width(out / "report.html", chromium, 800) <= 800
+
+
+def test_the_pdf_is_a4_with_page_numbers_unless_letter_is_asked(
+    tmp_path: Path, chromium: str
+) -> None:
+    run_dir = a_run(tmp_path)
+    inputs = load_inputs(judgments=judgments(tmp_path / "j.jsonl"))
+    for paper, size in (("a4", (595, 842)), ("letter", (612, 792))):
+        out = tmp_path / paper
+        generate([run_dir], inputs, out=out, formats=("pdf",), resamples=200, paper=paper)
+        pages = PdfReader(out / "report.pdf").pages
+        assert (
+            round(float(pages[0].mediabox.width)),
+            round(float(pages[0].mediabox.height)),
+        ) == size
+        last = len(pages)
+        assert f"page {last} of {last}" in pages[-1].extract_text()
