@@ -56,9 +56,9 @@ async def test_turn_yields_parsed_lines_and_measures_latency(toy: ArmProcess) ->
         first, last = stream.timing.first_token_s, stream.timing.last_token_s
         assert first is not None and last is not None
         assert 0 < first <= last
-        # The arm waits SLOW_GAP_S between its two deltas; the timer must see that gap.
+        # The arm waits SLOW_GAP_S between its two deltas; the timer must see that gap (the
+        # first token stamped as it came, not with the last; no upper wall-clock bound).
         assert last - first >= SLOW_GAP_S * 0.9
-        assert first < SLOW_GAP_S / 2
 
 
 @pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085", "\x1c", "\x0b", "\x0c"])
@@ -97,8 +97,10 @@ async def test_deadline_cuts_the_turn_keeps_partial_and_cancels_the_arm(toy: Arm
         result = await client.collect("hang", turn("hang", 0), deadline_s=0.5)
         elapsed = time.monotonic() - started
         assert result.outcome == "cut" and result.text == "partial "
-        assert 0.5 <= elapsed < 1.0
-        assert result.timing.first_token_s is not None and result.timing.first_token_s < 0.5
+        # Cut at the deadline, not after it: the arm hangs for an hour (no upper wall-clock
+        # bound, which a loaded machine breaks; the outcome says it was not waited for).
+        assert elapsed >= 0.5
+        assert result.timing.first_token_s is not None and result.timing.first_token_s <= elapsed
         # Closing the connection cancelled the arm's turn; the session still takes turns.
         report = ""
         for _ in range(50):

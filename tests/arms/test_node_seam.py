@@ -95,10 +95,10 @@ async def test_a_cut_turn_aborts_the_arms_work(toy: NodeArm) -> None:
         await client.open_session(_session("s4"))
         cut = await client.collect("s4", _turn("hang"), 1.0)
         assert (cut.outcome, cut.text) == ("cut", "waiting ")
-        # The next turn of the session runs at once, and the cut one's finally has run.
-        started = time.monotonic()
+        # The next turn of the session runs (within its own deadline, not cut), and the cut
+        # one's finally has run.
         after = await client.collect("s4", _turn("closed", 1), 10)
-        assert after.text == "true" and time.monotonic() - started < 5
+        assert (after.outcome, after.text) == ("done", "true")
 
 
 async def test_an_arm_that_ignores_the_cut_does_not_hold_up_the_next_turn(toy: NodeArm) -> None:
@@ -106,9 +106,8 @@ async def test_an_arm_that_ignores_the_cut_does_not_hold_up_the_next_turn(toy: N
         await client.open_session(_session("s5"))
         cut = await client.collect("s5", _turn("stuck"), 1.0)
         assert (cut.outcome, cut.text) == ("cut", "stuck ")
-        started = time.monotonic()
-        assert (await client.collect("s5", _turn("echo after", 1), 10)).text == "after "
-        assert time.monotonic() - started < 5
+        after = await client.collect("s5", _turn("echo after", 1), 10)
+        assert (after.outcome, after.text) == ("done", "after ")  # not held up to its deadline
 
 
 @pytest.mark.parametrize(
