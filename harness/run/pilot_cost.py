@@ -2,10 +2,15 @@
 
 Projection (before any spend): every call the record run made for a leg's arms and items is
 priced at the price table twice. Expected: its own tokens (the record run's stub estimates).
-Worst: reserve-style, as the live proxy reserves before forwarding (proxy/metering/billing.py):
-its prompt at the highest input-side rate its tier could pay, and the output the request allowed
-(its max tokens, read from the request body in the run's pack) or, unreadable, the model's
-ceiling. A call whose model the table lacks is refused, never projected as free.
+Worst: what the live proxy will reserve before forwarding it (proxy/live/reserve.py), from the
+body the proxy will send: the arm's request (the run's pack) with the record run's `rewrites`
+applied (the one sampling rewrite, the output cap and B's pins, the same in every mode), so a
+call asking 100,000 tokens and sent 4,000 is projected at 4,000. Its prompt bound is the live
+proxy's (the request's bytes plus the vendor's hidden overhead, a tool allowance when it offers
+tools), at the highest input-side rate its tier could pay; its output the limit as sent (on the
+route's wire shape: Anthropic's OpenAI-compatible route reads OpenAI's fields), else the model's
+ceiling. A follower's call answered by reuse (`reuse_of`) reserves nothing and is projected at
+nothing. A call whose model the table lacks is refused, never projected as free.
 
 Unit costs (after the legs ran): per arm, from the legs' live runs, the mean dollars per turn
 with every call an item's turn caused charged to it (ingestion and turn-less calls of the item
@@ -23,12 +28,20 @@ from typing import Any
 
 from harness.errors import HarnessError
 from ledger.errors import UnknownModelError
-from ledger.prices import PriceTable, TokenCounts, cost, worst_case
+from ledger.prices import ModelPrice, PriceTable, TokenCounts, cost, worst_case
 from rundir.calllog import CallRecord, read_calls
 from rundir.packread import PackReader
+from rundir.rewrites import as_sent
 from rundir.turns import read_turns
+from vendors.routes import wire_shape
 
-# The request fields that bound a call's output, per route (as the live proxy reads them).
+# The live proxy's prompt bound (proxy/metering/billing.py input_bound, which harness/ may not
+# import): every token carries at least a byte of the body, plus the vendor's hidden overhead.
+# tests/harness/test_pilot_projection.py holds the projection to the proxy's reservations.
+BASE_OVERHEAD_TOKENS = 64
+TOOL_OVERHEAD_TOKENS = 1200
+
+# The request fields that bound a call's output, per wire shape (as the live proxy reads them).
 _OUTPUT_LIMITS = {
     "anthropic.messages": ("max_tokens",),
     "openai.chat": ("max_completion_tokens", "max_tokens"),
@@ -55,19 +68,24 @@ def token_counts(call: CallRecord) -> TokenCounts:
     )
 
 
-def _requested_output(call: CallRecord, pack: PackReader | None) -> int | None:
-    """The output tokens the request allowed, None when it named none or cannot be read."""
-    if call.route.endswith((".embeddings", ".rerank")):
-        return 0
+def sent_body(call: CallRecord, pack: PackReader | None) -> tuple[dict[str, Any], int] | None:
+    """The body the proxy sends for `call` (the arm's request with the run's rewrites applied)
+    and the arm's request's length in bytes; None when it cannot be read."""
     if pack is None or call.request_body is None or call.request_body not in pack:
         return None
     try:
-        body: Any = json.loads(pack.get(call.request_body))
+        raw = pack.get(call.request_body)
+        body: Any = json.loads(raw)
     except (ValueError, KeyError):
         return None
     if not isinstance(body, dict):
         return None
-    keys = _OUTPUT_LIMITS.get(call.route, ())
+    return as_sent(body, call.rewrites), len(raw)
+
+
+def _output_limit(route: str, body: dict[str, Any]) -> int | None:
+    """The output tokens a sent body allows (None: it names no limit)."""
+    keys = _OUTPUT_LIMITS.get(wire_shape(route), ())
     limit = next((body[k] for k in keys if isinstance(body.get(k), int)), None)
     if limit is None:
         return None
@@ -75,11 +93,28 @@ def _requested_output(call: CallRecord, pack: PackReader | None) -> int | None:
     return int(limit) * (n if isinstance(n, int) and n > 1 else 1)
 
 
+def worst_of(call: CallRecord, price: ModelPrice, pack: PackReader | None) -> Decimal:
+    """What the live proxy reserves for `call`, from the body it sends."""
+    tokens = token_counts(call)
+    if call.route.endswith((".embeddings", ".rerank")):
+        return worst_case(price, tokens.prompt, 0)
+    sent = sent_body(call, pack)
+    if sent is None:  # no body to read: its own prompt, and the model's output ceiling
+        return worst_case(price, tokens.prompt + BASE_OVERHEAD_TOKENS, price.max_output_tokens)
+    body, raw_len = sent
+    prompt = raw_len + BASE_OVERHEAD_TOKENS + (TOOL_OVERHEAD_TOKENS if body.get("tools") else 0)
+    asked = _output_limit(call.route, body)
+    ceiling = price.max_output_tokens if asked is None else min(asked, price.max_output_tokens)
+    return worst_case(price, max(prompt, tokens.prompt), max(ceiling, tokens.output))
+
+
 def project_calls(
     calls: list[CallRecord], prices: PriceTable, pack: PackReader | None
 ) -> Projection:
     p = Projection()
     for call in calls:
+        if call.reuse_of is not None:
+            continue  # answered with the leader's reply: no reservation, no vendor call
         model = call.model_served or call.model_requested or ""
         try:
             price = prices.model(model)
@@ -88,11 +123,8 @@ def project_calls(
                 f"call {call.seq} of the record run ({call.arm}, {call.purpose}) names model "
                 f"{model!r}, which the price table {prices.source} lacks: it cannot be projected"
             ) from None
-        tokens = token_counts(call)
-        asked = _requested_output(call, pack)
-        ceiling = price.max_output_tokens if asked is None else min(asked, price.max_output_tokens)
-        p.expected += cost(price, tokens)
-        p.worst += worst_case(price, tokens.prompt, max(ceiling, tokens.output))
+        p.expected += cost(price, token_counts(call))
+        p.worst += worst_of(call, price, pack)
         p.calls += 1
     return p
 
