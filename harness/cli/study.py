@@ -57,6 +57,13 @@ ALLOW_MISSES = typer.Option(
     envvar="HARNESS_ALLOW_MISSES",
     help="Pass the run although an arm missed a memory control (the misses are still counted).",
 )
+SKIP_SUITE = typer.Option(
+    False,
+    "--skip-suite",
+    envvar="HARNESS_SKIP_SUITE",
+    help="Live: run without a record of the integration suite passing on this code (V0; "
+    "run.json and the report say so, as a deviation).",
+)
 NEW_LEDGER_BRANCH = typer.Option(
     False,
     "--new-ledger-branch",
@@ -84,15 +91,20 @@ def _run(
     shard: str | None = None,
     workers: int | None = None,
     new_ledger_branch: bool = False,
+    skip_suite: bool = False,
 ) -> int:
     from harness.run.pipeline import RunRequest, run_study
+    from harness.run.priced_models import check_priced_models
     from harness.run.shards import resolve_shard
     from harness.study import load_study
 
     spec = resolve_shard(shard)
+    loaded = load_study(study)
+    for warning in check_priced_models(loaded, mode):  # refused in live mode
+        typer.echo(warning, err=True)
 
     request = RunRequest(
-        study=load_study(study),
+        study=loaded,
         mode=mode,
         run_root=run_dir,
         arms=arm,
@@ -104,6 +116,7 @@ def _run(
         shard=spec,
         workers=workers,
         new_ledger_branch=new_ledger_branch,
+        skip_suite=skip_suite,
     )
     return _report(run_study(request))
 
@@ -235,6 +248,7 @@ def live(
     shard: str | None = SHARD,
     workers: int | None = WORKERS,
     new_ledger_branch: bool = NEW_LEDGER_BRANCH,
+    skip_suite: bool = SKIP_SUITE,
 ) -> int:
     """Run a study against the real vendors, metered and capped (after a clean record run)."""
     return _run(
@@ -250,6 +264,7 @@ def live(
         shard,
         workers,
         new_ledger_branch=new_ledger_branch,
+        skip_suite=skip_suite,
     )
 
 
