@@ -30,7 +30,10 @@ def judge(
     ),
     jobs: int = typer.Option(4, "--jobs", help="Prompts in flight at once."),
     verify: Path | None = typer.Option(
-        None, "--verify", help="Re-check a set instead: every vote traced to its prompt and reply."
+        None,
+        "--verify",
+        help="Re-check a set instead: every vote traced to its prompt and reply, the manifest "
+        "bound by its seal (--seal, default SET.seal.json) and every derived field recomputed.",
     ),
     open_set: Path | None = typer.Option(
         None,
@@ -46,7 +49,7 @@ def judge(
     if verify is not None:
         from harness.judge.verify import verify_set
 
-        problems = verify_set(verify)
+        problems = verify_set(verify, seal)
         for problem in problems:
             typer.echo(problem)
         typer.echo(f"{verify}: {len(problems)} problem(s)")
@@ -63,6 +66,7 @@ def judge(
             hint="harness judge RUN_DIR --rubrics DIR --judges judges.toml --out SET",
         )
     from harness.judge.plan import Settings
+    from harness.judge.progress import judging_progress
     from harness.judge.stage import StageOptions, run_stage, seal_path_for
 
     options = StageOptions(
@@ -76,7 +80,8 @@ def judge(
         attempts=attempts,
         jobs=jobs,
     )
-    manifest = run_stage(list(run_dirs), rubrics, judges, out, options)
+    with judging_progress():
+        manifest = run_stage(list(run_dirs), rubrics, judges, out, options)
     for b in [*manifest.calibration, *manifest.running, *manifest.stability]:
         value = "-" if b.value is None else f"{b.value:.2f}"
         typer.echo(

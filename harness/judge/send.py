@@ -15,10 +15,12 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from harness.judge.judges import Judge, JudgeClient, JudgeError
 from harness.judge.parse import parse_reply
+from harness.judge.progress import task_done, tasks_added
 from rundir.judgments import PROMPTS_DIR, REPLIES_DIR, JudgmentTask, Vote, VoteLog, sha256_bytes
 
 RUNNING_MIN_CONTROLS = 10
@@ -57,8 +59,11 @@ def ask_task(
     client: JudgeClient,
     attempts: int,
     log: VoteLog,
+    on_accepted: Callable[[Vote], None] | None = None,
 ) -> Vote | None:
-    """Ask until a reply is accepted (returned) or `attempts` are spent (None)."""
+    """Ask until a reply is accepted (returned) or `attempts` are spent (None). `on_accepted`
+    runs as the accepted vote is logged, in the log's order (the running watch: a re-check
+    replays votes.jsonl in that order and must reach the same halt)."""
     prompt = set_dir / PROMPTS_DIR / f"{task.id}.txt"
     # Every call is logged with the pins of the judge asked and, for an HTTP judge, its tokens
     # and cost at the price table: this line says which model was asked, at what effort, and
@@ -106,8 +111,9 @@ def ask_task(
                 unpriced=answer.unpriced,
                 **pins,
             )
-        log.append(vote)
-        if vote.status == "accepted":
+        accepted = vote.status == "accepted"
+        log.append(vote, partial(on_accepted, vote) if accepted and on_accepted else None)
+        if accepted:
             return vote
     return None
 
@@ -127,19 +133,31 @@ def send(
     clients = {name: judge.client() for name, judge in judges.items()}
     accepted: dict[str, Vote] = {}
     lock = threading.Lock()
+    tasks_added(len(tasks))
 
     def one(task: JudgmentTask) -> None:
+        try:
+            ask_one(task)
+        finally:
+            task_done()
+
+    def ask_one(task: JudgmentTask) -> None:
         if running is not None and task.rubric in running.halted:
             return
-        vote = ask_task(set_dir, task, judges[task.judge], clients[task.judge], attempts, log)
+
+        def watch(vote: Vote) -> None:
+            if running is not None and vote.verdict is not None:
+                running.record(task, vote.verdict)
+
+        vote = ask_task(
+            set_dir, task, judges[task.judge], clients[task.judge], attempts, log, watch
+        )
         if vote is None:
             return
         with lock:
             accepted[task.id] = vote
             if progress is not None:
                 progress(len(accepted))
-        if running is not None and vote.verdict is not None:
-            running.record(task, vote.verdict)
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for future in [pool.submit(one, task) for task in tasks]:
