@@ -4,7 +4,9 @@ to the tool that produced them.
 
 Written once, at the end of a run, after every process that writes into the run directory has
 stopped; an audit re-hashes the files against it (harness/checks/audit.py). Files that are written
-into a run directory after the run by other tools (audit.json, gate.json) are not listed.
+into a run directory after the run by other tools (audit.json, gate.json) are not listed; the
+voids `harness void` appends are not either, but each one moves the manifest's `voids` count and
+`voids_head` (the end of their hash chain, rundir/voids.py).
 """
 
 from __future__ import annotations
@@ -54,6 +56,10 @@ class Manifest(RunDirModel):
     ledger_entries: int | None = None
     ledger_head: str | None = None
     files: list[ManifestFile] = Field(default_factory=list)
+    # voids.jsonl (rundir/voids.py), written after the run: how many records it holds and the
+    # SHA-256 of its last line, set by `harness void`, so a deleted or cut file is caught.
+    voids: int = 0
+    voids_head: str | None = None
 
 
 def file_sha256(path: Path) -> str:

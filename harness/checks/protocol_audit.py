@@ -4,8 +4,12 @@ and of its voids (rundir/voids.py).
 - each frozen file's hash in run.json equals the study's lock (protocol.lock.json) and the file's
   bytes now: an edited header, lock or file is a discrepancy naming it;
 - the addendum copied into the run hashes to what run.json says; an addendum in the study that
-  has grown since is a note (entries may be added after a run, e.g. a deviation found later);
-- voids.jsonl, written after the run and so outside its manifest, parses.
+  has grown since is a note (entries may be added after a run, e.g. a deviation found later), an
+  amendment it gained dated before a live run a note that it was backdated (a deviation), and
+  an entry of the run's copy it lost a discrepancy (an addendum only grows);
+- voids.jsonl, written after the run and so outside its manifest's file list, parses, voids only
+  this run's items that ran, and is the hash chain the manifest's `voids`/`voids_head` end
+  (rundir/voids.py): a forged, copied, cut or deleted void is a discrepancy.
 A study folder that cannot be found (a run copied elsewhere) is a note: only the run's own files
 are then checked. Runs without a protocol are not checked.
 """
@@ -14,13 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import suppress
 from pathlib import Path
-
-from pydantic import ValidationError
 
 from rundir.header import RunHeader
 from rundir.protocol import ADDENDUM_COPY, addendum_copies
-from rundir.voids import VOIDS_FILE, read_voids
+from rundir.voids import VOIDS_FILE, void_problems
 
 LOCK_FILE = "protocol.lock.json"  # harness/protocol/lock.py's, read here as plain JSON
 
@@ -37,14 +40,25 @@ def _locked(lock: Path) -> dict[str, str] | None:
         return None
 
 
+def _items_ran(run_dir: Path) -> set[str]:
+    """The items of the run's turns (a merged run: its shards' too), read as plain JSON."""
+    ran: set[str] = set()
+    for turns in [run_dir / "turns.jsonl", *sorted(run_dir.glob("shards/*/turns.jsonl"))]:
+        if turns.is_file():
+            with open(turns, encoding="utf-8") as f:
+                for line in f:
+                    with suppress(ValueError, AttributeError):
+                        ran.add(str(json.loads(line).get("item")))
+    return ran
+
+
 def protocol_findings(run_dir: Path, header: RunHeader) -> tuple[list[tuple[str, str]], list[str]]:
     """(where, what) discrepancies, and notes, for the run's protocol hashes and voids."""
     found: list[tuple[str, str]] = []
     notes: list[str] = []
-    try:
-        read_voids(run_dir)
-    except (ValueError, ValidationError) as e:
-        found.append((VOIDS_FILE, f"does not parse: {str(e).splitlines()[0]}"))
+    ran = _items_ran(run_dir)
+    for problem in void_problems(run_dir, header.run_id, header.manifest, ran):
+        found.append((VOIDS_FILE, problem))
     study = header.study
     record = study.protocol if study is not None else None
     if study is None or record is None:
@@ -89,4 +103,38 @@ def protocol_findings(run_dir: Path, header: RunHeader) -> tuple[list[tuple[str,
                 f"the study's addendum {record.addendum} changed since the run (entries added "
                 f"later are not the run's); the run's copy is {ADDENDUM_COPY}"
             )
+            _addendum_since(copies, current, header, found, notes)
     return found, notes
+
+
+def _addendum_since(
+    copies: list[Path],
+    current: Path,
+    header: RunHeader,
+    found: list[tuple[str, str]],
+    notes: list[str],
+) -> None:
+    """The study's addendum only grows: an entry of the run's copy it lost is a discrepancy; an
+    amendment it gained that is dated before a live run was backdated (that run's deviation)."""
+    from harness.errors import HarnessError
+    from harness.protocol.addendum import load_addendum, removed_since, run_deviations
+
+    try:
+        copy, now = load_addendum(copies[0]), load_addendum(current)
+    except (HarnessError, IndexError):
+        return  # an unreadable copy is found above by its hash; the study's is not the run's
+    for entry in removed_since(copy, now):
+        found.append(
+            (
+                str(current),
+                f"lost the {entry.kind} of {entry.when} ({entry.text[:60]!r}) that the run's "
+                "copy holds: an addendum only grows",
+            )
+        )
+    later = run_deviations(copy, now, header.mode, header.started)
+    for deviation in later:
+        if "backdated" in deviation.why:
+            notes.append(
+                f"{deviation.entry.kind} of {deviation.entry.when} ({deviation.entry.text[:60]!r})"
+                f" is {deviation.why}: the report lists it as this run's deviation"
+            )

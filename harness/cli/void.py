@@ -1,6 +1,7 @@
 """`harness void RUN_DIR --items ID... --reason TEXT`: set items aside in every arm of a run after a
 harness defect was found in them (rundir/voids.py). The run's files are not touched: one dated
-record is appended to voids.jsonl, and the report leaves the items out of every statistic."""
+record is appended to voids.jsonl, chained to the run's manifest, whose void count and head move
+with it in run.json; the report leaves the items out of every statistic."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ def void(
     reason: str = typer.Option(..., "--reason", help="The defect found, in one line."),
 ) -> int:
     """Void items of a run in every arm (a harness defect found after it), with a dated reason."""
-    from rundir.header import now_iso, read_header
+    from rundir.header import now_iso, read_header, write_header
     from rundir.turns import read_turns
-    from rundir.voids import VoidRecord, append_void, voided_items
+    from rundir.voids import VoidRecord, append_void, chain_next, voided_items
 
     header = read_header(run)
     if header.study is None:
@@ -44,9 +45,23 @@ def void(
             f"item(s) {', '.join(again)} of {header.run_id} are already voided "
             f"({already[again[0]]})"
         )
-    append_void(
-        run, VoidRecord(run_id=header.run_id, voided=now_iso(), items=wanted, reason=reason)
+    manifest = header.manifest
+    if manifest is None:
+        raise HarnessError(
+            f"{run} has no manifest in run.json: the run never finished",
+            hint="void items of a finished run (its voids are chained to its manifest)",
+        )
+    record = VoidRecord(
+        run_id=header.run_id,
+        voided=now_iso(),
+        items=wanted,
+        reason=reason,
+        prev=chain_next(run, manifest),
     )
+    # The line first, then run.json: a crash between leaves a mismatch the audit names.
+    manifest.voids_head = append_void(run, record)
+    manifest.voids += 1
+    write_header(run, header)
     typer.echo(f"voided {len(wanted)} item(s) of {header.run_id} in every arm: {', '.join(wanted)}")
     typer.echo(f"  reason: {reason}")
     typer.echo(

@@ -8,10 +8,22 @@ the freeze, as dated entries, never by editing a frozen file.
     text = "Judge temperature 0 instead of 0.2."
     reason = "The pilot's judges disagreed with themselves at 0.2."   # an amendment needs one
 
-An amendment is made before the first live call it affects; one dated after a live run started
-is that run's deviation (it changed the protocol under the data). Deviation entries are reported
-with every run. A date without a time on the run's own day cannot show it came first: it counts
-as after (fail closed), and the report says to give a time.
+    [[entry]]                            # a frozen file the study no longer names
+    date = 2026-05-03T09:00:00Z
+    kind = "withdrawal"
+    file = "protocol/0c.md"
+    text = "Section 0c withdrawn: the arm it described was dropped."
+    reason = "Its engine cannot run offline."
+
+An amendment (or a withdrawal) is made before the first live call it affects; one dated after a
+live run started is that run's deviation (it changed the protocol under the data). Deviation
+entries are reported with every run. A date without a time on the run's own day cannot show it
+came first: it counts as after (fail closed), and the report says to give a time.
+
+A run reads its own copy of the addendum (rundir/protocol.py), never the study's as it is now:
+an entry deleted since stays the run's. Entries the study's addendum gained after the run are
+added (`run_deviations`): a deviation found later is the run's, and an amendment dated before a
+live run that its copy does not hold was backdated, which is that run's deviation too.
 """
 
 from __future__ import annotations
@@ -33,15 +45,17 @@ class Entry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     date: date | datetime  # date first: "2026-05-01" stays a date, not midnight
-    kind: Literal["amendment", "record", "deviation"]
+    kind: Literal["amendment", "record", "deviation", "withdrawal"]
     text: str = Field(min_length=1)
     reason: str | None = None
     file: str | None = None
 
     @model_validator(mode="after")
     def _amendment_has_reason(self) -> Entry:
-        if self.kind == "amendment" and not (self.reason or "").strip():
-            raise ValueError('an amendment needs its reason (reason = "...")')
+        if self.kind in ("amendment", "withdrawal") and not (self.reason or "").strip():
+            raise ValueError(f'an {self.kind} needs its reason (reason = "...")')
+        if self.kind == "withdrawal" and not self.file:
+            raise ValueError('a withdrawal names the frozen file it withdraws (file = "...")')
         return self
 
     @property
@@ -54,6 +68,10 @@ class Addendum(BaseModel):
 
     schema_: Literal[1] = Field(ADDENDUM_SCHEMA, alias="schema")
     entry: list[Entry] = Field(default_factory=list)
+
+    def withdrawn(self) -> set[str]:
+        """The frozen files a withdrawal entry took out of the protocol."""
+        return {e.file for e in self.entry if e.kind == "withdrawal" and e.file}
 
 
 @dataclass(frozen=True)
@@ -103,16 +121,45 @@ def deviations(addendum: Addendum, mode: str, started: str) -> list[Deviation]:
     for entry in addendum.entry:
         if entry.kind == "deviation":
             out.append(Deviation(entry, "recorded deviation"))
-        elif entry.kind == "amendment" and mode == "live":
+        elif entry.kind in ("amendment", "withdrawal") and mode == "live":
             if isinstance(entry.date, datetime):
                 if _utc(entry.date) > begun:
-                    out.append(Deviation(entry, "amendment dated after this live run started"))
+                    out.append(Deviation(entry, f"{entry.kind} dated after this live run started"))
             elif entry.date >= begun.date():
                 out.append(
                     Deviation(
                         entry,
-                        "amendment dated the run's day or later without a time: it cannot show "
+                        f"{entry.kind} dated the run's day or later without a time: it cannot show "
                         "it preceded the run (give its date a time)",
                     )
                 )
     return out
+
+
+def run_deviations(
+    copy: Addendum, now: Addendum | None, mode: str, started: str
+) -> list[Deviation]:
+    """A run's deviations: from its own copy of the addendum, then from what the study's addendum
+    (`now`, when at hand) gained since: a later deviation entry, a later amendment, or one dated
+    before a live run although the run's copy lacks it (backdated)."""
+    out = deviations(copy, mode, started)
+    for entry in now.entry if now is not None else []:
+        if entry in copy.entry:
+            continue
+        if entry.kind == "deviation":
+            out.append(Deviation(entry, "deviation recorded after the run"))
+        elif entry.kind in ("amendment", "withdrawal") and mode == "live":
+            late = deviations(Addendum(entry=[entry]), mode, started)
+            out += late or [
+                Deviation(
+                    entry,
+                    f"{entry.kind} dated before this live run but missing from the run's copy "
+                    "of the addendum: added after the run, backdated",
+                )
+            ]
+    return out
+
+
+def removed_since(copy: Addendum, now: Addendum) -> list[Entry]:
+    """Entries of the run's copy the study's addendum no longer holds (it may only grow)."""
+    return [entry for entry in copy.entry if entry not in now.entry]

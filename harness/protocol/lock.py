@@ -1,6 +1,8 @@
 """Frozen protocol files: `harness protocol freeze STUDY FILE` locks a file's SHA-256 and date in
 `protocol.lock.json` beside the study; every run of the study (record, gate, live, replay) then
-refuses to start, in one line naming the file, when a frozen file's bytes differ from its lock.
+refuses to start, in one line naming the file, when a frozen file's bytes differ from its lock,
+and when the study stops naming a locked file without a withdrawal entry in the addendum: the
+lock, not study.toml, says what is frozen.
 
 A frozen file never changes: freezing it again with other bytes is refused (the change belongs in
 the addendum, harness/protocol/addendum.py). The lock is committed with the study; the run's
@@ -113,9 +115,9 @@ def check_protocol(study: Study) -> CheckedProtocol | None:
     """Refuse, naming the file, a frozen file that is unlocked, unreadable or changed, and an
     addendum that is missing or malformed; None when the study declares no protocol."""
     protocol = study.file.protocol
-    if not protocol.frozen and protocol.addendum is None:
+    lock = read_lock(study)  # the source of truth: what it locks stays locked
+    if not protocol.frozen and protocol.addendum is None and not lock.files:
         return None
-    lock = read_lock(study)
     hashes = []
     for name in protocol.frozen:
         digest = _digest(study.path.parent / name, name)
@@ -142,10 +144,28 @@ def check_protocol(study: Study) -> CheckedProtocol | None:
                 f"protocol addendum {protocol.addendum} ({path}) cannot be read: {e.strerror}",
                 hint="create it (it may hold no entries yet) or remove `addendum` from [protocol]",
             ) from None
-        parse_addendum(data, protocol.addendum)
+    withdrawn: set[str] = set()
+    if data is not None:
+        withdrawn = parse_addendum(data, protocol.addendum or "").withdrawn()
+    _refuse_unnamed(study, lock, withdrawn)
     record = ProtocolRecord(
         frozen=hashes,
         addendum=protocol.addendum,
         addendum_sha256=hashlib.sha256(data).hexdigest() if data is not None else None,
     )
     return CheckedProtocol(record, data)
+
+
+def _refuse_unnamed(study: Study, lock: ProtocolLock, withdrawn: set[str]) -> None:
+    """A locked file the study stops naming (dropped from `frozen`, or the [protocol] table
+    removed) could then change unseen: refused until the addendum records its withdrawal."""
+    named = set(study.file.protocol.frozen)
+    for entry in lock.files:
+        if entry.path in named or entry.path in withdrawn:
+            continue
+        raise HarnessError(
+            f"protocol file {entry.path} is locked in {lock_path(study)} (frozen "
+            f"{entry.frozen}) but {study.path} no longer names it in [protocol] frozen",
+            hint=f"name it again, or record its withdrawal in the addendum: [[entry]] kind = "
+            f'"withdrawal", file = "{entry.path}", date, text and reason (docs/protocol.md)',
+        )

@@ -128,11 +128,27 @@ def protocol_lines(ctx: Context) -> list[str]:
 
 def deviation_lines(ctx: Context) -> list[str]:
     """Section 12: each deviation with its run, date, text and why it counts."""
-    return [
-        f"Deviation of run {run} ({d.why}), {d.entry.when}: {d.entry.text}"
-        + (f" Reason: {d.entry.reason}" if d.entry.reason else "")
-        for run, d in run_deviations(ctx)
-    ] + probe_lines(ctx)
+    return (
+        [
+            f"Deviation of run {run} ({d.why}), {d.entry.when}: {d.entry.text}"
+            + (f" Reason: {d.entry.reason}" if d.entry.reason else "")
+            for run, d in run_deviations(ctx)
+        ]
+        + suite_lines(ctx)
+        + probe_lines(ctx)
+    )
+
+
+def suite_lines(ctx: Context) -> list[str]:
+    """A live run started without V0's record of the integration suite passing (--skip-suite,
+    harness/run/suite_record.py): its code was not shown to pass the suite."""
+    lines = []
+    for header in ctx.data.headers:
+        suite = str((header.get("study") or {}).get("suite") or "")
+        if suite.startswith("not checked"):
+            run = ctx.anon.run(str(header.get("run_id")))
+            lines.append(f"Deviation of run {run} (V0): the integration suite was {suite}")
+    return lines
 
 
 def probe_lines(ctx: Context) -> list[str]:

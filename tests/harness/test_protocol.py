@@ -240,6 +240,9 @@ def test_an_amendment_dated_after_a_live_run_started_is_that_runs_deviation(
         texts[run_dir] = (out / "report.md").read_text()
     twelve = texts[live].split("## 12 ")[1].split("## 13 ")[0]
     assert "Cap raised to 2 USD." in twelve and "after this live run started" in twelve
+    # V0 skipped (the suite's own live runs, tests/conftest.py): run.json and the report say so.
+    assert header(live)["study"]["suite"].startswith("not checked: --skip-suite")
+    assert "(V0): the integration suite was not checked" in twelve
     # The amendment dated before the run is not a deviation; a record run has none of them.
     assert "Two items instead of three." not in twelve
     assert "Cap raised to 2 USD." not in texts[record].split("## 12 ")[1].split("## 13 ")[0]
@@ -248,6 +251,29 @@ def test_an_amendment_dated_after_a_live_run_started_is_that_runs_deviation(
     audit = harness("audit", str(live))
     assert audit.returncode == 0, audit.stdout
     assert "note: the study's addendum protocol/addendum.toml changed since the run" in audit.stdout
+
+    # Backdated: an amendment written now, dated before the run, that the run's copy lacks.
+    earlier = (started - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    addendum = folder / "protocol" / "addendum.toml"
+    with addendum.open("a") as f:
+        f.write(
+            f'\n[[entry]]\ndate = {earlier}\nkind = "amendment"\ntext = "Judge swapped."\n'
+            'reason = "Cheaper."\n'
+        )
+    # And the recorded deviation deleted from the study's addendum after the run.
+    deviation = "[[entry]]" + ADDENDUM.split("[[entry]]")[3]
+    addendum.write_text(addendum.read_text().replace(deviation, ""))
+    assert "rebuilt after the freeze" not in addendum.read_text()
+    out = tmp_path / "report-again"
+    done = harness("report", str(live), "--out", str(out), "--format", "md")
+    assert done.returncode == 0, done.stderr
+    twelve = (out / "report.md").read_text().split("## 12 ")[1].split("## 13 ")[0]
+    assert "Judge swapped." in twelve and "backdated" in twelve
+    assert "The arm's image was rebuilt after the freeze." in twelve  # the run's copy holds it
+    audit = harness("audit", str(live))
+    assert audit.returncode != 0, audit.stdout
+    assert "lost the deviation of 2024-04-22" in audit.stdout and "only grows" in audit.stdout
+    assert "Judge swapped." in audit.stdout and "backdated" in audit.stdout
 
 
 def test_merged_shards_keep_the_protocol_and_its_audit_reads_the_shards_copies(
@@ -277,3 +303,35 @@ def test_merged_shards_keep_the_protocol_and_its_audit_reads_the_shards_copies(
         copy.write_text(ADDENDUM + "\n# edited\n")
     edited = harness("audit", str(merged))
     assert edited.returncode == 1 and "protocol: run.json: addendum SHA-256" in edited.stdout
+
+
+def test_a_locked_file_the_study_stops_naming_refuses_until_its_withdrawal_is_recorded(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "study"
+    study = _study(folder)
+    for name in ("protocol/0a.md", "protocol/0b.md"):
+        assert harness("protocol", "freeze", str(study), name).returncode == 0
+    (folder / "protocol" / "0b.md").write_text("# Protocol 0b\nChanged once unnamed.\n")
+    arms = {"a": toy_arm(), "b": toy_arm()}
+    runs = tmp_path / "runs"
+    addendum = "protocol/addendum.toml"
+    dropped = {"frozen": ["protocol/0a.md"], "addendum": addendum}
+    for protocol, name in ((dropped, "protocol/0b.md"), (None, "protocol/0a.md")):
+        # 0b dropped from `frozen`, then the whole [protocol] table: the lock holds both.
+        fields = {"protocol": protocol} if protocol else {}
+        write_study(folder, arms, ITEMS, **fields)
+        done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local")
+        assert done.returncode == 2 and not runs.exists(), done.stderr
+        err = [line for line in done.stderr.splitlines() if not line.startswith("  hint:")]
+        assert len(err) == 1 and f"protocol file {name} is locked in" in err[0], err
+        assert "no longer names it" in err[0] and "withdrawal" in done.stderr
+    write_study(folder, arms, ITEMS, protocol={"frozen": ["protocol/0a.md"], "addendum": addendum})
+    with (folder / addendum).open("a") as f:
+        f.write(
+            '\n[[entry]]\ndate = 2024-04-25T09:00:00Z\nkind = "withdrawal"\n'
+            'file = "protocol/0b.md"\ntext = "0b withdrawn."\nreason = "Its arm was dropped."\n'
+        )
+    done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "protocol: 1 frozen file(s) matched their lock" in done.stdout

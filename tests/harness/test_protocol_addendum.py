@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import HarnessError
-from harness.protocol.addendum import deviations, parse_addendum
+from harness.protocol.addendum import deviations, parse_addendum, removed_since, run_deviations
 
 STARTED = "2024-05-01T10:00:00.000+00:00"
 
@@ -72,3 +72,39 @@ def test_an_addendum_that_is_not_toml_is_refused() -> None:
     with pytest.raises(HarnessError, match="is not valid TOML"):
         parse_addendum(b"[[entry]\n", "a.toml")
     assert parse_addendum(b"", "a.toml").entry == []
+
+
+WITHDRAWN = (
+    'date = 2024-04-29T09:00:00Z\nkind = "withdrawal"\nfile = "p/0c.md"\ntext = "t"\nreason = "r"'
+)
+
+
+def test_a_withdrawal_names_its_file_and_reason_and_is_listed() -> None:
+    assert parse_addendum(_addendum(WITHDRAWN), "a").withdrawn() == {"p/0c.md"}
+    for cut, says in (('file = "p/0c.md"\n', "names the frozen file"), ('reason = "r"', "reason")):
+        with pytest.raises(HarnessError, match=says):
+            parse_addendum(_addendum(WITHDRAWN.replace(cut, "")), "a")
+
+
+def test_an_amendment_backdated_before_a_live_run_but_not_in_its_copy_is_its_deviation() -> None:
+    copy = parse_addendum(_addendum(RECORD), "copy")
+    now = parse_addendum(_addendum(RECORD, AMENDED_BEFORE, AMENDED_AFTER, DEVIATION), "now")
+    found = run_deviations(copy, now, "live", STARTED)
+    assert [(d.entry.when, d.why.split(":")[0]) for d in found] == [
+        ("2024-05-01T09:59:59+00:00", "amendment dated before this live run but missing from "
+         "the run's copy of the addendum"),
+        ("2024-05-01T10:30:00+00:00", "amendment dated after this live run started"),
+        ("2024-01-01", "deviation recorded after the run"),
+    ]  # fmt: skip
+    assert "backdated" in found[0].why
+    # Held by the run's copy, the same amendment is no deviation: it preceded the run.
+    assert run_deviations(parse_addendum(_addendum(AMENDED_BEFORE), "c"), now, "live", STARTED)[
+        0
+    ].entry.when.startswith("2024-05-01T10:30")
+
+
+def test_an_entry_deleted_from_the_study_since_the_run_stays_the_runs() -> None:
+    copy = parse_addendum(_addendum(DEVIATION, RECORD), "copy")
+    now = parse_addendum(_addendum(RECORD), "now")  # the deviation was deleted afterwards
+    assert [d.why for d in run_deviations(copy, now, "record", STARTED)] == ["recorded deviation"]
+    assert [e.kind for e in removed_since(copy, now)] == ["deviation"]

@@ -81,6 +81,20 @@ def test_a_voided_item_leaves_the_statistics_and_is_listed_with_its_reason(
 
     # voids.jsonl is written after the run: the audit accepts it, and catches it damaged.
     assert harness("audit", str(run_dir)).returncode == 0
+    assert header(run_dir)["manifest"]["voids"] == 1
+    kept = (run_dir / "voids.jsonl").read_bytes()
+    forged = dict(record, run_id="another-run", items=["i9"])  # hand-written, unchained
+    for tamper, says in (
+        (b"", "records 1 void record(s); the file is missing"),  # deleted
+        (kept + json.dumps(forged).encode() + b"\n", "voids items of run another-run"),
+        (kept + json.dumps(forged).encode() + b"\n", "never ran here: i9"),
+    ):
+        (run_dir / "voids.jsonl").unlink(missing_ok=True)
+        if tamper:
+            (run_dir / "voids.jsonl").write_bytes(tamper)
+        audit = harness("audit", str(run_dir))
+        assert audit.returncode == 1 and says in audit.stdout, audit.stdout
+    (run_dir / "voids.jsonl").write_bytes(kept)
     with (run_dir / "voids.jsonl").open("a") as f:
         f.write('{"schema": 1, "run_id": "x"}\n')
     audit = harness("audit", str(run_dir))
