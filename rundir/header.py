@@ -102,6 +102,9 @@ class StudyRun(BaseModel):
     # Live: arms left out before any spend, and why (harness/run/dropped.py): the followers of
     # cross-arm gate pairs that failed (docs/coupled.md).
     dropped_arms: dict[str, str] = Field(default_factory=dict)
+    # Live: V0, the integration suite's record the run started on ("passed on commit ..., tree
+    # ...") or "not checked: --skip-suite ..." (a deviation); None on record runs and older runs.
+    suite: str | None = None
 
 
 class RunHeader(RunDirModel):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli.study import ISOLATION, NEW_LEDGER_BRANCH, RUN_DIR, _isolation
+from harness.cli.study import ISOLATION, NEW_LEDGER_BRANCH, RUN_DIR, SKIP_SUITE, _isolation
 from harness.errors import HarnessError
 
 
@@ -36,6 +36,7 @@ def pilot(
     run_dir: Path = RUN_DIR,
     isolation: str = ISOLATION,
     new_ledger_branch: bool = NEW_LEDGER_BRANCH,
+    skip_suite: bool = SKIP_SUITE,
 ) -> int:
     """Run the live pilot's legs under one ledger stage: legs dropped in the fixed order (never
     the first five) when the projection passes the cap; writes unit_costs.json."""
@@ -60,6 +61,7 @@ def pilot(
         stage=stage_name,
         isolation=_isolation(isolation),
         new_ledger_branch=new_ledger_branch,
+        skip_suite=skip_suite,
     )
     for name in result.dropped:
         p = result.projections[name]

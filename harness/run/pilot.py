@@ -27,6 +27,7 @@ from harness.run.legs import Leg, LegsFile, check_against_study, leg_items, plan
 from harness.run.live_job import live_job
 from harness.run.pilot_cost import Projection, leg_calls, project_calls, record_calls, unit_costs
 from harness.run.prepare import Isolation, RunRequest, check_live_needs, passing_record_run
+from harness.run.suite_record import check_suite
 from harness.study import Study
 from ledger.errors import LedgerError
 from ledger.ledger import Ledger
@@ -155,7 +156,9 @@ def run_pilot(
     stage: str | None = None,
     isolation: Isolation = "auto",
     new_ledger_branch: bool = False,
+    skip_suite: bool = False,
 ) -> PilotResult:
+    check_suite(skip_suite)  # V0, before anything else: each leg checks it again
     source = find_record_run(study, run_root, record_run)
     gate = passing_gate(study.study_sha256, study.compose_sha256, run_root)
     if gate is None:
@@ -181,7 +184,8 @@ def run_pilot(
                 ledger.open_stage(stage, cap)
         except LedgerError as e:
             raise HarnessError(f"cannot open the pilot's stage {stage!r}: {e}") from None
-        _run_legs(study, legs, result, run_root, isolation, cap, job, new_ledger_branch)
+        flags = {"new_ledger_branch": new_ledger_branch, "skip_suite": skip_suite}
+        _run_legs(study, legs, result, run_root, isolation, cap, job, flags)
     units = unit_costs([Path(leg.run_dir) for leg in result.legs if leg.run_dir])
     doc = {
         "schema": PILOT_SCHEMA,
@@ -202,7 +206,7 @@ def _run_legs(
     isolation: Isolation,
     cap: Decimal,
     job: LiveJob,
-    new_ledger_branch: bool,
+    flags: dict[str, bool],
 ) -> None:
     """Each kept leg as a live run of the study, one after another, under the pilot's claim."""
     from harness.run.pipeline import run_study  # the live path itself, not a second one
@@ -229,7 +233,8 @@ def _run_legs(
             isolation=isolation,
             cap=str(left),
             live_job=job,
-            new_ledger_branch=new_ledger_branch,
+            new_ledger_branch=flags["new_ledger_branch"],
+            skip_suite=flags["skip_suite"],
         )
         log.info("pilot leg starts", leg=name, run_cap=str(left), stage=stage)
         ran = run_study(request)

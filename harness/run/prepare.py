@@ -24,6 +24,7 @@ from harness.run.dropped import dropped_followers, without_dropped
 from harness.run.live_checks import cap_usd, check_branch, check_keys, vendors_called
 from harness.run.resume import resumption
 from harness.run.shards import ShardSpec
+from harness.run.suite_record import check_suite
 from harness.run.worker_names import check_workers, instances
 from harness.study import Item, Study, sha256
 from ledger.git_branch import from_environment
@@ -67,6 +68,7 @@ class RunRequest:
     # Live: the ledger's live-job slot already held by the caller (a pilot, for all its legs).
     live_job: LiveJob | None = None
     new_ledger_branch: bool = False  # --new-ledger-branch: the ledger's git branch may start
+    skip_suite: bool = False  # --skip-suite: live without V0's record (run.json says so)
 
 
 @dataclass
@@ -99,8 +101,9 @@ def prepare(request: RunRequest) -> Plan:
     if shard is not None:
         items = [item for item in items if item.id in set(shard.items)]
     dropped: dict[str, str] = {}
+    suite = None
     if request.mode == "live":
-        gate = _check_live(request)
+        gate, suite = _check_live(request)
         dropped = dropped_followers(study, gate)  # before any spend (harness/run/dropped.py)
         arms = without_dropped(arms, request.arms, dropped)
     arms, skip = _resumed(request, arms, items)
@@ -159,6 +162,7 @@ def prepare(request: RunRequest) -> Plan:
             subject=study.file.subject,
             protocol=protocol.record if protocol is not None else None,
             dropped_arms=dropped,
+            suite=suite,
         ),
     )
     write_header(run_dir, header)
@@ -260,12 +264,14 @@ def select_items(study: Study, limit: int | None) -> list[Item]:
     return study.items[:limit] if limit else list(study.items)
 
 
-def _check_live(request: RunRequest) -> Path:
-    """The passing gate that lets the live run start (its path), else HarnessError."""
+def _check_live(request: RunRequest) -> tuple[Path, str]:
+    """The passing gate that lets the live run start (its path) and V0's suite line, else
+    HarnessError."""
     study = request.study
     if not request.cap:
         raise HarnessError("live mode needs a cap", hint="pass --cap USD, e.g. --cap 10")
     cap_usd(request.cap)
+    suite = check_suite(request.skip_suite)  # V0 first: no other check matters on untested code
     record = passing_record_run(study, request.run_root)
     if record is None:
         raise HarnessError(
@@ -283,7 +289,7 @@ def _check_live(request: RunRequest) -> Path:
             "the same requests",
         )
     check_live_needs(study, record, new_branch=request.new_ledger_branch)
-    return gate
+    return gate, suite
 
 
 def check_live_needs(study: Study, record_run: Path, *, new_branch: bool) -> None:
