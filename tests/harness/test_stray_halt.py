@@ -66,6 +66,12 @@ def test_on_stray_fail_runs_every_turn_and_fails_at_the_end(
     records = read_jsonl(run_dir / "turns.jsonl")
     assert [(t["outcome"], t["stray_connections"]) for t in records] == [("done", 1), ("done", 0)]
     assert header(run_dir)["study"]["halted"] is None
+    if header(run_dir)["study"]["clock_pinning"] == "libfaketime":
+        # The guard stamped the arm's pinned clock (the item's 2024 date); egress.jsonl reads it
+        # back in real time, as on docker, so teardown strays are told by real times.
+        (entry,) = [e for e in read_jsonl(run_dir / "egress.jsonl") if e["source"] == "guard"]
+        assert entry["arm_time"].startswith("2024-05-01"), entry
+        assert entry["time"][:10] == header(run_dir)["started"][:10], entry
     assert accepted == []
 
 

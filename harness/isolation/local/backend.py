@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import glob
+import math
 import os
 import signal
 import subprocess
@@ -116,6 +117,10 @@ class LocalBackend(IsolationBackend):
         self.clock_pinning: ClockPinning = "libfaketime" if self.faketime else "seam-only"
         self.clock_pin = PIN_METHOD if self.faketime else SEAM_ONLY
         self.preload = preload(self.faketime) if self.faketime else ""
+        # Per arm: (real time written, whole-second offset) of each pin, so a guard line the arm
+        # stamped with its pinned clock is read back in real time (egress.real_time), as on
+        # docker: what came after the arm's last turn (teardown) is then told by real times.
+        self.clock_history: dict[str, list[tuple[float, int]]] = {}
         self.proxy: subprocess.Popen[bytes] | None = None
         self.proxy_info: ProxyInfo | None = None
         self.arm_ports: dict[str, int] = {}
@@ -291,7 +296,10 @@ class LocalBackend(IsolationBackend):
         # A relative offset from the real clock, written when the item starts: the arm then
         # sees the item's date and time passing normally from there. libfaketime re-reads the
         # file on every clock call, so the pin holds once written (harness/isolation/clock.py).
-        write_atomic(self._clock_file(name), offset_line(clock, time.time())[1])
+        now = time.time()
+        offset, line = offset_line(clock, now)
+        self.clock_history.setdefault(name, []).append((now, math.ceil(offset)))
+        write_atomic(self._clock_file(name), line)
 
     def _clock_file(self, name: str) -> Path:
         return self.run_dir / "clocks" / name
@@ -318,6 +326,8 @@ class LocalBackend(IsolationBackend):
         proxy's: every one so far, the new ones appended to egress.jsonl."""
         # A copy: this runs in a thread (the stray watch) while a worker may be adding an arm.
         entries = egress.guard_entries(self.run_dir, list(self.specs), self.book)
+        if self.faketime:  # the guards stamp the arms' pinned clocks
+            entries = [egress.real_time(entry, self.clock_history) for entry in entries]
         entries += egress.proxy_entries(self.run_dir, self.book)
         self.book.add(entries)
         return list(self.book.entries)
