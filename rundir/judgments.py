@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Literal, TypeVar
 
@@ -237,6 +238,13 @@ class JudgmentSet(RunDirModel):
     set_aside: list[SetAside] = Field(default_factory=list)
     halts: list[str] = Field(default_factory=list)
     third_pass: list[ThirdPass] = Field(default_factory=list)
+    # What the stage was given that a re-check (harness/judge/recheck.py) needs to derive the
+    # fields above again: the third pass's form (judges.toml's third = "reask", else a third
+    # judge), the A/A pairs needed, and the A/A interval's bootstrap resamples (its seed is the
+    # seal's).
+    third_form: Literal["judge", "reask"] = "judge"
+    aa_pairs: int = 30
+    resamples: int = 10_000
 
     def voters(self, rubric: str) -> set[str]:
         """The judges whose votes make a judgment of `rubric` whole."""
@@ -254,6 +262,9 @@ class Seal(RunDirModel):
     stage: str
     seed: int
     codes: dict[str, SealedArm]
+    # The SHA-256 of the set's judgments.json as the stage wrote it (`bind_seal`): a manifest
+    # edited afterwards is refused. The manifest holds the hash of the seal without this field.
+    manifest_sha256: str | None = None
 
 
 _T = TypeVar("_T", bound=RunDirModel)
@@ -267,11 +278,26 @@ def _dump(model: BaseModel) -> str:
     return json.dumps(model.model_dump(mode="json", by_alias=True), indent=2) + "\n"
 
 
+def _seal_body_sha(seal: Seal) -> str:
+    """The SHA-256 the manifest holds: the seal as written before it was bound to the manifest."""
+    body = seal.model_dump(mode="json", by_alias=True, exclude={"manifest_sha256"})
+    return sha256_bytes((json.dumps(body, indent=2) + "\n").encode("utf-8"))
+
+
 def write_seal(path: Path, seal: Seal) -> str:
     """Write the seal (owner-readable only) and return its SHA-256 for the manifest."""
-    text = _dump(seal)
-    write_atomic(path, text, mode=0o600)
-    return sha256_bytes(text.encode("utf-8"))
+    write_atomic(path, _dump(seal.model_copy(update={"manifest_sha256": None})), mode=0o600)
+    return _seal_body_sha(seal)
+
+
+def bind_seal(path: Path, set_dir: Path) -> None:
+    """Write into the seal the SHA-256 of the set's judgments.json, once it is written: the seal,
+    kept outside the set, then says which manifest is the stage's own."""
+    seal = Seal.model_validate_json(path.read_bytes())
+    bound = seal.model_copy(
+        update={"manifest_sha256": sha256_bytes((set_dir / MANIFEST_FILE).read_bytes())}
+    )
+    write_atomic(path, _dump(bound), mode=0o600)
 
 
 def write_manifest(set_dir: Path, manifest: JudgmentSet) -> None:
@@ -292,11 +318,15 @@ class VoteLog:
         # Judges answer on several threads; one line must never interleave with another.
         self._lock = threading.Lock()
 
-    def append(self, vote: Vote) -> None:
+    def append(self, vote: Vote, then: Callable[[], None] | None = None) -> None:
+        """Append one line; `then` runs under the same lock, so what it records follows the
+        file's order (the running watch, which a re-check replays from this file)."""
         line = vote.model_dump_json(by_alias=True) + "\n"
         with self._lock:
             self._file.write(line)
             self._file.flush()
+            if then is not None:
+                then()
 
     def close(self) -> None:
         self._file.close()
@@ -366,22 +396,51 @@ def read_votes(set_dir: Path) -> list[Vote]:
     return _read_lines(set_dir / VOTES_FILE, Vote)
 
 
-def open_seal(set_dir: Path, seal_path: Path) -> Seal:
-    """The seal of `set_dir`, checked against the hash its manifest holds: analysis only."""
+def read_seal(set_dir: Path, seal_path: Path) -> Seal:
+    """The seal of `set_dir`, checked against the hash its manifest holds (not yet whether it
+    binds the manifest as it is now: `seal_binding`)."""
     manifest = read_manifest(set_dir)
     try:
         data = seal_path.read_bytes()
     except OSError as e:
         raise RunDirError(f"cannot read the seal {seal_path}: {e}", hint="give --seal") from None
-    if sha256_bytes(data) != manifest.seal_sha256:
+    try:
+        seal: Seal | None = Seal.model_validate_json(data)
+    except ValidationError:
+        seal = None  # not a seal: not this set's either
+    if seal is None or _seal_body_sha(seal) != manifest.seal_sha256:
         raise RunDirError(
             f"{seal_path} is not the seal of {set_dir} (its SHA-256 differs from the manifest's)",
             hint="give the seal file `harness judge` wrote beside this set",
         )
-    try:
-        seal = Seal.model_validate_json(data)
-    except ValidationError as e:
-        raise _invalid(seal_path, e) from None
     if seal.stage != manifest.stage:
         raise RunDirError(f"{seal_path} seals stage {seal.stage!r}, the set is {manifest.stage!r}")
+    return seal
+
+
+def seal_binding(set_dir: Path, seal_path: Path, seal: Seal) -> str | None:
+    """Why the set's judgments.json is not the one its seal binds (None: it is)."""
+    if seal.manifest_sha256 is None:
+        return (
+            f"{seal_path} binds no manifest: {MANIFEST_FILE} cannot be told from an edited one "
+            "(judge again: a stage binds its seal to the manifest it writes)"
+        )
+    if sha256_bytes((set_dir / MANIFEST_FILE).read_bytes()) != seal.manifest_sha256:
+        return (
+            f"{MANIFEST_FILE} is not the manifest its seal binds (SHA-256 in {seal_path.name}): "
+            "it was changed after judging"
+        )
+    return None
+
+
+def open_seal(set_dir: Path, seal_path: Path) -> Seal:
+    """The seal of `set_dir`, checked against the hash its manifest holds, and binding the
+    manifest as it is: analysis only."""
+    seal = read_seal(set_dir, seal_path)
+    unbound = seal_binding(set_dir, seal_path, seal)
+    if unbound is not None:
+        raise RunDirError(
+            f"{set_dir}: {unbound}",
+            hint="judge again; a judgment set's manifest is written once, by `harness judge`",
+        )
     return seal

@@ -11,39 +11,29 @@ on fewer items than held, a judgment set aside, an A/A control short of pairs) m
 from __future__ import annotations
 
 import secrets
-from collections import defaultdict
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from random import Random
 
 from harness.errors import HarnessError
-from harness.judge.aa import aa_control
-from harness.judge.calibration import calibration_bars, stability_bars, watch_short
-from harness.judge.calibration import running_bars as mixed_in_bars
+from harness.judge.flow import LiveSender, judge_flow
 from harness.judge.judges import load_judges, third_form
 from harness.judge.plan import Planner, Settings
-from harness.judge.planting import watch_needs
 from harness.judge.prompts import template_hashes
-from harness.judge.rubrics import Rubric, load_rubrics
+from harness.judge.rubrics import load_rubrics
 from harness.judge.runs import load_source
-from harness.judge.send import RUNNING_MIN_CONTROLS, RunningDetection, send
-from harness.judge.third import Asking, run_reask, run_third_pass
+from harness.judge.third import Asking
 from rundir.header import now_iso
 from rundir.judgments import (
     PROMPTS_DIR,
     REPLIES_DIR,
     VOTES_FILE,
-    AxisStatus,
-    BarResult,
     JudgmentSet,
-    JudgmentTask,
     RubricRef,
     Seal,
-    SetAside,
-    ThirdPass,
-    Vote,
     VoteLog,
+    bind_seal,
     sha256_bytes,
     write_exact,
     write_manifest,
@@ -112,119 +102,26 @@ def run_stage(
     names = [j.name for j in judges if not j.pin.third]
     third = next((j for j in judges if j.pin.third), None)
     form = third_form(judges_file)
-    reasked: list[JudgmentTask] = []
     log = VoteLog(out)
-    sent: set[str] = set()
-    passes: list[ThirdPass] = []
     try:
-        calibration = [t for t in tasks if t.phase == "calibration"]
-        asked = [t for t in calibration if t.judge in names]
-        sent |= {t.id for t in asked}
-        votes = send(
-            out,
-            rng.sample(asked, len(asked)),
-            by_name,
-            log,
-            attempts=options.attempts,
-            jobs=options.jobs,
-        )
-        bars: list[BarResult] = []
-        ready: list[Rubric] = []
-        for rubric in rubrics:
-            mine = calibration_bars(rubric.name, rubric.kind, tasks, votes, names)
-            bars += mine
-            own_ok = all(b.status == "passed" for b in mine if b.bar != "kappa")
-            short = [b for b in mine if b.bar == "kappa" and b.status == "failed"]
-            if short and own_ok:
-                # Two judges that each pass their own bars but agree less than the bar: a third
-                # judge is calibrated on the same controls, and if it passes, joins them.
-                asking = Asking(out, by_name, log, options.attempts, options.jobs, rng)
-                if form == "reask":
-                    third_bars, third_pass, again = run_reask(
-                        rubric, short, names, tasks, votes, sent, asking
-                    )
-                    reasked += again
-                else:
-                    third_bars, third_pass = run_third_pass(
-                        rubric, short, third, tasks, votes, sent, asking
-                    )
-                bars += third_bars
-                passes.append(third_pass)
-            if own_ok and (not short or passes[-1].status == "resolved"):
-                ready.append(rubric)
-        if reasked:
-            # The re-asks are tasks of the set like any other (their prompts are on disk).
-            tasks += reasked
-            tasks_sha = write_tasks(out, tasks)
-        ready_names = {r.name for r in ready}
-        voters = {
-            r.name: names
-            + [p.judge for p in passes if p.rubric == r.name and p.status == "resolved" and p.judge]
-            for r in rubrics
-        }
-        confirmatory = [
-            t
-            for t in tasks
-            if t.phase == "confirmatory" and t.rubric in ready_names and t.judge in voters[t.rubric]
-        ]
-        running = RunningDetection()
-        votes |= send(
-            out,
-            rng.sample(confirmatory, len(confirmatory)),
-            by_name,
-            log,
-            attempts=options.attempts,
-            jobs=options.jobs,
-            running=running,
+        # The flow a re-check replays from votes.jsonl (harness/judge/flow.py, recheck.py).
+        flow = judge_flow(
+            rubrics,
+            tasks,
+            names,
+            third,
+            form,
+            LiveSender(Asking(out, by_name, log, options.attempts, options.jobs, rng)),
+            aa_first=source.aa_codes[0] if source.aa_codes else None,
+            aa_pairs=options.aa_pairs,
+            resamples=options.resamples,
+            seed=seed % 2**32,
         )
     finally:
         log.close()
-
-    sent |= {t.id for t in confirmatory if t.rubric not in running.halted}
-    # Only the votes a rubric's judgments need: a third judge's unsent prompts are not missing.
-    voting = [t for t in tasks if t.judge in voters[t.rubric]]
-    stability, running_bars, aa_results, set_aside, axes = [], [], [], [], []
-    notes: dict[str, list[str]] = {}  # why a running watch could not decide, per rubric
-    for rubric in rubrics:
-        who = voters[rubric.name]
-        stability += stability_bars(rubric.name, rubric.kind, voting, votes, who, sent)
-        if rubric.name in ready_names:  # an unsent rubric had no controls mixed into anything
-            needed = watch_needs(running.bar, RUNNING_MIN_CONTROLS)
-            mine = mixed_in_bars(
-                rubric.name, voting, votes, who, running.halted, running.bar, needed
-            )
-            running_bars += mine
-            notes[rubric.name] = [n for b in mine if (n := watch_short(b, voting, needed))]
-        if rubric.kind == "pairwise":
-            first = source.aa_codes[0] if source.aa_codes else None
-            aa_results.append(
-                aa_control(
-                    rubric.name,
-                    voting,
-                    votes,
-                    first,
-                    needed=options.aa_pairs,
-                    resamples=options.resamples,
-                    seed=seed % 2**32,
-                )
-            )
-        if rubric.name in ready_names:
-            set_aside += _set_aside(rubric.name, voting, votes)
-    for rubric in rubrics:
-        axes.append(
-            _axis(
-                rubric,
-                bars,
-                stability,
-                running_bars,
-                aa_results,
-                set_aside,
-                running,
-                rubric.name in ready_names,
-                [p for p in passes if p.rubric == rubric.name],
-                notes.get(rubric.name, []),
-            )
-        )
+    if len(flow.tasks) > len(tasks):
+        # The re-asks are tasks of the set like any other (their prompts are on disk).
+        tasks_sha = write_tasks(out, flow.tasks)
 
     manifest = JudgmentSet(
         stage=options.stage,
@@ -244,80 +141,21 @@ def run_stage(
         tasks_sha256=tasks_sha,
         votes_sha256=sha256_bytes((out / VOTES_FILE).read_bytes()),
         exact_sha256=exact_sha,
-        calibration=bars,
-        running=running_bars,
-        stability=stability,
-        aa=aa_results,
-        axes=axes,
-        set_aside=set_aside,
-        halts=sorted(running.halted.values()),
-        third_pass=passes,
+        calibration=flow.calibration,
+        running=flow.running,
+        stability=flow.stability,
+        aa=flow.aa,
+        axes=flow.axes,
+        set_aside=flow.set_aside,
+        halts=flow.halts,
+        third_pass=flow.third_pass,
+        third_form=form,
+        aa_pairs=options.aa_pairs,
+        resamples=options.resamples,
     )
     write_manifest(out, manifest)
+    bind_seal(seal_path, out)  # the seal, outside the set, names this manifest by its hash
     return manifest
-
-
-def _set_aside(rubric: str, tasks: list[JudgmentTask], votes: dict[str, Vote]) -> list[SetAside]:
-    groups: dict[str, list[JudgmentTask]] = defaultdict(list)
-    for t in tasks:
-        if t.rubric == rubric and t.role in ("confirmatory", "aa"):
-            groups[t.judgment].append(t)
-    out = []
-    for name, group in sorted(groups.items()):
-        missing = [f"{t.judge}/{t.order or 'flag'}" for t in group if t.id not in votes]
-        if missing:
-            out.append(SetAside(judgment=name, rubric=rubric, missing=missing))
-    return out
-
-
-def _axis(
-    rubric: Rubric,
-    bars: list[BarResult],
-    stability: list[BarResult],
-    running_bars: list[BarResult],
-    aa: list,
-    set_aside: list[SetAside],
-    running: RunningDetection,
-    calibrated: bool,
-    passes: list[ThirdPass],
-    notes: list[str],
-) -> AxisStatus:
-    failed, short = list(notes), []
-    resolved = any(p.status == "resolved" for p in passes)
-    for p in passes:
-        if p.status != "resolved":
-            failed.append(f"third pass {p.status}: {p.detail}")
-    for b in [*bars, *stability, *running_bars]:
-        if b.rubric != rubric.name:
-            continue
-        if resolved and b.bar == "kappa" and b.status == "failed":
-            continue  # the third pass answered it (the bar stays in the set, as measured)
-        value = "none" if b.value is None else f"{b.value:.2f}"
-        if b.status == "failed":
-            failed.append(
-                f"judge {b.judge} failed {b.bar}: {value} "
-                f"(bar {b.op} {b.threshold:.2f}, {b.answered} answered)"
-            )
-        elif b.status == "incomplete":
-            short.append(f"judge {b.judge} {b.bar}: {b.answered} answered of {b.held} held")
-    if rubric.name in running.halted:
-        failed.append(running.halted[rubric.name])
-    for result in aa:
-        if result.rubric == rubric.name:
-            if result.status == "failed":
-                failed.append(f"A/A control failed: {result.detail}")
-            elif result.status in ("incomplete", "not run"):
-                short.append(f"A/A control {result.status}: {result.detail}")
-    mine = [s for s in set_aside if s.rubric == rubric.name]
-    if mine:
-        short.append(f"{len(mine)} judgment(s) set aside without their full vote set")
-    if not calibrated:
-        short.append("calibration did not pass: no confirmatory judgment was sent")
-    if failed:
-        return AxisStatus(rubric=rubric.name, status="no verdict", reasons=failed + short)
-    if short:
-        return AxisStatus(rubric=rubric.name, status="incomplete", reasons=short)
-    return AxisStatus(rubric=rubric.name, status="passed", reasons=[])
 
 
 def _version() -> str:

@@ -1,10 +1,15 @@
-"""Re-checking a judgment set: every vote traced to a planned prompt and a kept reply.
+"""Re-checking a judgment set: every vote traced to a planned prompt and a kept reply, and every
+field the manifest derives from them computed again.
 
 What it checks, from the set alone: the task, vote and exact-match files are the ones the
 manifest hashed; every task's prompt file is there with its hash; every vote names a planned task
 and that task's judge and prompt hash, and carries that judge's pins; every reply file is there
 with its hash, and reading it again (with the judge's pins from the manifest) gives the status
-and verdict the vote records. Each problem starts with the file it is in, relative to the set.
+and verdict the vote records. Then, with the set's seal (default SET.seal.json beside it): the
+seal is the set's and binds this judgments.json by its hash, and every derived field of the
+manifest (bars, the third pass, the running watch and halts, stability, A/A, set-asides, axis
+statuses) is what the stage's flow gives from the tasks and votes (recheck.py), else the field
+is named. Each problem starts with the file it is in, relative to the set (the seal's by path).
 """
 
 from __future__ import annotations
@@ -12,17 +17,28 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.judge.parse import parse_reply
+from harness.judge.recheck import recheck
 from rundir.errors import RunDirError
 from rundir.judgments import (
     EXACT_FILE,
     PROMPTS_DIR,
     TASKS_FILE,
     VOTES_FILE,
+    JudgmentSet,
+    JudgmentTask,
+    Vote,
     read_manifest,
+    read_seal,
     read_tasks,
     read_votes,
+    seal_binding,
     sha256_bytes,
 )
+
+
+def default_seal(set_dir: Path) -> Path:
+    """Where `harness judge` writes a set's seal unless told otherwise."""
+    return set_dir.parent / f"{set_dir.name}.seal.json"
 
 
 def _sha(path: Path) -> str | None:
@@ -32,13 +48,29 @@ def _sha(path: Path) -> str | None:
         return None
 
 
-def verify_set(set_dir: Path) -> list[str]:
+def verify_set(set_dir: Path, seal_path: Path | None = None) -> list[str]:
     try:
         manifest = read_manifest(set_dir)
-        tasks = {t.id: t for t in read_tasks(set_dir)}
+        planned = read_tasks(set_dir)
         votes = read_votes(set_dir)
     except RunDirError as e:
         return [str(e.message)]
+    problems = _traced(set_dir, manifest, {t.id: t for t in planned}, votes)
+    if problems:
+        return problems  # a manifest is derived from traced votes only
+    sealed = seal_path or default_seal(set_dir)
+    try:
+        seal = read_seal(set_dir, sealed)
+    except RunDirError as e:
+        return [f"{e.message} ({e.hint})" if e.hint else str(e.message)]
+    unbound = seal_binding(set_dir, sealed, seal)
+    # Recomputed even when the seal already refuses the manifest: the fields edited are named.
+    return ([unbound] if unbound else []) + recheck(set_dir, manifest, planned, votes, seal)
+
+
+def _traced(
+    set_dir: Path, manifest: JudgmentSet, tasks: dict[str, JudgmentTask], votes: list[Vote]
+) -> list[str]:
     problems = []
     if _sha(set_dir / TASKS_FILE) != manifest.tasks_sha256:
         problems.append(f"{TASKS_FILE} is not the file the manifest hashed")

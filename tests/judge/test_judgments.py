@@ -15,6 +15,7 @@ from rundir.judgments import (
     SealedArm,
     Vote,
     VoteLog,
+    bind_seal,
     open_seal,
     read_manifest,
     read_tasks,
@@ -79,6 +80,11 @@ def test_a_set_round_trips(tmp_path: Path) -> None:
     assert read_tasks(tmp_path / "set") == [TASK]
     assert read_votes(tmp_path / "set")[0].detail == "timeout"
     assert read_manifest(tmp_path / "set").seal_sha256 == seal_sha
+    # Analysis opens a seal only once it binds the manifest (the stage's last write).
+    with pytest.raises(RunDirError, match="binds no manifest"):
+        open_seal(tmp_path / "set", tmp_path / "seal.json")
+    bind_seal(tmp_path / "seal.json", tmp_path / "set")
+    assert read_manifest(tmp_path / "set").seal_sha256 == seal_sha  # the body's hash still
     assert open_seal(tmp_path / "set", tmp_path / "seal.json").codes["ABCD"].arm == "bare"
 
 

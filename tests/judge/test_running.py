@@ -14,6 +14,7 @@ from harness.judge.rubrics import load_rubrics
 from harness.judge.runs import load_source
 from harness.judge.send import RunningDetection
 from harness.judge.stage import StageOptions, run_stage
+from harness.judge.verify import verify_set
 from rundir.judgments import JudgmentTask, read_tasks, read_votes
 from tests.judge.runs import judge_entry, write_judges, write_rubrics, write_run, write_study
 
@@ -97,3 +98,5 @@ def test_a_judge_that_drifts_after_calibration_is_halted_by_the_mixed_in_control
     ]
     assert unsent and manifest.set_aside
     assert all(s.judgment.startswith("flag:grounded:") for s in manifest.set_aside)
+    # The halt is recomputed from votes.jsonl in its order: the watch saw them in that order.
+    assert verify_set(tmp_path / "set") == []
