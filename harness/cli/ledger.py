@@ -223,8 +223,9 @@ def open_stage(
     ledger: str = LEDGER_OPTION,
 ) -> None:
     """Open a stage with a cap (runs reserve their caps inside it)."""
+    dollars = _usd(cap, "--cap")  # before the ledger is opened: a refusal creates no file
     with _open(ledger, must_exist=False) as led:
-        entry = led.open_stage(stage, _usd(cap, "--cap"), replace=replace)
+        entry = led.open_stage(stage, dollars, replace=replace)
     typer.echo(f"stage {stage!r} cap ${cap}" + (" (unchanged)" if entry is None else ""))
 
 

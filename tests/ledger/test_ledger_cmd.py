@@ -151,3 +151,15 @@ def test_prices_show(tmp_path: Path) -> None:
     bad.write_text('schema = 1\ntable_version = "x"\ncurrency = "USD"\nmodels = {}\n')
     out = harness("prices", "show", "--prices", str(bad))
     assert out.returncode == 2 and str(bad) in out.stderr and "checked" in out.stderr
+
+
+@pytest.mark.parametrize(("cap", "says"), [("abc", "is not an amount"), ("$10", "no $ or USD")])
+def test_open_stage_with_a_cap_that_is_not_dollars_leaves_no_ledger(
+    tmp_path: Path, cap: str, says: str
+) -> None:
+    done = harness("ledger", "open-stage", "pilot", "--cap", cap, "--ledger",
+                   str(tmp_path / "ledger.jsonl"))  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("harness: error:")]
+    assert len(errors) == 1 and f"--cap {cap!r}" in errors[0] and says in errors[0], done.stderr
+    assert list(tmp_path.iterdir()) == []
