@@ -176,7 +176,9 @@ def prepare(request: RunRequest) -> Plan:
         pins=study.path if study.file.pins else None,
         cap=request.cap,
         prices=study.prices_path,
-        ledger=study.ledger_path if study.ledger_url is None else None,
+        # Resolved (every symlink followed): the docker backend mounts its folder at the same
+        # path, and the locks beside it are the ones every other name of this ledger takes.
+        ledger=study.ledger_path.resolve() if study.ledger_url is None else None,
         ledger_url=study.ledger_url or "",
         stage=study.file.stage,
         stage_cap=study.file.stage_cap or "",
