@@ -1,12 +1,14 @@
 """`proxy_egress.jsonl`: every connection the proxy itself tried outside its rule, one line per
 attempt, in time order: the arms' `egress.jsonl`, for the proxy.
 
-The proxy may open only DNS, and TCP to the addresses its vendor hosts resolved to on their
-ports (HTTPS, 443, for the real vendors); in record and replay mode it has no upstream at all,
-so nothing (the host's connections to its control channel and the arms' to its listeners are
-theirs, not its). The docker backend's firewall refuses everything else on the proxy's own
-network and logs it to the kernel log (harness/isolation/proxy_rules.py); each line is one
-refused packet:
+The proxy may open only TCP to the addresses its vendor hosts resolved to on their ports
+(HTTPS, 443, for the real vendors), and on the local backend DNS queries to the host's
+resolvers (the docker proxy has no DNS: its names are pinned); in record and replay mode it has
+no upstream at all, so nothing (the host's connections to its control channel and the arms' to
+its listeners are theirs, not its). The firewall refuses everything else from the proxy's own
+network (docker) or cgroup (local) and logs it to the kernel log
+(harness/isolation/proxy_rules.py); each line is one refused packet (the start probe's,
+harness/isolation/egress_probe.py, are not written):
 
 - `kind: "refused"`: a connection to anything else;
 - `kind: "https_unresolved"`: an HTTPS connection (port 443) to an address no vendor host
