@@ -141,7 +141,7 @@ def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
                     method="judged",
                     question_type=first.question_type,
                     axis=axes.get(first.rubric, "incomplete"),
-                    by_judge=_by_judge(group, [float(v == "yes") for v in verdicts]),
+                    by_judge=judge_shares(group, [float(v == "yes") for v in verdicts]),
                 )
             )
             continue
@@ -159,7 +159,7 @@ def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
                     votes=len(verdicts),
                     agreed=share in (0.0, 1.0),
                     axis=axes.get(first.rubric, "incomplete"),
-                    by_judge=_by_judge(group, [float(v == "FLAG") for v in verdicts]),
+                    by_judge=judge_shares(group, [float(v == "FLAG") for v in verdicts]),
                 )
             )
             continue
@@ -179,7 +179,7 @@ def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
                 value=sum(points) / len(points),
                 votes=len(points),
                 axis=axes.get(first.rubric, "incomplete"),
-                by_judge=_by_judge(group, points),
+                by_judge=judge_shares(group, points),
             )
         )
     grades.sort(key=lambda g: (g.metric, g.run, g.arm, g.item, g.turn))
@@ -193,7 +193,7 @@ def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
     )
 
 
-def _by_judge(group: list[JudgmentTask], points: list[float]) -> dict[str, float]:
+def judge_shares(group: list[JudgmentTask], points: list[float]) -> dict[str, float]:
     """Each judge's mean of its own points (its votes in both orders, a pair's)."""
     mine: dict[str, list[float]] = defaultdict(list)
     for task, point in zip(group, points, strict=True):

@@ -232,7 +232,8 @@ def _estimate(r: EndpointResult, u: Units, plan: Analysis) -> None:
         r.win["each judge on the candidate's side"] = rules.judges_on_side(means)
     if ep.leave_one_out:
         kept = rules.sign_kept_leaving_one_out(u.effects, u.cards)
-        r.win["the sign kept leaving out any one card"] = kept
+        unit = "card" if ep.card_pattern else "cluster"
+        r.win[f"the sign kept leaving out any one {unit}"] = kept
     if ep.same_sign_by is not None:
         r.win["the same sign in every dataset"] = rules.same_sign_in_every(u.effects, u.strata)
     r.tested_estimate = tested_estimate
