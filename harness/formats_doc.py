@@ -73,6 +73,7 @@ FORMATS = (
             "rundir.judgments:Seal",
         ),
     ),
+    Format("report.json (in `harness report --out`)", ("harness.report.report_json:ReportFile",)),
 )
 
 # Models of rundir/ that are not a file's record: messages between processes.

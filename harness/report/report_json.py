@@ -59,16 +59,23 @@ class SectionEntry(BaseModel):
 
 
 class ReportFile(RunReport):
+    """The whole of report.json: the per-arm figures, then what the first screen states."""
+
     schema_: int = Field(REPORT_FILE_SCHEMA, alias="schema")
-    outcome: str | None = None  # None: no --analysis plan given
-    rule: str | None = None
+    # GO, GO-COST, PORT, KILL, NOT SHOWN or NO VERDICT; None when no --analysis plan was given.
+    outcome: str | None = None
+    rule: str | None = None  # why: the decision rule that fired, as the plan states it
+    # The first screen's notes: a record-mode outcome is of stub answers; an unfinished run.
     notes: list[str] = Field(default_factory=list)
+    # Each contrast and endpoint of the plan: effect (+ = candidate better), interval, status.
+    # Empty at an interim look that continues (it reveals only stop or continue).
     verdicts: list[VerdictEntry] = Field(default_factory=list)
-    gates: dict[str, str] = Field(default_factory=dict)
-    ceilings: dict[str, str] = Field(default_factory=dict)
-    results: dict[str, dict[str, ScoreEntry]] = Field(default_factory=dict)  # arm -> metric
-    progress: ProgressEntry | None = None
-    sections: list[SectionEntry] = Field(default_factory=list)
+    gates: dict[str, str] = Field(default_factory=dict)  # validity gate -> its reading
+    ceilings: dict[str, str] = Field(default_factory=dict)  # ceiling -> held, broken, not read
+    # Per arm, per "metric (scale)": the mean of its judgments with section 6's interval.
+    results: dict[str, dict[str, ScoreEntry]] = Field(default_factory=dict)
+    progress: ProgressEntry | None = None  # whether the runs finished; turns done of planned
+    sections: list[SectionEntry] = Field(default_factory=list)  # each section, and why not run
 
 
 def report_file(

@@ -191,11 +191,13 @@ def appendix(ctx: Context) -> Section:
     if judgments is None:
         s.paragraphs.append("Rubric hashes: not run (no --judgments).")
     else:
+        # Every rubric: per-answer ones (flags, grades) and pairwise ones alike.
         rubrics = Counter((j.metric, j.rubric_sha256 or "-") for j in judgments)
+        rubrics.update((p.metric, p.rubric_sha256 or "-") for p in ctx.inputs.pairs or [])
         s.tables.append(
             Table(
                 ["metric", "rubric SHA-256", "judgments"],
-                [[m, h, str(n)] for (m, h), n in rubrics.items()],
+                [[m, h, str(n)] for (m, h), n in sorted(rubrics.items())],
             )
         )
     if ctx.inputs.provenance is None:

@@ -22,6 +22,7 @@ from harness.report.decision import interim_due
 from harness.report.drill_link import drill_href
 from harness.report.judged import Judgment, PairJudgment
 from harness.report.model import Section, Table
+from harness.report.orientation import better_sign, oriented
 from harness.stats.bootstrap import mean_interval, paired_cluster_bootstrap
 from harness.stats.controls import aa_control, must_fail_control
 from harness.stats.scorers import NET_LAMBDAS, net_sweep
@@ -193,14 +194,17 @@ def verdicts(ctx: Context, with_charts: bool = False) -> Section:
     rows, flags = [], []
     for (family, metric, scale), arms in sorted(_by_group(ctx, kept_judgments(ctx)).items()):
         found, pvalues = [], {}
-        for a, b in combinations(sorted(arms), 2):
+        sign = better_sign(ctx, metric, scale)
+        for pair in combinations(sorted(arms), 2):
+            a, b = oriented(ctx, *pair)  # + = a better, as in the Verdicts
             shared = _shared(arms, [a, b])
             if not shared:
                 continue
             xa, xb = _values(arms[a], shared), _values(arms[b], shared)
             clusters = [cluster_of(ctx, i) for i in _items(shared)]
-            iv = paired_cluster_bootstrap(xa, xb, clusters, ctx.resamples, ctx.seed)
-            name = f"{a} vs {b}"
+            better, worse = (xa, xb) if sign > 0 else (xb, xa)
+            iv = paired_cluster_bootstrap(better, worse, clusters, ctx.resamples, ctx.seed)
+            name = f"{a} - {b}"
             if scale == "0/1":
                 pvalues[name] = mcnemar(*discordant_pairs([x > 0 for x in xa], [x > 0 for x in xb]))
             found.append((name, a, b, len(shared), iv))
@@ -209,8 +213,7 @@ def verdicts(ctx: Context, with_charts: bool = False) -> Section:
             p = adjusted.get(name)
             significant = not iv.contains(0.0) and (p is None or p < 0.05)
             winner = a if iv.estimate > 0 else b
-            verdict = f"{winner} {'better' if scale != 'flag_share' else 'flagged more'}"
-            verdict = verdict if significant else "no difference shown"
+            verdict = f"{winner} better" if significant else "no difference shown"
             pvalue = "-" if p is None else f"{p:.4g}"
             interval = f"[{iv.low:+.4f}, {iv.high:+.4f}]"
             rows.append(
@@ -218,22 +221,27 @@ def verdicts(ctx: Context, with_charts: bool = False) -> Section:
             )
         flags += [f"{family} / {metric}: {flag}" for flag in _controls(ctx, arms)]
     for (family, metric, arm_a, arm_b), pairs in sorted(_pairs_by_group(ctx).items()):
-        values = [p.value - 0.5 for p in pairs]
+        first, second = oriented(ctx, arm_a, arm_b)
+        # The first arm's share of the votes minus one half: + = the first arm preferred.
+        values = [(p.value if first == arm_a else 1 - p.value) - 0.5 for p in pairs]
         iv = mean_interval(
             values, [cluster_of(ctx, p.item) for p in pairs], ctx.resamples, ctx.seed
         )
-        winner = arm_a if iv.estimate > 0 else arm_b
+        winner = first if iv.estimate > 0 else second
         verdict = f"{winner} preferred" if iv.excludes_zero else "no difference shown"
-        rows.append([family, metric, f"{arm_a} vs {arm_b}", str(len(values)), f"{iv.estimate:+.4f}",
-                     f"[{iv.low:+.4f}, {iv.high:+.4f}]", "-", verdict])  # fmt: skip
-    columns = ["family", "metric", "pair", "paired answers", "difference", "95% interval",
-               "Holm p", "verdict"]  # fmt: skip
+        rows.append([family, metric, f"{first} - {second}", str(len(values)),
+                     f"{iv.estimate:+.4f}", f"[{iv.low:+.4f}, {iv.high:+.4f}]", "-",
+                     verdict])  # fmt: skip
+    columns = ["family", "metric", "pair", "paired answers", "difference (+ = first better)",
+               "95% interval", "Holm p", "verdict"]  # fmt: skip
     s.tables.append(Table(columns, rows))
     s.paragraphs.append(
         "The last table holds the exploratory pairs (every two arms, per family and metric, "
         "outside any decision rule): paired cluster bootstrap; "
-        "McNemar with Holm for 0/1 metrics; a pairwise metric's difference is the first arm's "
-        "share of the votes minus one half."
+        "McNemar with Holm for 0/1 metrics. Every difference reads + = the first arm better "
+        "(a flag rate's sign flipped, since fewer flags is better), the pair in the analysis "
+        "plan's order (candidate - reference) where a contrast names both, as in the Verdicts; "
+        "a pairwise metric's difference is the first arm's share of the votes minus one half."
     )
     s.paragraphs += flags or ["Controls: none misbehaved (or none declared in --header)."]
     s.paragraphs += _void_note(ctx)

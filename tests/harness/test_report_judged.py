@@ -76,7 +76,7 @@ def test_each_metric_keeps_its_own_scale_and_every_judgment(tmp_path: Path) -> N
     assert "| judge-free | recall | 0/1 | 24 |" in section(md, 5)
     verdicts = section(md, 7)
     assert re.search(
-        r"\| all \| recall \| bare vs memory \| 12 \| -0\.5000 \|.*\| memory better \|", verdicts
+        r"\| all \| recall \| bare - memory \| 12 \| -0\.5000 \|.*\| memory better \|", verdicts
     )
 
     reversed_md = report(

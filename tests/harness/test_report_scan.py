@@ -50,7 +50,7 @@ def test_a_canary_echoed_before_its_event_voids_the_arm_in_the_report(tmp_path: 
     results = markdown.split("## 6 ")[1].split("## 7 ")[0]
     assert "| all | correct | 0/1 | honest |" in results and "| leaky |" not in results
     verdicts = markdown.split("## 7 ")[1].split("## 8 ")[0]
-    assert "honest vs other" in verdicts and "leaky" not in verdicts.split("leaky is VOID")[0]
+    assert "honest - other" in verdicts and "leaky" not in verdicts.split("leaky is VOID")[0]
     assert "leaky is VOID" in verdicts
     assert "leaky is VOID: a canary was served before its event" in markdown.split("## 12 ")[1]
     assert f"{scan} (SHA-256" in arms

@@ -50,7 +50,7 @@ def test_verdicts_and_controls_from_judgments(tmp_path: Path) -> None:
     assert "| recall | correct | 0/1 | strong | 30 | 0.9000 | \\[" in results
     assert "| recall | correct | 0/1 | weak | 30 | 0.3333 | \\[" in results
     verdicts = markdown.split("## 7 Pairwise verdicts")[1].split("## 8 ")[0]
-    row = next(line for line in verdicts.splitlines() if "| strong vs weak |" in line)
+    row = next(line for line in verdicts.splitlines() if "| strong - weak |" in line)
     # Hand-computed: (27 - 10) / 30 paired differences; McNemar's 17 discordant pairs, all one way.
     assert "+0.5667" in row and row.endswith("| strong better |")
     low, high = map(float, re.findall(r"\\\[([+-][\d.]+), ([+-][\d.]+)\\\]", row)[0])
