@@ -287,7 +287,7 @@ MEMORY_ARM = REPO / "tests" / "harness" / "memory_arm.py"
 WAIT_S = 1.0  # each session's ingestion: the toy arm waits this long (an engine's vendor call)
 
 
-def overlap(workers: int, sessions: int = 12) -> tuple[float, int]:
+def overlap(workers: int, src: Path = REPO, sessions: int = 12) -> tuple[float, int]:
     """How many of the arms' waits overlap with `workers` workers: the toy memory arm
     (tests/harness/memory_arm.py) waits WAIT_S per session, `workers` items of `sessions`
     sessions each, clock on the seam only. Every session is dated 2023-01-01 00:00 UTC, so the
@@ -323,16 +323,17 @@ def overlap(workers: int, sessions: int = 12) -> tuple[float, int]:
             "arms": {
                 "toy": {
                     "command": f"{sys.executable} {MEMORY_ARM}",
-                    "env": {"MEMORY_ARM_INGEST_S": str(WAIT_S)},
+                    "env": {"MEMORY_ARM_INGEST_S": str(WAIT_S), "PYTHONPATH": str(src)},
                 }
             },
         }
         (folder / "study.toml").write_text(tomli_w.dumps(study))
         env = {**os.environ, "HARNESS_NO_PROGRESS": "1", "HARNESS_FAKETIME": "0"}
+        env["PYTHONPATH"] = str(src)
         command = [sys.executable, "-m", "harness.cli", "record", str(folder / "study.toml")]
         command += ["--run-dir", str(folder / "runs"), "--isolation", "local"]
         command += ["--workers", str(workers)]
-        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=src)
         if done.returncode != 0:
             raise SystemExit(f"overlap: the run failed\n{done.stdout}{done.stderr[-3000:]}")
         (run,) = [p for p in (folder / "runs").iterdir() if (p / "run.json").exists()]
@@ -362,11 +363,16 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.overlap:
-        overlapped, waits = overlap(args.overlap)
-        print(
-            f"workers {args.overlap}: {waits} waits of {WAIT_S:g} s, {overlapped:.2f} at once "
-            f"({overlapped / args.overlap:.2f} x {args.overlap})"
-        )
+        checkouts = [("this", REPO)] + [
+            (s.split("=", 1)[0], Path(s.split("=", 1)[1])) for s in args.src
+        ]
+        for name, src in checkouts:
+            overlapped, waits = overlap(args.overlap, src)
+            print(
+                f"{name}: workers {args.overlap}: {waits} waits of {WAIT_S:g} s, "
+                f"{overlapped:.2f} at once ({overlapped / args.overlap:.2f} x {args.overlap})",
+                flush=True,
+            )
         return
     made = time.monotonic()
     data = dataset(args.file_items, args.seed)
