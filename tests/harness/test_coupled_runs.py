@@ -85,6 +85,22 @@ def test_bs_turn_context_reaches_the_later_arms_as_a_system_prompt(
             assert all(context not in m["content"] for m in messages)  # not the user's
 
 
+def test_c1_is_answered_by_reuse_except_after_a_firing_and_the_report_counts_it(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The example declares reuse C0 -> C1: every C1 main call equal to C0's is a hit (all but
+    the turn after router's firing), and section 8 names the hits per pair."""
+    _, run = recorded
+    c1 = [c for c in read_jsonl(run / "calls.jsonl") if c["arm"] == "C1"]
+    hits = {(c["item"], c["turn"]) for c in c1 if c.get("reuse_of") is not None}
+    assert hits == {(c["item"], c["turn"]) for c in c1} - {("router", 1)}
+    out = tmp_path / "report"
+    done = harness("report", str(run), "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    line = next(x for x in (out / "report.md").read_text().splitlines() if "Reuse hits" in x)
+    assert f"(C1 from C0 {len(hits)}" in line
+
+
 def _pair_check(study: Path, run: Path, element_line: str) -> PairCheck:
     (study.parent / "elements.txt").write_text(element_line + "\n")
     loaded = load_study(study)
