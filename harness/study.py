@@ -74,7 +74,6 @@ money).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -96,6 +95,7 @@ from pydantic import (
 
 from harness.coupling import Coupling, GateSection, coupling_problems
 from harness.datasets.draw import Drawn
+from harness.datasets.index import file_sha256
 from harness.datasets.model import DatasetError, Memory
 from harness.datasets.source import ItemsSource, draw_from, load_drawn
 from harness.errors import HarnessError
@@ -443,8 +443,11 @@ class Study(BaseModel):
 
 
 def sha256(path: Path) -> str:
-    with path.open("rb") as f:  # in chunks: a dataset file is hundreds of MB
-        return hashlib.file_digest(f, "sha256").hexdigest()
+    # In chunks, once per process: a dataset file is hundreds of MB and its index is keyed by it.
+    try:
+        return file_sha256(path)
+    except DatasetError as e:
+        raise OSError(str(e)) from None
 
 
 def _fields(e: ValidationError, prefix: str = "") -> str:

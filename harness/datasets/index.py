@@ -13,6 +13,7 @@ skipped, never trusted blindly (it names its file's hash and size).
 from __future__ import annotations
 
 import codecs
+import functools
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ from harness.datasets.model import DatasetError
 
 INDEX_VERSION = 1
 CHUNK = 4 * 2**20  # bytes read at a time while indexing
+_HASH_ONCE_BYTES = 16 * 2**20  # files at least this large are hashed once per process
 
 
 @dataclass(frozen=True)
@@ -35,12 +37,23 @@ class IndexEntry:
 
 
 def file_sha256(path: Path) -> str:
-    """The file's SHA-256, read in chunks (never the whole file in memory)."""
+    """The file's SHA-256, read in chunks (never the whole file in memory). A large file
+    unchanged (path, size, mtime) is hashed once per process: the study's items hash and the
+    index's key are the same hash of a file of hundreds of MB. (A small one is hashed each
+    time: rewritten within the file system's timestamp granularity it could look unchanged.)"""
     try:
-        with path.open("rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
+        info = path.stat()
+        if info.st_size < _HASH_ONCE_BYTES:
+            return _sha256.__wrapped__(path, info.st_size, info.st_mtime_ns)
+        return _sha256(path.resolve(), info.st_size, info.st_mtime_ns)
     except OSError as e:
         raise DatasetError(f"cannot read {path}: {e}") from None
+
+
+@functools.lru_cache(maxsize=16)
+def _sha256(path: Path, size: int, mtime_ns: int) -> str:
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def cache_dir() -> Path:
