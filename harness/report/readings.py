@@ -4,14 +4,22 @@ determinism, n) passed, failed or not run; each ceiling held, broken or not read
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from harness.report.analysis import Analysis
+from harness.report.analysis import Analysis, Endpoint
 from harness.report.context import Context
 
-if TYPE_CHECKING:
-    from harness.report.decision import EndpointResult
+
+class Measured(Protocol):
+    """What the n gate reads of an endpoint's result (harness/report/decision.py's
+    EndpointResult; named by its fields so decision.py, which imports this module, is not
+    imported back)."""
+
+    contrast: str
+    endpoint: Endpoint
+    n: int
 
 
 @dataclass
@@ -21,7 +29,7 @@ class Reading:
     detail: str
 
 
-def gate_readings(ctx: Context, plan: Analysis, results: list[EndpointResult]) -> list[Reading]:
+def gate_readings(ctx: Context, plan: Analysis, results: Sequence[Measured]) -> list[Reading]:
     manifest = ctx.inputs.judgment_set
     out = []
     for gate in plan.gates:
