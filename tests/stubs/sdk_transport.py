@@ -50,7 +50,7 @@ def stub_reply_for(
     try:
         return stub_handler(route)(req, ctx)
     except StubRequestError as e:
-        return error_reply(vendor, e.status, e.message, e.param)
+        return error_reply(vendor, e.status, e.message, e.param, e.code)
 
 
 class _SyncChunks(httpx2.SyncByteStream):

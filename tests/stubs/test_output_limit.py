@@ -138,3 +138,16 @@ def test_anthropic_max_tokens_one_bills_one_token() -> None:
     ).messages.create(model="claude-sonnet-4-6", max_tokens=1, messages=LONG)  # type: ignore[arg-type]
     assert message.stop_reason == "max_tokens"
     assert message.usage.output_tokens == 1
+
+
+def test_both_chat_limit_fields_are_the_vendors_400() -> None:
+    """OpenAI refuses max_tokens with max_completion_tokens (issue 36 item 7): so does record
+    mode, with the vendor's message, param and code, before a paid run would meet it."""
+    with pytest.raises(openai.BadRequestError) as refused:
+        client().chat.completions.create(
+            model="gpt-4.1", messages=LONG, max_tokens=5, max_completion_tokens=5
+        )  # type: ignore[call-overload]
+    error = refused.value.body
+    assert isinstance(error, dict)
+    assert error["param"] == "max_tokens" and error["code"] == "invalid_parameter_combination"
+    assert "at the same time is not supported" in error["message"]

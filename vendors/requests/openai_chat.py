@@ -50,6 +50,15 @@ def parse_chat(body: dict[str, Any], per_model: bool = True) -> ChatParams:
             "'max_completion_tokens' instead.",
             "max_tokens",
         )
+    if body.get("max_tokens") is not None and body.get("max_completion_tokens") is not None:
+        # Refused by the vendor whatever the model (observed: code invalid_parameter_combination),
+        # so refused here in every mode: record mode must not pass what live mode cannot send.
+        raise StubRequestError(
+            400,
+            "Setting 'max_tokens' and 'max_completion_tokens' at the same time is not supported.",
+            "max_tokens",
+            "invalid_parameter_combination",
+        )
     check_chat_options(body)
     params = ChatParams(model=model, stream=stream_flag(body), effort=body.get("reasoning_effort"))
     params.max_tokens = max_output_tokens(body, ("max_completion_tokens", "max_tokens"))
