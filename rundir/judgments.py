@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rundir.atomic import write_atomic
 from rundir.errors import RunDirError, SchemaTooNew
+from rundir.jsonlines import read_lines
 from rundir.model import RunDirModel, schema_too_new
 
 JUDGMENT_SET_SCHEMA: Literal[1] = 1
@@ -352,7 +353,7 @@ def _read_lines(path: Path, model: type[_T]) -> list[_T]:
     if not path.exists():
         raise RunDirError(f"{path} is missing", hint="give the folder `harness judge --out` wrote")
     out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(read_lines(path), 1):
         if line.strip():
             try:
                 out.append(model.model_validate_json(line))
