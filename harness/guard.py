@@ -29,19 +29,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from harness.isolation.sdk_env import sdk_env
 
 Verdict = Literal["pass", "fail", "error"]
 REASON_MAX = 500  # a guard's reason is a finding, not a transcript
 GUARD_PURPOSE = "guard"
-SOCKET_GUARD = Path(__file__).parent / "isolation" / "guard"  # its sitecustomize.py
 # What a guard inherits from the harness, as an arm does: enough to run, nothing secret.
 PASSTHROUGH_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "TZ")
 
@@ -62,26 +59,16 @@ class GuardResult:
 
 
 def guard_env(
-    arm: str, item: str, turn: int, proxy_base: str | None, egress_log: Path | None = None
+    arm: str, item: str, turn: int, route: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """The guard's environment: the harness's own but for anything secret (an arm's
-    passthrough only), the turn it checks, and the proxy listener `proxy_base`
-    (http://host:port) behind placeholder keys. With `egress_log`, a Python guard gets the
-    local arms' socket guard (isolation/guard/sitecustomize.py): any connection but to that
-    listener is refused and logged there."""
+    passthrough only), the turn it checks, and `route` (harness/run/guard_route.py: the SDK
+    variables pointing at the arm's proxy listener behind placeholder keys, and the socket
+    guard that holds a Python guard to it) laid over it."""
     env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
     env |= {"HARNESS_ARM": arm, "HARNESS_ITEM": item, "HARNESS_TURN": str(turn)}
     env |= {"HARNESS_PURPOSE": GUARD_PURPOSE, "PYTHONUNBUFFERED": "1"}
-    if proxy_base:
-        where = urlsplit(proxy_base)
-        host, port = where.hostname or "127.0.0.1", where.port or 80
-        env |= sdk_env(host, port)
-        if egress_log is not None:
-            egress_log.parent.mkdir(parents=True, exist_ok=True)
-            path = os.pathsep.join(filter(None, [str(SOCKET_GUARD), env.get("PYTHONPATH")]))
-            env |= {"PYTHONPATH": path, "HARNESS_GUARD_ARM": GUARD_PURPOSE}
-            env |= {"HARNESS_GUARD_ALLOW": f"{host}:{port}", "HARNESS_EGRESS_LOG": str(egress_log)}
-    return env
+    return env | dict(route or {})
 
 
 def run_guard(
@@ -91,11 +78,10 @@ def run_guard(
     arm: str,
     item: str,
     turn: int,
-    proxy_base: str | None = None,
-    egress_log: Path | None = None,
+    route: Mapping[str, str] | None = None,
 ) -> GuardResult:
     """Run the guard on one turn's text and read its verdict."""
-    env = guard_env(arm, item, turn, proxy_base, egress_log)
+    env = guard_env(arm, item, turn, route)
     try:
         done = subprocess.run(
             spec.command,

@@ -307,14 +307,13 @@ def cleanup(
     iptables rules (by their harness.run label), of the runs under --run-dir only."""
     from harness.isolation.docker import DockerBackend
     from harness.isolation.local import LocalBackend
-    from harness.isolation.owner import owned_runs
 
-    # Each backend removes what its crashed runs left: local processes (pids.json), their OS
-    # rules and cgroups; docker containers, networks, rules (by label/comment) and bounded disks.
-    # Only of the runs under run_dir, read once before any pids.json goes (owner.OwnedRuns).
-    runs = owned_runs(run_dir)
+    # Each backend removes what its crashed runs left: docker containers, networks, rules (by
+    # label/comment) and bounded disks; local processes (pids.json), their OS rules and
+    # cgroups. Only of the runs under run_dir (harness/isolation/owner.py): docker first, as
+    # the local backend's removes the pids.json that names a run's harness.
     done: list[str] = []
-    for backend in (LocalBackend, DockerBackend):
-        done += backend.cleanup(run_dir, force=force, runs=runs)
+    for backend in (DockerBackend, LocalBackend):
+        done += backend.cleanup(run_dir, force=force)
     for line in done or ["nothing to clean up"]:
         typer.echo(line)

@@ -38,6 +38,7 @@ from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
 from harness.isolation.seam_http import seam_client
 from harness.parity import parity_for
 from harness.run.coupled_item import CoupledItem
+from harness.run.guard_route import guard_route
 from harness.run.limit_check import describe, limit_records
 from harness.run.memory_stage import MemoryStage, state_env
 from harness.run.model_identity import ModelIdentityWatch
@@ -428,8 +429,10 @@ class Orchestrator:
             # outcome. Run here, where every answer's record passes once, in order.
             found = run_guard(
                 guard, self.study.path.parent, record.text, record.arm, record.item, record.turn,
-                self.proxy_bases.get(join(record.arm, self.worker)),
-                self.turns.path.parent / "egress" / "guard" / "egress.jsonl",
+                guard_route(
+                    self.proxy_bases.get(join(record.arm, self.worker)),
+                    self.turns.path.parent / "egress" / "guard" / "egress.jsonl",
+                ),
             )  # fmt: skip
             record.guard, record.guard_reason = found.verdict, found.reason
         self.turns.append(record)

@@ -13,6 +13,7 @@ from harness.errors import HarnessError
 from harness.guard import GuardSpec, guard_env, run_guard
 from harness.isolation.base import SECRET_SUFFIXES
 from harness.isolation.sdk_env import PLACEHOLDER_KEY
+from harness.run.guard_route import guard_route
 from harness.study import load_study
 from tests.harness.checks import GATE_ARM, ITEMS
 from tests.harness.studies import harness, read_jsonl
@@ -109,7 +110,8 @@ print(json.dumps({"pass": ok, "reason": f"leaked {leaked} via {os.environ['OPENA
 
 
 def test_the_guard_gets_no_study_key_and_the_arms_listener(tmp_path: Path) -> None:
-    env = guard_env("B", "i1", 0, "http://127.0.0.1:4321")
+    route = guard_route("http://127.0.0.1:4321", tmp_path / "egress" / "guard" / "egress.jsonl")
+    env = guard_env("B", "i1", 0, route)
     assert env["OPENAI_BASE_URL"] == "http://127.0.0.1:4321/openai/v1"
     assert env["OPENAI_API_KEY"] == PLACEHOLDER_KEY and env["HARNESS_PURPOSE"] == "guard"
     assert not any(k.endswith(SECRET_SUFFIXES) and v != PLACEHOLDER_KEY for k, v in env.items())
@@ -169,7 +171,8 @@ def test_a_python_guard_reaches_its_proxy_listener_and_nothing_else(tmp_path: Pa
         script.write_text(REACHING_GUARD)
         spec = GuardSpec(command=[sys.executable, str(script), *map(str, ports)])
         log = tmp_path / "run" / "egress" / "guard" / "egress.jsonl"
-        found = run_guard(spec, tmp_path, "text", "B", "i", 0, f"http://127.0.0.1:{ports[0]}", log)
+        route = guard_route(f"http://127.0.0.1:{ports[0]}", log)
+        found = run_guard(spec, tmp_path, "text", "B", "i", 0, route)
     assert found.reason == "connected ConnectionRefusedError", found
     (entry,) = read_jsonl(log)
     assert entry["destination"] == f"127.0.0.1:{ports[1]}" and entry["arm"] == "guard"

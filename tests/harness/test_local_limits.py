@@ -1,7 +1,8 @@
 """The local backend's bounds are real on the arm's process (harness/isolation/local/limits.py,
 memory_cgroup.py): memory past the bound stops the arm (its cgroup's limit, the arm and its
-children together) and the host sees it met, while address space reserved and never touched (Kuzu's 8 TiB) does not; a
-file past the disk bound is refused; and what is not bounded is said."""
+children together) and the host sees it met, while address space reserved and never touched
+(Kuzu's 8 TiB) does not; a file past the disk bound is refused; and what is not bounded is
+said."""
 
 from __future__ import annotations
 
