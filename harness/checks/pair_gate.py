@@ -6,7 +6,8 @@ Both requests come from one run's call log, masked as the determinism gate masks
 leader's with the element's text (JSON-escaped, as it stands in the body) inserted at one place,
 and nothing else changed. The turn's first main call of each arm is compared (its later main
 calls, a tool loop's, are not). Anything else fails the pair, named: a missing call, a request
-with other differences, the element missing or added twice.
+with other differences, the element missing or added twice. A firing on an item's last turn has
+no next turn in the run: nothing to check, and it is not counted.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from harness.coupling import GatePair
 from rundir.calllog import CallRecord, read_calls
 from rundir.gate_record import PairCheck
 from rundir.packread import PackReader
+from rundir.turns import read_turns
 
 _SHOWN = 80  # characters shown either side of a difference
 
@@ -58,7 +60,10 @@ def check_pair(study_dir: Path, pair: GatePair, runs: list[Path], masks: list[st
     for run in runs:
         mains = _first_main_calls(run)
         pack = PackReader.open(run)
+        ran = _turns_run(run)
         for firing in firings:
+            if firing.item in ran and firing.turn + 1 not in ran[firing.item]:
+                continue  # a firing on the item's last turn: no next turn, nothing to check
             why = _compare(firing, pair, mains, pack, masks)
             result.checked += 1
             if why is not None:
@@ -69,6 +74,15 @@ def check_pair(study_dir: Path, pair: GatePair, runs: list[Path], masks: list[st
     if result.checked == 0:
         result.failures.append(f"{pair.differ_by} names no firing: nothing was checked")
     return result
+
+
+def _turns_run(run: Path) -> dict[str, set[int]]:
+    """Per item, the turns the run's arms ran (turns.jsonl; none when it has no turn file)."""
+    path = run / "turns.jsonl"
+    ran: dict[str, set[int]] = defaultdict(set)
+    for record in read_turns(path) if path.exists() else []:
+        ran[record.item].add(record.turn)
+    return ran
 
 
 def _first_main_calls(run: Path) -> dict[tuple[str, str, int], CallRecord]:

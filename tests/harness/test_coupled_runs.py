@@ -113,6 +113,14 @@ def test_the_pair_passes_on_the_right_element(recorded: tuple[Path, Path]) -> No
     assert result.passed and result.checked == 1 and result.failures == []
 
 
+def test_a_firing_on_an_items_last_turn_has_nothing_to_check(recorded: tuple[Path, Path]) -> None:
+    """router has 3 turns: a firing on its turn 2 has no next turn, and is not counted."""
+    study, run = recorded
+    lines = "router 0 " + json.dumps(ELEMENT) + '\nrouter 2 "\\n\\nAnything."'
+    result = _pair_check(study, run, lines)
+    assert result.passed and result.checked == 1 and result.failures == []
+
+
 def test_the_pair_fails_on_a_wrong_element(recorded: tuple[Path, Path]) -> None:
     study, run = recorded
     result = _pair_check(study, run, 'router 0 "\\n\\nThe user sounded upset."')
