@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from harness.report.context import Confirmed, Context
+from harness.report.decision import interim_due
 from harness.report.drill_link import drill_href
 from harness.report.model import TITLES, Section, money, seconds
 from harness.report.unfinished import Progress
@@ -134,7 +135,15 @@ def first_screen(ctx: Context, sections: list[Section], progress: Progress | Non
         )
     if progress is not None and not progress.finished:
         screen.notes.append(progress.sentence())
-    screen.score_columns, scores = _scores(ctx)
+    if interim_due(ctx):
+        # At an interim look the design reveals only stop or continue: no arm's score either.
+        screen.notes.append(
+            "Interim look: each axis reads only stop or continue (section 14); no score is "
+            "shown until the final look."
+        )
+        scores: dict[str, dict[str, Score]] = {}
+    else:
+        screen.score_columns, scores = _scores(ctx)
     for name, arm in sorted(ctx.report.arms.items()):
         cost = "-" if arm.cost_per_turn is None else money_short(arm.cost_per_turn.mean)
         last = arm.last_token
