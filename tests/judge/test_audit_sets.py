@@ -44,6 +44,8 @@ def _copy(tmp_path: Path, run: Path, set_dir: Path) -> tuple[Path, Path]:
     runs = tmp_path / "runs"
     shutil.copytree(run, runs / run.name)
     shutil.copytree(set_dir, runs / set_dir.name)
+    seal = set_dir.with_name(f"{set_dir.name}.seal.json")  # the set is re-checked with its seal
+    shutil.copy(seal, runs / seal.name)
     return runs / run.name, runs / set_dir.name
 
 
