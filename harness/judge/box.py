@@ -6,7 +6,8 @@ replies by arm. So a command judge runs:
 - in an empty private working directory holding only its prompt (prompt.txt), the prompt also on
   its stdin;
 - with an environment of only PATH, HOME and TMPDIR (both the private directory), LANG, and the
-  variables its judges.toml entry names in `env` (a CLI's key, say): not the harness's own;
+  variables its judges.toml entry names in `env` (a CLI's key, say; HOME named there gives the
+  real home, where a CLI keeps its login): not the harness's own;
 - where Linux namespaces are available (`unshare`: a user, mount and PID namespace), with the
   set, the seal and the runs hidden (an empty directory mounted over each folder, an empty file
   over each file) and no view of the harness's processes (their command lines and environments);
