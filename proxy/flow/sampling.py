@@ -50,6 +50,9 @@ def _sdk_adaptive_models() -> tuple[str, ...]:
 __all__ = ["PinConflict", "Rewrite", "pin_call", "rewrite_sampling"]
 
 ROUTES = ("anthropic.messages", "openai.chat", "openai.responses")
+# Anthropic's OpenAI-compatible route: OpenAI chat's fields, and Anthropic's `thinking` (and
+# `output_config.effort`), which the layer honours (docs/model-identity.md).
+COMPAT_ROUTE = "anthropic.chat"
 
 _THINKING_TOP_P_FLOOR = 0.95  # with thinking on, top_p must be >= this or unset
 # Anthropic models that still accept temperature and top_p together; every later model (and any
@@ -132,16 +135,20 @@ def rewrite_sampling(
     Only purposes in `pins.purposes` are rewritten; other purposes and unknown routes are left
     untouched. Raises PinConflict when the pins cannot be applied without a vendor refusal.
     """
-    if purpose not in pins.purposes or route not in ROUTES:
+    compat = route == COMPAT_ROUTE
+    wire = "openai.chat" if compat else route
+    if purpose not in pins.purposes or wire not in ROUTES:
         return []
     # Work on a shallow copy (the editor copies nested objects before writing) so a PinConflict
     # leaves the arm's body exactly as it came.
     edit = _Editor(dict(body))
-    if route == "anthropic.messages":
+    if wire == "anthropic.messages":
         _anthropic(model, edit, pins)
     else:
-        _openai(route, model, edit, pins)
-    _cap_output(route, model, edit, pins)
+        _openai(wire, model, edit, pins)
+        if compat:
+            _compat_thinking(model, edit, pins)
+    _cap_output(wire, model, edit, pins)
     if edit.rewrites:
         body.clear()
         body.update(edit.body)
@@ -161,7 +168,9 @@ def pin_call(state: CallState, pins: Pins) -> StubReply | None:
     # so `sent` shares only untouched values with the arm's body (no deep copy on every call).
     sent = dict(state.body)
     try:
-        state.rewrites = rewrite_sampling(state.route.wire, model, sent, state.purpose, pins)
+        # The compatibility route by its own name: its `thinking` is pinned as well.
+        route = state.route.name if state.route.name == COMPAT_ROUTE else state.route.wire
+        state.rewrites = rewrite_sampling(route, model, sent, state.purpose, pins)
     except PinConflict as e:
         state.outcome = "refused"
         return error_reply(state.vendor, 400, str(e))
@@ -184,6 +193,9 @@ def _cap_output(route: str, model: str, edit: _Editor, pins: Pins) -> None:
     elif route == "openai.chat":
         legacy = edit.get("max_tokens")
         field = "max_tokens" if legacy not in (_ABSENT, None) else "max_completion_tokens"
+        thinking = edit.get("thinking")  # Anthropic's compatibility route takes it
+        if isinstance(thinking, dict) and isinstance(thinking.get("budget_tokens"), int):
+            cap = max(cap, thinking["budget_tokens"] + 1)
     else:
         field = "max_output_tokens"
     current = edit.get(field)
@@ -277,6 +289,27 @@ def _anthropic_samplers(model: str, edit: _Editor, pins: Pins, *, thinking_on: b
     elif pins.top_k is not None:
         edit.set("top_k", pins.top_k)
     _one_sampler(model, edit, temperature_pinned=temperature_pinned, top_p_pinned=top_p_pinned)
+
+
+def _compat_thinking(model: str, edit: _Editor, pins: Pins) -> None:
+    """The thinking and effort pins on Anthropic's OpenAI-compatible route (issue 36 item 7): the
+    layer reads `thinking` and `output_config.effort` as the Messages API does, so they are
+    pinned as there, with the samplers thinking allows (temperature 1 only, top_p >= 0.95)."""
+    thinking = _wanted_thinking(model, edit.get("thinking"), pins)
+    if thinking is not _ABSENT:
+        edit.set("thinking", thinking)
+    if pins.effort is not None:
+        edit.set("output_config.effort", pins.effort)
+    on = isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+    if on and edit.get("temperature") not in (_ABSENT, None, 1):
+        edit.drop("temperature")
+    if on and not _top_p_ok_with_thinking(edit.get("top_p")):
+        edit.drop("top_p")
+    if pins.thinking is not None:
+        limit = edit.get("max_completion_tokens")
+        if limit in (_ABSENT, None):
+            limit = edit.get("max_tokens")
+        _check_budget(thinking, limit)
 
 
 def _top_p_ok_with_thinking(value: Any) -> bool:

@@ -456,3 +456,33 @@ def test_a_nested_drop_copies_the_objects_on_its_path() -> None:
     assert inner == {"effort": "low", "keep": 1}
     assert edit.body["output_config"] == {"keep": 1}
     assert changes(edit.rewrites) == {"output_config.effort": ("low", None)}
+
+
+# --- Anthropic's OpenAI-compatible route --------------------------------------------------------
+
+
+def test_thinking_and_effort_pins_reach_the_compatibility_route() -> None:
+    """The layer honours `thinking` and `output_config.effort` (issue 36 item 7): a study's (or
+    B's) thinking pin lands on Z's compat calls as on the Messages API, temperature dropped as
+    thinking requires, the cap kept past the budget; the stub answers the pinned body."""
+    from stubs.anthropic.compat import compat_chat
+
+    state = CallState("anthropic", "/v1/chat/completions", "POST", "Z", "main", 0.0)
+    state.route = find_route("anthropic", "POST", "/v1/chat/completions")
+    assert state.route is not None and state.route.name == "anthropic.chat"
+    state.body = chat("claude-sonnet-4-6", temperature=0.5, max_completion_tokens=4096)
+    pins = Pins(thinking=ENABLED, effort="low", output_cap=1000)
+    assert pin_call(state, pins) is None
+    sent = state.sent
+    assert sent is not None and sent["thinking"] == ENABLED
+    assert sent["output_config"] == {"effort": "low"} and "temperature" not in sent
+    assert sent["max_completion_tokens"] == 2049  # the cap, above the pinned budget
+    req = StubRequest(
+        vendor="anthropic", route="anthropic.chat", body=sent, digest=body_digest(sent)
+    )
+    assert compat_chat(req, StubContext()).status == 200
+
+
+def test_the_openai_chat_route_takes_no_thinking_pin() -> None:
+    body = chat("gpt-4.1-mini")
+    assert "thinking" not in changes(rewrite("openai.chat", body, Pins(thinking=ENABLED)))
