@@ -2,6 +2,10 @@
 and items, each run as its own live run under one ledger stage (docs/pilot.md).
 
     schema = 1
+    drop_order = ["leg10", "leg9", ...]  # which legs go first when the projection passes the
+                                         # cap: every leg after the fifth, each once, dropped
+                                         # from the first named on; default: from the last leg
+                                         # (before any table: after [[legs]] it is a leg's key)
     [tasks]                              # optional: a task is a named set of item ids (shell
     recall = ["lme-*"]                   # patterns allowed), so legs can name it
     [[legs]]
@@ -10,9 +14,6 @@ and items, each run as its own live run under one ledger stage (docs/pilot.md).
     tasks = ["recall"]                   # items of these tasks ...
     items = ["i7"]                       # ... and these ids or patterns; neither: every item
     ...
-    drop_order = ["leg10", "leg9", ...]  # which legs go first when the projection passes the
-                                         # cap: every leg after the fifth, each once, dropped
-                                         # from the first named on; default: from the last leg
 
 A leg that selects no item, an unknown arm, an unknown task or a drop order naming one of the
 first five legs is refused before anything is projected or spent.
