@@ -33,7 +33,9 @@ def outcomes_table(ctx: Context) -> Table:
     arms = per_arm(ctx.data.turns)
     seen = {o for arm in arms.values() for o in arm.outcomes}
     columns = [*KNOWN_OUTCOMES, *(o for o in ordered(seen) if o not in KNOWN_OUTCOMES)]
-    failing = arm_failures(arms, _ceiling(ctx))
+    # A merged run's failures as its shards found them (rundir/merge.py: "in shard I/N: why"):
+    # an arm that failed one shard may pass the pooled turns' ceiling, and still failed the run.
+    failing = {**_shard_failures(ctx), **arm_failures(arms, _ceiling(ctx))}
     rows = []
     for name, arm in arms.items():
         first = "-"
@@ -82,6 +84,15 @@ def unturned_calls(ctx: Context) -> Table | None:
             rows.append([arm, "-", f"{len(more)} more", "-", "-", "-", "-", "-", spent])
     columns = ["arm", "run", "call", "time (UTC)", "purpose", "model", "status", "outcome", "cost"]
     return Table(columns, rows)
+
+
+def _shard_failures(ctx: Context) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for header in ctx.data.headers:
+        study = header.get("study") or {}
+        if study.get("merged_from"):
+            out.update({str(a): str(why) for a, why in (study.get("arm_failures") or {}).items()})
+    return out
 
 
 def _ceiling(ctx: Context) -> float:

@@ -32,7 +32,8 @@ from tests.harness.studies import (
 )
 from tests.study_builder import StudyBuilder
 
-pytestmark = pytest.mark.integration
+# The module's shards are five harness runs: a loaded machine takes longer than the default.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 EXTRA_ITEMS = [
@@ -258,6 +259,11 @@ def test_a_failed_shard_s_reason_is_carried_and_the_merged_audit_rechecks_shards
     assert not run["passed"] and run["arm_failures"] == {"bare": f"in shard 2/3: {why}"}
     shard = run["merged_from"][1]
     assert shard["passed"] is False and why in shard["failure"]
+
+    report = tmp_path / "report"
+    done = harness("report", str(out), "--format", "md", "--out", str(report))
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert "FAILS the run: in shard 2/3: completed no turn" in (report / "report.md").read_text()
 
     audit = harness("audit", str(out))
     assert audit.returncode == 0, audit.stdout + audit.stderr[-2000:]
