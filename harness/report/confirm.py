@@ -23,7 +23,7 @@ from harness.report.decision import (
     units,
 )
 from harness.report.first_screen_record import confirmed_record
-from harness.report.model import TITLES, Section, Table
+from harness.report.model import VERDICTS_NUMBER, Section, Table
 from harness.report.readings import ceiling_readings, gate_readings
 from harness.stats import onesided
 
@@ -34,7 +34,7 @@ def _f(value: float | None, sign: bool = True) -> str:
     return f"{value:+.4f}" if sign else f"{value:.4f}"
 
 
-VERDICTS = TITLES.index("Verdicts") + 1  # its number; placed after section 11 (Appendix A)
+VERDICTS = VERDICTS_NUMBER  # its number; placed after section 11 (Appendix A)
 DESCRIBED = ("B - A", "C1 - A", "C0 - A")  # contrasts described, with no outcome
 
 

@@ -17,7 +17,7 @@ from decimal import Decimal
 from harness.report.context import Confirmed, Context
 from harness.report.decision import interim_due
 from harness.report.drill_link import drill_href
-from harness.report.model import TITLES, Section, money, seconds
+from harness.report.model import Section, money, seconds
 from harness.report.unfinished import Progress
 from harness.stats.bootstrap import mean_interval
 
@@ -157,7 +157,7 @@ def first_screen(ctx: Context, sections: list[Section], progress: Progress | Non
                 p50_last_token=seconds(last.p50_s, last.p50_censored),
             )
         )
-    screen.contents = [(s.number, TITLES[s.number - 1]) for s in sections]
+    screen.contents = [(s.number, s.title) for s in sections]
     screen.drill = not ctx.anon.public and ctx.inputs.judgments is not None
     return screen
 

@@ -22,9 +22,11 @@ TITLES = (
     "The spend ledger",
     "Limitations",
     "Appendix: rubric hashes, materials provenance and the price table",
-    # The confirmatory analysis's own section, placed after the spend ledger (Appendix A).
-    "Verdicts",
 )
+# The confirmatory analysis's own section (only with --analysis), numbered after the thirteen
+# every report has and placed after the spend ledger (the design's Appendix A).
+VERDICTS_NUMBER = len(TITLES) + 1
+VERDICTS_TITLE = "Verdicts"
 
 
 @dataclass
@@ -46,7 +48,7 @@ class Section:
 
     @property
     def title(self) -> str:
-        return TITLES[self.number - 1]
+        return VERDICTS_TITLE if self.number == VERDICTS_NUMBER else TITLES[self.number - 1]
 
 
 def money(value: Decimal) -> str:
