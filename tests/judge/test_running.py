@@ -81,7 +81,7 @@ def test_a_judge_that_drifts_after_calibration_is_halted_by_the_mixed_in_control
     manifest = run_stage(
         [run], rubrics, judges, tmp_path / "set", StageOptions(seed=9, settings=settings, jobs=1)
     )
-    assert [b.status for b in manifest.calibration if b.judge == "gamma"] == ["passed"] * 3
+    assert [b.status for b in manifest.calibration if b.judge == "gamma"] == ["passed"] * 4
     (halt,) = manifest.halts
     # Blind, it still "catches" the clean controls mixed in (they must not be flagged).
     assert re.fullmatch(
