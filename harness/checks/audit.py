@@ -15,6 +15,8 @@ Checks, each reported as a discrepancy naming where it is:
   its output limit (parity_audit.py);
 - proxy_egress: proxy_egress.jsonl parses, run.json's proxy_refused is its count, and a run
   whose proxy was refused anything did not pass (proxy_egress_audit.py);
+- guard: where the study has a [guard], every turn with text has its verdict, and the guard's
+  calls are noted (priced and settled by the cost and ledger checks) (guard_audit.py);
 - shard: a merged run's every shard is still the run the merge took (its id and manifest hash)
   and its files still hash as its manifest lists them (rundir/merge_checks.py).
 Nothing in the run directory or the ledger is changed; audit.json is written next to run.json.
@@ -31,6 +33,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.checks.context_audit import turn_context_findings
+from harness.checks.guard_audit import guard_findings
 from harness.checks.identity_audit import identity_findings
 from harness.checks.limits_audit import unequal_limits
 from harness.checks.parity_audit import parity_findings
@@ -76,6 +79,7 @@ Check = Literal[
     "parity",  # harness/checks/parity_audit.py: main calls of arms under [parity] hold to it
     "judgments",  # harness/judge/audit.py: the judgment sets that judge the run
     "proxy_egress",  # harness/checks/proxy_egress_audit.py: the proxy's own refused traffic
+    "guard",  # harness/checks/guard_audit.py: every turn's verdict where the study has a guard
     "shard",  # rundir/merge_checks.py: a merged run's shards, each re-hashed where it is
 ]
 
@@ -186,6 +190,10 @@ def audit_run(
         audit.flag("parity", where_, detail)  # engine parity (V9) in the captured requests
     for where_, detail in proxy_egress_findings(run_dir, header):  # the proxy's own OS rule
         audit.flag("proxy_egress", where_, detail)
+    found, notes = guard_findings(run_dir, header, calls)  # the study's output guard
+    for where_, detail in found:
+        audit.flag("guard", where_, detail)
+    record.notes += notes
     from harness.judge.audit import judgment_set_findings  # the judging stage's own re-check
 
     sets, findings = judgment_set_findings(run_dir, header.run_id, judgments)

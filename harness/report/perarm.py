@@ -17,6 +17,7 @@ from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.report.guard_tally import GuardTally, guard_tally
 from harness.report.latency import Latency, latency
 from harness.report.rundata import RunData
 from harness.stats.bootstrap import mean_interval
@@ -71,6 +72,8 @@ class ArmReport(BaseModel):
     purposes: dict[str, PurposeShare] = Field(default_factory=dict)
     response_bytes: Sizes = Field(default_factory=Sizes)
     stray_connections: int = 0
+    # The study's output guard on its turns and its own calls (harness/report/guard_tally.py).
+    guard: GuardTally | None = None
 
 
 class RunReport(BaseModel):
@@ -169,6 +172,7 @@ def _arm(
         cost_per_turn=_mean_interval(per_turn, [t.item for t in mine], resamples, seed),
         purposes=_purposes(billed),
         response_bytes=_sizes(billed, data.response_bytes),
+        guard=guard_tally(mine, billed),
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.report import paper_trail
 from harness.report.context import Context
+from harness.report.guard_tally import guard_table
 from harness.report.identity import pins_table
 from harness.report.model import NOT_RUN, Section, Table, money, plain
 from harness.report.outcomes import outcomes_table, unturned_calls
@@ -84,6 +85,9 @@ def arms(ctx: Context) -> Section:
     s.tables.append(Table(columns, rows))
     # What each arm's turns ended in, and whether that fails the run (harness/report/outcomes).
     s.tables.append(outcomes_table(ctx))
+    guarded = guard_table({name: arm.guard for name, arm in ctx.report.arms.items()})
+    if guarded is not None:  # the study's [guard]: its verdicts beside the outcomes, not in them
+        s.tables.append(guarded)
     refused = refused_table(ctx)
     if refused.rows:
         s.tables.append(refused)
