@@ -40,8 +40,9 @@ COMMANDS = (
     Lazy(
         "merge",
         "harness.cli.study:merge",
-        "Join the shards of one study run into one run directory (refuses a missing or foreign "
-        "shard, naming it).",
+        "Join the shards of one study run into one run directory (refuses a missing, edited or "
+        "foreign shard, naming it). A folder of runs gives, per shard, its latest run that "
+        "passed.",
     ),
     Lazy(
         "replay",
@@ -148,6 +149,18 @@ def main(
     configure_logging(level=log_level, json=log_json)
 
 
+def _help_for(args: list[str]) -> str:
+    """`harness COMMAND [SUBCOMMAND] --help` for the command the user ran."""
+    words = [a for a in args if not a.startswith("-")][:2]
+    names = {c.name for c in COMMANDS}
+    if not words or words[0] not in names:
+        return "`harness --help`"
+    sub = (
+        words[1:] if words[0] in {"ledger", "protocol", "plan", "proxy", "prices", "images"} else []
+    )
+    return f"`harness {' '.join([words[0], *sub])} --help`"
+
+
 def run() -> None:
     """Entry point: user errors print one message and exit 2, never a traceback."""
     try:
@@ -155,6 +168,8 @@ def run() -> None:
         code = app(standalone_mode=False)
     except UserError as e:  # HarnessError, or RunDirError from a run file's reader (rundir/)
         print(f"harness: error: {e}", file=sys.stderr)
+        if not e.hint:  # every error says what to do: at least where the options are described
+            print(f"  hint: {_help_for(sys.argv[1:])} says what each option takes", file=sys.stderr)
         sys.exit(2)
     except typer.Abort:
         sys.exit(130)

@@ -74,7 +74,10 @@ NEW_LEDGER_BRANCH = typer.Option(
 
 def _isolation(value: str) -> Isolation:
     if value not in ("auto", "docker", "local"):
-        raise HarnessError(f"--isolation {value!r} is not one of auto, docker, local")
+        raise HarnessError(
+            f"--isolation {value!r} is not one of auto, docker, local",
+            hint="auto (docker when its engine answers, else local), docker or local",
+        )
     return cast("Isolation", value)
 
 
@@ -305,9 +308,15 @@ def cleanup(
 ) -> None:
     """Stop what a crashed run left behind: processes (pids.json), containers, networks,
     iptables rules (by their harness.run label), of the runs under --run-dir only."""
+    from harness.errors import HarnessError
     from harness.isolation.docker import DockerBackend
     from harness.isolation.local import LocalBackend
 
+    if not run_dir.is_dir():  # a mistyped folder would otherwise read "nothing to clean up"
+        raise HarnessError(
+            f"--run-dir {run_dir} is not a folder, so none of its runs can be cleaned up",
+            hint="give the folder the crashed run was written under (its --run-dir)",
+        )
     # Each backend removes what its crashed runs left: docker containers, networks, rules (by
     # label/comment) and bounded disks; local processes (pids.json), their OS rules and
     # cgroups. Only of the runs under run_dir (harness/isolation/owner.py): docker first, as

@@ -15,7 +15,10 @@ def check_workers(workers: int) -> None:
     with workers: local and docker arms are copied per worker (`A@k`), and a memory study's
     histories each go to one worker (harness/run/workers.py)."""
     if workers < 1:
-        raise HarnessError(f"--workers must be 1 or more, not {workers}")
+        raise HarnessError(
+            f"--workers must be 1 or more, not {workers}",
+            hint="--workers 1 runs the items one at a time; more run that many at once",
+        )
 
 
 def instances(arms: list[str], workers: int) -> list[str]:
