@@ -53,7 +53,7 @@ COMMANDS = (
         "cleanup",
         "harness.cli.study:cleanup",
         "Stop what a crashed run left behind: processes (pids.json), containers, networks, "
-        "iptables rules (by their harness.run label).",
+        "iptables rules (by their harness.run label), of the runs under --run-dir only.",
     ),
     Lazy(
         "gate",
