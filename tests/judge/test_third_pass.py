@@ -19,14 +19,18 @@ from rundir.judgments import JudgmentSet, read_tasks, read_votes
 from tests.judge.runs import judge_entry, write_judges, write_rubrics, write_run, write_study
 
 ERRING = str(Path(__file__).with_name("erring_judge.py"))
-# With this seed and 10 controls per kind, two judges erring on 8% of replies (different ones)
-# each pass strong, mild and clean bars, and their kappa falls to 0.585 < 0.60 (the test checks
-# both, so a change of plan shows here rather than passing silently).
-SEED = 20
+# With this seed, these salts and 10 controls per kind, two judges erring on 9% of replies
+# (different ones) each pass strong, mild, clean and padding bars, and their kappa falls to
+# 0.577 < 0.60, while each misses at most 1 of its 10 mixed-in controls, so the running watch
+# lets the resolved axis pass (the test checks these, so a change of plan shows here rather than
+# passing silently; the clean controls come from the fixed clean set, so few seeds do this).
+SEED = 4
+SALTS = {"alpha": "a20", "beta": "b20"}
+PERCENT = "9"
 
 
 def _erring(model: str, salt: str) -> dict[str, object]:
-    return judge_entry(model, "low", "--salt", salt, "--percent", "8", script=ERRING)
+    return judge_entry(model, "low", "--salt", salt, "--percent", PERCENT, script=ERRING)
 
 
 def _stage(tmp_path: Path, **third: dict[str, object]) -> tuple[JudgmentSet, Path]:
@@ -34,8 +38,8 @@ def _stage(tmp_path: Path, **third: dict[str, object]) -> tuple[JudgmentSet, Pat
     run = write_run(tmp_path / "runs", study, "run-a")
     judges = write_judges(
         tmp_path / "judges.toml",
-        alpha=_erring("rules-a", "a"),
-        beta=_erring("rules-b", "b"),
+        alpha=_erring("rules-a", SALTS["alpha"]),
+        beta=_erring("rules-b", SALTS["beta"]),
         **third,
     )
     out = tmp_path / "set"
@@ -49,10 +53,15 @@ def _stage(tmp_path: Path, **third: dict[str, object]) -> tuple[JudgmentSet, Pat
 def _preconditions(manifest: JudgmentSet) -> None:
     bars = {(b.judge, b.bar): b for b in manifest.calibration}
     for judge in ("alpha", "beta"):
-        for name in ("strong detection", "mild detection", "clean flagged"):
+        for name in (
+            "strong detection",
+            "mild detection",
+            "clean flagged",
+            "padding read the same",
+        ):
             assert bars[(judge, name)].status == "passed", (judge, name)
     kappa = bars[("alpha+beta", "kappa")]
-    assert kappa.status == "failed" and kappa.value == pytest.approx(0.585, abs=0.001)
+    assert kappa.status == "failed" and kappa.value == pytest.approx(0.577, abs=0.001)
 
 
 def test_a_third_judge_that_passes_resolves_the_axis_and_joins_the_vote_set(
@@ -63,7 +72,7 @@ def test_a_third_judge_that_passes_resolves_the_axis_and_joins_the_vote_set(
     _preconditions(manifest)
     (passed,) = manifest.third_pass
     assert (passed.rubric, passed.judge, passed.status) == ("grounded", "gamma", "resolved")
-    assert passed.trigger == ["alpha+beta kappa 0.59 < 0.60"]
+    assert passed.trigger == ["alpha+beta kappa 0.58 < 0.60"]
     assert [(a.status, a.reasons) for a in manifest.axes] == [("passed", [])]
     assert {b.judge for b in manifest.calibration if b.bar == "strong detection"} == {
         "alpha",
@@ -89,9 +98,9 @@ def test_without_a_third_judge_the_pass_is_not_run_and_the_axis_gets_no_verdict(
     assert axis.reasons[0] == (
         "third pass not run: no third judge is pinned (third = true in the judges file)"
     )
-    assert any(r.startswith("judge alpha+beta failed kappa: 0.59") for r in axis.reasons)
+    assert any(r.startswith("judge alpha+beta failed kappa: 0.58") for r in axis.reasons)
     # Nothing confirmatory was sent.
-    assert len({v.task for v in read_votes(out)}) == 2 * 2 * 50
+    assert len({v.task for v in read_votes(out)}) == 2 * 2 * 60  # 6 kinds x 10, asked twice
 
 
 def test_a_third_judge_that_misses_controls_fails_the_pass_by_name(tmp_path: Path) -> None:
@@ -124,8 +133,9 @@ def _reask_stage(tmp_path: Path, once: bool) -> tuple[JudgmentSet, Path]:
     judge errs only the first two times it sees a prompt (a control and its stability repeat), so
     re-asked, it answers honestly."""
     entries = {}
-    for name, model, salt in (("alpha", "rules-a", "a"), ("beta", "rules-b", "b")):
-        extra = ["--salt", salt, "--percent", "8"]
+    for name, model in (("alpha", "rules-a"), ("beta", "rules-b")):
+        salt = SALTS[name]
+        extra = ["--salt", salt, "--percent", PERCENT]
         if once:
             (tmp_path / f"seen-{name}").mkdir()
             extra += ["--remember", str(tmp_path / f"seen-{name}"), "--honest-after", "2"]
@@ -147,7 +157,7 @@ def test_the_reask_form_asks_both_judges_again_and_resolves_when_they_now_agree(
     _preconditions(manifest)
     (reask,) = manifest.third_pass
     assert (reask.form, reask.judge, reask.status) == ("reask", None, "resolved")
-    assert reask.trigger == ["alpha+beta kappa 0.59 < 0.60"]
+    assert reask.trigger == ["alpha+beta kappa 0.58 < 0.60"]
     tasks = {t.id: t for t in read_tasks(out)}
     again = [t for t in tasks.values() if t.reask_of is not None]
     # Both judges were re-asked exactly the prompts they disagreed on, as fresh prompt files.
@@ -179,7 +189,7 @@ def test_the_reask_form_leaves_no_verdict_when_the_judges_still_disagree(
     _preconditions(manifest)
     (reask,) = manifest.third_pass
     assert (reask.form, reask.status) == ("reask", "failed") and reask.reasked
-    assert "0.59 still below the bar" in reask.detail
+    assert "0.58 still below the bar" in reask.detail
     (axis,) = manifest.axes
     assert axis.status == "no verdict"
     assert axis.reasons[0] == f"third pass failed: {reask.detail}"
