@@ -9,7 +9,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -175,11 +174,11 @@ def test_a_process_killed_with_9_mid_reservation_loses_nothing(location: str) ->
     told = seen + rest.split()
     # Another process goes on at once: the killed one's lock is gone and its chain is whole
     # (a torn file line is set aside; a PostgreSQL transaction is rolled back).
-    began = time.monotonic()
+    # No wall-clock bound (a loaded machine breaks one): a lock the killed process still held
+    # would block this reserve until the test's timeout, which fails it.
     with Ledger(location) as led:
         led.reserve_run("after", D("0.001"), "kill")
         state = led.state()
-    assert time.monotonic() - began < 10
     assert set(told) <= set(state.runs)  # every reservation it was told of is booked
     assert len(state.runs) - 1 - len(told) in (0, 1)  # at most one committed, not yet told
     assert all(not r.settled for r in state.runs.values())  # counted at full reservation
