@@ -15,9 +15,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import PrivateAttr
+
 from harness.datasets.dates import longmemeval_date
 from harness.datasets.draw import Drawn, draw_indices
-from harness.datasets.index import longmemeval_index, read_entries
+from harness.datasets.index import IndexEntry, longmemeval_index, read_entries
 from harness.datasets.model import (
     DatasetError,
     History,
@@ -78,9 +80,56 @@ def load_drawn(
     strata = [e.question_type if stratify == "question_type" else "all" for e in index]
     histories = [f"h.{_safe(e.question_id)}" for e in index]
     picked, available, taken = draw_indices(strata, histories, n, seed, per_conversation_max)
-    values = read_entries(path, [index[i] for i in picked])
-    memories = [_entry(v, f"{path}: [{i}]") for i, v in zip(picked, values, strict=True)]
+    stamp = _stamp(path)
+    memories = []
+    for i in picked:  # one question decoded at a time, checked in full, then held without text
+        [value] = read_entries(path, [index[i]])
+        memory = _entry(value, f"{path}: [{i}]")
+        memory.history = StoredHistory.of(memory.history, path, index[i], i, stamp)
+        memories.append(memory)
     return Drawn(memories, available, taken)
+
+
+class StoredHistory(History):
+    """A drawn question's history held as its sessions' ids and dates (their messages empty):
+    500 LongMemEval-S histories are ~265 MB of text, several times that as objects. `full()`
+    reads the question again from its offsets when its item's turn comes (harness/run/
+    memory_stage.py), so a run holds one history's messages per worker."""
+
+    _path: Path = PrivateAttr()
+    _entry: IndexEntry = PrivateAttr()
+    _position: int = PrivateAttr()
+    _stamp: tuple[int, int] = PrivateAttr()
+
+    @classmethod
+    def of(
+        cls, history: History, path: Path, entry: IndexEntry, position: int, stamp: tuple[int, int]
+    ) -> StoredHistory:
+        held = cls.model_construct(
+            id=history.id,
+            sessions=[
+                HistorySession.model_construct(session_id=s.session_id, date=s.date, messages=[])
+                for s in history.sessions
+            ],
+        )
+        held._path, held._entry, held._position, held._stamp = path, entry, position, stamp
+        return held
+
+    def full(self) -> History:
+        if _stamp(self._path) != self._stamp:
+            raise DatasetError(
+                f"{self._path}: changed since the study was loaded; run the study again"
+            )
+        [value] = read_entries(self._path, [self._entry])
+        return _entry(value, f"{self._path}: [{self._position}]").history
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        info = path.stat()
+    except OSError as e:
+        raise DatasetError(f"cannot read {path}: {e}") from None
+    return info.st_size, info.st_mtime_ns
 
 
 def _entry(entry: Any, where: str) -> Memory:

@@ -42,6 +42,12 @@ class History(BaseModel):
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9._:-]+$")
     sessions: list[HistorySession] = Field(min_length=1)
 
+    def full(self) -> History:
+        """The history with every session's messages. A history read lazily from a large file
+        (harness/datasets/longmemeval.py's StoredHistory) holds its sessions' ids and dates
+        only, and reads its messages here, when its item's turn comes; this one has them."""
+        return self
+
 
 class Question(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -204,6 +204,9 @@ class MemoryStage:
         self, item: Item, arm: str, attempt: int, session_id: str, history: History
     ) -> str | None:
         """Ingest every session of `history`; the bound the arm met, if it met one."""
+        # A lazily held history reads its messages now, and they are dropped with this frame:
+        # the run holds one history's messages per worker, not every drawn item's.
+        history = await asyncio.to_thread(history.full)
         client = self.clients[arm]
         opened = OpenSession(
             session_id=session_id,

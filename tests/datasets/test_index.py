@@ -17,7 +17,7 @@ import pytest
 from harness.datasets import longmemeval
 from harness.datasets.draw import draw
 from harness.datasets.index import build_index, cache_dir, longmemeval_index, read_entries
-from harness.datasets.model import DatasetError
+from harness.datasets.model import DatasetError, Memory
 from tests.datasets.fixtures import LONGMEMEVAL_TYPES, longmemeval_entry
 
 
@@ -72,7 +72,7 @@ def test_a_draw_reads_only_the_drawn_questions_and_matches_the_whole_load(tmp_pa
     path = _write(tmp_path / "s.json", entries)
     lazy = longmemeval.load_drawn(path, 9, 7, "question_type", None)
     whole = draw(longmemeval.load(path), 9, 7, "question_type", None)
-    assert lazy.memories == whole.memories
+    assert _full(lazy.memories) == _full(whole.memories)
     assert (lazy.available, lazy.drawn) == (whole.available, whole.drawn)
     # Break every question the draw did not take: the same draw still loads.
     drawn = {m.question.question_id for m in lazy.memories}
@@ -81,9 +81,34 @@ def test_a_draw_reads_only_the_drawn_questions_and_matches_the_whole_load(tmp_pa
             entry["haystack_sessions"][0][0]["role"] = "robot"  # type: ignore[index]
     _write(path, entries)
     again = longmemeval.load_drawn(path, 9, 7, "question_type", None)
-    assert again.memories == lazy.memories
+    assert [m.question for m in again.memories] == [m.question for m in lazy.memories]
     with pytest.raises(DatasetError, match=r"role: 'robot' is not user or assistant"):
         longmemeval.load(path)
+
+
+def _full(memories: list[Memory]) -> list[tuple[object, ...]]:
+    return [(m.source, m.question, m.history.full().model_dump()) for m in memories]
+
+
+def test_drawn_histories_are_held_without_their_text_until_their_turn(tmp_path: Path) -> None:
+    """A study drawing every question holds each history's session ids and dates, no message:
+    what it holds does not grow with the histories' text (LongMemEval-S: ~265 MB of it)."""
+    entries = _entries(12)
+    path = _write(tmp_path / "s.json", entries)
+    drawn = longmemeval.load_drawn(path, None, 0, None, None)
+    assert len(drawn.memories) == 12
+    held = [m for memory in drawn.memories for s in memory.history.sessions for m in s.messages]
+    assert held == []
+    assert [len(m.history.sessions) for m in drawn.memories] == [
+        len(e["haystack_sessions"])
+        for e in entries  # type: ignore[arg-type]
+    ]
+    # Each history's messages are read back when asked for, the same as a whole load gives.
+    assert _full(drawn.memories) == _full(longmemeval.load(path))
+    # A file changed after the study was loaded is refused, not read at stale offsets.
+    _write(path, list(reversed(entries)))
+    with pytest.raises(DatasetError, match="changed since the study was loaded"):
+        drawn.memories[0].history.full()
 
 
 def test_every_questions_id_and_type_are_still_checked(tmp_path: Path) -> None:
@@ -108,6 +133,8 @@ from pathlib import Path
 from harness.datasets import longmemeval
 if sys.argv[2] == "lazy":
     assert len(longmemeval.load_drawn(Path(sys.argv[1]), 3, 1, None, None).memories) == 3
+elif sys.argv[2] == "all":  # every question drawn: still held without its history's text
+    assert len(longmemeval.load_drawn(Path(sys.argv[1]), None, 1, None, None).memories) == 300
 else:
     assert len(longmemeval.load(Path(sys.argv[1]))) == 300
 status = Path("/proc/self/status").read_text().splitlines()
@@ -136,3 +163,5 @@ def test_drawing_from_a_large_file_takes_a_fraction_of_its_size_in_memory(tmp_pa
     lazy = [peak("lazy"), peak("lazy")]
     whole = peak("whole")
     assert max(lazy) * 3 < whole, (lazy, whole, path.stat().st_size)
+    every = peak("all")
+    assert every * 3 < whole, (every, whole, path.stat().st_size)
