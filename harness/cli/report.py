@@ -60,6 +60,7 @@ def report(
     from harness.report.public import check_public as scan_public
     from harness.report.rundata import load_runs
     from harness.report.table import render_table
+    from harness.report.terminal import report_progress
 
     if resamples < 1:
         raise HarnessError(
@@ -93,17 +94,19 @@ def report(
             typer.echo(str(finding))
         typer.echo(f"{check_public}: {len(findings)} private name(s) found")
         raise typer.Exit(1 if findings else 0)
-    built = generate(
-        runs,
-        inputs,
-        out=out,
-        formats=tuple(f.strip() for f in formats.split(",") if f.strip()),
-        public=public,
-        resamples=resamples,
-        seed=seed,
-        partial=partial,
-        paper=paper,
-    )
+    with report_progress() as step:
+        built = generate(
+            runs,
+            inputs,
+            out=out,
+            formats=tuple(f.strip() for f in formats.split(",") if f.strip()),
+            public=public,
+            resamples=resamples,
+            seed=seed,
+            partial=partial,
+            paper=paper,
+            step=step,
+        )
     if as_json:
         typer.echo((built.out / "report.json").read_text(encoding="utf-8"), nl=False)
     else:

@@ -5,6 +5,7 @@ afterwards fails `harness audit`. The generator reads files and computes; it cal
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +56,7 @@ def generate(
     seed: int = 0,
     partial: bool = False,
     paper: str = "a4",
+    step: Callable[[str], None] = lambda _: None,
 ) -> Generated:
     unknown = set(formats) - set(FORMATS)
     if unknown:
@@ -65,6 +67,7 @@ def generate(
         raise HarnessError("no run directory given", hint="harness report runs/<run-id>")
     out = out or default_out(run_dirs, public)
     _outside_runs(out, run_dirs)
+    step("reading the runs")
     data = load_runs(run_dirs)
     done = progress(data)
     refuse_unless_partial(done, partial)
@@ -76,9 +79,10 @@ def generate(
     inputs.judgments = without_voided(data, inputs.judgments)  # voided items are set aside
     anon = Anonymizer(public)
     done.run_id = anon.run(done.run_id)
+    step("per-arm figures")
     report = build_report(data, resamples=resamples, seed=seed)
     ctx = Context(data, inputs, report, anon, resamples, seed)
-    built = build_sections(ctx, with_charts="html" in formats or "pdf" in formats)
+    built = build_sections(ctx, with_charts="html" in formats or "pdf" in formats, step=step)
     screen = first_screen(ctx, built, done)
     _mark_unfinished(built, done)
     out.mkdir(parents=True, exist_ok=True)
@@ -102,6 +106,7 @@ def generate(
         html = _write(out / "report.html", page)
         files.append(html)
         if "pdf" in formats:
+            step("printing the PDF")
             print_pdf(html, out / "report.pdf")
             files.append(out / "report.pdf")
     if public:
@@ -117,23 +122,32 @@ def generate(
     return Generated(report, out, files)
 
 
-def build_sections(ctx: Context, with_charts: bool) -> list[Section]:
-    return [
-        sections.identity(ctx),
-        sections.question(ctx),
-        sections.arms(ctx),
-        sections.families(ctx),
-        judging.metrics(ctx),
-        verdicts.results(ctx, with_charts),
-        verdicts.verdicts(ctx, with_charts),
-        money.cost_section(ctx, with_charts),
-        money.latency_section(ctx, with_charts),
-        money.gate_section(ctx),
-        money.ledger_section(ctx, with_charts),
-        *([confirm.verdicts_section(ctx, with_charts)] if ctx.inputs.analysis else []),
-        sections.limitations(ctx),
-        sections.appendix(ctx),
+def build_sections(
+    ctx: Context, with_charts: bool, step: Callable[[str], None] = lambda _: None
+) -> list[Section]:
+    """The sections in their order; `step` is told each before it is computed (the progress a
+    terminal shows for a large run's report)."""
+    builders: list[Callable[[], Section]] = [
+        lambda: sections.identity(ctx),
+        lambda: sections.question(ctx),
+        lambda: sections.arms(ctx),
+        lambda: sections.families(ctx),
+        lambda: judging.metrics(ctx),
+        lambda: verdicts.results(ctx, with_charts),
+        lambda: verdicts.verdicts(ctx, with_charts),
+        lambda: money.cost_section(ctx, with_charts),
+        lambda: money.latency_section(ctx, with_charts),
+        lambda: money.gate_section(ctx),
+        lambda: money.ledger_section(ctx, with_charts),
+        *([lambda: confirm.verdicts_section(ctx, with_charts)] if ctx.inputs.analysis else []),
+        lambda: sections.limitations(ctx),
+        lambda: sections.appendix(ctx),
     ]
+    built = []
+    for n, build in enumerate(builders, 1):
+        step(f"section {n} of {len(builders)}")
+        built.append(build())
+    return built
 
 
 def private_words(data: RunData, inputs: Inputs) -> Private:
