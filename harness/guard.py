@@ -17,8 +17,11 @@ Confined and metered like an arm (issue 34 item 2): the guard's environment hold
 study's keys (only PATH and the like, as an arm's, and placeholder keys), and the official SDKs'
 variables point at the proxy listener of the arm whose text it checks (OPENAI_BASE_URL, ...), so
 a model call it makes is metered, capped, logged in calls.jsonl and booked in the ledger like any
-other. It names purpose `guard` (X-Harness-Purpose: guard, also given in HARNESS_PURPOSE), which
-the sampling rewrite never touches; a call that names no purpose is counted as the arm's. A
+other. Its purpose is `guard` by the harness's word, not the guard's: while it runs the orchestrator
+tells the proxy (phase `guard`, harness/run/proxy_control.py) and every call on that listener is
+booked as purpose guard on the turn it checks, whatever X-Harness-Purpose it sends or omits
+(HARNESS_PURPOSE says so); the sampling rewrite never touches it. An arm's own call sent on its
+listener in that window is booked as guard too (the arm's turn is over by then). A
 Python guard also gets the local arms' socket guard: any other connection is refused inside it
 and logged in the run's `egress/guard/egress.jsonl` (its verdict then most likely `error`). It
 runs on the host, whatever the backend: not a sandbox (a non-Python guard is not held).

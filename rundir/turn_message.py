@@ -4,6 +4,9 @@ The orchestrator POSTs it to the proxy's control endpoint (proxy/control.py) bef
 with `item` null once the arm is between turns; every call the arm sends meanwhile is attributed
 to that turn. `phase = "ingest"` marks a memory benchmark's history being ingested (seam v2):
 `turn` is then the history session's index, and a call that names no purpose gets `ingest`.
+`phase = "guard"` marks the study's output guard checking the arm's turn (harness/guard.py): every
+call on the arm's listener meanwhile is purpose `guard` whatever its headers say, booked on that
+turn; a guard message with `item` null ends it and leaves the arm's own turn as it was.
 A format the harness and the proxy share, so it lives with the run's formats.
 """
 
@@ -16,6 +19,7 @@ from pydantic import ConfigDict, Field, model_validator
 from rundir.model import RunDirModel
 
 TURN_MESSAGE_SCHEMA = 1
+GUARD_PHASE = "guard"  # also the purpose the proxy books the guard's calls under
 
 
 class TurnMessage(RunDirModel):
@@ -25,7 +29,7 @@ class TurnMessage(RunDirModel):
     arm: str = Field(min_length=1)
     item: str | None = None
     turn: int | None = Field(None, ge=0)
-    phase: Literal["answer", "ingest"] = "answer"
+    phase: Literal["answer", "ingest", "guard"] = "answer"
 
     @model_validator(mode="after")
     def _turn_with_item(self) -> TurnMessage:

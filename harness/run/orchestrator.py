@@ -426,14 +426,21 @@ class Orchestrator:
         guard = self.study.file.guard
         if guard is not None and record.text:
             # Every arm's final text by the same rule (harness/guard.py); a verdict beside the
-            # outcome. Run here, where every answer's record passes once, in order.
-            found = run_guard(
-                guard, self.study.path.parent, record.text, record.arm, record.item, record.turn,
-                guard_route(
-                    self.proxy_bases.get(join(record.arm, self.worker)),
-                    self.turns.path.parent / "egress" / "guard" / "egress.jsonl",
-                ),
-            )  # fmt: skip
+            # outcome. Run here, where every answer's record passes once, in order. The proxy
+            # books the arm's listener's calls meanwhile as purpose guard (phase "guard").
+            if self.control is not None:
+                self.control.guard(record.arm, record.item, record.turn)
+            try:
+                found = run_guard(
+                    guard, self.study.path.parent, record.text, record.arm, record.item,
+                    record.turn, guard_route(
+                        self.proxy_bases.get(join(record.arm, self.worker)),
+                        self.turns.path.parent / "egress" / "guard" / "egress.jsonl",
+                    ),
+                )  # fmt: skip
+            finally:
+                if self.control is not None:
+                    self.control.guard(record.arm, None, record.turn)
             record.guard, record.guard_reason = found.verdict, found.reason
         self.turns.append(record)
         self.tally.outcomes[record.outcome] += 1

@@ -13,7 +13,7 @@ import httpx
 
 from harness.isolation.base import InfraError
 from rundir.proxy_file import instance_name
-from rundir.turn_message import TurnMessage
+from rundir.turn_message import GUARD_PHASE, TurnMessage
 
 
 class ProxyControl:
@@ -22,6 +22,7 @@ class ProxyControl:
         # name its listener carries, so two workers running one arm never share a turn.
         self.worker = worker
         self.client = httpx.AsyncClient(base_url=control_url, trust_env=False, timeout=10)
+        self.control_url = control_url
 
     async def tell(
         self, arm: str, item: str | None, turn: int, phase: Literal["answer", "ingest"] = "answer"
@@ -38,6 +39,24 @@ class ProxyControl:
             response.raise_for_status()
         except httpx.HTTPError as e:
             # Calls would be logged without their turn: that breaks attribution, so stop.
+            raise InfraError(f"the proxy's control endpoint failed: {e}") from e
+
+    def guard(self, arm: str, item: str | None, turn: int) -> None:
+        """The study's output guard checks `arm`'s turn (item None: it is done): the proxy books
+        every call on the arm's listener meanwhile as purpose guard. Blocking, as the guard is
+        (harness/guard.py runs it to its end where the turn's record is written)."""
+        message = TurnMessage(
+            arm=instance_name(arm, self.worker), item=item, turn=turn, phase=GUARD_PHASE
+        )
+        try:
+            with httpx.Client(base_url=self.control_url, trust_env=False, timeout=10) as client:
+                response = client.post(
+                    "/turn",
+                    content=message.model_dump_json(by_alias=True),
+                    headers={"content-type": "application/json"},
+                )
+                response.raise_for_status()
+        except httpx.HTTPError as e:
             raise InfraError(f"the proxy's control endpoint failed: {e}") from e
 
     async def aclose(self) -> None:

@@ -42,6 +42,7 @@ from proxy.modes.stream_server import StreamServer
 from rundir.calllog import UNSTORED_FLAGS, Tokens
 from rundir.masking import DEFAULT_BODY_MASKS
 from rundir.proxy_file import PurposeRule, arm_of, rule_purpose
+from rundir.turn_message import GUARD_PHASE
 from stubs.rules.context import StubContext
 from vendors.errors import error_reply
 from vendors.hosts import default_purpose, split_vendor
@@ -148,6 +149,10 @@ class HarnessAddon(AddonConfig):
             instance=instance,
         )
         flow.metadata["harness"] = state
+        if state.turn is not None and state.turn.phase == GUARD_PHASE:
+            # The study's output guard holds this listener (the harness said so, not a header):
+            # whatever purpose the call names, it is the guard's.
+            state.purpose = GUARD_PHASE
         if any(name in headers for name in HARNESS_HEADERS):
             rewrite(req.headers, HARNESS_HEADERS, {})
         reply = (

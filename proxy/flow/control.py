@@ -26,7 +26,7 @@ from mitmproxy.addonmanager import Loader
 from pydantic import ValidationError
 
 from proxy.flow.safe_json import HostileJSON, parse_body
-from rundir.turn_message import TurnMessage
+from rundir.turn_message import GUARD_PHASE, TurnMessage
 
 log = structlog.get_logger("harness.proxy.control")
 
@@ -66,9 +66,18 @@ class TurnBoard:
 
     def __init__(self) -> None:
         self._turns: dict[str, TurnRef] = {}
+        # The output guard checking an arm's turn (phase "guard"): it holds the arm's listener
+        # over the arm's own turn until it ends, which leaves that turn as it was.
+        self._guards: dict[str, TurnRef] = {}
 
     def current(self, arm: str) -> TurnRef | None:
-        return self._turns.get(arm)
+        return self._guards.get(arm) or self._turns.get(arm)
+
+    def set_guard(self, arm: str, ref: TurnRef | None) -> None:
+        if ref is None:
+            self._guards.pop(arm, None)
+        else:
+            self._guards[arm] = ref
 
     def set(self, arm: str, ref: TurnRef | None) -> None:
         if ref is None:
@@ -153,7 +162,10 @@ class HarnessControl:
         ref = None
         if message.item is not None and message.turn is not None:
             ref = TurnRef(message.item, message.turn, message.phase)
-        self.turns.set(arm, ref)
+        if message.phase == GUARD_PHASE:
+            self.turns.set_guard(arm, ref)
+        else:
+            self.turns.set(arm, ref)
         log.debug("turn", arm=arm, item=message.item, turn=message.turn)
         return 200, {"arm": arm, "item": ref and ref.item, "turn": ref and ref.turn}
 

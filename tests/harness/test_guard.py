@@ -93,14 +93,15 @@ def test_a_record_run_records_every_turns_verdict(tmp_path: Path) -> None:
 
 
 # Reports whether any value of its environment is one of the study's keys, and asks the model
-# through the proxy it is given, naming purpose guard, as a model-judging guard would.
+# through the proxy it is given, as a model-judging guard would, with the headers HEADERS (the
+# purpose it names, or none: the harness books its calls as purpose guard whatever it names).
 MODEL_GUARD = """
 import json, os, sys
 from openai import OpenAI
 text = sys.stdin.read()
 keys = sys.argv[1:]
 leaked = sorted(k for k, v in os.environ.items() if any(key in v for key in keys))
-client = OpenAI(default_headers={"X-Harness-Purpose": os.environ["HARNESS_PURPOSE"]})
+client = OpenAI(default_headers=HEADERS)
 answer = client.chat.completions.create(
     model="gpt-4.1-mini", messages=[{"role": "user", "content": "Is this safe? " + text}]
 )
@@ -118,11 +119,13 @@ def test_the_guard_gets_no_study_key_and_the_arms_listener(tmp_path: Path) -> No
 
 
 @pytest.mark.integration
+@pytest.mark.parametrize("named", ["guard", "main", None], ids=["guard", "main", "no-header"])
 def test_a_guard_calling_the_model_is_metered_as_purpose_guard_and_holds_no_key(
-    tmp_path: Path,
+    tmp_path: Path, named: str | None
 ) -> None:
     (tmp_path / "study").mkdir()
-    (tmp_path / "study" / "guard.py").write_text(MODEL_GUARD)
+    headers = {"X-Harness-Purpose": named} if named else {}
+    (tmp_path / "study" / "guard.py").write_text(f"HEADERS = {headers!r}\n" + MODEL_GUARD)
     command = [sys.executable, "guard.py", *STUDY_KEYS.values()]
     fields = {"deadline_ms": 20000, "guard": {"command": command}}
     study = (
@@ -143,6 +146,11 @@ def test_a_guard_calling_the_model_is_metered_as_purpose_guard_and_holds_no_key(
     guarded = [c for c in calls if c["purpose"] == "guard"]
     assert len(guarded) == len(turns)  # one model call per verdict, each in the call log
     assert {c["arm"] for c in guarded} == {"toy"}
+    # Booked on the turn it checked; the arm's own calls keep their purpose.
+    assert sorted((c["item"], c["turn"]) for c in guarded) == sorted(
+        (t["item"], t["turn"]) for t in turns
+    )
+    assert all(c["purpose"] == "main" for c in calls if c not in guarded)
 
 
 # Connects to its proxy listener, then to a server elsewhere; says what each did.

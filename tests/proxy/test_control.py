@@ -69,6 +69,17 @@ def test_two_control_addons_keep_their_own_turns() -> None:
     assert first.turns.current("a") is None
 
 
+def test_the_guard_holds_an_arms_turn_until_it_ends() -> None:
+    # The study's output guard checking an arm's turn (harness/guard.py): the arm's listener is
+    # the guard's meanwhile; ending it leaves the arm's own turn as it was.
+    board = HarnessControl().turns
+    board.set("a", TurnRef("i2", 0))
+    board.set_guard("a", TurnRef("i1", 1, "guard"))
+    assert board.current("a") == TurnRef("i1", 1, "guard")
+    board.set_guard("a", None)
+    assert board.current("a") == TurnRef("i2", 0)
+
+
 def test_the_message_model() -> None:
     assert TurnMessage.model_validate({"arm": "a", "item": None, "turn": 3}).item is None
     assert TurnMessage.model_validate({"schema": 1, "arm": "a", "item": "i", "turn": 0}).turn == 0
