@@ -216,11 +216,15 @@ def _kind(pid: int) -> str:
     return "other"
 
 
-def record(study: Path, runs: Path, workers: int, variant: str, src: Path) -> dict[str, Any]:
+def record(
+    study: Path, runs: Path, workers: int, variant: str, src: Path, profile: Path | None = None
+) -> dict[str, Any]:
     env = {**os.environ, "HARNESS_NO_PROGRESS": "1", "PYTHONPATH": str(src)}
     if variant == "seam-only":
         env["HARNESS_FAKETIME"] = "0"
-    command = [sys.executable, "-m", "harness.cli", "record", str(study), "--run-dir", str(runs)]
+    # --profile: the harness process under cProfile (its CPU figures are then inflated by it).
+    command = [sys.executable] + (["-m", "cProfile", "-o", str(profile)] if profile else [])
+    command += ["-m", "harness.cli", "record", str(study), "--run-dir", str(runs)]
     command += ["--isolation", "local", "--workers", str(workers)]
     started = time.monotonic()
     process = subprocess.Popen(
@@ -359,6 +363,9 @@ def main() -> None:
     parser.add_argument("--skip-this", action="store_true", help="run only the --src checkouts")
     parser.add_argument("--write", type=Path, default=None)
     parser.add_argument(
+        "--profile", type=Path, default=None, help="write the harness process's cProfile here"
+    )
+    parser.add_argument(
         "--overlap", type=int, default=0, help="only measure N workers' overlapping waits"
     )
     args = parser.parse_args()
@@ -387,7 +394,7 @@ def main() -> None:
                 label = f"{name}, {variant}"
                 folder = Path(tmp) / label.replace(", ", "-")
                 study = write_study(folder, data, args.items, args.seed, src)
-                result = record(study, folder / "runs", args.workers, variant, src)
+                result = record(study, folder / "runs", args.workers, variant, src, args.profile)
                 loads.append(os.getloadavg()[0])
                 rows.append(row(label, result, args.workers))
                 print(rows[-1], flush=True)

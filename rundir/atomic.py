@@ -25,9 +25,11 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
+def write_atomic(path: Path, data: bytes | str, mode: int = 0o644, durable: bool = True) -> None:
     """Replace `path` with `data` (str is written as UTF-8); `mode` is the new file's permissions
     (0o600 for a private key), less the umask as for any new file. The folder is made if missing.
+    `durable=False` keeps the atomic replace but skips both fsyncs: for a file only live
+    processes read (an arm's clock pin, ~50 an item), which a crash makes moot anyway.
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -40,7 +42,8 @@ def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
             if anonymous:
                 # Named only now, for the rename: a writer killed while writing leaves nothing.
                 _name(f.fileno(), tmp)
@@ -48,7 +51,8 @@ def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
     _sweep(path)
 
 

@@ -110,3 +110,20 @@ def test_a_dead_writers_temporary_is_removed_and_a_live_ones_kept(tmp_path: Path
         f".run.json.{live}.00c0ffee.tmp",
         "run.json",
     ]
+
+
+def test_a_file_read_live_only_is_replaced_without_fsyncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An arm's clock pin (~50 an item) is replaced atomically but not synced: the fsyncs were a
+    quarter of the harness process's time in a T1 run (issue 37). A run file keeps both."""
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    target = tmp_path / "clocks" / "arm"
+    write_atomic(target, "+1.5\n", durable=False)
+    write_atomic(target, "+2.5\n", durable=False)
+    assert (target.read_text(), synced) == ("+2.5\n", [])
+    assert [p.name for p in target.parent.iterdir()] == ["arm"]
+    write_atomic(tmp_path / "run.json", "{}\n")
+    assert len(synced) == 2  # the file and its folder

@@ -396,7 +396,8 @@ class DockerBackend(IsolationBackend):
         offset, line = offset_line(clock, now)
         # Whole seconds rounded up, as egress.real_time reads them (it allows a second's slack).
         self.clock_history.setdefault(name, []).append((now, math.ceil(offset)))
-        write_atomic(self._arm_dir("clock", name) / "faketime", line)
+        # Read live only (a crash ends the arm too): atomic, without fsyncs.
+        write_atomic(self._arm_dir("clock", name) / "faketime", line, durable=False)
 
     def image_digests(self) -> dict[str, str]:
         """Image id per service (proxy and each arm), for the run manifest."""

@@ -299,7 +299,7 @@ class LocalBackend(IsolationBackend):
         now = time.time()
         offset, line = offset_line(clock, now)
         self.clock_history.setdefault(name, []).append((now, math.ceil(offset)))
-        write_atomic(self._clock_file(name), line)
+        write_atomic(self._clock_file(name), line, durable=False)  # read live only: no fsync
 
     def _clock_file(self, name: str) -> Path:
         return self.run_dir / "clocks" / name
