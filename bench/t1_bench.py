@@ -191,8 +191,10 @@ class Sampler:
         for pid in tree & stats.keys():
             fields = stats[pid]
             self.cpu[pid] = (int(fields[11]) + int(fields[12])) / TICKS
-            if pid not in self.kind:
-                self.kind[pid] = _kind(pid)
+            # Read again each time: a child sampled between fork and exec still shows the
+            # harness's command line, and counted the arm's whole CPU as the harness's.
+            if pid not in self.kind or self.kind[pid] == "harness":
+                self.kind[pid] = _kind(pid) if pid != self.root else "harness"
 
     def per_kind(self) -> dict[str, float]:
         out: dict[str, float] = {}
