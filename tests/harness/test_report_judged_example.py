@@ -6,6 +6,7 @@ a set of another run, a seal not the set's and a changed reply refused in one li
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -51,6 +52,15 @@ def test_the_judged_example_reports_its_verdicts(tmp_path: Path, chromium: str) 
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     md = (out / "report.md").read_text()
+    # The first screen: the outcome and each arm's headline within the first 40 lines, before
+    # section 1, and report.json says the same outcome (issue 38).
+    first = md.splitlines()[:40]
+    assert any(line.startswith("Outcome: PORT (") for line in first), first
+    assert any(line.startswith("| bare | 0.000 ") for line in first), first
+    assert any(line.startswith("| retrieval | 0.000 ") for line in first), first
+    assert md.index("Outcome: PORT") < md.index("\n## 1 Run identity")
+    report_json = json.loads((out / "report.json").read_text())
+    assert report_json["outcome"] == "PORT" and report_json["verdicts"]
     manifest_sha = hashlib.sha256((judged / "judgments.json").read_bytes()).hexdigest()
     for number in (5, 6, 7, 10, 14):
         assert "**not run**" not in section(md, number)
@@ -77,7 +87,7 @@ def test_the_judged_example_reports_its_verdicts(tmp_path: Path, chromium: str) 
         stability
     )
     drill = out / "drilldown.html"
-    assert drill.read_text().count("<tr><td>") == 90  # 30 pairs and 60 flagged replies
+    assert drill.read_text().count("<tr id=") == 90  # 30 pairs, 60 flagged replies
     assert open_page(drill, tmp_path, "drill") == []
     assert open_page(out / "report.html", tmp_path, "report") == []
 
