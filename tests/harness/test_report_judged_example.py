@@ -54,10 +54,10 @@ def test_the_judged_example_reports_its_verdicts(tmp_path: Path, chromium: str) 
     md = (out / "report.md").read_text()
     # The first screen: the outcome and each arm's headline within the first 40 lines, before
     # section 1, and report.json says the same outcome (issue 38).
-    first = md.splitlines()[:40]
-    assert any(line.startswith("Outcome: PORT (") for line in first), first
-    assert any(line.startswith("| bare | 0.000 ") for line in first), first
-    assert any(line.startswith("| retrieval | 0.000 ") for line in first), first
+    screen = md.splitlines()[:40]
+    assert any(line.startswith("Outcome: PORT (") for line in screen), screen
+    assert any(line.startswith("| bare | 0.000 ") for line in screen), screen
+    assert any(line.startswith("| retrieval | 0.000 ") for line in screen), screen
     assert md.index("Outcome: PORT") < md.index("\n## 1 Run identity")
     report_json = json.loads((out / "report.json").read_text())
     assert report_json["outcome"] == "PORT" and report_json["verdicts"]
