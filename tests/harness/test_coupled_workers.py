@@ -22,7 +22,9 @@ TURNS = 3
 def _study(folder: Path) -> Path:
     study = copy_example(folder)
     text = study.read_text()
-    text = text.replace('addon_from = "B"', 'addon_from = "B"\nreuse = [["C0", "C1"]]')
+    # The example declares the reuse pair itself (since it counts the hits in its report); a
+    # study without it would have nothing reused and this test nothing to check.
+    assert 'reuse = [["C0", "C1"]]' in text
     text = text.replace("[pins]\ntemperature = 0", '[pins]\nfrom_arm = "B"')
     # B asks for 256 tokens, the others for 999: a follower sent 999 was not pinned from B.
     for arm in ("C0", "C1", "Z"):

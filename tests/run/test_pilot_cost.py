@@ -13,7 +13,13 @@ from typing import Any
 import pytest
 
 from harness.errors import HarnessError
-from harness.run.pilot_cost import leg_calls, project_calls, record_calls, unit_costs
+from harness.run.pilot_cost import (
+    BASE_OVERHEAD_TOKENS,
+    leg_calls,
+    project_calls,
+    record_calls,
+    unit_costs,
+)
 from ledger.prices import load_prices
 from rundir.bodies import BodyStore
 from rundir.calllog import CallRecord
@@ -36,10 +42,10 @@ def _call(seq: int, arm: str, item: str | None, turn: int | None, **fields: Any)
     )  # fmt: skip
 
 
-def _by_hand(tokens: dict[str, int], out_cap: int) -> tuple[Decimal, Decimal]:
+def _by_hand(tokens: dict[str, int], out_cap: int, overhead: int = 0) -> tuple[Decimal, Decimal]:
     p = PRICES.model(MODEL)
     r = p.base_rates()
-    prompt = tokens["input"] + tokens.get("cache_read", 0)
+    prompt = tokens["input"] + tokens.get("cache_read", 0) + overhead
     expected = (
         tokens["input"] * r.input
         + tokens.get("cache_read", 0) * r.cread
@@ -58,8 +64,12 @@ def test_expected_is_the_calls_own_tokens_and_worst_the_requests_output_limit(
     tokens = {"input": 1000, "output": 50, "cache_read": 200}
     calls = [_call(1, "B", "i1", 1, request_body=body), _call(2, "B", "i1", 2)]
     p = project_calls(calls, PRICES, PackReader.open(tmp_path))
+    # The worst follows the live proxy's prompt bound (request bytes + hidden overhead) since
+    # the projection is held to the proxy's reservations: the small body's bytes plus overhead
+    # are under the call's own 1,200 prompt tokens, so those bound it; with no body to read, the
+    # call's own prompt (each token at least a byte) plus the overhead the proxy adds.
     limited = _by_hand(tokens, 64)
-    unbounded = _by_hand(tokens, PRICES.model(MODEL).max_output_tokens)
+    unbounded = _by_hand(tokens, PRICES.model(MODEL).max_output_tokens, BASE_OVERHEAD_TOKENS)
     assert p.calls == 2
     assert p.expected == limited[0] + unbounded[0]
     assert p.worst == limited[1] + unbounded[1]  # no body: the model's ceiling, reserve-style
