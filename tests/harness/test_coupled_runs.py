@@ -166,8 +166,14 @@ def _live(study: Path, runs: Path, **fields: Any) -> RunRequest:
     )
 
 
-def test_live_drops_a_failed_pairs_follower_before_any_spend(recorded: tuple[Path, Path]) -> None:
+def test_live_drops_a_failed_pairs_follower_before_any_spend(
+    recorded: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     study, run = recorded
+    # prepare() checks the vendor keys before anything starts; nothing is sent here, so any
+    # value will do (the record run called both vendors).
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-sent")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-sent")
     runs = run.parent
     _gate(study, runs, run, _pair_check(study, run, 'router 0 "wrong"'))
     plan = prepare(_live(study, runs))  # nothing has started: no proxy, no arm, no spend

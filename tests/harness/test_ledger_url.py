@@ -100,7 +100,10 @@ def test_a_ledger_url_with_a_password_or_another_scheme_is_refused(
     assert "hunter2" not in str(e.value)
 
 
-def test_proxy_serve_refuses_a_ledger_url_with_a_password(tmp_path: Path) -> None:
+def test_proxy_serve_refuses_a_ledger_url_with_a_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-sent")  # the key check comes first
     code, said = cli(
         "proxy", "serve", "--mode", "live", "--cap", "1", "--port", "0",
         "--ledger", "postgresql://u:hunter2@127.0.0.1:1/db", "--run-dir", str(tmp_path / "run"),

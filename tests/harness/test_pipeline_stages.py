@@ -11,6 +11,7 @@ import pytest
 
 from bench.flow_bench import Flow, FlowTracer
 from harness.errors import HarnessError
+from harness.isolation.base import PROXY_READY
 from harness.isolation.local import LocalBackend
 from harness.run.drive import Driven
 from harness.run.finish import finish
@@ -79,11 +80,22 @@ def test_start_stops_the_proxy_when_the_run_fails_inside(tmp_path: Path) -> None
 
 def test_finish_records_an_infrastructure_failure_then_raises(tmp_path: Path) -> None:
     plan = prepare(_request(tmp_path))
+    # A proxy that had started (its log says ready) and then died: an infrastructure failure,
+    # recorded in the run (one that never got ready is a refusal, which leaves nothing).
+    (plan.run_dir / "logs").mkdir(parents=True, exist_ok=True)
+    (plan.run_dir / "logs" / "proxy.log").write_text(f"{PROXY_READY}\n")
     with pytest.raises(HarnessError, match="the run stopped: the proxy died"):
         finish(plan, Driven(fatal="the proxy died", infra_failures=1))
     run = read_header(plan.run_dir).study
     assert run is not None and not run.passed and run.infra_failures == 1
     assert run.outcomes == {}  # no turn ran, and turns.jsonl does not exist
+
+
+def test_a_proxy_that_never_got_ready_is_a_refusal_that_leaves_nothing(tmp_path: Path) -> None:
+    plan = prepare(_request(tmp_path))
+    with pytest.raises(HarnessError, match="refused before it started"):
+        finish(plan, Driven(fatal="the stage cap is reached", infra_failures=1))
+    assert not plan.run_dir.exists()
 
 
 def test_flow_counts_visits_and_returns_per_level() -> None:
