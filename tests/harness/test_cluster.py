@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from harness.run.suite_record import SKIPPED
 from ledger.ledger import Ledger, verify
 from tests.fakevendor.server import FakeVendor
 from tests.harness.checks import GATE_ARM
@@ -91,6 +92,10 @@ def env_for(url: str, **more: str) -> dict[str, str]:
         "PATH": f"{VENV_BIN}:{env.get('PATH', '')}",
         "HARNESS_NO_PROGRESS": "1",
         "HARNESS_LEDGER_URL": url,
+        # V0: the suite is what runs these shards, so no record of it passing exists yet; the
+        # test's shards skip the check (each run.json records the deviation, asserted below).
+        # The examples themselves are unchanged: a real cluster run still needs the record.
+        "HARNESS_SKIP_SUITE": "1",
         **more,
     }
 
@@ -247,7 +252,9 @@ def test_shards_started_as_the_engine_starts_them_merge_under_one_stage_cap(
     shards = run["merged_from"]
     assert [s["index"] for s in shards] == [1, 2, 3]
     for s in shards:
-        assert header(Path(s["run_dir"]))["study"]["shard"]["source"] == SOURCES[engine]
+        shard_run = header(Path(s["run_dir"]))["study"]
+        assert shard_run["shard"]["source"] == SOURCES[engine]
+        assert shard_run["suite"] == SKIPPED  # the test's skip reached the shard, as a deviation
     calls = read_jsonl(merged / "calls.jsonl")
     assert calls and all(c["status"] == 200 for c in calls)
 
