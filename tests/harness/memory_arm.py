@@ -1,8 +1,9 @@
 """A toy seam v2 arm for the memory benchmark tests: no model, its memory is files.
 
 Ingesting a session appends `<session> <date> now=<its own clock's date>` to
-`$ARM_STATE_DIR/<session id>.log` (the clock libfaketime pins, or the real one without it), and
-`lag=<seconds>`: its wall clock when the ingestion arrived less the session's date. A
+`$ARM_STATE_DIR/<session id>.log` (the clock libfaketime pins, or the real one without it); with
+MEMORY_ARM_LAG=1 also `lag=<seconds>`: its wall clock when the ingestion arrived less the
+session's date (a timing, so off by default: two runs of one study keep identical stores). A
 turn answers with that log, then `asked:` and the questions asked before on this store, and
 appends its own question to `asked.log`: on a fresh copy per question, nothing was asked before.
 With MEMORY_ARM_STATELESS=1 it declares no state folder and keeps the log in memory;
@@ -49,7 +50,8 @@ class MemoryArm(Arm):
             while True:  # every page written, so the memory is really taken
                 hog.append(b"x" * (16 * 2**20))
         line = f"{ingest.session_id} {ingest.date:%Y-%m-%d} now={datetime.now():%Y-%m-%d}"
-        line += f" lag={lag:.6f}"
+        if os.environ.get("MEMORY_ARM_LAG") == "1":
+            line += f" lag={lag:.6f}"
         self.logs[session_id].append(line)
         path = self._file(session_id)
         if path is not None:

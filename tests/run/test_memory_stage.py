@@ -42,7 +42,11 @@ def test_longmemeval_questions_each_on_a_fresh_copy_of_their_ingested_store(
 ) -> None:
     longmemeval_file(tmp_path, per_type=1)
     study = _study(
-        tmp_path, {"toy": _arm()}, format="longmemeval", path="longmemeval_s.json", net_lambda=1.5
+        tmp_path,
+        {"toy": _arm(MEMORY_ARM_LAG="1")},  # the lag is checked below
+        format="longmemeval",
+        path="longmemeval_s.json",
+        net_lambda=1.5,
     )
     run = _record(study, tmp_path / "runs")
     lines = read_ingestions(run / "turns.jsonl")
