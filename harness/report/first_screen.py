@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from harness.report.context import Confirmed, Context
+from harness.report.context import Confirmed, ConfirmedRow, Context
 from harness.report.decision import interim_due
 from harness.report.drill_link import drill_href
 from harness.report.model import Section, money, seconds
@@ -25,22 +25,13 @@ from harness.stats.bootstrap import mean_interval
 _FAILED = ("cut", "error", "stray_connection", "resource_limit", "wrong_model")
 
 
-@dataclass
-class Verdict:
-    contrast: str
-    endpoint: str
-    metric: str
-    estimate: float | None
-    low: float | None
-    high: float | None
-    status: str
-
-    def effect(self) -> str:
-        if self.estimate is None:
-            return "-"
-        if self.low is None or self.high is None:
-            return f"{self.estimate:+.3f}"
-        return f"{self.estimate:+.3f} [{self.low:+.3f}, {self.high:+.3f}]"
+def effect(row: ConfirmedRow) -> str:
+    """A confirmatory row's effect with its interval, + = the candidate better."""
+    if row.estimate is None:
+        return "-"
+    if row.low is None or row.high is None:
+        return f"{row.estimate:+.3f}"
+    return f"{row.estimate:+.3f} [{row.low:+.3f}, {row.high:+.3f}]"
 
 
 @dataclass
@@ -69,7 +60,7 @@ class FirstScreen:
     outcome: str | None  # GO, PORT, KILL, NO VERDICT, ...; None without an analysis plan
     rule: str | None  # why, as the plan's rules read it
     notes: list[str] = field(default_factory=list)  # stub answers, an unfinished run
-    verdicts: list[Verdict] = field(default_factory=list)
+    verdicts: list[ConfirmedRow] = field(default_factory=list)
     score_columns: list[str] = field(default_factory=list)
     arms: list[ArmHeadline] = field(default_factory=list)
     contents: list[tuple[int, str]] = field(default_factory=list)
@@ -101,7 +92,7 @@ class FirstScreen:
                 "verdict"]  # fmt: skip
 
     def verdict_rows(self) -> list[list[str]]:
-        return [[v.contrast, v.endpoint, v.metric, v.effect(), v.status] for v in self.verdicts]
+        return [[v.contrast, v.endpoint, v.metric, effect(v), v.status] for v in self.verdicts]
 
     def lines(self) -> list[str]:
         """The outcome and the notes as sentences, the same in every format."""
@@ -123,10 +114,7 @@ def first_screen(ctx: Context, sections: list[Section], progress: Progress | Non
         rule=confirmed.why if confirmed else None,
     )
     if confirmed is not None:
-        screen.verdicts = [
-            Verdict(r.contrast, r.endpoint, r.metric, r.estimate, r.low, r.high, r.status)
-            for r in confirmed.rows
-        ]
+        screen.verdicts = list(confirmed.rows)
     if ctx.report.mode == "record":
         screen.notes.append(
             "Record mode: stubs answered every call at no cost, so every figure here (the "
