@@ -79,6 +79,11 @@ def ceiling_readings(ctx: Context, plan: Analysis) -> list[Reading]:
         if cand_arm is None or base_arm is None:
             out.append(Reading(c.name, "not read", f"no arm for role {c.role} or its baseline"))
             continue
+        if c.measure == "cost_per_turn" and ctx.report.mode == "record":
+            # Stubs answer a record run at no cost: $0 against $0 says nothing about the arms'
+            # money, so the ceiling is not read and no rule that needs it can fire on stub data.
+            out.append(Reading(c.name, "not read", "record mode: stubs cost nothing"))
+            continue
         cand, base_value = _measure(cand_arm, c.measure), _measure(base_arm, c.measure)
         if cand is None or base_value is None:
             out.append(Reading(c.name, "not read", f"{c.measure} not measured"))

@@ -55,12 +55,15 @@ def test_the_judged_example_reports_its_verdicts(tmp_path: Path, chromium: str) 
     # The first screen: the outcome and each arm's headline within the first 40 lines, before
     # section 1, and report.json says the same outcome (issue 38).
     screen = md.splitlines()[:40]
-    assert any(line.startswith("Outcome: PORT (") for line in screen), screen
+    # A record run's cost ceiling is not read ($0 against $0 says nothing), so PORT, which
+    # needs it held, cannot fire on stub answers: the outcome is the plan's last rule.
+    assert any(line.startswith("Outcome: NOT SHOWN (") for line in screen), screen
     assert any(line.startswith("| bare | 0.000 ") for line in screen), screen
     assert any(line.startswith("| retrieval | 0.000 ") for line in screen), screen
-    assert md.index("Outcome: PORT") < md.index("\n## 1 Run identity")
+    assert md.index("Outcome: NOT SHOWN") < md.index("\n## 1 Run identity")
     report_json = json.loads((out / "report.json").read_text())
-    assert report_json["outcome"] == "PORT" and report_json["verdicts"]
+    assert report_json["outcome"] == "NOT SHOWN" and report_json["verdicts"]
+    assert report_json["ceilings"] == {"cost": "not read"}
     manifest_sha = hashlib.sha256((judged / "judgments.json").read_bytes()).hexdigest()
     for number in (5, 6, 7, 10, 14):
         assert "**not run**" not in section(md, number)
@@ -78,7 +81,8 @@ def test_the_judged_example_reports_its_verdicts(tmp_path: Path, chromium: str) 
     plan_sha = hashlib.sha256(analysis.read_bytes()).hexdigest()
     assert f"analysis.toml (SHA-256 {plan_sha}" in verdicts
     assert f"analysis plan SHA-256 {plan_sha}" in verdicts
-    assert "OUTCOME: PORT (final look at n 10; rule PORT: all C1 - B NON-INFERIOR" in verdicts
+    assert "OUTCOME: NOT SHOWN (final look at n 10; rule NOT SHOWN" in verdicts
+    assert "| cost | not read | record mode: stubs cost nothing |" in verdicts
     assert "| C1 - B | preference | better_reply | yes | 10 / 10 |" in verdicts
     for gate in ("judges", "stability", "aa", "n"):
         assert f"| {gate} | passed |" in verdicts
@@ -99,7 +103,7 @@ def test_the_judged_example_reports_its_verdicts(tmp_path: Path, chromium: str) 
         "--out", str(public), "--format", "md", "--public", "--resamples", "200",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "OUTCOME: PORT" in (public / "report.md").read_text()
+    assert "OUTCOME: NOT SHOWN" in (public / "report.md").read_text()
     assert not (public / "drilldown.html").exists()
 
     # The same set given with the second run: it judged the first.
