@@ -32,7 +32,8 @@ def test_a_locomo_conversation_in_containers_is_snapshotted_once(tmp_path: Path)
     lines = read_ingestions(run / "turns.jsonl")
     assert len([r for r in lines if isinstance(r, IngestionRecord)]) == 3
     (shot,) = [r for r in lines if isinstance(r, SnapshotRecord)]
-    assert (run / shot.path / "c_conv-26.json").is_file()
+    # The retrieval arm's store: one JSON line per memory, in a file per session id.
+    assert (run / shot.path / "c_conv-26.jsonl").is_file()
     questions = read_questions(run / "questions.jsonl")
     assert [q.snapshot_sha256 for q in questions] == [shot.sha256, shot.sha256]
     assert all(q.evidence_reached for q in questions)
