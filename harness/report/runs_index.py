@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.report.unfinished import run_status
 from rundir.errors import RunDirError
 from rundir.header import RunHeader, read_header
 from rundir.turns import read_turns
@@ -69,14 +70,8 @@ def list_runs(root: Path, reports: Path) -> list[RunLine]:
 def _line(run_dir: Path, header: RunHeader, reports: Path) -> RunLine:
     study = header.study
     assert study is not None
-    if header.ended is None or study.passed is None:
-        status = "running"  # or killed: `harness cleanup` then `--resume` finish it
-    elif study.halted:
-        status = "halted"
-    elif study.interrupted:
-        status = "interrupted"
-    else:
-        status = "passed" if study.passed else "failed"
+    # "running" is also a killed run: `harness cleanup` then `--resume` finish it.
+    status = run_status(header.ended, study.model_dump())
     turns = read_turns(run_dir / "turns.jsonl")
     per_item: dict[str, Counter[str]] = {}
     for t in turns:

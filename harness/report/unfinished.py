@@ -47,17 +47,27 @@ class Progress:
         )
 
 
+def run_status(ended: object, study: dict[str, Any]) -> str:
+    """running (no end yet: it runs, or was killed), halted, interrupted, passed or failed: what
+    a run's header says of it (`ended`, and its study part as a dict). The report and
+    `harness runs` both read a run's status here."""
+    if ended is None or study.get("passed") is None:
+        return "running"
+    if study.get("halted"):
+        return "halted"
+    if study.get("interrupted"):
+        return "interrupted"
+    return "passed" if study["passed"] else "failed"
+
+
 def progress(data: RunData) -> Progress:
     header = data.headers[-1]
     study: dict[str, Any] = dict(header.get("study") or {})
-    if header.get("ended") is None or study.get("passed") is None:
-        state = "running or killed (its run.json was never finished)"
-    elif study.get("halted"):
-        state = f"halted ({study['halted']})"
-    elif study.get("interrupted"):
-        state = "interrupted"
-    else:
-        state = "finished"
+    state = {
+        "running": "running or killed (its run.json was never finished)",
+        "halted": f"halted ({study.get('halted')})",
+        "interrupted": "interrupted",
+    }.get(run_status(header.get("ended"), study), "finished")
     arms = [str(a) for a in study.get("arms") or []]
     items_planned = int(study.get("items") or 0)
     return Progress(
