@@ -41,7 +41,7 @@ class Format:
 # In the order a newcomer meets them: the run's header, then what a run appends as it goes, then
 # the checks' records, then the judging stage's files.
 FORMATS = (
-    Format("run.json", ("rundir.header:RunHeader",)),
+    Format("run.json", ("rundir.runs.header:RunHeader",)),
     Format("calls.jsonl", ("rundir.calllog:CallRecord",)),
     Format(
         "turns.jsonl",
@@ -58,8 +58,8 @@ FORMATS = (
     Format("rtt.jsonl", ("rundir.rtt:RttProbe",)),
     Format("reservations.jsonl", ("rundir.journal:JournalCall", "rundir.journal:JournalBlock")),
     Format("proxy.json", ("rundir.proxy_file:ProxyFile",)),
-    Format("voids.jsonl", ("rundir.voids:VoidRecord",)),
-    Format("gate.json", ("rundir.gate_record:GateRecord",)),
+    Format("voids.jsonl", ("rundir.runs.voids:VoidRecord",)),
+    Format("gate.json", ("rundir.runs.gate_record:GateRecord",)),
     Format("probe.json", ("rundir.probe_file:ProbeDecision", "rundir.probe_file:ProbeCheck")),
     Format("replay.json", ("harness.checks.replay_compare:ReplayComparison",)),
     Format("audit.json", ("harness.checks.audit:AuditRecord",)),

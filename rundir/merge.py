@@ -36,13 +36,13 @@ from typing import Any
 
 from rundir.bodies import BodyStore
 from rundir.errors import RunDirError
-from rundir.header import RunHeader, StudyRun, read_header
+from rundir.runs.header import RunHeader, StudyRun, read_header
 from rundir.jsonlines import read_lines
 from rundir.merge_checks import check_shards, manifest_digest
 from rundir.merge_pick import failure_reason, pick_runs
 from rundir.packread import PackReader
-from rundir.seal import write_manifest
-from rundir.shards import MergedShard
+from rundir.runs.seal import write_manifest
+from rundir.runs.shards import MergedShard
 
 # Files the merge writes itself at the top of the merged run (not copied under shards/).
 HEADER_FILES = {"run.json", "audit.json", "gate.json", "replay.json"}

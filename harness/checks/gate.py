@@ -25,7 +25,7 @@ from harness.checks.body_diff import (
     request_body,
 )
 from rundir.calllog import CallRecord, read_calls
-from rundir.gate_record import (
+from rundir.runs.gate_record import (
     Divergence,
     GateCounts,
     GateRequest,

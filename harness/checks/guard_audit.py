@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rundir.calllog import CallRecord
-from rundir.header import RunHeader
+from rundir.runs.header import RunHeader
 from rundir.turns import read_turns
 
 GUARD_PURPOSE = "guard"  # harness/guard.py's purpose (checks read files, not the guard)

@@ -1,6 +1,6 @@
 """The audit's check of the arms' bounds: every arm that ran held the same bounds, and those are
 the study's (run.json: `limits`, the study's table, and `arm_limits`, what each arm's backend
-held as it read it back; rundir/limits.py).
+held as it read it back; rundir/runs/limits.py).
 
 An arm that ran with more memory, more processes, more CPU or more disk than another had an
 advantage the study does not show; a backend that held less than the study asked for (a bound
@@ -10,8 +10,8 @@ bounds were recorded (no `limits`) are not checked.
 
 from __future__ import annotations
 
-from rundir.header import RunHeader
-from rundir.limits import AppliedLimits, ResourceLimits
+from rundir.runs.header import RunHeader
+from rundir.runs.limits import AppliedLimits, ResourceLimits
 
 
 def _differences(held: AppliedLimits, study: ResourceLimits) -> list[str]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.checks.body_diff import request_body
 from rundir.calllog import CallRecord
-from rundir.header import RunHeader
+from rundir.runs.header import RunHeader
 from rundir.packread import PackReader
 
 # The request fields an output limit is read from, per route shape (the arm's own request).

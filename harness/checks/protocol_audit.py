@@ -1,5 +1,5 @@
-"""The audit's check of a run's protocol paper trail (run.json `study.protocol`, rundir/protocol.py)
-and of its voids (rundir/voids.py).
+"""The audit's check of a run's protocol paper trail (run.json `study.protocol`, rundir/runs/protocol.py)
+and of its voids (rundir/runs/voids.py).
 
 - each frozen file's hash in run.json equals the study's lock (protocol.lock.json) and the file's
   bytes now: an edited header, lock or file is a discrepancy naming it;
@@ -9,7 +9,7 @@ and of its voids (rundir/voids.py).
   an entry of the run's copy it lost a discrepancy (an addendum only grows);
 - voids.jsonl, written after the run and so outside its manifest's file list, parses, voids only
   this run's items that ran, and is the hash chain the manifest's `voids`/`voids_head` end
-  (rundir/voids.py): a forged, copied, cut or deleted void is a discrepancy.
+  (rundir/runs/voids.py): a forged, copied, cut or deleted void is a discrepancy.
 A study folder that cannot be found (a run copied elsewhere) is a note: only the run's own files
 are then checked. Runs without a protocol are not checked.
 """
@@ -21,9 +21,9 @@ import json
 from contextlib import suppress
 from pathlib import Path
 
-from rundir.header import RunHeader
-from rundir.protocol import ADDENDUM_COPY, addendum_copies
-from rundir.voids import VOIDS_FILE, void_problems
+from rundir.runs.header import RunHeader
+from rundir.runs.protocol import ADDENDUM_COPY, addendum_copies
+from rundir.runs.voids import VOIDS_FILE, void_problems
 
 LOCK_FILE = "protocol.lock.json"  # harness/protocol/lock.py's, read here as plain JSON
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rundir.errors import RunDirError
-from rundir.header import RunHeader
+from rundir.runs.header import RunHeader
 from rundir.proxy_egress import PROXY_EGRESS_FILE, by_destination, read_proxy_egress
 
 

@@ -43,7 +43,7 @@ from harness.checks.scan_text import body_texts, file_texts
 from harness.errors import HarnessError
 from harness.study import load_items
 from rundir.calllog import read_calls
-from rundir.header import read_header
+from rundir.runs.header import read_header
 from rundir.jsonlines import split_lines
 from rundir.packread import PackReader
 from rundir.turns import read_turns
@@ -289,7 +289,7 @@ def _item_clocks(header: dict[str, Any]) -> dict[str, datetime]:
     except (OSError, ValueError, KeyError) as e:
         raise HarnessError(f"an event_time canary needs the study's items ({e})", hint=hint) from e
     items_path = study_path.parent / items_name
-    from rundir.header import sha256_file
+    from rundir.runs.header import sha256_file
 
     if not items_path.is_file() or sha256_file(items_path) != study.get("items_sha256"):
         raise HarnessError(f"{items_path} is not the items file this run used", hint=hint)

@@ -11,7 +11,7 @@ import typer
 from harness.cli.lazy import typer_app
 from harness.errors import HarnessError
 from harness.isolation.sdk_env import sdk_env
-from rundir.header import RunHeader, new_run_id, now_iso, sha256_file, versions, write_header
+from rundir.runs.header import RunHeader, new_run_id, now_iso, sha256_file, versions, write_header
 
 proxy_app = typer_app(help="Run the harness proxy on its own.", no_args_is_help=True)
 
@@ -208,7 +208,7 @@ def _close_run(
 ) -> None:
     """The proxy has stopped: list the run's files and the price table and ledger it used."""
     from ledger.ledger import chain_end
-    from rundir.seal import write_manifest
+    from rundir.runs.seal import write_manifest
 
     header.ended = now_iso()
     packaged = Path(__file__).resolve().parents[2] / "ledger" / "prices.toml"

@@ -36,7 +36,7 @@ def replay(
     from harness.checks.replay_compare import compare_runs, verdict_lines, write_comparison
     from harness.run.pipeline import RunRequest, run_study
     from harness.study import load_study
-    from rundir.header import read_header
+    from rundir.runs.header import read_header
 
     header = read_header(source)
     recorded = header.study

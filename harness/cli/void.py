@@ -1,5 +1,5 @@
 """`harness void RUN_DIR --items ID... --reason TEXT`: set items aside in every arm of a run after a
-harness defect was found in them (rundir/voids.py). The run's files are not touched: one dated
+harness defect was found in them (rundir/runs/voids.py). The run's files are not touched: one dated
 record is appended to voids.jsonl, chained to the run's manifest, whose void count and head move
 with it in run.json; the report leaves the items out of every statistic."""
 
@@ -18,9 +18,9 @@ def void(
     reason: str = typer.Option(..., "--reason", help="The defect found, in one line."),
 ) -> int:
     """Void items of a run in every arm (a harness defect found after it), with a dated reason."""
-    from rundir.header import now_iso, read_header, write_header
+    from rundir.runs.header import now_iso, read_header, write_header
     from rundir.turns import read_turns
-    from rundir.voids import VoidRecord, append_void, chain_next, voided_items
+    from rundir.runs.voids import VoidRecord, append_void, chain_next, voided_items
 
     header = read_header(run)
     if header.study is None:

@@ -14,7 +14,7 @@ from typing import Literal
 
 from harness.isolation.owner import OwnedRuns
 from harness.study import ArmSpec
-from rundir.limits import AppliedLimits, ResourceLimits
+from rundir.runs.limits import AppliedLimits, ResourceLimits
 
 # What the run's proxy needs, whatever runs it, and the line it prints once it listens: the
 # proxy's own model (proxy.json holds it), which imports no mitmproxy into the orchestrator.
@@ -116,7 +116,7 @@ class IsolationBackend(ABC):
         return {}
 
     def limit_hits(self, name: str) -> list[str]:
-        """The bounds (rundir.limits.LIMIT_NAMES) arm `name` met since the last call, each
+        """The bounds (rundir.runs.limits.LIMIT_NAMES) arm `name` met since the last call, each
         crossing once, from what the host sees (never from the arm); [] where nothing is seen."""
         return []
 

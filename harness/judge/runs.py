@@ -14,7 +14,7 @@ from random import Random
 
 from harness.errors import HarnessError
 from harness.study import Item, load_study
-from rundir.header import read_header
+from rundir.runs.header import read_header
 from rundir.judgments import RunRef, SealedArm
 from rundir.turns import read_turns
 

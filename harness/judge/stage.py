@@ -24,7 +24,7 @@ from harness.judge.prompts import template_hashes
 from harness.judge.rubrics import load_rubrics
 from harness.judge.runs import load_source
 from harness.judge.third import Asking
-from rundir.header import now_iso
+from rundir.runs.header import now_iso
 from rundir.judgments import (
     PROMPTS_DIR,
     REPLIES_DIR,

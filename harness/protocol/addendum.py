@@ -20,7 +20,7 @@ live run started is that run's deviation (it changed the protocol under the data
 entries are reported with every run. A date without a time on the run's own day cannot show it
 came first: it counts as after (fail closed), and the report says to give a time.
 
-A run reads its own copy of the addendum (rundir/protocol.py), never the study's as it is now:
+A run reads its own copy of the addendum (rundir/runs/protocol.py), never the study's as it is now:
 an entry deleted since stays the run's. Entries the study's addendum gained after the run are
 added (`run_deviations`): a deviation found later is the run's, and an amendment dated before a
 live run that its copy does not hold was backdated, which is that run's deviation too.

@@ -6,7 +6,7 @@ lock, not study.toml, says what is frozen.
 
 A frozen file never changes: freezing it again with other bytes is refused (the change belongs in
 the addendum, harness/protocol/addendum.py). The lock is committed with the study; the run's
-header carries the hashes (rundir/protocol.py), which `harness audit` re-checks.
+header carries the hashes (rundir/runs/protocol.py), which `harness audit` re-checks.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from harness.errors import HarnessError
 from harness.protocol.addendum import parse_addendum
 from harness.study import Study
 from rundir.atomic import write_atomic
-from rundir.header import now_iso
+from rundir.runs.header import now_iso
 from rundir.model import RunDirModel
-from rundir.protocol import FrozenHash, ProtocolRecord
+from rundir.runs.protocol import FrozenHash, ProtocolRecord
 
 LOCK_FILE = "protocol.lock.json"
 LOCK_SCHEMA: Literal[1] = 1

@@ -33,7 +33,7 @@ from harness.report.rundata import read_file
 from ledger.errors import LedgerError
 from ledger.prices import TokenCounts, cost
 from rundir.calllog import CallRecord
-from rundir.manifest import file_sha256
+from rundir.runs.manifest import file_sha256
 
 COST_RATIO = Decimal("1.30")
 FIRST_P50_S, FIRST_P95_S = 0.200, 0.500

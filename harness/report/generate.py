@@ -28,7 +28,7 @@ from harness.report.report_json import ReportFile, report_file
 from harness.report.rundata import RunData, load_runs
 from harness.report.unfinished import Progress, progress, refuse_unless_partial
 from rundir.atomic import write_atomic
-from rundir.manifest import tool_version
+from rundir.runs.manifest import tool_version
 
 FORMATS = ("md", "html", "pdf")
 PAPERS = {"a4": "A4", "letter": "letter"}

@@ -2,7 +2,7 @@
 provenance, header. An input not given is None, and its sections say "not run".
 
 Formats (all owned by the study, not by a run):
-- `--gate gate.json`: `harness gate`'s record (rundir/gate_record.py).
+- `--gate gate.json`: `harness gate`'s record (rundir/runs/gate_record.py).
 - `--ledger ledger.jsonl`: the spend ledger (ledger/ledger.py), read under its lock, unchanged.
 - `--prices prices.toml`: a price table (ledger/prices.py).
 - `--judgments SET` (a folder `harness judge` wrote, with `--seal`, default `SET.seal.json`) or

@@ -2,7 +2,7 @@
 (sections 1 and 3), the frozen protocol files' and the addendum's hashes with the deviations
 (sections 1, 12 and 13), and the voided items (section 12).
 
-The hashes are run.json's (`study.protocol`, rundir/protocol.py). The addendum read is the run's
+The hashes are run.json's (`study.protocol`, rundir/runs/protocol.py). The addendum read is the run's
 own copy; the study's as it is now, when its folder is at hand, adds only what it gained since (a
 later deviation, a later or backdated amendment: harness/protocol/addendum.py).
 """
@@ -20,7 +20,7 @@ from harness.report.context import Context
 from harness.report.model import Table
 from harness.report.rundata import ADDENDUM_NOW, RunData
 from rundir.probe_file import PROBE_FILE, read_probe
-from rundir.protocol import addendum_copies
+from rundir.runs.protocol import addendum_copies
 from rundir.turns import TurnRecord
 
 

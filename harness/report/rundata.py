@@ -20,13 +20,13 @@ import zstandard
 from harness.errors import HarnessError
 from rundir.calllog import CallRecord, read_calls
 from rundir.egress import read_egress
-from rundir.header import read_header
-from rundir.manifest import file_sha256
+from rundir.runs.header import read_header
+from rundir.runs.manifest import file_sha256
 from rundir.packread import PackReader
 from rundir.rtt import RttProbe, read_probes
 from rundir.strays_seen import StraySeen, read_seen
 from rundir.turns import TurnRecord, read_turns
-from rundir.voids import voided_items
+from rundir.runs.voids import voided_items
 
 RUN_FILES = (
     "run.json",
@@ -36,7 +36,7 @@ RUN_FILES = (
     "rtt.jsonl",
     "strays_seen.jsonl",
     "voids.jsonl",
-    "protocol/addendum.toml",  # the protocol's addendum as the run started (rundir/protocol.py)
+    "protocol/addendum.toml",  # the protocol's addendum as the run started (rundir/runs/protocol.py)
 )
 # The study's addendum as it is now, which may hold entries added after the run (a later
 # amendment is that run's deviation): harness/report/paper_trail.py.
@@ -55,7 +55,7 @@ class ReadFile:
 
 @dataclass
 class VoidedItem:
-    """An item `harness void` set aside in every arm of a run (rundir/voids.py): its turns there
+    """An item `harness void` set aside in every arm of a run (rundir/runs/voids.py): its turns there
     are left out of every statistic, and kept here to show against the rerun's."""
 
     run_id: str

@@ -17,7 +17,7 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.report.unfinished import run_status
 from rundir.errors import RunDirError
-from rundir.header import RunHeader, read_header
+from rundir.runs.header import RunHeader, read_header
 from rundir.turns import read_turns
 
 

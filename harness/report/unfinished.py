@@ -1,6 +1,6 @@
 """Whether the runs a report reads are finished, and how far they got.
 
-A run's header is filled in at its end (rundir/header.py: `ended`, and the study's `passed`);
+A run's header is filled in at its end (rundir/runs/header.py: `ended`, and the study's `passed`);
 while the run goes on, or after the harness was killed, both are missing, and a run stopped by a
 signal or a stray connection says so (`interrupted`, `halted`). A report of such a run would
 read like a finished one (half the turns with verdict "ok", or an empty table), so

@@ -2,7 +2,7 @@
 
 Everything is stopped by now (the start stage stops what it started). This stage reads what the
 backend refused, attributes strays to turns or to teardown, counts memory-control misses, decides
-whether the run passed and completes run.json with the file list (rundir/manifest.py rewrites the
+whether the run passed and completes run.json with the file list (rundir/runs/manifest.py rewrites the
 header prepare wrote). A run that stopped on an infrastructure failure raises here, after its
 run.json says so.
 """
@@ -25,9 +25,9 @@ from harness.run.drive import Driven
 from harness.run.prepare import Plan
 from harness.run.strays import at_teardown, by_destination
 from ledger.ledger import chain_end
-from rundir.header import RunHeader, now_iso
+from rundir.runs.header import RunHeader, now_iso
 from rundir.instances import by_arm
-from rundir.seal import write_manifest
+from rundir.runs.seal import write_manifest
 from rundir.turns import read_turns
 
 log = structlog.get_logger("harness.study")

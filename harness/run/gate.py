@@ -16,8 +16,8 @@ from harness.checks.pinning import pinning_difference
 from harness.run.pipeline import Isolation, RunRequest, RunResult, run_study
 from harness.study import Study
 from rundir.atomic import write_atomic
-from rundir.gate_record import GATE_FILE, GateCounts, GateRecord, GateRun
-from rundir.header import new_run_id, now_iso
+from rundir.runs.gate_record import GATE_FILE, GateCounts, GateRecord, GateRun
+from rundir.runs.header import new_run_id, now_iso
 
 RUNS = 2
 

@@ -1,4 +1,4 @@
-"""Turns of an arm that met one of its bounds (pids, memory, disk: rundir/limits.py).
+"""Turns of an arm that met one of its bounds (pids, memory, disk: rundir/runs/limits.py).
 
 The backend says which bound an arm met, from the host's own evidence (harness/isolation/
 docker/limits.py); the orchestrator asks after every turn, and before it calls a dead arm a
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from arms.client import TurnResult
 from harness.run.turn_records import AttemptRecords
-from rundir.limits import ResourceLimits
+from rundir.runs.limits import ResourceLimits
 from rundir.turns import TurnRecord
 
 

@@ -51,7 +51,7 @@ from harness.run.limit_check import describe
 from harness.run.proxy_control import ProxyControl
 from harness.study import Item
 from rundir.errors import RunDirError
-from rundir.header import read_header
+from rundir.runs.header import read_header
 from rundir.ingestions import IngestionRecord, IngestOutcome, SnapshotRecord, read_ingestions
 from rundir.instances import join
 from rundir.turns import TurnLog

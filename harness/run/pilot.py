@@ -34,7 +34,7 @@ from ledger.ledger import Ledger
 from ledger.live_job import LiveJob
 from ledger.prices import load_prices
 from rundir.atomic import write_atomic
-from rundir.gate_record import passing_gate
+from rundir.runs.gate_record import passing_gate
 
 log = structlog.get_logger("harness.pilot")
 

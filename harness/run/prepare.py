@@ -31,8 +31,8 @@ from ledger.git_branch import from_environment
 from ledger.live_job import LiveJob
 from rundir.atomic import write_atomic
 from rundir.errors import RunDirError
-from rundir.gate_record import passing_gate
-from rundir.header import (
+from rundir.runs.gate_record import passing_gate
+from rundir.runs.header import (
     RunHeader,
     StudyRun,
     new_run_id,
@@ -41,8 +41,8 @@ from rundir.header import (
     versions,
     write_header,
 )
-from rundir.protocol import ADDENDUM_COPY
-from rundir.shards import Shard, shard_items
+from rundir.runs.protocol import ADDENDUM_COPY
+from rundir.runs.shards import Shard, shard_items
 
 log = structlog.get_logger("harness.study")
 
@@ -246,7 +246,7 @@ def select_arms(study: Study, wanted: list[str]) -> list[str]:
 
 
 def _shard(spec: ShardSpec | None, items: list[Item]) -> Shard | None:
-    """This shard's part of the items (round robin, rundir/shards.py), as run.json records it."""
+    """This shard's part of the items (round robin, rundir/runs/shards.py), as run.json records it."""
     if spec is None:
         return None
     ids = shard_items([item.id for item in items], spec.index, spec.count)

@@ -6,7 +6,7 @@ reservation, so every run stays self-contained, auditable and replayable) that s
 (item, arm) the stopped run recorded in full, none of it an infrastructure failure. The new run's
 header names the run it resumes; resuming a resumed run skips what the whole chain finished, so
 a chain of resumes covers the study once and no finished pair is paid for twice in live mode.
-An item `harness void` set aside in a run (rundir/voids.py) is not finished there: resuming that
+An item `harness void` set aside in a run (rundir/runs/voids.py) is not finished there: resuming that
 run reruns it in every arm, and the report given both runs shows the difference.
 """
 
@@ -22,10 +22,10 @@ from pydantic import ValidationError
 from harness.errors import HarnessError
 from harness.study import Item, Study
 from rundir.errors import RunDirError
-from rundir.header import RunHeader, read_header
+from rundir.runs.header import RunHeader, read_header
 from rundir.jsonlines import read_lines
 from rundir.turns import TurnRecord
-from rundir.voids import VOIDS_FILE, voided_items
+from rundir.runs.voids import VOIDS_FILE, voided_items
 
 Pair = tuple[str, str]  # (item id, arm)
 

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from rundir.errors import RunDirError
-from rundir.header import read_header
+from rundir.runs.header import read_header
 from rundir.rtt import ProbeKind, ProbeMethod, ProbePhase, RttLog, RttProbe
 
 SEAM_SAMPLES = 20

@@ -1,6 +1,6 @@
 """Which shard this process runs: `--shard I/N`, or `--shard auto` read from the cluster engine.
 
-Indexes are 1-based, as `--shard 1/3` reads (the split itself is rundir/shards.py). `--shard
+Indexes are 1-based, as `--shard 1/3` reads (the split itself is rundir/runs/shards.py). `--shard
 auto` takes the index from the variables each engine sets on its tasks:
 - Slurm job arrays: with HARNESS_SHARD_COUNT set (the array's declared size, as
   examples/cluster/slurm-array.sbatch sets it next to its `--array=0-(N-1)`), SLURM_ARRAY_TASK_ID

@@ -14,7 +14,7 @@ import pytest
 from harness.checks.gate import compare_runs
 from harness.checks.masks import all_masks
 from harness.study import load_study
-from rundir.gate_record import GateCounts
+from rundir.runs.gate_record import GateCounts
 from tests.datasets.fixtures import locomo_file
 from tests.harness.studies import harness, header, only_run, read_jsonl
 from tests.study_builder import StudyBuilder

@@ -8,7 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from rundir.calllog import CallRecord, Timing, Tokens
-from rundir.header import RunHeader, StudyRun, write_header
+from rundir.runs.header import RunHeader, StudyRun, write_header
 from rundir.turns import TurnOutcome, TurnRecord
 
 
@@ -96,7 +96,7 @@ def write_run(
         items=len({t.item for t in turns}),
         deadline_ms=deadline_ms,
         resumed_from=str(resumed_from) if resumed_from else None,
-        passed=True if finished else None,  # filled in at a run's end (rundir/header.py)
+        passed=True if finished else None,  # filled in at a run's end (rundir/runs/header.py)
     )
     header = RunHeader(
         run_id=run,

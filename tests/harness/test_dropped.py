@@ -12,7 +12,7 @@ import pytest
 from harness.errors import HarnessError
 from harness.run.dropped import dropped_followers, without_dropped
 from harness.study import Study, load_study
-from rundir.gate_record import GateCounts, GateRecord, PairCheck
+from rundir.runs.gate_record import GateCounts, GateRecord, PairCheck
 from tests.study_builder import StudyBuilder
 
 ELEMENTS = "item-1 0 be kind\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.checks.guard_audit import guard_findings
 from rundir.calllog import CallRecord
-from rundir.header import read_header
+from rundir.runs.header import read_header
 from tests.harness.report_runs import call, turn, write_run
 
 GUARDED = '[guard]\ncommand = ["python", "guard.py"]\n'

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from harness.checks.limits_audit import unequal_limits
-from rundir.header import RunHeader, StudyRun
-from rundir.limits import MIB, AppliedLimits, ResourceLimits
+from rundir.runs.header import RunHeader, StudyRun
+from rundir.runs.limits import MIB, AppliedLimits, ResourceLimits
 
 STUDY = ResourceLimits(pids=64, memory=256 * MIB, cpus=1, disk=64 * MIB)
 HELD = AppliedLimits(

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.isolation.local.memory_cgroup import find
-from rundir.limits import ResourceLimits
+from rundir.runs.limits import ResourceLimits
 from tests.harness.studies import REPO, harness, header, only_run, read_jsonl
 from tests.study_builder import StudyBuilder
 

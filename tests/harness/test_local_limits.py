@@ -15,7 +15,7 @@ import pytest
 
 from harness.isolation.local.limits import applied, preexec
 from harness.isolation.local.memory_cgroup import MemoryCgroups, find
-from rundir.limits import MIB, ResourceLimits
+from rundir.runs.limits import MIB, ResourceLimits
 
 LIMITS = ResourceLimits(pids=64, memory=256 * MIB, cpus=1, disk=16 * MIB)
 NEEDS_CGROUP = pytest.mark.skipif(find()[0] is None, reason=find()[1] or "no memory cgroup")

@@ -18,7 +18,7 @@ from harness.run.finish import finish
 from harness.run.prepare import RunRequest, prepare
 from harness.run.start import running
 from harness.study import load_study
-from rundir.header import read_header
+from rundir.runs.header import read_header
 from tests.harness.studies import REPO
 
 QUICKSTART = REPO / "examples" / "quickstart" / "study.toml"

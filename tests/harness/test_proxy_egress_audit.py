@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.checks.proxy_egress_audit import proxy_egress_findings
-from rundir.header import RunHeader, StudyRun
+from rundir.runs.header import RunHeader, StudyRun
 from rundir.proxy_egress import (
     PROXY_EGRESS_FILE,
     ProxyEgressEntry,

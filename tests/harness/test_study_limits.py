@@ -1,5 +1,5 @@
 """A study's [limits] table: read with its sizes, defaulted when absent, and a mistake named
-before anything starts (harness/study.py, rundir/limits.py)."""
+before anything starts (harness/study.py, rundir/runs/limits.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.study import load_study
-from rundir.limits import MIB
+from rundir.runs.limits import MIB
 from tests.study_builder import StudyBuilder
 
 ITEM = {"id": "i", "clock": "2024-05-01T10:00:00", "turns": [{"user": "hi"}]}

@@ -20,7 +20,7 @@ import pytest
 from harness.checks.gate import compare_runs
 from harness.checks.masks import all_masks
 from harness.study import load_study
-from rundir.gate_record import GateCounts
+from rundir.runs.gate_record import GateCounts
 from tests.harness.studies import harness, header, read_jsonl, toy_arm, write_study
 from tests.harness.test_merge import quickstart_like, record
 

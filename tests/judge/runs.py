@@ -12,7 +12,7 @@ from pathlib import Path
 import tomli_w
 
 from harness.study import load_study
-from rundir.header import RunHeader, StudyRun, write_header
+from rundir.runs.header import RunHeader, StudyRun, write_header
 from rundir.turns import TurnLog, TurnRecord
 from tests.study_builder import StudyBuilder
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rundir.header import RunHeader, StudyRun, write_header
-from rundir.manifest import Manifest
+from rundir.runs.header import RunHeader, StudyRun, write_header
+from rundir.runs.manifest import Manifest
 from rundir.merge_pick import failure_reason, pick_runs
-from rundir.shards import Shard
+from rundir.runs.shards import Shard
 
 
 def _run(
@@ -82,7 +82,7 @@ def test_shards_of_the_latest_mode_are_taken(tmp_path: Path) -> None:
 
 
 def test_a_failure_reason_reads_the_run_s_own_words(tmp_path: Path) -> None:
-    from rundir.header import read_header
+    from rundir.runs.header import read_header
 
     run = _run(tmp_path, "r", 1, started="t", passed=False, failures={"a": "failed 3 of 4 turns"})
     assert failure_reason(read_header(run)) == "arm 'a' failed 3 of 4 turns"

@@ -54,7 +54,7 @@ from harness.isolation.sdk_env import sdk_env
 from harness.isolation.seam_http import seam_client
 from harness.study import ArmSpec
 from rundir.atomic import write_atomic
-from rundir.limits import AppliedLimits
+from rundir.runs.limits import AppliedLimits
 from rundir.proxy_file import ProxyFile
 
 log = structlog.get_logger("harness.isolation.local")

@@ -1,4 +1,4 @@
-"""voids.jsonl (rundir/voids.py): append-only dated records of items set aside after a run."""
+"""voids.jsonl (rundir/runs/voids.py): append-only dated records of items set aside after a run."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from rundir.errors import RunDirError
-from rundir.manifest import Manifest
-from rundir.voids import (
+from rundir.runs.manifest import Manifest
+from rundir.runs.voids import (
     VOIDS_FILE,
     VoidRecord,
     append_void,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from rundir.limits import MIB, ResourceLimits, parse_size
+from rundir.runs.limits import MIB, ResourceLimits, parse_size
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from rundir.shards import Shard, shard_items
+from rundir.runs.shards import Shard, shard_items
 
 
 @pytest.mark.parametrize("n_items", [1, 5, 6, 17])

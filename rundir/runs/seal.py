@@ -1,7 +1,7 @@
-"""Sealing a finished run: its files listed in run.json's manifest (rundir/manifest.py), with the
+"""Sealing a finished run: its files listed in run.json's manifest (rundir/runs/manifest.py), with the
 hashes that tie its numbers to its inputs, and the header rewritten.
 
-Apart from manifest.py because it reads and writes the header (rundir/header.py), which holds a
+Apart from manifest.py because it reads and writes the header (rundir/runs/header.py), which holds a
 Manifest: the two models' modules then import one way only.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rundir.header import RunHeader, now_iso, write_header
-from rundir.manifest import Manifest, file_sha256, list_files, tool_commit, tool_version
+from rundir.runs.header import RunHeader, now_iso, write_header
+from rundir.runs.manifest import Manifest, file_sha256, list_files, tool_commit, tool_version
 
 
 def write_manifest(

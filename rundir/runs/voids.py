@@ -5,7 +5,7 @@ of a decision about the data must survive a crash). The report lists each voided
 reason and leaves its turns and judgments out of every statistic; the items' rerun after the fix
 (a later run directory given to the same report) takes their place, and the report shows each
 arm's outcome before and after. The file is written after the run ended, so it is not in the
-run's manifest's file list (rundir/manifest.py NOT_LISTED); instead its records form a hash chain
+run's manifest's file list (rundir/runs/manifest.py NOT_LISTED); instead its records form a hash chain
 anchored in the run: the first record's `prev` is the SHA-256 of the run's sealed manifest, each
 next one's the SHA-256 of the line before, and the manifest keeps the count and the last line's
 hash (`voids`, `voids_head`). `harness audit` (`void_problems`) so catches a record forged or
@@ -24,7 +24,7 @@ from pydantic import Field, ValidationError
 
 from rundir.atomic import fsync_dir
 from rundir.jsonlines import read_lines
-from rundir.manifest import Manifest
+from rundir.runs.manifest import Manifest
 from rundir.model import RunDirModel
 
 VOIDS_FILE = "voids.jsonl"

@@ -15,11 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rundir.atomic import write_atomic
 from rundir.errors import RunDirError
-from rundir.limits import AppliedLimits, ResourceLimits
-from rundir.manifest import Manifest
+from rundir.runs.limits import AppliedLimits, ResourceLimits
+from rundir.runs.manifest import Manifest
 from rundir.model import RunDirModel, schema_too_new
-from rundir.protocol import ProtocolRecord
-from rundir.shards import MergedShard, Shard
+from rundir.runs.protocol import ProtocolRecord
+from rundir.runs.shards import MergedShard, Shard
 
 RUN_SCHEMA: Literal[1] = 1
 HEADER_FILE = "run.json"
@@ -74,7 +74,7 @@ class StudyRun(BaseModel):
     # --resume: the run this one continues, and the (item, arm) pairs it skipped as finished.
     resumed_from: str | None = None
     skipped_pairs: int = 0
-    # --shard I/N: this run is one shard of the study (rundir/shards.py); a run `harness merge`
+    # --shard I/N: this run is one shard of the study (rundir/runs/shards.py); a run `harness merge`
     # joined from shards names them, each with its run id and call numbering.
     shard: Shard | None = None
     merged_from: list[MergedShard] = Field(default_factory=list)
@@ -84,7 +84,7 @@ class StudyRun(BaseModel):
     # on_stray = "halt": the refused connection that stopped the run, in one line.
     halted: str | None = None
     # The study's bounds for every arm, and per arm what the backend held as it read it back
-    # (rundir/limits.py): the audit checks that every arm ran under the same.
+    # (rundir/runs/limits.py): the audit checks that every arm ran under the same.
     limits: ResourceLimits | None = None
     arm_limits: dict[str, AppliedLimits] = Field(default_factory=dict)
     # Per arm: refused packets the firewall counted beyond the kernel-log entries in egress.jsonl
@@ -95,7 +95,7 @@ class StudyRun(BaseModel):
     # refusal fails the run. None on runs written before the rule existed.
     proxy_rule: str | None = None
     proxy_refused: dict[str, int] = Field(default_factory=dict)
-    # The model under study ("<vendor>/<model>") and the protocol's hashes (rundir/protocol.py);
+    # The model under study ("<vendor>/<model>") and the protocol's hashes (rundir/runs/protocol.py);
     # None on studies that declare neither and on runs written before they existed.
     subject: str | None = None
     protocol: ProtocolRecord | None = None
@@ -117,7 +117,7 @@ class RunHeader(RunDirModel):
     stubs_sha256: str | None = None
     versions: dict[str, str] = Field(default_factory=dict)
     study: StudyRun | None = None
-    manifest: Manifest | None = None  # written at the end of the run (rundir/manifest.py)
+    manifest: Manifest | None = None  # written at the end of the run (rundir/runs/manifest.py)
     # `harness proxy serve` runs: the OS rule on the proxy's own traffic, as a study's
     # `study.proxy_rule` says it ("not enforced: why"); a study run's is in `study`.
     proxy_rule: str | None = None

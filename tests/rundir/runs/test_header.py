@@ -1,4 +1,4 @@
-"""rundir/header.py: run.json is written atomically and read in one place, whose one error type
+"""rundir/runs/header.py: run.json is written atomically and read in one place, whose one error type
 says what to do whether the file is missing, unreadable, invalid or from a newer harness."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rundir.errors import RunDirError
-from rundir.header import RunHeader, StudyRun, read_header, write_header
+from rundir.runs.header import RunHeader, StudyRun, read_header, write_header
 
 
 def header() -> RunHeader:

@@ -6,7 +6,7 @@ Written once, at the end of a run, after every process that writes into the run 
 stopped; an audit re-hashes the files against it (harness/checks/audit.py). Files that are written
 into a run directory after the run by other tools (audit.json, gate.json) are not listed; the
 voids `harness void` appends are not either, but each one moves the manifest's `voids` count and
-`voids_head` (the end of their hash chain, rundir/voids.py).
+`voids_head` (the end of their hash chain, rundir/runs/voids.py).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ MANIFEST_SCHEMA: Literal[1] = 1
 REPO = Path(__file__).resolve().parents[1]
 # The header itself (it holds the manifest) and what later tools add to a finished run.
 NOT_LISTED = frozenset(
-    {"run.json", "run.json.tmp", "audit.json", "gate.json", "voids.jsonl"}  # rundir/voids.py
+    {"run.json", "run.json.tmp", "audit.json", "gate.json", "voids.jsonl"}  # rundir/runs/voids.py
 )
 _CHUNK = 1 << 20
 
@@ -56,7 +56,7 @@ class Manifest(RunDirModel):
     ledger_entries: int | None = None
     ledger_head: str | None = None
     files: list[ManifestFile] = Field(default_factory=list)
-    # voids.jsonl (rundir/voids.py), written after the run: how many records it holds and the
+    # voids.jsonl (rundir/runs/voids.py), written after the run: how many records it holds and the
     # SHA-256 of its last line, set by `harness void`, so a deleted or cut file is caught.
     voids: int = 0
     voids_head: str | None = None
