@@ -37,7 +37,7 @@ from typing import Any
 
 from ledger.errors import LedgerError
 from ledger.identity import resolved_ledger
-from ledger.pg_store import _import_psycopg, _one_line, is_postgres_url, printable
+from ledger.pg_store import import_psycopg, is_postgres_url, one_line, printable
 
 
 @dataclass(frozen=True)
@@ -276,7 +276,7 @@ def _int4(text: str) -> int:
 
 class _PgRegistry(_Registry):
     def __init__(self, url: str) -> None:
-        psycopg = _import_psycopg()
+        psycopg = import_psycopg()
         self.where = printable(url)
         self._error = psycopg.Error
         try:
@@ -284,7 +284,7 @@ class _PgRegistry(_Registry):
             self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
             row = self.conn.execute("SELECT current_schema()").fetchone()
         except psycopg.Error as e:
-            why = _one_line(e)
+            why = one_line(e)
             raise LedgerError(f"cannot open the PostgreSQL ledger {self.where}: {why}") from e
         # Advisory locks are per database: two ledgers in two schemas must not share keys.
         self.schema = str(row[0] if row else "")
@@ -300,7 +300,7 @@ class _PgRegistry(_Registry):
                 self.conn.execute(_CREATE)
                 yield
         except self._error as e:
-            raise LedgerError(f"PostgreSQL ledger {self.where}: {_one_line(e)}") from e
+            raise LedgerError(f"PostgreSQL ledger {self.where}: {one_line(e)}") from e
 
     def claims(self) -> list[Holder]:
         rows = self.conn.execute(f"SELECT holder FROM {_TABLE} ORDER BY key").fetchall()

@@ -78,7 +78,7 @@ def printable(url: str) -> str:
 
 class PostgresStore(LedgerStore):
     def __init__(self, url: str, *, lock_timeout: float = 60.0, stall_timeout: float = 60.0):
-        self._psycopg = _import_psycopg()
+        self._psycopg = import_psycopg()
         self.url = url
         self.where = printable(url)
         self.warnings: list[str] = []
@@ -116,7 +116,7 @@ class PostgresStore(LedgerStore):
         except self._psycopg.Error as e:
             if conn is not None:
                 conn.close()
-            why = _one_line(e)
+            why = one_line(e)
             raise LedgerError(f"cannot open the PostgreSQL ledger {self.where}: {why}") from e
         self._conn = conn
         return conn
@@ -138,7 +138,7 @@ class PostgresStore(LedgerStore):
                 # A connection lost as it committed may have committed: the state is read back
                 # from the table next time, so it shows whatever did happen.
                 raise LedgerError(
-                    f"PostgreSQL ledger {self.where}: {_one_line(e)}; nothing of this "
+                    f"PostgreSQL ledger {self.where}: {one_line(e)}; nothing of this "
                     "transaction was recorded, unless the connection was lost as it committed"
                 ) from e
             finally:
@@ -191,7 +191,7 @@ class PostgresStore(LedgerStore):
 def read_lines(url: str) -> list[bytes]:
     """Every row's line in seq order, read without the lock and without changing anything (a
     missing table is an empty ledger)."""
-    psycopg = _import_psycopg()
+    psycopg = import_psycopg()
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
             exists = conn.execute("SELECT to_regclass(%s)", (TABLE,)).fetchone()
@@ -199,12 +199,12 @@ def read_lines(url: str) -> list[bytes]:
                 return []
             rows = conn.execute(f"SELECT line FROM {TABLE} ORDER BY seq").fetchall()
     except psycopg.Error as e:
-        why = _one_line(e)
+        why = one_line(e)
         raise LedgerError(f"cannot read the PostgreSQL ledger {printable(url)}: {why}") from e
     return [str(line).encode() for (line,) in rows]
 
 
-def _import_psycopg() -> Any:
+def import_psycopg() -> Any:
     try:
         import psycopg
     except ImportError as e:
@@ -214,5 +214,5 @@ def _import_psycopg() -> Any:
     return psycopg
 
 
-def _one_line(e: Exception) -> str:
+def one_line(e: Exception) -> str:
     return " ".join(str(e).split()) or type(e).__name__

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 _PREFIX_MAX = 29
 _KERNEL_LINE = re.compile(r"^(?P<time>\S+)\s+(?P<prefix>harness \S+ \S+) (?P<rest>.*)$")
 TOOLS = ("iptables", "ip6tables")
-_NOT_THE_HOSTS_OWN = ["-m", "conntrack", "!", "--ctstate", "ESTABLISHED,RELATED"]
+NOT_THE_HOSTS_OWN = ["-m", "conntrack", "!", "--ctstate", "ESTABLISHED,RELATED"]
 
 
 class RulesError(RuntimeError):
@@ -41,7 +41,7 @@ def log_prefix(run_id: str, arm: str, index: int) -> str:
     return prefix if len(prefix) <= _PREFIX_MAX else f"harness {tag} arm{index} "
 
 
-def _run(tool: str, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
+def run_tool(tool: str, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             [tool, "-w", "10", *args], capture_output=True, text=True, check=False, timeout=30
@@ -50,9 +50,9 @@ def _run(tool: str, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
         raise RulesError(f"{tool} is not installed (apt-get install -y iptables)") from e
 
 
-def _has_chain(tool: str, chain: str) -> bool:
+def has_chain(tool: str, chain: str) -> bool:
     with contextlib.suppress(RulesError):
-        return _run(tool, ["-S", chain]).returncode == 0
+        return run_tool(tool, ["-S", chain]).returncode == 0
     return False
 
 
@@ -62,7 +62,7 @@ def remove_where(wanted: Callable[[str], bool], chain: Callable[[str], bool] = b
     removed = 0
     for tool in TOOLS:
         try:
-            listing = _run(tool, ["-S"]).stdout
+            listing = run_tool(tool, ["-S"]).stdout
         except RulesError:
             continue
         for line in listing.splitlines():
@@ -71,7 +71,7 @@ def remove_where(wanted: Callable[[str], bool], chain: Callable[[str], bool] = b
                 continue
             if wanted(words[words.index("--comment") + 1]):
                 with contextlib.suppress(RulesError):
-                    if _run(tool, ["-D", *words[1:]]).returncode == 0:
+                    if run_tool(tool, ["-D", *words[1:]]).returncode == 0:
                         removed += 1
     return removed
 
@@ -83,7 +83,7 @@ def rule_counts(run_id: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for tool in TOOLS:
         try:
-            listing = _run(tool, ["-S", "-v"]).stdout
+            listing = run_tool(tool, ["-S", "-v"]).stdout
         except RulesError:
             continue
         for line in listing.splitlines():
@@ -103,7 +103,7 @@ def dns_counts(run_id: str) -> dict[str, int]:
     cross-check of the refuser's lines (a flood can outrun it and fill its socket's buffer)."""
     counts: dict[str, int] = {}
     with contextlib.suppress(RulesError):
-        for line in _run("iptables", ["-S", "-v"]).stdout.splitlines():
+        for line in run_tool("iptables", ["-S", "-v"]).stdout.splitlines():
             words = shlex.split(line)
             ours = f"harness.run={run_id} " in line + " " and "RETURN" in words
             if not ours or "udp" not in words or "53" not in words:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.isolation.firewall import _NOT_THE_HOSTS_OWN, TOOLS, RulesError, _has_chain, _run
+from harness.isolation.firewall import NOT_THE_HOSTS_OWN, TOOLS, RulesError, has_chain, run_tool
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class ArmRules:
     def specs(self, tool: str) -> list[tuple[str, list[str]]]:
         """(chain, rule) in the order they must take effect, for `tool`."""
         comment = ["-m", "comment", "--comment", self.comment]
-        user_chain = tool == "iptables" or _has_chain(tool, "DOCKER-USER")
+        user_chain = tool == "iptables" or has_chain(tool, "DOCKER-USER")
         forward = "DOCKER-USER" if user_chain else "FORWARD"
         rules: list[tuple[str, list[str]]] = []
         if tool == "iptables":
@@ -56,7 +56,7 @@ class ArmRules:
         for chain in ("INPUT", forward):
             base = ["-i", self.bridge]
             # IPv6: no connection of the host's runs over it, so every packet is refused.
-            base += _NOT_THE_HOSTS_OWN if tool == "iptables" else []
+            base += NOT_THE_HOSTS_OWN if tool == "iptables" else []
             base += comment
             rules.append((chain, [*base, "-j", "LOG", "--log-prefix", self.prefix]))
             rules.append((chain, [*base, "-j", "REJECT"]))
@@ -69,6 +69,6 @@ def add_rules(rules: ArmRules) -> None:
         specs = rules.specs(tool)
         # Inserted at position 1 in reverse, so they end up first and in the listed order.
         for chain, spec in reversed(specs):
-            proc = _run(tool, ["-I", chain, "1", *spec])
+            proc = run_tool(tool, ["-I", chain, "1", *spec])
             if proc.returncode != 0:
                 raise RulesError(f"{tool} -I {chain} failed: {proc.stderr.strip()}")
