@@ -36,11 +36,11 @@ from typing import Any
 
 from rundir.bodies import BodyStore
 from rundir.errors import RunDirError
-from rundir.runs.header import RunHeader, StudyRun, read_header
 from rundir.jsonlines import read_lines
 from rundir.merge_checks import check_shards, manifest_digest
 from rundir.merge_pick import failure_reason, pick_runs
 from rundir.packread import PackReader
+from rundir.runs.header import RunHeader, StudyRun, read_header
 from rundir.runs.seal import write_manifest
 from rundir.runs.shards import MergedShard
 

@@ -25,12 +25,12 @@ from harness.checks.body_diff import (
     request_body,
 )
 from rundir.calllog import CallRecord, read_calls
+from rundir.packread import PackReader
 from rundir.runs.gate_record import (
     Divergence,
     GateCounts,
     GateRequest,
 )
-from rundir.packread import PackReader
 
 _SHOWN = 160  # characters of a value shown in a diff line
 TurnKey = tuple[str, str | None, int | None]

@@ -21,8 +21,8 @@ from harness.checks.body_diff import compared_view, first_difference, request_bo
 from harness.checks.elements import ElementsError, Firing, read_elements
 from harness.coupling import GatePair
 from rundir.calllog import CallRecord, read_calls
-from rundir.runs.gate_record import PairCheck
 from rundir.packread import PackReader
+from rundir.runs.gate_record import PairCheck
 from rundir.turns import read_turns
 
 _SHOWN = 80  # characters shown either side of a difference

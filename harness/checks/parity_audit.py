@@ -14,8 +14,8 @@ from typing import Any
 
 from harness.checks.body_diff import request_body
 from rundir.calllog import CallRecord
-from rundir.runs.header import RunHeader
 from rundir.packread import PackReader
+from rundir.runs.header import RunHeader
 
 # The request fields an output limit is read from, per route shape (the arm's own request).
 _LIMITS = ("max_completion_tokens", "max_tokens", "max_output_tokens")

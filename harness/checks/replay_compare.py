@@ -25,10 +25,10 @@ from harness.checks.pinning import pinning_difference
 from rundir.atomic import write_atomic
 from rundir.calllog import CallRecord, read_calls
 from rundir.errors import RunDirError
-from rundir.runs.header import read_header
 from rundir.masking import DEFAULT_BODY_MASKS
 from rundir.model import RunDirModel
 from rundir.packread import PackReader
+from rundir.runs.header import read_header
 from rundir.turns import read_turns
 
 REPLAY_SCHEMA: Literal[1] = 1

@@ -49,8 +49,8 @@ def run_probe(base_url: str, model: str, key: str, timeout: float = 60.0) -> Any
     """The probe's three calls and its decision (a rundir.probe_file.ProbeDecision)."""
     import httpx
 
-    from rundir.runs.header import now_iso
     from rundir.probe_file import ProbeCheck, ProbeDecision
+    from rundir.runs.header import now_iso
 
     url = base_url.rstrip("/") + "/v1/chat/completions"
     headers = {"authorization": f"Bearer {key}", "x-harness-purpose": "probe"}

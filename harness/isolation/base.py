@@ -14,11 +14,11 @@ from typing import Literal
 
 from harness.isolation.owner import OwnedRuns
 from harness.study import ArmSpec
-from rundir.runs.limits import AppliedLimits, ResourceLimits
 
 # What the run's proxy needs, whatever runs it, and the line it prints once it listens: the
 # proxy's own model (proxy.json holds it), which imports no mitmproxy into the orchestrator.
 from rundir.proxy_file import PROXY_READY, ProxySettings
+from rundir.runs.limits import AppliedLimits, ResourceLimits
 
 __all__ = ["PROXY_READY", "ProxySettings"]
 

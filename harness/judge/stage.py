@@ -24,7 +24,6 @@ from harness.judge.prompts import template_hashes
 from harness.judge.rubrics import load_rubrics
 from harness.judge.runs import load_source
 from harness.judge.third import Asking
-from rundir.runs.header import now_iso
 from rundir.judgments import (
     PROMPTS_DIR,
     REPLIES_DIR,
@@ -40,6 +39,7 @@ from rundir.judgments import (
     write_seal,
     write_tasks,
 )
+from rundir.runs.header import now_iso
 
 
 @dataclass(frozen=True)

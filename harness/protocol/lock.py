@@ -23,8 +23,8 @@ from harness.errors import HarnessError
 from harness.protocol.addendum import parse_addendum
 from harness.study import Study
 from rundir.atomic import write_atomic
-from rundir.runs.header import now_iso
 from rundir.model import RunDirModel
+from rundir.runs.header import now_iso
 from rundir.runs.protocol import FrozenHash, ProtocolRecord
 
 LOCK_FILE = "protocol.lock.json"

@@ -25,8 +25,8 @@ from harness.run.drive import Driven
 from harness.run.prepare import Plan
 from harness.run.strays import at_teardown, by_destination
 from ledger.ledger import chain_end
-from rundir.runs.header import RunHeader, now_iso
 from rundir.instances import by_arm
+from rundir.runs.header import RunHeader, now_iso
 from rundir.runs.seal import write_manifest
 from rundir.turns import read_turns
 

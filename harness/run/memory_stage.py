@@ -51,9 +51,9 @@ from harness.run.limit_check import describe
 from harness.run.proxy_control import ProxyControl
 from harness.study import Item
 from rundir.errors import RunDirError
-from rundir.runs.header import read_header
 from rundir.ingestions import IngestionRecord, IngestOutcome, SnapshotRecord, read_ingestions
 from rundir.instances import join
+from rundir.runs.header import read_header
 from rundir.turns import TurnLog
 
 log = structlog.get_logger("harness.run.memory")

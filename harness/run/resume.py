@@ -22,10 +22,10 @@ from pydantic import ValidationError
 from harness.errors import HarnessError
 from harness.study import Item, Study
 from rundir.errors import RunDirError
-from rundir.runs.header import RunHeader, read_header
 from rundir.jsonlines import read_lines
-from rundir.turns import TurnRecord
+from rundir.runs.header import RunHeader, read_header
 from rundir.runs.voids import VOIDS_FILE, voided_items
+from rundir.turns import TurnRecord
 
 Pair = tuple[str, str]  # (item id, arm)
 

@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from rundir.errors import RunDirError
-from rundir.runs.header import read_header
 from rundir.rtt import ProbeKind, ProbeMethod, ProbePhase, RttLog, RttProbe
+from rundir.runs.header import read_header
 
 SEAM_SAMPLES = 20
 SEAM_WARMUP = 2

@@ -41,8 +41,8 @@ from harness.run.prepare import Plan
 from harness.study import ArmSpec, Item
 from rundir.atomic import write_atomic
 from rundir.jsonlines import read_lines
-from rundir.runs.limits import AppliedLimits
 from rundir.proxy_file import instance_name
+from rundir.runs.limits import AppliedLimits
 from rundir.turns import TurnLog, TurnRecord
 
 

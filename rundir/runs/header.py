@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rundir.atomic import write_atomic
 from rundir.errors import RunDirError
+from rundir.model import RunDirModel, schema_too_new
 from rundir.runs.limits import AppliedLimits, ResourceLimits
 from rundir.runs.manifest import Manifest
-from rundir.model import RunDirModel, schema_too_new
 from rundir.runs.protocol import ProtocolRecord
 from rundir.runs.shards import MergedShard, Shard
 

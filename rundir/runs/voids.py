@@ -24,8 +24,8 @@ from pydantic import Field, ValidationError
 
 from rundir.atomic import fsync_dir
 from rundir.jsonlines import read_lines
-from rundir.runs.manifest import Manifest
 from rundir.model import RunDirModel
+from rundir.runs.manifest import Manifest
 
 VOIDS_FILE = "voids.jsonl"
 VOID_SCHEMA: Literal[1] = 1

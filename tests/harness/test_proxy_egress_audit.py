@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from harness.checks.proxy_egress_audit import proxy_egress_findings
-from rundir.runs.header import RunHeader, StudyRun
 from rundir.proxy_egress import (
     PROXY_EGRESS_FILE,
     ProxyEgressEntry,
     by_destination,
     write_proxy_egress,
 )
+from rundir.runs.header import RunHeader, StudyRun
 from tests.harness.studies import harness, only_run
 from tests.harness.test_coupled_runs import copy_example
 

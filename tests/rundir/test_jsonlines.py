@@ -21,9 +21,9 @@ from rundir.jsonlines import (
 )
 from rundir.questions import QuestionLog, QuestionRecord, read_questions
 from rundir.rtt import RttLog, RttProbe, read_probes
+from rundir.runs.voids import VoidRecord, append_void, read_voids
 from rundir.strays_seen import StraySeen, append_seen, read_seen
 from rundir.turns import TurnLog, TurnRecord, read_turns
-from rundir.runs.voids import VoidRecord, append_void, read_voids
 
 # Every character str.splitlines() ends a line at besides "\n" and "\r".
 SEPARATORS = ["\u2028", "\u2029", "\u0085", "\x1c", "\x1d", "\x1e", "\x0b", "\x0c"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rundir.merge_pick import failure_reason, pick_runs
 from rundir.runs.header import RunHeader, StudyRun, write_header
 from rundir.runs.manifest import Manifest
-from rundir.merge_pick import failure_reason, pick_runs
 from rundir.runs.shards import Shard
 
 

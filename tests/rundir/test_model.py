@@ -10,11 +10,11 @@ from pydantic import Field, ValidationError
 
 from rundir.calllog import CallRecord
 from rundir.errors import SchemaTooNew
+from rundir.model import RunDirModel, Upgradable, Upgrade, schema_too_new
+from rundir.rtt import RttProbe
 from rundir.runs.gate_record import GateRecord
 from rundir.runs.header import RunHeader
 from rundir.runs.manifest import Manifest
-from rundir.model import RunDirModel, Upgradable, Upgrade, schema_too_new
-from rundir.rtt import RttProbe
 from rundir.strays_seen import StraySeen
 from rundir.turns import TurnRecord
 

@@ -54,8 +54,8 @@ from harness.isolation.sdk_env import sdk_env
 from harness.isolation.seam_http import seam_client
 from harness.study import ArmSpec
 from rundir.atomic import write_atomic
-from rundir.runs.limits import AppliedLimits
 from rundir.proxy_file import ProxyFile
+from rundir.runs.limits import AppliedLimits
 
 log = structlog.get_logger("harness.isolation.local")
 GUARD_DIR = Path(__file__).parents[1] / "guard"
