@@ -24,7 +24,8 @@ KINDS = ("ingestion", "snapshot")
 
 # done: the arm took the session in. cut: its ingest deadline passed. error: it refused or failed
 # (501: it does not ingest). infra_failed: the machinery failed (the arm died). resource_limit:
-# the arm met one of its bounds (rundir/runs/limits.py) while ingesting it; the rest is not ingested.
+# the arm met one of its bounds (rundir/runs/limits.py) while ingesting it; the rest is not
+# ingested.
 IngestOutcome = Literal["done", "cut", "error", "infra_failed", "resource_limit"]
 
 

@@ -21,8 +21,8 @@ from rundir.runs.header import RunHeader, read_header
 from rundir.runs.manifest import NOT_LISTED, Manifest, file_sha256
 
 # A shard's fields that must be the same in every shard for the merged run to be one study run.
-# ... and the bounds every arm held (rundir/runs/limits.py): a shard whose arms ran under other bounds
-# is another setup, which the merged run's one `arm_limits` could not show.
+# ... and the bounds every arm held (rundir/runs/limits.py): a shard whose arms ran under other
+# bounds is another setup, which the merged run's one `arm_limits` could not show.
 SAME = (
     *("study_sha256", "compose_sha256", "items_sha256", "isolation", "clock_pinning", "arms"),
     *("limits", "arm_limits"),

@@ -24,9 +24,9 @@ def addon_sha256(text: str) -> str:
 # error: the arm reported an error or broke the seam protocol (the arm's failure, an outcome).
 # infra_failed: the machinery failed on every attempt (process died, seam refused): not the arm's.
 # stray_connection: a refused connection halted the run during this turn (on_stray = "halt").
-# resource_limit: the arm met one of its bounds (rundir/runs/limits.py) in this turn, or in an earlier
-# turn of the same item (the rest are not run); `error` names the arm and the bound. The arm's
-# failure, like cut and error.
+# resource_limit: the arm met one of its bounds (rundir/runs/limits.py) in this turn, or in an
+# earlier turn of the same item (the rest are not run); `error` names the arm and the bound. The
+# arm's failure, like cut and error.
 # wrong_model: a main call of this turn was served by a model other than the study's pin for
 # its purpose (`[pins.models]`; harness/run/model_identity.py); `error` names the call. The
 # arm's failure, like cut and error.

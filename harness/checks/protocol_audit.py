@@ -1,5 +1,5 @@
-"""The audit's check of a run's protocol paper trail (run.json `study.protocol`, rundir/runs/protocol.py)
-and of its voids (rundir/runs/voids.py).
+"""The audit's check of a run's protocol paper trail (run.json `study.protocol`,
+rundir/runs/protocol.py) and of its voids (rundir/runs/voids.py).
 
 - each frozen file's hash in run.json equals the study's lock (protocol.lock.json) and the file's
   bytes now: an edited header, lock or file is a discrepancy naming it;

@@ -2,9 +2,9 @@
 (sections 1 and 3), the frozen protocol files' and the addendum's hashes with the deviations
 (sections 1, 12 and 13), and the voided items (section 12).
 
-The hashes are run.json's (`study.protocol`, rundir/runs/protocol.py). The addendum read is the run's
-own copy; the study's as it is now, when its folder is at hand, adds only what it gained since (a
-later deviation, a later or backdated amendment: harness/protocol/addendum.py).
+The hashes are run.json's (`study.protocol`, rundir/runs/protocol.py). The addendum read is the
+run's own copy; the study's as it is now, when its folder is at hand, adds only what it gained since
+(a later deviation, a later or backdated amendment: harness/protocol/addendum.py).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Everything is stopped by now (the start stage stops what it started). This stage reads what the
 backend refused, attributes strays to turns or to teardown, counts memory-control misses, decides
-whether the run passed and completes run.json with the file list (rundir/runs/manifest.py rewrites the
-header prepare wrote). A run that stopped on an infrastructure failure raises here, after its
+whether the run passed and completes run.json with the file list (rundir/runs/manifest.py rewrites
+the header prepare wrote). A run that stopped on an infrastructure failure raises here, after its
 run.json says so.
 """
 

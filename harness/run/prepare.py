@@ -246,7 +246,8 @@ def select_arms(study: Study, wanted: list[str]) -> list[str]:
 
 
 def _shard(spec: ShardSpec | None, items: list[Item]) -> Shard | None:
-    """This shard's part of the items (round robin, rundir/runs/shards.py), as run.json records it."""
+    """This shard's part of the items (round robin, rundir/runs/shards.py), as run.json records
+    it."""
     if spec is None:
         return None
     ids = shard_items([item.id for item in items], spec.index, spec.count)

@@ -6,8 +6,8 @@ reservation, so every run stays self-contained, auditable and replayable) that s
 (item, arm) the stopped run recorded in full, none of it an infrastructure failure. The new run's
 header names the run it resumes; resuming a resumed run skips what the whole chain finished, so
 a chain of resumes covers the study once and no finished pair is paid for twice in live mode.
-An item `harness void` set aside in a run (rundir/runs/voids.py) is not finished there: resuming that
-run reruns it in every arm, and the report given both runs shows the difference.
+An item `harness void` set aside in a run (rundir/runs/voids.py) is not finished there: resuming
+that run reruns it in every arm, and the report given both runs shows the difference.
 """
 
 from __future__ import annotations

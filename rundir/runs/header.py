@@ -95,8 +95,9 @@ class StudyRun(BaseModel):
     # refusal fails the run. None on runs written before the rule existed.
     proxy_rule: str | None = None
     proxy_refused: dict[str, int] = Field(default_factory=dict)
-    # The model under study ("<vendor>/<model>") and the protocol's hashes (rundir/runs/protocol.py);
-    # None on studies that declare neither and on runs written before they existed.
+    # The model under study ("<vendor>/<model>") and the protocol's hashes
+    # (rundir/runs/protocol.py); None on studies that declare neither and on runs written before
+    # they existed.
     subject: str | None = None
     protocol: ProtocolRecord | None = None
     # Live: arms left out before any spend, and why (harness/run/dropped.py): the followers of

@@ -1,5 +1,5 @@
-"""Sealing a finished run: its files listed in run.json's manifest (rundir/runs/manifest.py), with the
-hashes that tie its numbers to its inputs, and the header rewritten.
+"""Sealing a finished run: its files listed in run.json's manifest (rundir/runs/manifest.py), with
+the hashes that tie its numbers to its inputs, and the header rewritten.
 
 Apart from manifest.py because it reads and writes the header (rundir/runs/header.py), which holds a
 Manifest: the two models' modules then import one way only.

@@ -5,9 +5,9 @@ of a decision about the data must survive a crash). The report lists each voided
 reason and leaves its turns and judgments out of every statistic; the items' rerun after the fix
 (a later run directory given to the same report) takes their place, and the report shows each
 arm's outcome before and after. The file is written after the run ended, so it is not in the
-run's manifest's file list (rundir/runs/manifest.py NOT_LISTED); instead its records form a hash chain
-anchored in the run: the first record's `prev` is the SHA-256 of the run's sealed manifest, each
-next one's the SHA-256 of the line before, and the manifest keeps the count and the last line's
+run's manifest's file list (rundir/runs/manifest.py NOT_LISTED); instead its records form a hash
+chain anchored in the run: the first record's `prev` is the SHA-256 of the run's sealed manifest,
+each next one's the SHA-256 of the line before, and the manifest keeps the count and the last line's
 hash (`voids`, `voids_head`). `harness audit` (`void_problems`) so catches a record forged or
 copied from another run, one voiding an item that never ran, a line cut, and a deleted file.
 """

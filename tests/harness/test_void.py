@@ -1,5 +1,5 @@
-"""Voided items (`harness void`, rundir/runs/voids.py), through the real CLI: the item is set aside in
-every arm, absent from the statistics and listed with its reason in the report; the audit accepts
+"""Voided items (`harness void`, rundir/runs/voids.py), through the real CLI: the item is set aside
+in every arm, absent from the statistics and listed with its reason in the report; the audit accepts
 the void record and catches a damaged one; `--resume` reruns exactly the voided items, and the
 run and its rerun read together show the difference."""
 
