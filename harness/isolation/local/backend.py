@@ -15,18 +15,13 @@ guard saw; it cannot stop an arm writing elsewhere (the docker backend's mounts 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import glob
 import math
-import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import structlog
 
@@ -35,7 +30,6 @@ from arms.server import parse_ready_line
 from harness.isolation import egress, firewall, owner, pids
 from harness.isolation.base import (
     PROXY_READY,
-    SECRET_SUFFIXES,
     ArmHandle,
     ClockPinning,
     InfraError,
@@ -47,10 +41,11 @@ from harness.isolation.clock import FAKETIME_ENV, PIN_METHOD, SEAM_ONLY, offset_
 from harness.isolation.egress_book import EgressBook
 from harness.isolation.local import limits as local_limits
 from harness.isolation.local import memory_cgroup
+from harness.isolation.local.arm_env import argv, arm_env, find_libfaketime, proxy_env_for
+from harness.isolation.local.processes import signal_group, spawn, terminate, wait_for_line
 from harness.isolation.local.proxy_rule import LocalProxyRule, remove_stale_cgroups
 from harness.isolation.ports import free_port, free_ports
-from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
-from harness.isolation.sdk_env import sdk_env
+from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert
 from harness.isolation.seam_http import seam_client
 from harness.study import ArmSpec
 from rundir.atomic import write_atomic
@@ -58,47 +53,8 @@ from rundir.proxy_file import ProxyFile
 from rundir.runs.limits import AppliedLimits
 
 log = structlog.get_logger("harness.isolation.local")
-GUARD_DIR = Path(__file__).parents[1] / "guard"
-STARTUP_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 15.0
 PORT_ATTEMPTS = 3  # proxy starts when a port picked for it was taken before it bound it
-# Environment an arm inherits from the harness: enough to run, nothing secret (no vendor keys).
-PASSTHROUGH_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH")
-FAKETIME_GLOBS = (
-    "/usr/lib/*/faketime/libfaketime.so.1",
-    "/usr/lib/faketime/libfaketime.so.1",
-    "/usr/local/lib/faketime/libfaketime.so.1",
-)
-
-
-def find_libfaketime() -> str | None:
-    """The libfaketime to preload, or None. HARNESS_FAKETIME=0 turns it off; =PATH picks one."""
-    choice = os.environ.get("HARNESS_FAKETIME", "")
-    if choice == "0":
-        return None
-    if choice:
-        return choice if Path(choice).is_file() else None
-    for pattern in FAKETIME_GLOBS:
-        found = sorted(glob.glob(pattern))
-        if found:
-            return found[0]
-    return None
-
-
-def proxy_env_for(mode: str) -> dict[str, str]:
-    """The proxy's environment: the harness's own, with the study's vendor keys in live mode
-    only (the proxy alone holds them; record and replay never forward, so they get none)."""
-    if mode == "live":
-        return dict(os.environ)
-    return {k: v for k, v in os.environ.items() if not k.endswith(SECRET_SUFFIXES)}
-
-
-def argv(spec: ArmSpec) -> list[str]:
-    """`python ...` runs under the harness's interpreter, so the venv's packages are there."""
-    command = list(spec.command)
-    if command[0] in ("python", "python3"):
-        command[0] = sys.executable
-    return command
 
 
 class LocalBackend(IsolationBackend):
@@ -193,16 +149,15 @@ class LocalBackend(IsolationBackend):
         except firewall.RulesError as e:
             raise InfraError(f"cannot confine the proxy's own traffic: {e}") from e
         self.proxy_rule = self.proxy_guard.said
-        self.proxy = self._spawn(
+        self.proxy = spawn(
+            self.pids,
             "proxy",
             [sys.executable, "-m", "proxy", str(config_path)],
             proxy_env_for(settings.mode),
             log_path,
             bounds=self.proxy_guard.preexec(),
         )
-        await self._wait_for(
-            self.proxy, log_path, offset, lambda line: line == PROXY_READY, "proxy"
-        )
+        await wait_for_line(self.proxy, log_path, offset, lambda line: line == PROXY_READY, "proxy")
         self.proxy_info = ProxyInfo.listening(
             dict.fromkeys(settings.arms, "127.0.0.1"),
             self.arm_ports,
@@ -217,23 +172,9 @@ class LocalBackend(IsolationBackend):
         self.specs[name] = spec
         seam_port = free_port()
         proxy_port = self.arm_ports[name]
-        env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
-        env |= {"TZ": "UTC", "PYTHONUNBUFFERED": "1"}
-        env |= spec.env
-        # Set last so a compose file's docker-network URLs cannot override them.
-        env |= sdk_env("127.0.0.1", proxy_port)
-        https_port = self.https_ports[name]
-        env |= proxy_env(f"http://127.0.0.1:{https_port}", str(self.ca_cert), "127.0.0.1,localhost")
-        allowed = [proxy_port, https_port, seam_port]
-        env |= {
-            "SEAM_HOST": "127.0.0.1",
-            "SEAM_PORT": str(seam_port),
-            "HARNESS_ARM": name,
-            "HARNESS_GUARD_ARM": name,
-            "HARNESS_GUARD_ALLOW": ",".join(f"127.0.0.1:{port}" for port in allowed),
-            "HARNESS_EGRESS_LOG": str(egress.guard_log(self.run_dir, name).resolve()),
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(GUARD_DIR), env.get("PYTHONPATH")])),
-        }
+        guard_log = egress.guard_log(self.run_dir, name)
+        ports = (proxy_port, self.https_ports[name], seam_port)
+        env = arm_env(name, spec, ports, self.ca_cert, guard_log)
         if self.faketime:
             clock_file = self._clock_file(name)
             if not clock_file.exists():
@@ -254,11 +195,13 @@ class LocalBackend(IsolationBackend):
         except OSError as e:
             raise InfraError(f"cannot bound arm {name!r}'s memory with a cgroup: {e}") from e
         bounds = local_limits.preexec(self.limits, procs)
-        process = self._spawn(name, argv(spec), env, log_path, cwd=self.work_dir, bounds=bounds)
+        process = spawn(
+            self.pids, name, argv(spec), env, log_path, cwd=self.work_dir, bounds=bounds
+        )
         self.arms[name] = process
         how = memory.how if procs else ""
         self.arm_limits[name] = local_limits.applied(self.limits, how, memory.swap_bounded())
-        line = await self._wait_for(
+        line = await wait_for_line(
             process, log_path, offset, lambda text: parse_ready_line(text) is not None, name
         )
         url = parse_ready_line(line) or ""
@@ -287,7 +230,7 @@ class LocalBackend(IsolationBackend):
             raise InfraError("the proxy is not running")
         process = self.arms.pop(name, None)
         if process is not None:
-            await asyncio.to_thread(_terminate, process, STOP_TIMEOUT_S)
+            await asyncio.to_thread(terminate, process, STOP_TIMEOUT_S)
         return await self.start_arm(name, self.specs[name], self.proxy_info)
 
     def pin_clock(self, name: str, clock: datetime) -> None:
@@ -308,15 +251,15 @@ class LocalBackend(IsolationBackend):
 
     async def stop(self) -> None:
         for process in self.arms.values():
-            _signal(process, signal.SIGTERM)
+            signal_group(process, signal.SIGTERM)
         for process in self.arms.values():
-            await asyncio.to_thread(_terminate, process, STOP_TIMEOUT_S)
+            await asyncio.to_thread(terminate, process, STOP_TIMEOUT_S)
         self.arms.clear()
         if self.memory is not None:
             self.memory.remove_all()
         if self.proxy is not None:
             # SIGINT: mitmproxy shuts down and the addon flushes the call log, settles live calls.
-            await asyncio.to_thread(_terminate, self.proxy, 30.0, signal.SIGINT)
+            await asyncio.to_thread(terminate, self.proxy, 30.0, signal.SIGINT)
             self.proxy = None
         self.proxy_refused = await asyncio.to_thread(self.proxy_guard.stop)
         self.pids.remove()
@@ -333,76 +276,3 @@ class LocalBackend(IsolationBackend):
         return list(self.book.entries)
 
     # --- helpers ---------------------------------------------------------------------------
-
-    def _spawn(
-        self,
-        name: str,
-        command: list[str],
-        env: dict[str, str],
-        log_path: Path,
-        cwd: Path | None = None,
-        bounds: Callable[[], None] | None = None,
-    ) -> subprocess.Popen[bytes]:
-        with open(log_path, "ab") as log:
-            try:
-                process = subprocess.Popen(
-                    command,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    cwd=cwd,
-                    # Own process group: Ctrl-C in the terminal reaches the harness only, which
-                    # then stops children in order (arms first, proxy last to flush its log).
-                    start_new_session=True,
-                    preexec_fn=bounds,
-                )
-            except OSError as e:
-                raise InfraError(f"cannot start {name}: {' '.join(command)}: {e}") from e
-        self.pids.add(name, process.pid, command)
-        return process
-
-    async def _wait_for(
-        self,
-        process: subprocess.Popen[bytes],
-        log_path: Path,
-        offset: int,
-        ready: Any,
-        name: str,
-    ) -> str:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while time.monotonic() < deadline:
-            with open(log_path, "rb") as f:
-                f.seek(offset)
-                for raw in f.read().decode(errors="replace").splitlines():
-                    if ready(raw.strip()):
-                        return raw.strip()
-            if process.poll() is not None:
-                raise InfraError(
-                    f"{name} exited with code {process.returncode} before it was ready; "
-                    f"its log ({log_path}):\n{_tail(log_path, offset)}"
-                )
-            await asyncio.sleep(0.05)
-        _terminate(process, 5.0)
-        raise InfraError(f"{name} was not ready after {STARTUP_TIMEOUT_S:.0f} s; see {log_path}")
-
-
-def _signal(process: subprocess.Popen[bytes], sig: int) -> None:
-    if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sig)
-
-
-def _terminate(process: subprocess.Popen[bytes], timeout: float, sig: int = signal.SIGTERM) -> None:
-    _signal(process, sig)
-    try:
-        process.wait(timeout)
-    except subprocess.TimeoutExpired:
-        _signal(process, signal.SIGKILL)
-        process.wait()
-
-
-def _tail(path: Path, offset: int, lines: int = 30) -> str:
-    with open(path, "rb") as f:
-        f.seek(offset)
-        return "\n".join(f.read().decode(errors="replace").splitlines()[-lines:])
