@@ -18,7 +18,7 @@ Checks, each reported as a discrepancy naming where it is:
 - guard: where the study has a [guard], every turn with text has its verdict, and the guard's
   calls are noted (priced and settled by the cost and ledger checks) (guard_audit.py);
 - shard: a merged run's every shard is still the run the merge took (its id and manifest hash)
-  and its files still hash as its manifest lists them (rundir/merge_checks.py).
+  and its files still hash as its manifest lists them (rundir/merge/checks.py).
 Nothing in the run directory or the ledger is changed; audit.json is written next to run.json.
 """
 
@@ -53,7 +53,7 @@ from ledger.ledger import (
 from ledger.prices import PriceTable, TokenCounts, UnpricedToolError, cost, load_prices
 from rundir.atomic import write_atomic
 from rundir.calllog import UNSTORED_FLAGS, CallRecord
-from rundir.merge_checks import shard_findings
+from rundir.merge.checks import shard_findings
 from rundir.model import RunDirModel
 from rundir.packread import PackReader
 from rundir.runs.header import RunHeader, now_iso, read_header
@@ -80,7 +80,7 @@ Check = Literal[
     "judgments",  # harness/judge/audit.py: the judgment sets that judge the run
     "proxy_egress",  # harness/checks/proxy_egress_audit.py: the proxy's own refused traffic
     "guard",  # harness/checks/guard_audit.py: every turn's verdict where the study has a guard
-    "shard",  # rundir/merge_checks.py: a merged run's shards, each re-hashed where it is
+    "shard",  # rundir/merge/checks.py: a merged run's shards, each re-hashed where it is
 ]
 
 
@@ -407,7 +407,7 @@ class _Audit:
         self, name: str, lines: list[dict[str, object]], calls: list[tuple[int, CallRecord]]
     ) -> None:
         # A merged run's calls were settled under each shard's run id and seq: map them to the
-        # merged call numbers (rundir/merge.py: merged seq = the shard's seq_offset + its seq).
+        # merged call numbers (rundir/merge/join.py: merged seq = the shard's seq_offset + its seq).
         study = self.header.study
         offsets = {self.header.run_id: 0}
         if study is not None:

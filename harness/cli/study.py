@@ -277,8 +277,8 @@ def merge(
 ) -> int:
     """Join the shards of one study run into one run directory (refuses a missing, edited or
     foreign shard, naming it). A folder of runs gives, per shard, its latest run that passed."""
-    from rundir.merge import merge_shards
-    from rundir.merge_pick import pick_runs
+    from rundir.merge.join import merge_shards
+    from rundir.merge.pick import pick_runs
 
     taken, left_out = pick_runs(list(runs))
     for left in left_out:

@@ -33,7 +33,7 @@ def outcomes_table(ctx: Context) -> Table:
     arms = per_arm(ctx.data.turns)
     seen = {o for arm in arms.values() for o in arm.outcomes}
     columns = [*KNOWN_OUTCOMES, *(o for o in ordered(seen) if o not in KNOWN_OUTCOMES)]
-    # A merged run's failures as its shards found them (rundir/merge.py: "in shard I/N: why"):
+    # A merged run's failures as its shards found them (rundir/merge/join.py: "in shard I/N: why"):
     # an arm that failed one shard may pass the pooled turns' ceiling, and still failed the run.
     failing = {**_shard_failures(ctx), **arm_failures(arms, _ceiling(ctx))}
     rows = []

@@ -5,7 +5,7 @@ A shard is run I of N (1-based, as `--shard 1/3` reads). Its items are the study
 `--limit`) at positions I-1, I-1+N, I-1+2N, ...: round robin, so shards get the same number of
 items give or take one, whatever order the items file keeps, and the split depends only on the
 item list and N (every machine computes the same one). Each shard is a run of its own, with
-the study's hashes unchanged; `harness merge` joins them (rundir/merge.py), and the merged run
+the study's hashes unchanged; `harness merge` joins them (rundir/merge/join.py), and the merged run
 lists its shards in `merged_from`.
 """
 
@@ -59,7 +59,7 @@ class MergedShard(BaseModel):
     # live: the ledger's length and head when the shard ended (its manifest's).
     ledger_entries: int | None = None
     ledger_head: str | None = None
-    # SHA-256 of the shard's manifest as merged (rundir/merge_checks.py): the audit re-checks
+    # SHA-256 of the shard's manifest as merged (rundir/merge/checks.py): the audit re-checks
     # the shard against it. None in runs merged before it.
     manifest_sha256: str | None = None
     passed: bool | None = None

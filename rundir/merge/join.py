@@ -1,11 +1,11 @@
 """`harness merge`: join the shards of one study into one run directory that every reader (gate,
 audit, replay, scan, report) reads as if the study had run on one machine.
 
-What is checked first, so nothing is written for a wrong set (rundir/merge_checks.py): every
+What is checked first, so nothing is written for a wrong set (rundir/merge/checks.py): every
 directory is a finished shard whose files still hash as its manifest lists them, of the same
 study, inputs and harness commit, with every index 1..N there exactly once; else it is refused,
 naming the shard and what differs. A folder of runs stands for the latest run of each shard that
-passed (rundir/merge_pick.py); the runs it leaves out are named.
+passed (rundir/merge/pick.py); the runs it leaves out are named.
 
 What the merged run holds:
 - `calls.jsonl`: every shard's calls, in shard order, as one run: `run_id` is the merged run's
@@ -37,8 +37,8 @@ from typing import Any
 from rundir.bodies import BodyStore
 from rundir.errors import RunDirError
 from rundir.jsonlines import read_lines
-from rundir.merge_checks import check_shards, manifest_digest
-from rundir.merge_pick import failure_reason, pick_runs
+from rundir.merge.checks import check_shards, manifest_digest
+from rundir.merge.pick import failure_reason, pick_runs
 from rundir.packread import PackReader
 from rundir.runs.header import RunHeader, StudyRun, read_header
 from rundir.runs.seal import write_manifest
@@ -55,7 +55,7 @@ def _refuse(message: str, hint: str) -> RunDirError:
 
 def expand(dirs: list[Path]) -> list[Path]:
     """The run directories to merge, a folder of runs standing for the shard runs it holds (the
-    latest run of each shard that passed: rundir/merge_pick.py)."""
+    latest run of each shard that passed: rundir/merge/pick.py)."""
     return pick_runs(dirs)[0]
 
 

@@ -1,11 +1,11 @@
-"""rundir/merge_pick.py: a folder of shard runs stands for, per shard, its latest run that passed
+"""rundir/merge/pick.py: a folder of shard runs stands for, per shard, its latest run that passed
 (else its latest finished one, else its latest), and every run left out is named with why."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rundir.merge_pick import failure_reason, pick_runs
+from rundir.merge.pick import failure_reason, pick_runs
 from rundir.runs.header import RunHeader, StudyRun, write_header
 from rundir.runs.manifest import Manifest
 from rundir.runs.shards import Shard
