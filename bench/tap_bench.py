@@ -3,7 +3,7 @@ events, the usage meter), without mitmproxy or sockets: steadier than wall times
 machine, and what py-spy showed as the proxy's largest per-chunk cost (issue 11).
 
 Feeds `bench.vendor_upstream`'s 50-event reply, write by write, through `StreamCleaner` and
-`StreamMeter` as `proxy.live.mode`'s tap does, and checks the bytes out and the usage. With
+`StreamMeter` as `proxy.live.forwarder`'s tap does, and checks the bytes out and the usage. With
 `--before DIR` (a `git worktree` of an older commit) it measures that checkout too, in
 alternating child processes, so both share the machine's load.
 

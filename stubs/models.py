@@ -6,7 +6,7 @@ import json
 
 from stubs.request import StubRequest
 from stubs.rules.context import StubContext
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 
 # A fixed epoch keeps the lists byte-identical across runs (2025-01-01T00:00:00Z).
 _CREATED = 1735689600
@@ -29,7 +29,7 @@ OPENAI_MODELS = [
 ]
 
 
-def anthropic_models(req: StubRequest, ctx: StubContext) -> StubReply:
+def anthropic_models(req: StubRequest, ctx: StubContext) -> VendorReply:
     data = [
         {
             "type": "model",
@@ -45,10 +45,10 @@ def anthropic_models(req: StubRequest, ctx: StubContext) -> StubReply:
         "first_id": data[0]["id"],
         "last_id": data[-1]["id"],
     }
-    return StubReply(status=200, chunks=[json.dumps(body, separators=(",", ":")).encode()])
+    return VendorReply(status=200, chunks=[json.dumps(body, separators=(",", ":")).encode()])
 
 
-def openai_models(req: StubRequest, ctx: StubContext) -> StubReply:
+def openai_models(req: StubRequest, ctx: StubContext) -> VendorReply:
     body = {
         "object": "list",
         "data": [
@@ -56,4 +56,4 @@ def openai_models(req: StubRequest, ctx: StubContext) -> StubReply:
             for m in OPENAI_MODELS
         ],
     }
-    return StubReply(status=200, chunks=[json.dumps(body, separators=(",", ":")).encode()])
+    return VendorReply(status=200, chunks=[json.dumps(body, separators=(",", ":")).encode()])

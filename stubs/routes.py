@@ -11,10 +11,10 @@ from collections.abc import Callable
 
 from stubs.request import StubRequest
 from stubs.rules.context import StubContext
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 from vendors.routes import Route
 
-Handler = Callable[[StubRequest, StubContext], StubReply]
+Handler = Callable[[StubRequest, StubContext], VendorReply]
 
 # route name -> "module:function"
 HANDLERS: dict[str, str] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from vendors.hosts import Vendor
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 
 # Anthropic documents these error types per status (docs.anthropic.com/en/api/errors, "HTTP
 # errors"), and `invalid_request_error` for any other 4xx; 409 is `conflict_error` (the SDK's
@@ -39,7 +39,7 @@ _OPENAI_TYPES = {
 }
 
 
-class StubRequestError(Exception):
+class VendorRequestError(Exception):
     """A request the vendor would refuse. Raised by validators, turned into an error reply."""
 
     def __init__(
@@ -54,7 +54,7 @@ class StubRequestError(Exception):
 
 def error_reply(
     vendor: Vendor, status: int, message: str, param: str | None = None, code: str | None = None
-) -> StubReply:
+) -> VendorReply:
     """The error body and status each vendor sends for `status`."""
     body: dict[str, object]
     if vendor == "anthropic":
@@ -80,7 +80,7 @@ def error_reply(
     else:  # voyage answers FastAPI-style
         body = {"detail": message}
     data = json.dumps(body, separators=(",", ":")).encode()
-    return StubReply(status=status, chunks=[data])
+    return VendorReply(status=status, chunks=[data])
 
 
 def _typed(types: dict[int, str], status: int, client_error: str, server_error: str) -> str:
@@ -93,4 +93,4 @@ def require(body: dict[str, object], *fields: str) -> None:
     """Refuse a request that lacks a required field, naming it as the vendors do."""
     for name in fields:
         if name not in body or body[name] is None:
-            raise StubRequestError(400, f"{name}: Field required", param=name)
+            raise VendorRequestError(400, f"{name}: Field required", param=name)

@@ -22,7 +22,7 @@ class Usage:
 
 
 @dataclass
-class StubReply:
+class VendorReply:
     """A complete vendor answer. `chunks` is the body split as it should be sent on the wire.
 
     For a plain reply `chunks` has one element; for a streamed reply each element is one SSE event

@@ -3,7 +3,7 @@
 Options are prefixed `harness_` and validated in `configure` (proxy/app/configure.py), as
 mitmproxy's own addons do.
 The run's mode is one `Mode` (proxy/modes/base.py), `self.mode`: record answers from `stubs/`
-(proxy.modes.record), live forwards metered and capped (proxy.modes.live over proxy.live.mode),
+(proxy.modes.record), live forwards metered and capped (proxy.modes.live over proxy.live.forwarder),
 replay
 answers from an earlier run's call log and fails closed on a miss (proxy.modes.replay).
 """
@@ -361,7 +361,7 @@ class HarnessAddon(AddonConfig):
 
     def _keep(self, state: CallState) -> None:
         """A forwarded live call's journal line, hash and stored body, once each
-        (proxy.live.mode.note_forwarded, proxy.flow.intake.keep_request)."""
+        (proxy.live.forwarder.note_forwarded, proxy.flow.intake.keep_request)."""
         try:
             self.mode.note_forwarded(state)
         except OSError as e:

@@ -28,7 +28,7 @@ from proxy.calllog.sink import CallSink
 from proxy.flow.framing import install as install_framing
 from proxy.flow.reuse import ReuseBook, parse_reuse
 from proxy.modes.base import Mode
-from proxy.modes.live import LiveForwarding
+from proxy.modes.live import LiveMode
 from proxy.modes.record import RecordMode
 from proxy.modes.replay import ReplayMode, ReplaySourceError
 from proxy.modes.stream_server import StreamServer
@@ -139,7 +139,7 @@ class AddonConfig:
                 setup, live = start_live(opts, self.upstreams(), live_keys(), self.pins)
             except LiveSetupError as e:
                 raise exceptions.OptionsError(str(e)) from e
-            self.mode = LiveForwarding(live, setup, self.record)
+            self.mode = LiveMode(live, setup, self.record)
 
     def _start_replay(self) -> ReplayMode:
         opts = ctx.options

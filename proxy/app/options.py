@@ -103,6 +103,6 @@ def parse_usd(option: str, value: str) -> Decimal:
 
 def live_keys() -> dict[str, str]:
     """The study's vendor keys, from the proxy's own environment only."""
-    from proxy.live.mode import KEY_ENV
+    from proxy.live.forwarder import KEY_ENV
 
     return {vendor: os.environ[env] for vendor, env in KEY_ENV.items() if os.environ.get(env)}

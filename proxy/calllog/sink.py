@@ -20,7 +20,7 @@ from proxy.flow.callstate import CallState
 from rundir.bodies import BodyStore
 from rundir.calllog import UNSTORED_FLAGS, CallLog, CallLogError
 from vendors.errors import error_reply
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 
 log = structlog.get_logger("harness.proxy")
 
@@ -79,7 +79,7 @@ class CallSink:
             log.error("proxy stopped serving calls", reason=why)
             self.failed = why
 
-    def refusal(self, state: CallState) -> StubReply | None:
+    def refusal(self, state: CallState) -> VendorReply | None:
         """The vendor's 503 once the proxy has stopped serving, else None."""
         if not self.failed:
             return None

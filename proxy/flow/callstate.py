@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from rundir.calllog import CallRecord, Outcome, Rewrite, Tokens
 from vendors.hosts import Vendor
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 from vendors.routes import Route
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class CallState:
     # once the call has gone out).
     unkept: bool = False
     # Record mode: the stub's reply, and the StreamServer path when it is played, not set.
-    reply: StubReply | None = None
+    reply: VendorReply | None = None
     played: str | None = None
     # Replay mode: the recording the call is answered from (its timing and cut), until sent.
     recording: CallRecord | None = None
@@ -60,7 +60,7 @@ class CallState:
     error: str | None = None
     flags: list[str] = field(default_factory=list)
     logged: bool = False
-    live: Any = None  # proxy.live.mode.LiveCall while a live call is in flight
+    live: Any = None  # proxy.live.forwarder.LiveCall while a live call is in flight
     # A reuse hit (proxy/flow/reuse.py): the seq of the leader's call whose reply this one got.
     reuse_of: int | None = None
 

@@ -14,7 +14,7 @@ from mitmproxy import http
 
 from proxy.flow.callstate import CallState
 from vendors.errors import error_reply
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 
 log = structlog.get_logger("harness.proxy")
 
@@ -34,7 +34,7 @@ def mark_failed(state: CallState, hook: str) -> None:
     state.error = f"harness proxy failed in its {hook} hook"
 
 
-def internal_reply(state: CallState) -> StubReply:
+def internal_reply(state: CallState) -> VendorReply:
     return error_reply(
         state.vendor,
         500,
@@ -42,11 +42,11 @@ def internal_reply(state: CallState) -> StubReply:
     )
 
 
-def as_response(reply: StubReply) -> http.Response:
+def as_response(reply: VendorReply) -> http.Response:
     return http.Response.make(reply.status, reply.body, {"content-type": reply.content_type})
 
 
-def bad_purpose(state: CallState) -> StubReply | None:
+def bad_purpose(state: CallState) -> VendorReply | None:
     """The 400 for an X-Harness-Purpose of any other shape (the arm's bug), else None."""
     if not state.purpose or PURPOSE_SHAPE.fullmatch(state.purpose):
         return None
@@ -71,7 +71,7 @@ def safe_text(value: str) -> str:
 JUDGE = "judge"
 
 
-def misbilled_judge(state: CallState, stage: str, live: bool) -> StubReply | None:
+def misbilled_judge(state: CallState, stage: str, live: bool) -> VendorReply | None:
     """Live mode: the 403 for a judge's call (X-Harness-Purpose: judge) to a proxy charging
     another stage, and for any other call to a proxy charging the `judge` stage; else None."""
     if not live or (state.purpose == JUDGE) == (stage == JUDGE):

@@ -17,13 +17,13 @@ from proxy.flow.callstate import CallState
 from proxy.flow.safe_json import HostileJSON, parse_body
 from rundir.bodies import BodyStore
 from rundir.masking import hash_masked, mask_body, request_hash
-from vendors.errors import StubRequestError, error_reply
+from vendors.errors import VendorRequestError, error_reply
 from vendors.fields import unknown_field
 from vendors.hosts import default_purpose
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 from vendors.routes import find_route
 
-# Raises StubRequestError (the vendor's 400) for a body route NAME refuses.
+# Raises VendorRequestError (the vendor's 400) for a body route NAME refuses.
 BodyCheck = Callable[[str, dict[str, Any]], None]
 
 # Bodies the proxy reads as sent: it meters and hashes what the vendor will read, so it never
@@ -44,12 +44,12 @@ def intake(
     content_encoding: str = "",
     keep_later: bool = False,
     check: BodyCheck | None = None,
-) -> StubReply | None:
+) -> VendorReply | None:
     """Fill `state` from the request; return the vendor's error reply if it must be refused.
 
     With `keep_later`, a request that passes every check is hashed and its body stored by
     `keep_request` (the caller runs it, once the call has gone out); otherwise here. `check`
-    raises StubRequestError for a body the route's vendor refuses (the app passes the request
+    raises VendorRequestError for a body the route's vendor refuses (the app passes the request
     checks, vendors/requests/body.py, so this module loads none of them).
     Raises OSError if the request body cannot be stored (the caller fails closed).
     """
@@ -90,7 +90,7 @@ def intake(
     return refusal
 
 
-def _refusal(state: CallState, body: Any, check: BodyCheck | None) -> StubReply | None:
+def _refusal(state: CallState, body: Any, check: BodyCheck | None) -> VendorReply | None:
     if isinstance(body, dict):
         state.body = body  # the call log names the model even of a refused request (a 404 too)
     if state.route is None:
@@ -110,7 +110,7 @@ def _refusal(state: CallState, body: Any, check: BodyCheck | None) -> StubReply 
     try:
         if check is not None:
             check(state.route.name, body)
-    except StubRequestError as e:
+    except VendorRequestError as e:
         state.outcome = "bad_request"
         return error_reply(state.vendor, e.status, e.message, e.param, e.code)
     return None

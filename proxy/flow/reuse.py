@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from proxy.flow.callstate import CallState
 from vendors.pins import WRONG_MODEL_FLAG
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 
 MAIN = "main"
 # The leader's flags a reused reply brings to the follower's call: what the reply itself is.
@@ -49,7 +49,7 @@ def parse_reuse(entries: Sequence[str]) -> dict[str, str]:
 @dataclass(frozen=True)
 class Kept:
     seq: int
-    reply: StubReply
+    reply: VendorReply
     flags: tuple[str, ...] = ()  # the leader's CARRIED_FLAGS
 
 
@@ -69,7 +69,7 @@ class ReuseBook:
             return None
         return (arm, ref.item, ref.turn, state.request_hash)
 
-    def remember(self, state: CallState, reply: StubReply | None) -> None:
+    def remember(self, state: CallState, reply: VendorReply | None) -> None:
         """Keep a leader's complete main reply for its followers of the same turn."""
         if reply is None or reply.status != 200 or state.arm not in self.leaders:
             return
@@ -104,7 +104,7 @@ class ReuseBook:
         return self._kept.get(key) if key is not None else None
 
 
-def reply_as_sent(state: CallState, content_type: str | None) -> StubReply | None:
+def reply_as_sent(state: CallState, content_type: str | None) -> VendorReply | None:
     """A forwarded (live) call's reply as the arm received it, for reuse: the relayed body cut
     at the chunk sizes it was read in."""
     body = state.response_body
@@ -117,7 +117,7 @@ def reply_as_sent(state: CallState, content_type: str | None) -> StubReply | Non
         at += size
     if at < len(body):
         chunks.append(body[at:])
-    return StubReply(
+    return VendorReply(
         status=200,
         chunks=chunks or [b""],
         content_type=content_type or "application/json",

@@ -28,7 +28,7 @@ from rundir.calllog import Rewrite
 from vendors.errors import error_reply
 from vendors.models import is_reasoning_model
 from vendors.pins import MIN_THINKING_BUDGET, Pins
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 
 # Models known to deprecate manual thinking budgets in favour of adaptive, for when the installed
 # SDK's own list cannot be read.
@@ -155,7 +155,7 @@ def rewrite_sampling(
     return edit.rewrites
 
 
-def pin_call(state: CallState, pins: Pins) -> StubReply | None:
+def pin_call(state: CallState, pins: Pins) -> VendorReply | None:
     """Rewrite one call that passed intake, whatever the mode: `state.sent` is the body to answer
     or forward (a copy of the arm's `state.body`, which the hash and the call log keep as sent),
     `state.rewrites` every change. Returns the vendor-shaped 400 for pins that conflict."""

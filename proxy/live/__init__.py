@@ -7,7 +7,7 @@ Submodules are imported where used (not here), so importing one loads only what 
 
 __all__ = [
     "call",
-    "mode",
+    "forwarder",
     "read_coalesce",
     "reserve",
     "settle",

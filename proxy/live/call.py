@@ -42,7 +42,7 @@ class LiveCall:
     model: str = ""
     price: ModelPrice | None = None
     reservation: Reservation | None = None
-    unjournaled: bool = False  # reserved, its journal line not yet written (LiveMode)
+    unjournaled: bool = False  # reserved, its journal line not yet written (MeteredForwarder)
     max_output: int = 0
     tools: ToolPlan = field(default_factory=ToolPlan)
     # Some input is not bounded by the request's bytes (proxy.metering.unbounded).

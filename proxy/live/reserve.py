@@ -16,7 +16,7 @@ from proxy.metering.billing import budget_refusal, max_output, reserved_input, u
 from proxy.metering.server_tools import plan_tools
 from rundir.calllog import Rewrite
 from vendors.errors import error_reply
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 
 log = structlog.get_logger("harness.proxy")
 
@@ -38,7 +38,7 @@ def _usage_asked(before: Any) -> Rewrite:
 
 def price_and_reserve(
     cfg: LiveConfig, state: CallState, live: LiveCall, body: dict[str, Any]
-) -> StubReply | None:
+) -> VendorReply | None:
     """Price the model, plan the server tools and reserve the worst
     case; None when the call may go out, else the vendor-shaped refusal to send instead."""
     assert state.route is not None

@@ -15,7 +15,7 @@ from ledger.errors import CapExceeded, LedgerError
 from ledger.ledger import Ledger, where
 from ledger.prices import PriceTable, load_prices
 from ledger.settlements import SettlementWriter
-from proxy.live.mode import LiveConfig, LiveMode
+from proxy.live.forwarder import LiveConfig, MeteredForwarder
 from proxy.metering.tokencount import preload
 from proxy.redact.secrets import install_log_redaction, uninstall_log_redaction
 from rundir.journal import ReservationJournal
@@ -45,7 +45,7 @@ class LiveSetup:
     journal: ReservationJournal
     prices: PriceTable
 
-    def close(self, live: LiveMode) -> None:
+    def close(self, live: MeteredForwarder) -> None:
         """Make every settlement durable, then settle the run (no call is in flight now)."""
         try:
             self.writer.close()
@@ -67,7 +67,7 @@ class LiveSetup:
 
 def start_live(
     opts: Any, upstreams: dict[str, str], keys: dict[str, str], pins: Pins
-) -> tuple[LiveSetup, LiveMode]:
+) -> tuple[LiveSetup, MeteredForwarder]:
     """`pins`: the study's pinned sampling, loaded once by the addon's configure for every mode."""
     if not opts.harness_cap:
         raise LiveSetupError("live mode needs a cap: pass --cap USD")
@@ -121,7 +121,7 @@ def start_live(
         pins=pins,
         deadline_s=opts.harness_deadline,
     )
-    live = LiveMode(config)
+    live = MeteredForwarder(config)
     # The keys are in this process: no log line of it may carry one.
     install_log_redaction(live.redactor)
     if live.redactor.skipped:

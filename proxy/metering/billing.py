@@ -16,7 +16,7 @@ from rundir.calllog import TokenSource
 from vendors.errors import error_reply
 from vendors.hosts import Vendor
 from vendors.models import is_reasoning_model
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 
 # Vendors add hidden prompt tokens around tools (Anthropic documents a few hundred); the input
 # bound allows for them so the reservation stays a true worst case.
@@ -171,7 +171,7 @@ def _token_counts(usage: MeteredUsage, input_tokens: int) -> TokenCounts:
     )
 
 
-def budget_refusal(vendor: Vendor, e: BudgetExceeded) -> StubReply:
+def budget_refusal(vendor: Vendor, e: BudgetExceeded) -> VendorReply:
     """Out of budget, as each vendor says "out of credit": Anthropic 402 billing_error (the SDK's
     PaymentRequiredError), OpenAI 429 insufficient_quota (its RateLimitError)."""
     if vendor == "anthropic":
@@ -179,5 +179,5 @@ def budget_refusal(vendor: Vendor, e: BudgetExceeded) -> StubReply:
             "type": "error",
             "error": {"type": "billing_error", "message": str(e)},
         }
-        return StubReply(status=402, chunks=[json.dumps(body).encode()])
+        return VendorReply(status=402, chunks=[json.dumps(body).encode()])
     return error_reply(vendor, 429, str(e), None, "insufficient_quota")

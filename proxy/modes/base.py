@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 from mitmproxy import http
 
 from proxy.flow.callstate import CallState
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 
 ModeName = Literal["record", "live", "replay"]
 
@@ -31,10 +31,10 @@ class Mode(Protocol):
     def warm(self) -> None:
         """Import now what the first call would otherwise import (the `running` hook)."""
 
-    async def respond(self, flow: http.HTTPFlow, state: CallState) -> StubReply | None:
+    async def respond(self, flow: http.HTTPFlow, state: CallState) -> VendorReply | None:
         """The reply for a call that passed intake, or None once it has been forwarded."""
 
-    def send(self, flow: http.HTTPFlow, state: CallState, reply: StubReply) -> None:
+    def send(self, flow: http.HTTPFlow, state: CallState, reply: VendorReply) -> None:
         """Answer the arm with a reply made here (an answer or a refusal)."""
 
     def note_forwarded(self, state: CallState) -> None:

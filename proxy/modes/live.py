@@ -1,4 +1,4 @@
-"""Live mode as the addon's `Mode`: calls forwarded to the vendor by proxy.live.mode, metered,
+"""Live mode as the addon's `Mode`: calls forwarded to the vendor by proxy.live.forwarder, metered,
 capped
 and settled; the replies the proxy makes itself (refusals) sent as record mode sends its own.
 
@@ -15,13 +15,13 @@ from proxy.flow.callstate import CallState
 from proxy.flow.failsafe import INTERNAL_ERROR_FLAG
 from proxy.modes.base import ModeName
 from proxy.modes.record import RecordMode
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 
 
 class LiveTap(Protocol):
-    """What of proxy.live.mode.LiveMode the addon uses."""
+    """What of proxy.live.forwarder.MeteredForwarder the addon uses."""
 
-    async def forward(self, flow: http.HTTPFlow, state: CallState) -> StubReply | None: ...
+    async def forward(self, flow: http.HTTPFlow, state: CallState) -> VendorReply | None: ...
     def note_forwarded(self, state: CallState) -> None: ...
     def responseheaders(self, flow: http.HTTPFlow, state: CallState) -> None: ...
     def reply_ended(self, state: CallState) -> None: ...
@@ -30,22 +30,25 @@ class LiveTap(Protocol):
     def shutdown(self) -> list[CallState]: ...
 
 
-class LiveForwarding:
+class LiveMode:
+    """The live `Mode`: calls go to the vendor through the metered forwarder; the replies the
+    proxy makes itself are sent by record mode's sender."""
+
     name: ModeName = "live"
     forwards = True
 
     def __init__(self, live: LiveTap, setup: Any, local: RecordMode) -> None:
         self.live = live
-        self.setup = setup  # proxy.live.mode.setup.LiveSetup (ledger, writer, journal), or None
+        self.setup = setup  # proxy.live.setup.LiveSetup (ledger, writer, journal), or None
         self.local = local
 
     def warm(self) -> None:
         return None
 
-    async def respond(self, flow: http.HTTPFlow, state: CallState) -> StubReply | None:
+    async def respond(self, flow: http.HTTPFlow, state: CallState) -> VendorReply | None:
         return await self.live.forward(flow, state)
 
-    def send(self, flow: http.HTTPFlow, state: CallState, reply: StubReply) -> None:
+    def send(self, flow: http.HTTPFlow, state: CallState, reply: VendorReply) -> None:
         self.local.send(flow, state, reply)
 
     def note_forwarded(self, state: CallState) -> None:

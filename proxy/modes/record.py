@@ -19,8 +19,8 @@ from stubs.request import StubRequest
 from stubs.routes import stub_handler
 from stubs.rules.context import StubContext
 from stubs.rules.delays import delay_for
-from vendors.errors import StubRequestError, error_reply
-from vendors.reply import StubReply
+from vendors.errors import VendorRequestError, error_reply
+from vendors.reply import VendorReply
 from vendors.routes import ROUTES
 
 log = structlog.get_logger("harness.proxy")
@@ -38,10 +38,10 @@ class RecordMode(LocalMode):
         for route in ROUTES:
             stub_handler(route)
 
-    async def respond(self, flow: http.HTTPFlow, state: CallState) -> StubReply:
+    async def respond(self, flow: http.HTTPFlow, state: CallState) -> VendorReply:
         return self.answer(state)
 
-    def answer(self, state: CallState) -> StubReply:
+    def answer(self, state: CallState) -> VendorReply:
         """The stub's reply for a request that passed intake."""
         assert state.route is not None and state.body is not None
         stub_request = StubRequest(
@@ -54,7 +54,7 @@ class RecordMode(LocalMode):
         )
         try:
             return stub_handler(state.route)(stub_request, self.stub_context)
-        except StubRequestError as e:
+        except VendorRequestError as e:
             state.outcome = "bad_request"
             return error_reply(state.vendor, e.status, e.message, e.param, e.code)
         except Exception:
@@ -63,7 +63,7 @@ class RecordMode(LocalMode):
             state.outcome = "proxy_error"
             return error_reply(state.vendor, 500, "The harness stub failed on this request.")
 
-    def send(self, flow: http.HTTPFlow, state: CallState, reply: StubReply) -> None:
+    def send(self, flow: http.HTTPFlow, state: CallState, reply: VendorReply) -> None:
         """Answer now, or hand the reply to the stream server when it must stream or wait."""
         state.reply = reply
         delay = delay_for(

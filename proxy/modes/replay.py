@@ -28,7 +28,7 @@ from rundir.bodies import BodyStore
 from rundir.calllog import CallRecord, Tokens, read_calls
 from stubs.rules.delays import DelayRule
 from vendors.errors import error_reply
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 
 log = structlog.get_logger("harness.proxy")
 
@@ -94,10 +94,10 @@ class ReplayMode(LocalMode):
         mode.bodies = BodyStore(source / "bodies")
         return mode
 
-    async def respond(self, flow: http.HTTPFlow, state: CallState) -> StubReply:
+    async def respond(self, flow: http.HTTPFlow, state: CallState) -> VendorReply:
         return self.answer(state)
 
-    def answer(self, state: CallState) -> StubReply:
+    def answer(self, state: CallState) -> VendorReply:
         """The recorded reply for a request that passed intake, or a loud miss."""
         queue = self.queues.get((state.arm, state.request_hash))
         if not queue:
@@ -115,7 +115,7 @@ class ReplayMode(LocalMode):
         state.tokens = Tokens(**record.tokens.model_dump())
         state.flags.append(f"replay_of={record.seq}")
         state.recording = record
-        return StubReply(
+        return VendorReply(
             status=record.status,
             chunks=_split(body, record.response_chunks if record.stream else None),
             content_type=record.response_content_type or _content_type(record),
@@ -123,7 +123,7 @@ class ReplayMode(LocalMode):
             model=record.model_served,
         )
 
-    def _miss(self, state: CallState) -> StubReply:
+    def _miss(self, state: CallState) -> VendorReply:
         state.outcome = "replay_miss"
         self.misses.append(Miss(state.seq, state.arm, state.route_name, state.request_hash))
         log.error(
@@ -142,7 +142,7 @@ class ReplayMode(LocalMode):
         reply.headers.update(NO_RETRY)
         return reply
 
-    def send(self, flow: http.HTTPFlow, state: CallState, reply: StubReply) -> None:
+    def send(self, flow: http.HTTPFlow, state: CallState, reply: VendorReply) -> None:
         """Answer now, or hand a streamed reply to the stream server to play chunk by chunk."""
         state.reply = reply
         delay = self._delay(state, reply)
@@ -156,7 +156,7 @@ class ReplayMode(LocalMode):
         req.scheme, req.host, req.port = "http", "127.0.0.1", self.stream_server.port
         req.method, req.path, req.content = "GET", state.played, b""
 
-    def _delay(self, state: CallState, reply: StubReply) -> DelayRule:
+    def _delay(self, state: CallState, reply: VendorReply) -> DelayRule:
         record, state.recording = state.recording, None
         rule = self._timing(record)
         if record is not None and record.stream and record.outcome in CUT_OUTCOMES:

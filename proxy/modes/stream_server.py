@@ -16,14 +16,14 @@ from dataclasses import dataclass
 import h11
 
 from stubs.rules.delays import DelayRule
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 
 PLAY_PREFIX = "/_harness_play/"
 
 
 @dataclass
 class Playback:
-    reply: StubReply
+    reply: VendorReply
     delay: DelayRule
 
 

@@ -25,14 +25,14 @@ from dataclasses import replace
 from stubs.openai.chat import chat_completions
 from stubs.request import StubRequest
 from stubs.rules.context import StubContext
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 from vendors.requests.anthropic_compat import compat_body
 
 # Thinking tokens per effort step, as the Messages stub scales its own (low .. max).
 _EFFORT_SCALE = {"low": 2, "medium": 4, "high": 6, "xhigh": 8, "max": 10}
 
 
-def compat_chat(req: StubRequest, ctx: StubContext) -> StubReply:
+def compat_chat(req: StubRequest, ctx: StubContext) -> VendorReply:
     body = compat_body(req.body)
     thinking = req.body.get("thinking")
     config = req.body.get("output_config")

@@ -28,8 +28,8 @@ from stubs.rules.replies import conversation_texts
 from stubs.schema.instance import instance_for
 from stubs.schema.patch_doc import patch_when_nothing_new
 from stubs.schema.structured import structured_value
-from vendors.errors import StubRequestError
-from vendors.reply import StubReply, Usage
+from vendors.errors import VendorRequestError
+from vendors.reply import Usage, VendorReply
 from vendors.requests.anthropic_messages import MessagesPlan, check_messages, plan_messages
 from vendors.tokens import estimate_input_tokens, estimate_tokens
 
@@ -157,7 +157,7 @@ def _structured_text(req: StubRequest, ctx: StubContext, schema: dict[str, Any])
     digest = _sub_digest(req, "output_format")
     try:
         return _json(structured_value(req, ctx.book, strict, None, digest))
-    except StubRequestError:
+    except VendorRequestError:
         # Hints that contradict the schema: the schema that was sent is what must hold.
         return _json(instance_for(schema, digest, grounding_of(req.body)))
 
@@ -246,12 +246,12 @@ def build_message(req: StubRequest, ctx: StubContext) -> tuple[dict[str, Any], M
     return message, plan, harness_usage
 
 
-def messages(req: StubRequest, ctx: StubContext) -> StubReply:
+def messages(req: StubRequest, ctx: StubContext) -> VendorReply:
     message, plan, usage = build_message(req, ctx)
     headers = {"request-id": "req_" + req.token_id("request")}
     if plan.stream:
         words = 2 + req.pick("stream:words", 3)
-        return StubReply(
+        return VendorReply(
             status=200,
             chunks=message_events(message, words),
             content_type="text/event-stream",
@@ -260,7 +260,7 @@ def messages(req: StubRequest, ctx: StubContext) -> StubReply:
             usage=usage,
             headers=headers,
         )
-    return StubReply(
+    return VendorReply(
         status=200,
         chunks=[_json(message).encode()],
         model=plan.model,
@@ -269,11 +269,11 @@ def messages(req: StubRequest, ctx: StubContext) -> StubReply:
     )
 
 
-def count_tokens(req: StubRequest, ctx: StubContext) -> StubReply:
+def count_tokens(req: StubRequest, ctx: StubContext) -> VendorReply:
     check_messages(req.body)
     count = estimate_input_tokens(req.body, INPUT_FIELDS)
     body = json.dumps({"input_tokens": count}, separators=(",", ":")).encode()
-    return StubReply(
+    return VendorReply(
         status=200,
         chunks=[body],
         model=req.body["model"],

@@ -23,7 +23,7 @@ from stubs.request import StubRequest
 from stubs.rules.replies import ReplyBook
 from stubs.schema.json_shape import described_schema
 from stubs.schema.structured import structured_json
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 
 
 def text_reply(req: StubRequest, book: ReplyBook) -> str:
@@ -50,7 +50,7 @@ def _json_in_text(req: StubRequest, book: ReplyBook, prompt: str) -> str | None:
         return None
     try:
         return structured_json(req, book, schema, None, req.digest + b"json-in-text")
-    except StubRequestError:
+    except VendorRequestError:
         return None
 
 
@@ -65,7 +65,7 @@ def json_object_reply(req: StubRequest, book: ReplyBook, seed: bytes) -> str:
     if schema is not None:
         try:
             return structured_json(req, book, schema, None, seed)
-        except StubRequestError:
+        except VendorRequestError:
             pass  # a described schema no instance satisfies: answer as if none was described
     text = ruled if ruled is not None else book.choose(req)
     return json.dumps({"response": text}, separators=(",", ":"), ensure_ascii=False)

@@ -22,7 +22,7 @@ from stubs.openai.tools import functions_to_call
 from stubs.request import StubRequest
 from stubs.rules.context import StubContext
 from stubs.schema.structured import structured_json
-from vendors.reply import StubReply, Usage
+from vendors.reply import Usage, VendorReply
 from vendors.requests.openai_chat import ChatParams, parse_chat
 from vendors.tokens import estimate_input_tokens, estimate_tokens
 
@@ -33,7 +33,7 @@ ThinkingTokens = Callable[[StubRequest], int]
 
 def chat_completions(
     req: StubRequest, ctx: StubContext, thinking: ThinkingTokens | None = None
-) -> StubReply:
+) -> VendorReply:
     params = parse_chat(req.body)
     choices = [_choice(req, ctx, params, i, thinking) for i in range(params.n)]
     prompt = estimate_input_tokens(req.body, ("messages", "tools", "response_format"))
@@ -56,7 +56,7 @@ def chat_completions(
     harness_usage = Usage(input_tokens=prompt, output_tokens=completion, reasoning_tokens=reasoning)
     completion_id = "chatcmpl-" + req.token_id("chatcmpl")
     if params.stream:
-        return StubReply(
+        return VendorReply(
             status=200,
             chunks=stream_events(completion_id, params, choices, usage),
             content_type="text/event-stream",
@@ -74,7 +74,7 @@ def chat_completions(
         "service_tier": "default",
         "system_fingerprint": SYSTEM_FINGERPRINT,
     }
-    return StubReply(status=200, chunks=[dumps(body)], model=params.model, usage=harness_usage)
+    return VendorReply(status=200, chunks=[dumps(body)], model=params.model, usage=harness_usage)
 
 
 def _choice(

@@ -13,7 +13,7 @@ from typing import Any
 
 from stubs.request import StubRequest
 from stubs.schema.instance import instance_for
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.models import is_reasoning_model
 from vendors.requests.openai_common import FunctionSpec
 
@@ -162,7 +162,7 @@ def forced_function(
         for spec in functions:
             if spec.name == named:
                 return spec
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             f"Invalid value for 'tool_choice': function '{named}' not found in 'tools'.",
             "tool_choice",

@@ -14,13 +14,13 @@ from stubs.request import StubRequest
 from stubs.rules.context import StubContext
 from stubs.schema.structured import structured_json
 from vendors.models import is_reasoning_model
-from vendors.reply import StubReply, Usage
+from vendors.reply import Usage, VendorReply
 from vendors.requests.openai_common import EMPTY_OBJECT_SCHEMA, max_output_tokens
 from vendors.requests.openai_responses import ResponsesParams, parse_responses
 from vendors.tokens import estimate_input_tokens, estimate_tokens
 
 
-def responses(req: StubRequest, ctx: StubContext) -> StubReply:
+def responses(req: StubRequest, ctx: StubContext) -> VendorReply:
     params = parse_responses(req.body)
     thinking = reasoning_tokens(req, params.model, params.effort)
     output: list[dict[str, Any]] = []
@@ -90,9 +90,11 @@ def responses(req: StubRequest, ctx: StubContext) -> StubReply:
     if cut:
         final["incomplete_details"] = {"reason": "max_output_tokens"}
     if not params.stream:
-        return StubReply(status=200, chunks=[dumps(final)], model=params.model, usage=harness_usage)
+        return VendorReply(
+            status=200, chunks=[dumps(final)], model=params.model, usage=harness_usage
+        )
     pending = _response_object(req, params, "in_progress", [], None)
-    return StubReply(
+    return VendorReply(
         status=200,
         chunks=stream_events(pending, final, tokens, logprobs),
         content_type="text/event-stream",

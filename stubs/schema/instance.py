@@ -28,7 +28,7 @@ from typing import Any
 from stubs.prompt.grounding import Grounding
 from stubs.schema.support import Unsat, validator
 from stubs.schema.walker import Walker
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 
 _RETRIES = 6
 
@@ -37,7 +37,7 @@ def instance_for(schema: dict[str, Any], digest: bytes, grounding: Grounding | N
     """A JSON value that validates against `schema`, chosen deterministically from `digest` (and
     from the request's own text when a `grounding` is given)."""
     if not isinstance(schema, dict | bool):
-        raise StubRequestError(400, "schema must be a JSON object")
+        raise VendorRequestError(400, "schema must be a JSON object")
     key = json.dumps(schema, sort_keys=True, separators=(",", ":"))
     checker = validator(key)
     for attempt in range(_RETRIES + 1):
@@ -50,4 +50,4 @@ def instance_for(schema: dict[str, Any], digest: bytes, grounding: Grounding | N
             continue
         if checker.is_valid(value):
             return value
-    raise StubRequestError(400, "schema cannot be satisfied: no valid instance found", "schema")
+    raise VendorRequestError(400, "schema cannot be satisfied: no valid instance found", "schema")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
 from stubs.schema.regex_example import Unsupported, regex_example
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 
 # Generate phase only: shrinking costs ~0.7 s per pattern and readability gains nothing.
 _REGEX_SETTINGS = settings(
@@ -40,7 +40,7 @@ def validator(key: str) -> jsonschema.protocols.Validator:
     try:
         cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
-        raise StubRequestError(400, f"invalid schema: {exc.message}", "schema") from exc
+        raise VendorRequestError(400, f"invalid schema: {exc.message}", "schema") from exc
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 

@@ -27,8 +27,8 @@ import numpy.typing as npt
 from stubs.request import StubRequest
 from stubs.vectors.minilm import minilm_embeddings
 from stubs.vectors.static import static_embeddings
-from vendors.errors import StubRequestError
-from vendors.reply import StubReply, Usage
+from vendors.errors import VendorRequestError
+from vendors.reply import Usage, VendorReply
 from vendors.requests.embeddings import _inputs, _model
 
 # Native widths of OpenAI's embedding models: a request without `dimensions` gets these, as a
@@ -93,7 +93,7 @@ class VectorSettings(Protocol):
     def embedding_dims(self) -> int: ...  # the width when a request names no `dimensions`
 
 
-def openai_embeddings(req: StubRequest, ctx: VectorSettings) -> StubReply:
+def openai_embeddings(req: StubRequest, ctx: VectorSettings) -> VendorReply:
     body = req.body
     model = _model(body)
     texts, tokens = _inputs(body.get("input"))
@@ -102,7 +102,7 @@ def openai_embeddings(req: StubRequest, ctx: VectorSettings) -> StubReply:
     if encoding is None:
         encoding = "float"
     if encoding not in ("float", "base64"):
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             f"Invalid value for 'encoding_format': '{encoding}'. "
             "Supported values are: 'float' and 'base64'.",
@@ -124,7 +124,9 @@ def openai_embeddings(req: StubRequest, ctx: VectorSettings) -> StubReply:
         "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens},
     }
     raw = json.dumps(payload, separators=(",", ":")).encode()
-    return StubReply(status=200, chunks=[raw], model=model, usage=Usage(input_tokens=prompt_tokens))
+    return VendorReply(
+        status=200, chunks=[raw], model=model, usage=Usage(input_tokens=prompt_tokens)
+    )
 
 
 def embed_texts(texts: list[str], dims: int, model: str) -> list[npt.NDArray[np.float32]]:
@@ -160,22 +162,22 @@ def _dimensions(body: dict[str, Any], model: str, ctx: VectorSettings) -> int:
     if dims is None:
         return native
     if model in _FIXED_WIDTH_MODELS:
-        raise StubRequestError(
+        raise VendorRequestError(
             400, "This model does not support specifying dimensions.", "dimensions"
         )
     if isinstance(dims, bool) or not isinstance(dims, int):
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             "Invalid type for 'dimensions': expected an integer, but got another type instead.",
             "dimensions",
         )
     if dims < 1:
-        raise StubRequestError(
+        raise VendorRequestError(
             400, f"Invalid value for 'dimensions': {dims}. Must be at least 1.", "dimensions"
         )
     if dims > (native if model in NATIVE_DIMS else MAX_DIMS):
         native = native if model in NATIVE_DIMS else MAX_DIMS
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             f"This model's maximum dimensions is {native}, however you requested {dims}.",
             "dimensions",

@@ -20,8 +20,8 @@ import numpy as np
 
 from stubs.request import StubRequest
 from stubs.vectors.embeddings import VectorSettings, embed_texts
-from vendors.errors import StubRequestError
-from vendors.reply import StubReply, Usage
+from vendors.errors import VendorRequestError
+from vendors.reply import Usage, VendorReply
 from vendors.requests.rerank import _cohere_text, _documents, _limit, _string
 from vendors.tokens import estimate_tokens
 
@@ -55,7 +55,7 @@ def _relevance(cosine: float) -> float:
     return round(1.0 / (1.0 + math.exp(-_STEEPNESS * (cosine - _MIDPOINT))), _SCORE_DIGITS)
 
 
-def cohere_rerank(req: StubRequest, ctx: VectorSettings) -> StubReply:
+def cohere_rerank(req: StubRequest, ctx: VectorSettings) -> VendorReply:
     body = req.body
     model = _string(body, "model")
     query = _string(body, "query")
@@ -76,20 +76,20 @@ def cohere_rerank(req: StubRequest, ctx: VectorSettings) -> StubReply:
     return _reply(payload, model, tokens)
 
 
-def voyage_rerank(req: StubRequest, ctx: VectorSettings) -> StubReply:
+def voyage_rerank(req: StubRequest, ctx: VectorSettings) -> VendorReply:
     body = req.body
     model = _string(body, "model")
     query = _string(body, "query")
     documents = _documents(body)
     for i, doc in enumerate(documents):
         if not isinstance(doc, str):
-            raise StubRequestError(
+            raise VendorRequestError(
                 400, f"documents.{i}: Input should be a valid string", "documents"
             )
     top_k = _limit(body, "top_k", len(documents))
     return_documents = body.get("return_documents", False)
     if not isinstance(return_documents, bool):
-        raise StubRequestError(
+        raise VendorRequestError(
             400, "return_documents: Input should be a valid boolean", "return_documents"
         )
     data = []
@@ -105,6 +105,6 @@ def voyage_rerank(req: StubRequest, ctx: VectorSettings) -> StubReply:
     return _reply(payload, model, tokens)
 
 
-def _reply(payload: dict[str, Any], model: str, tokens: int) -> StubReply:
+def _reply(payload: dict[str, Any], model: str, tokens: int) -> VendorReply:
     raw = json.dumps(payload, separators=(",", ":")).encode()
-    return StubReply(status=200, chunks=[raw], model=model, usage=Usage(input_tokens=tokens))
+    return VendorReply(status=200, chunks=[raw], model=model, usage=Usage(input_tokens=tokens))

@@ -17,9 +17,9 @@ from stubs.request import StubRequest
 from stubs.routes import stub_handler
 from stubs.rules.context import StubContext
 from tests.fakevendor.behaviour import Behaviour
-from vendors.errors import StubRequestError, error_reply
+from vendors.errors import VendorRequestError, error_reply
 from vendors.hosts import Vendor
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 from vendors.routes import Route, find_route
 
 # Fields that do not change which reply a request gets (as in the proxy's own stub digest).
@@ -119,7 +119,7 @@ def plan_reply(
         return _error(vendor, 400, "The request body must be a JSON object.", route.name)
     try:
         reply = _run(route, body, ctx)
-    except StubRequestError as e:
+    except VendorRequestError as e:
         err = error_reply(vendor, e.status, e.message, e.param, e.code)
         return PlannedReply(
             vendor, route.name, e.status, "application/json", False, [Event(err.body)]
@@ -240,7 +240,7 @@ def _report_service_tier(planned: PlannedReply, tier: str) -> None:
             event.data = _dumps(data)
 
 
-def _run(route: Route, body: dict[str, Any], ctx: StubContext) -> StubReply:
+def _run(route: Route, body: dict[str, Any], ctx: StubContext) -> VendorReply:
     kept = {k: v for k, v in body.items() if k not in _DIGEST_IGNORED}
     digest = hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).digest()
     req = StubRequest(vendor=route.vendor, route=route.name, body=body, digest=digest)

@@ -22,7 +22,7 @@ from mitmproxy.http import Headers
 from mitmproxy.test import tflow, tutils
 
 from proxy.flow.after_reply import MAX_TURNS
-from proxy.live.mode import _framing
+from proxy.live.forwarder import _framing
 from rundir.bodies import BodyStore
 from rundir.journal import JournalBlock, JournalCall, read_journal, recover_spend
 from tests.fakevendor.server import FakeVendor

@@ -296,14 +296,14 @@ async def test_a_failure_while_the_reply_streams_breaks_the_call_instead_of_rela
         from mitmproxy.test import taddons, tflow
 
     from proxy.flow.callstate import CallState
-    from proxy.modes.live import LiveForwarding
+    from proxy.modes.live import LiveMode
 
     class BrokenLive:
         def responseheaders(self, _flow: object, _state: object) -> None:
             raise KeyError("a bug in the usage tap")
 
         def failed(self, _flow: object, _state: object) -> None:
-            pass  # settling is proxy.live.mode's (tested there); here: the flow and the log
+            pass  # settling is proxy.live.forwarder's (tested there); here: the flow and the log
 
         def shutdown(self) -> list[object]:
             return []
@@ -311,7 +311,7 @@ async def test_a_failure_while_the_reply_streams_breaks_the_call_instead_of_rela
     addon = HarnessAddon()
     with taddons.context(addon) as tctx:
         tctx.configure(addon, harness_run_dir=str(tmp_path), harness_run_id="r")
-        addon.mode = LiveForwarding(BrokenLive(), None, addon.record)  # type: ignore[arg-type]
+        addon.mode = LiveMode(BrokenLive(), None, addon.record)  # type: ignore[arg-type]
         flow = tflow.tflow(resp=True)
         flow.live = True
         state = CallState("anthropic", "/v1/messages", "POST", "arm", "main", 0.0)

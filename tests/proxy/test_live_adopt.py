@@ -14,7 +14,7 @@ import pytest
 
 from ledger.entries import CallSettlement
 from ledger.ledger import Ledger
-from proxy.live.mode import LiveMode
+from proxy.live.forwarder import MeteredForwarder
 from proxy.live.setup import LiveSetup, LiveSetupError, start_live
 from tests.proxy.live_helpers import STUDY_OPENAI_KEY
 from vendors.pins import Pins
@@ -38,7 +38,7 @@ def _opts(tmp_path: Path, cap: str) -> SimpleNamespace:
     )
 
 
-def _start(tmp_path: Path, cap: str = "0.47") -> tuple[LiveSetup, LiveMode]:
+def _start(tmp_path: Path, cap: str = "0.47") -> tuple[LiveSetup, MeteredForwarder]:
     return start_live(_opts(tmp_path, cap), UPSTREAMS, {"openai": STUDY_OPENAI_KEY}, Pins())
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LIVE_MODULES = ("proxy.live", "proxy.live.mode", "proxy.live.setup")
+LIVE_MODULES = ("proxy.live", "proxy.live.forwarder", "proxy.live.setup")
 
 
 def loaded_stubs(module: str) -> list[str]:
@@ -41,7 +41,7 @@ def test_the_probe_sees_a_stub_module_when_one_is_loaded() -> None:
 # request through intake with the checks live mode runs, on every route that has checks.
 VALIDATE_EVERY_ROUTE = """
 import json, sys
-import proxy.live, proxy.live.mode, proxy.live.setup
+import proxy.live, proxy.live.forwarder, proxy.live.setup
 from proxy.flow.callstate import CallState
 from proxy.flow.intake import intake
 from rundir.masking import DEFAULT_BODY_MASKS

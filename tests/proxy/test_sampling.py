@@ -26,10 +26,10 @@ from stubs.openai.responses import responses
 from stubs.request import StubRequest
 from stubs.rules.context import StubContext
 from tests.stubs.sdk_transport import body_digest
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.hosts import Vendor
 from vendors.pins import Pins, PinsError
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 from vendors.routes import find_route
 
 USER = [{"role": "user", "content": "Where does my sister live?"}]
@@ -55,8 +55,8 @@ _HANDLERS = {
 }
 
 
-def stub_answer(route: str, body: dict[str, Any]) -> StubReply:
-    """The record-mode stub's answer; raises StubRequestError where the vendor would refuse."""
+def stub_answer(route: str, body: dict[str, Any]) -> VendorReply:
+    """The record-mode stub's answer; raises VendorRequestError where the vendor would refuse."""
     vendor, handler = _HANDLERS[route]
     v: Vendor = "anthropic" if vendor == "anthropic" else "openai"
     req = StubRequest(vendor=v, route=route, body=body, digest=body_digest(body))
@@ -424,7 +424,7 @@ def test_rewritten_bodies_pass_the_stubs_and_rewrite_to_themselves(
         return
     try:
         stub_answer(route, body)
-    except StubRequestError as e:  # pragma: no cover - the failure message is the point
+    except VendorRequestError as e:  # pragma: no cover - the failure message is the point
         pytest.fail(f"stub refused the rewritten body {body}: {e.message}")
     again = copy.deepcopy(arm_body)
     assert rewrite(route, again, pins) == out and again == body  # deterministic

@@ -29,18 +29,18 @@ from stubs.request import StubRequest
 from stubs.rules.context import StubContext
 from tests.stubs.sdk_transport import body_digest
 from vendors.hosts import Vendor
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 
 CLAUDE = "claude-sonnet-4-6"
 SPLITS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-HANDLERS: dict[str, tuple[Vendor, Callable[[StubRequest, StubContext], StubReply]]] = {
+HANDLERS: dict[str, tuple[Vendor, Callable[[StubRequest, StubContext], VendorReply]]] = {
     "anthropic.messages": ("anthropic", messages),
     "openai.chat": ("openai", chat_completions),
     "openai.responses": ("openai", responses),
 }
 
 
-def stub(route: str, body: dict[str, Any]) -> StubReply:
+def stub(route: str, body: dict[str, Any]) -> VendorReply:
     vendor, handler = HANDLERS[route]
     # body_digest ignores the stream fields, so a streamed call and its plain twin get one answer.
     request = StubRequest(vendor=vendor, route=route, body=body, digest=body_digest(body))

@@ -1,7 +1,7 @@
 """Drive the official SDKs in-process against the real stub handlers.
 
 `stub_transport(vendor)` is an httpx2 transport that turns each SDK request into a StubRequest,
-runs the route's handler, and returns its StubReply, chunk by chunk, so the SDK's own parsing
+runs the route's handler, and returns its VendorReply, chunk by chunk, so the SDK's own parsing
 (streams, `.parse()`, typed errors) runs against the stubs with no socket and no proxy.
 """
 
@@ -17,9 +17,9 @@ import httpx2
 from stubs.request import StubRequest
 from stubs.routes import stub_handler
 from stubs.rules.context import StubContext
-from vendors.errors import StubRequestError, error_reply
+from vendors.errors import VendorRequestError, error_reply
 from vendors.hosts import Vendor
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 from vendors.routes import find_route
 
 # Fields the tests treat as not changing the masked request, so a streamed and a plain call of
@@ -34,7 +34,7 @@ def body_digest(body: dict[str, Any]) -> bytes:
 
 def stub_reply_for(
     vendor: Vendor, request: httpx2.Request, ctx: StubContext, purpose: str = "main"
-) -> StubReply:
+) -> VendorReply:
     route = find_route(vendor, request.method, request.url.path)
     if route is None:
         return error_reply(vendor, 404, f"no stub route for {request.method} {request.url.path}")
@@ -49,7 +49,7 @@ def stub_reply_for(
     )
     try:
         return stub_handler(route)(req, ctx)
-    except StubRequestError as e:
+    except VendorRequestError as e:
         return error_reply(vendor, e.status, e.message, e.param, e.code)
 
 
@@ -78,9 +78,9 @@ class StubTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         self.vendor: Vendor = vendor
         self.ctx = ctx or StubContext()
         self.requests: list[httpx2.Request] = []
-        self.replies: list[StubReply] = []
+        self.replies: list[VendorReply] = []
 
-    def _answer(self, request: httpx2.Request) -> tuple[StubReply, dict[str, str]]:
+    def _answer(self, request: httpx2.Request) -> tuple[VendorReply, dict[str, str]]:
         self.requests.append(request)
         reply = stub_reply_for(self.vendor, request, self.ctx)
         self.replies.append(reply)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from stubs.request import StubRequest
 from stubs.routes import stub_handler
 from stubs.rules.context import StubContext
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.requests.body import CHECKS, check_body
 from vendors.routes import ROUTES, find_route
 
@@ -46,7 +46,7 @@ def test_every_post_route_has_checks() -> None:
 @pytest.mark.parametrize("route", CHECKS)
 def test_a_good_body_passes_and_a_wrong_model_type_is_refused(route: str) -> None:
     check_body(route, GOOD[route])
-    with pytest.raises(StubRequestError) as e:
+    with pytest.raises(VendorRequestError) as e:
         check_body(route, {**GOOD[route], "model": ["x"]})
     assert e.value.status == 400
 
@@ -56,7 +56,7 @@ def test_per_model_rules_are_left_to_the_live_rewrite() -> None:
     check_body("openai.chat", {**GOOD["openai.chat"], "model": "gpt-5", "temperature": 0.7})
     thinking = {"type": "enabled", "budget_tokens": 2048}
     check_body("anthropic.messages", {**GOOD["anthropic.messages"], "thinking": thinking})
-    with pytest.raises(StubRequestError):
+    with pytest.raises(VendorRequestError):
         check_body("openai.chat", {**GOOD["openai.chat"], "temperature": "warm"})
 
 
@@ -129,7 +129,7 @@ def test_any_field_value_is_answered_or_refused_never_a_crash(
             StubRequest(vendor=found.vendor, route=route, body=body, digest=bytes(32)),
             StubContext(),
         )
-    except StubRequestError as e:
+    except VendorRequestError as e:
         assert e.status == 400
     else:
         assert reply.status == 200

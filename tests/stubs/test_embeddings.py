@@ -18,7 +18,7 @@ from stubs.rules.context import StubContext
 from stubs.vectors.embeddings import hash_embedding, openai_embeddings
 from stubs.vectors.static import static_embedding
 from tests.stubs.sdk_transport import StubTransport, body_digest
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 
 MODEL = "text-embedding-3-small"
 
@@ -188,7 +188,7 @@ def test_usage_reported_to_the_proxy() -> None:
     ],
 )
 def test_bad_requests_are_400(body: dict[str, Any]) -> None:
-    with pytest.raises(StubRequestError) as err:
+    with pytest.raises(VendorRequestError) as err:
         openai_embeddings(StubRequest("openai", "openai.embeddings", body, b"d"), StubContext())
     assert err.value.status == 400
 

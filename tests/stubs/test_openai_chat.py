@@ -25,7 +25,7 @@ from stubs.request import StubRequest
 from stubs.rules.context import StubContext
 from stubs.rules.replies import ReplyBook, StubsFile
 from tests.stubs.sdk_transport import StubTransport, body_digest
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 
 USER: list[ChatCompletionMessageParam] = [
     {"role": "user", "content": "Tell me about the harbor at dawn, please."}
@@ -378,7 +378,7 @@ def test_yes_no_reply_first_token_logprob_is_usable_for_reranking() -> None:
 
 
 def test_top_logprobs_without_logprobs_is_refused() -> None:
-    with pytest.raises(StubRequestError) as e:
+    with pytest.raises(VendorRequestError) as e:
         call({"model": "gpt-4o", "messages": USER, "top_logprobs": 3})
     assert e.value.param == "top_logprobs"
 
@@ -415,7 +415,7 @@ def test_bad_messages_raise_bad_request(client: openai.OpenAI, messages: Any, pa
     ],
 )
 def test_invalid_bodies_are_refused_not_crashed(body: dict[str, Any]) -> None:
-    with pytest.raises(StubRequestError) as e:
+    with pytest.raises(VendorRequestError) as e:
         call(body)
     assert e.value.status == 400
 

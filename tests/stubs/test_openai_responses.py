@@ -19,7 +19,7 @@ from stubs.request import StubRequest
 from stubs.rules.context import StubContext
 from stubs.rules.replies import ReplyBook, StubsFile
 from tests.stubs.sdk_transport import StubTransport, body_digest
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 
 PROMPT = "Remind me what I said about the lighthouse keeper."
 WEATHER_PARAMS: dict[str, Any] = {
@@ -307,7 +307,7 @@ def test_reasoning_model_refuses_non_default_sampling(
     ],
 )
 def test_invalid_bodies_are_refused_not_crashed(body: dict[str, Any]) -> None:
-    with pytest.raises(StubRequestError) as e:
+    with pytest.raises(VendorRequestError) as e:
         call(body)
     assert e.value.status == 400
 

@@ -15,7 +15,7 @@ from stubs.rules.context import StubContext
 from stubs.rules.replies import ReplyBook
 from stubs.vectors.rerank import cohere_rerank, rank, voyage_rerank
 from tests.stubs.sdk_transport import body_digest
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.routes import find_route
 
 QUERY = "Which city does the user live in?"
@@ -172,13 +172,13 @@ def test_bad_input_is_a_400(handler: Any, limit: str, change: dict[str, Any]) ->
     body = {**GOOD, **{limit if k == "LIMIT" else k: v for k, v in change.items()}}
     body = {k: v for k, v in body.items() if v is not None}
     vendor = "cohere" if handler is cohere_rerank else "voyage"
-    with pytest.raises(StubRequestError) as err:
+    with pytest.raises(VendorRequestError) as err:
         handler(StubRequest(vendor, f"{vendor}.rerank", body, b"d"), StubContext())
     assert err.value.status == 400
 
 
 def test_voyage_rejects_non_boolean_return_documents() -> None:
-    with pytest.raises(StubRequestError):
+    with pytest.raises(VendorRequestError):
         voyage_rerank(
             StubRequest("voyage", "voyage.rerank", {**GOOD, "return_documents": "yes"}, b"d"),
             StubContext(),

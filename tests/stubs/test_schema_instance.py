@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stubs.schema.instance import instance_for
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -300,13 +300,13 @@ def test_keyword_schemas(schema: dict[str, Any]) -> None:
     ],
 )
 def test_unsatisfiable_schema_is_a_400(schema: dict[str, Any]) -> None:
-    with pytest.raises(StubRequestError) as err:
+    with pytest.raises(VendorRequestError) as err:
         instance_for(schema, b"\0" * 32)
     assert err.value.status == 400
 
 
 def test_invalid_schema_is_a_400() -> None:
-    with pytest.raises(StubRequestError):
+    with pytest.raises(VendorRequestError):
         instance_for({"type": "strnig"}, b"\0" * 32)
 
 

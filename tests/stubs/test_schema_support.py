@@ -7,7 +7,7 @@ import re
 import pytest
 
 from stubs.schema.support import Unsat, merged_allof, pattern_string, validator
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 
 
 def test_a_validator_is_cached_per_schema_and_checks_formats() -> None:
@@ -18,7 +18,7 @@ def test_a_validator_is_cached_per_schema_and_checks_formats() -> None:
 
 
 def test_an_invalid_schema_is_the_vendors_400() -> None:
-    with pytest.raises(StubRequestError) as raised:
+    with pytest.raises(VendorRequestError) as raised:
         validator('{"type":"no-such-type"}')
     assert raised.value.status == 400 and "invalid schema" in str(raised.value)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.requests.anthropic_compat import compat_body, hoist_system
 
 MODEL = "claude-sonnet-4-6"
@@ -56,6 +56,6 @@ def test_ignored_fields_are_dropped_and_temperature_capped_at_one() -> None:
 )
 def test_bad_anthropic_fields_are_refused(extra: dict[str, object]) -> None:
     body = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], **extra}
-    with pytest.raises(StubRequestError) as e:
+    with pytest.raises(VendorRequestError) as e:
         compat_body(body)
     assert e.value.status == 400

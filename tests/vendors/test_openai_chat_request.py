@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.requests.openai_chat import parse_chat
 
 USER = [{"role": "user", "content": "hello"}]
@@ -16,9 +16,9 @@ TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "ob
 
 def refused(
     body: dict[str, Any], parse: Callable[[dict[str, Any]], object] = parse_chat
-) -> StubRequestError:
+) -> VendorRequestError:
     """The 400 `parse` raises for `body` (the Responses tests use it too)."""
-    with pytest.raises(StubRequestError) as raised:
+    with pytest.raises(VendorRequestError) as raised:
         parse(body)
     assert raised.value.status == 400
     return raised.value

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from tests.vendors.test_openai_chat_request import refused as refused_by
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.requests.openai_responses import parse_responses
 
 
-def refused(body: dict[str, Any]) -> StubRequestError:
+def refused(body: dict[str, Any]) -> VendorRequestError:
     return refused_by(body, parse_responses)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.requests.openai_chat import parse_chat
 from vendors.requests.openai_common import EMPTY_OBJECT_SCHEMA
 from vendors.requests.openai_responses import parse_responses
@@ -139,7 +139,7 @@ REFUSALS = [
 def test_each_route_refuses_with_openais_words(
     route: str, fields: dict[str, Any], param: str, message: str
 ) -> None:
-    with pytest.raises(StubRequestError) as refused:
+    with pytest.raises(VendorRequestError) as refused:
         ROUTES[route](**fields)
     assert (refused.value.status, refused.value.param, refused.value.message) == (
         400,

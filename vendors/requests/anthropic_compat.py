@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.requests.anthropic_messages import _check_output_config_format, _check_thinking
 from vendors.requests.openai_chat import check_chat
 
@@ -50,7 +50,7 @@ def compat_body(body: dict[str, Any]) -> dict[str, Any]:
     developer messages joined into one leading system message, temperature capped at 1."""
     n = body.get("n")
     if n is not None and n != 1:
-        raise StubRequestError(400, "n: Only n=1 is supported", "n")
+        raise VendorRequestError(400, "n: Only n=1 is supported", "n")
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
     _check_thinking(body, max_tokens if isinstance(max_tokens, int) else None)
     _check_output_config_format(body)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vendors.errors import StubRequestError, require
+from vendors.errors import VendorRequestError, require
 from vendors.tokens import estimate_tokens, texts_of
 
 _ROLES = ("user", "assistant")
@@ -49,8 +49,8 @@ class MessagesPlan:
     cache_1h: int  # input tokens written to the 1-hour cache
 
 
-def _fail(message: str, param: str | None = None) -> StubRequestError:
-    return StubRequestError(400, message, param)
+def _fail(message: str, param: str | None = None) -> VendorRequestError:
+    return VendorRequestError(400, message, param)
 
 
 def _is_int(value: Any) -> bool:
@@ -362,7 +362,7 @@ def check_create(body: dict[str, Any]) -> None:
 
 
 def plan_messages(body: dict[str, Any], total_input: int, per_model: bool = True) -> MessagesPlan:
-    """Check a /v1/messages body; raise StubRequestError(400) the way the vendor refuses it.
+    """Check a /v1/messages body; raise VendorRequestError(400) the way the vendor refuses it.
 
     `per_model=False` leaves out the sampling rules that tie temperature, top_p, top_k and
     max_tokens to thinking: the live proxy's rewrite sets those per model (proxy.live.sampling)."""

@@ -13,7 +13,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-# route name -> "module:function" raising StubRequestError for a body the vendor refuses.
+# route name -> "module:function" raising VendorRequestError for a body the vendor refuses.
 CHECKS: dict[str, str] = {
     "anthropic.messages": "vendors.requests.anthropic_messages:check_create",
     "anthropic.count_tokens": "vendors.requests.anthropic_messages:check_messages",
@@ -31,7 +31,7 @@ _LOADED: dict[str, Callable[[dict[str, Any]], None]] = {}
 
 
 def check_body(route: str, body: dict[str, Any]) -> None:
-    """Raise StubRequestError (the vendor's 400) if `route` refuses `body`; a route with no
+    """Raise VendorRequestError (the vendor's 400) if `route` refuses `body`; a route with no
     checks (a GET) accepts any body."""
     check = _LOADED.get(route)
     if check is None:

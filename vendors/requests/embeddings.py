@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.tokens import estimate_tokens
 
 MAX_INPUTS = 2048  # OpenAI's limit on inputs per request
@@ -25,15 +25,15 @@ def check_embeddings(body: dict[str, Any]) -> None:
 def _model(body: dict[str, Any]) -> str:
     model = body.get("model")
     if model is None:
-        raise StubRequestError(400, "you must provide a model parameter", "model")
+        raise VendorRequestError(400, "you must provide a model parameter", "model")
     if not isinstance(model, str) or not model:
-        raise StubRequestError(400, "Invalid type for 'model': expected a string.", "model")
+        raise VendorRequestError(400, "Invalid type for 'model': expected a string.", "model")
     return model
 
 
-def _invalid_input() -> StubRequestError:
+def _invalid_input() -> VendorRequestError:
     # OpenAI's wording for an empty or malformed `input`.
-    return StubRequestError(
+    return VendorRequestError(
         400,
         "'$.input' is invalid. Please check the API reference: "
         "https://platform.openai.com/docs/api-reference.",
@@ -52,7 +52,7 @@ def _is_token_ids(value: Any) -> bool:
 def _inputs(value: Any) -> tuple[list[str], list[int]]:
     """The texts to embed and the tokens each costs. Token-id inputs embed their decimal text."""
     if value is None:
-        raise StubRequestError(400, "Missing required parameter: 'input'.", "input")
+        raise VendorRequestError(400, "Missing required parameter: 'input'.", "input")
     items: list[Any]
     if isinstance(value, str) or _is_token_ids(value):
         items = [value]
@@ -61,7 +61,7 @@ def _inputs(value: Any) -> tuple[list[str], list[int]]:
     else:
         raise _invalid_input()
     if len(items) > MAX_INPUTS:
-        raise StubRequestError(
+        raise VendorRequestError(
             400, f"'$.input' is invalid: at most {MAX_INPUTS} inputs per request.", "input"
         )
     texts: list[str] = []
@@ -76,7 +76,7 @@ def _inputs(value: Any) -> tuple[list[str], list[int]]:
         else:
             raise _invalid_input()
         if tokens[-1] > MAX_INPUT_TOKENS:
-            raise StubRequestError(
+            raise VendorRequestError(
                 400,
                 f"This model's maximum context length is {MAX_INPUT_TOKENS} tokens, however you "
                 f"requested {tokens[-1]} tokens in the input. Please reduce your input.",

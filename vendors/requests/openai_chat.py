@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.models import is_reasoning_model
 from vendors.requests.openai_common import (
     EMPTY_OBJECT_SCHEMA,
@@ -44,7 +44,7 @@ class ChatParams:
 def parse_chat(body: dict[str, Any], per_model: bool = True) -> ChatParams:
     model = check_request(body, lambda b: _check_messages(b.get("messages")), per_model)
     if per_model and is_reasoning_model(model) and body.get("max_tokens") is not None:
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
             "'max_completion_tokens' instead.",
@@ -53,7 +53,7 @@ def parse_chat(body: dict[str, Any], per_model: bool = True) -> ChatParams:
     if body.get("max_tokens") is not None and body.get("max_completion_tokens") is not None:
         # Refused by the vendor whatever the model (observed: code invalid_parameter_combination),
         # so refused here in every mode: record mode must not pass what live mode cannot send.
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             "Setting 'max_tokens' and 'max_completion_tokens' at the same time is not supported.",
             "max_tokens",
@@ -66,25 +66,27 @@ def parse_chat(body: dict[str, Any], per_model: bool = True) -> ChatParams:
     if n is None:
         n = 1
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 128:
-        raise StubRequestError(400, "Invalid 'n': expected an integer between 1 and 128.", "n")
+        raise VendorRequestError(400, "Invalid 'n': expected an integer between 1 and 128.", "n")
     params.n = n
     options = body.get("stream_options")
     if options is not None:
         if not params.stream:
-            raise StubRequestError(
+            raise VendorRequestError(
                 400,
                 "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
                 "stream_options",
             )
         if not isinstance(options, dict):
-            raise StubRequestError(
+            raise VendorRequestError(
                 400, "Invalid type for 'stream_options': expected an object.", "stream_options"
             )
         check_stream_options(options)
         params.include_usage = options.get("include_usage") is True
     logprobs = body.get("logprobs")
     if logprobs is not None and not isinstance(logprobs, bool):
-        raise StubRequestError(400, "Invalid type for 'logprobs': expected a boolean.", "logprobs")
+        raise VendorRequestError(
+            400, "Invalid type for 'logprobs': expected a boolean.", "logprobs"
+        )
     params.logprobs = bool(logprobs)
     params.top_logprobs = check_top_logprobs(body, params.logprobs)
     _parse_tools(body, params)
@@ -94,13 +96,13 @@ def parse_chat(body: dict[str, Any], per_model: bool = True) -> ChatParams:
 
 def _check_messages(messages: Any) -> None:
     if messages is None:
-        raise StubRequestError(400, "Missing required parameter: 'messages'.", "messages")
+        raise VendorRequestError(400, "Missing required parameter: 'messages'.", "messages")
     if not isinstance(messages, list):
-        raise StubRequestError(
+        raise VendorRequestError(
             400, "Invalid type for 'messages': expected an array of objects.", "messages"
         )
     if not messages:
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             "Invalid 'messages': empty array. Expected an array with minimum length 1, but "
             "got an empty array instead.",
@@ -108,16 +110,16 @@ def _check_messages(messages: Any) -> None:
         )
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
-            raise StubRequestError(
+            raise VendorRequestError(
                 400, f"Invalid type for 'messages[{i}]': expected an object.", f"messages[{i}]"
             )
         role = message.get("role")
         if role is None:
-            raise StubRequestError(
+            raise VendorRequestError(
                 400, f"Missing required parameter: 'messages[{i}].role'.", f"messages[{i}].role"
             )
         if role not in _ROLES:
-            raise StubRequestError(
+            raise VendorRequestError(
                 400,
                 f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', "
                 "'user', 'function', 'tool', and 'developer'.",
@@ -136,7 +138,7 @@ def _parse_response_format(body: dict[str, Any], params: ChatParams) -> None:
     if fmt is None:
         return
     if not isinstance(fmt, dict) or fmt.get("type") not in ("text", "json_object", "json_schema"):
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             "Invalid value for 'response_format.type': supported values are 'text', "
             "'json_object' and 'json_schema'.",
@@ -144,7 +146,7 @@ def _parse_response_format(body: dict[str, Any], params: ChatParams) -> None:
         )
     params.format_type = fmt["type"]
     if fmt["type"] == "json_object" and not mentions_json(body.get("messages")):
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             "'messages' must contain the word 'json' in some form, to use 'response_format' "
             "of type 'json_object'.",
@@ -153,14 +155,14 @@ def _parse_response_format(body: dict[str, Any], params: ChatParams) -> None:
     if fmt["type"] == "json_schema":
         spec = fmt.get("json_schema")
         if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-            raise StubRequestError(
+            raise VendorRequestError(
                 400,
                 "Missing required parameter: 'response_format.json_schema.name'.",
                 "response_format.json_schema.name",
             )
         schema = spec.get("schema", EMPTY_OBJECT_SCHEMA)
         if not isinstance(schema, dict):
-            raise StubRequestError(
+            raise VendorRequestError(
                 400,
                 "Invalid type for 'response_format.json_schema.schema': expected an object.",
                 "response_format.json_schema.schema",

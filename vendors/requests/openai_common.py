@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.models import is_reasoning_model
 
 # A function's parameters when a tool names none.
@@ -18,9 +18,9 @@ EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 def require_model(body: dict[str, Any]) -> str:
     model = body.get("model")
     if model is None:
-        raise StubRequestError(400, "Missing required parameter: 'model'.", "model")
+        raise VendorRequestError(400, "Missing required parameter: 'model'.", "model")
     if not isinstance(model, str) or not model:
-        raise StubRequestError(400, "Invalid type for 'model': expected a string.", "model")
+        raise VendorRequestError(400, "Invalid type for 'model': expected a string.", "model")
     return model
 
 
@@ -42,7 +42,7 @@ def stream_flag(body: dict[str, Any]) -> bool:
     if value is None:
         return False
     if not isinstance(value, bool):
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             "Invalid type for 'stream': expected a boolean, but got another type instead.",
             "stream",
@@ -63,7 +63,7 @@ def check_sampling(body: dict[str, Any], model: str | None) -> None:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise StubRequestError(
+            raise VendorRequestError(
                 400,
                 f"Invalid type for '{name}': expected a decimal, but got another type instead.",
                 name,
@@ -71,14 +71,14 @@ def check_sampling(body: dict[str, Any], model: str | None) -> None:
         if value < 0 or value > maximum:
             side = "below minimum" if value < 0 else "above maximum"
             bound = ">= 0" if value < 0 else f"<= {maximum}"
-            raise StubRequestError(
+            raise VendorRequestError(
                 400,
                 f"Invalid '{name}': decimal {side} value. Expected a value {bound}, but got "
                 f"{number_text(value)} instead.",
                 name,
             )
         if model is not None and is_reasoning_model(model) and value != 1:
-            raise StubRequestError(
+            raise VendorRequestError(
                 400,
                 f"Unsupported value: '{name}' does not support {number_text(value)} with this "
                 "model. Only the default (1) value is supported.",
@@ -91,11 +91,11 @@ def check_top_logprobs(body: dict[str, Any], enabled: bool) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 20:
-        raise StubRequestError(
+        raise VendorRequestError(
             400, "Invalid 'top_logprobs': expected an integer between 0 and 20.", "top_logprobs"
         )
     if value and not enabled:
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             "Invalid value for 'top_logprobs': 'logprobs' must be set to true to use "
             "'top_logprobs'.",
@@ -123,7 +123,7 @@ def parse_function_tools(
     as both routes check them, tool by tool; `function_of` checks the parts whose shape differs."""
     tools = body.get("tools")
     if tools is not None and not isinstance(tools, list):
-        raise StubRequestError(400, "Invalid type for 'tools': expected an array.", "tools")
+        raise VendorRequestError(400, "Invalid type for 'tools': expected an array.", "tools")
     functions = []
     for i, tool in enumerate(tools or []):
         found = function_of(i, tool)
@@ -132,7 +132,7 @@ def parse_function_tools(
         function, where = found
         parameters = function.get("parameters")
         if parameters is not None and not isinstance(parameters, dict):
-            raise StubRequestError(
+            raise VendorRequestError(
                 400,
                 f"Invalid type for '{where}.parameters': expected an object.",
                 f"{where}.parameters",
@@ -152,14 +152,14 @@ def parse_function_tools(
 
 def check_tool_choice_has_tools(tool_choice: Any, tools: Any) -> None:
     if tool_choice is not None and not tools:
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are "
             "specified.",
             "tool_choice",
         )
     if isinstance(tool_choice, str) and tool_choice not in ("none", "auto", "required"):
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             f"Invalid value: '{tool_choice}'. Supported values are: 'none', 'auto', and "
             "'required'.",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.requests.openai_common import number_text
 
 # JSON type names as OpenAI's errors spell them ("expected an integer, but got a string").
@@ -37,8 +37,8 @@ def check_options(
     """Type (and range) of optional fields, in OpenAI's wording; null means unset. `ints` maps a
     field to its minimum, `numbers` to its (minimum, maximum)."""
 
-    def bad_type(name: str, expected: str, value: Any) -> StubRequestError:
-        return StubRequestError(
+    def bad_type(name: str, expected: str, value: Any) -> VendorRequestError:
+        return VendorRequestError(
             400,
             f"Invalid type for '{name}': expected {expected}, but got {_type_name(value)} instead.",
             name,
@@ -52,7 +52,7 @@ def check_options(
         if isinstance(value, bool) or not isinstance(value, int):
             raise bad_type(name, "an integer", value)
         if value < minimum:
-            raise StubRequestError(
+            raise VendorRequestError(
                 400,
                 f"Invalid '{name}': integer below minimum value. Expected a value >= {minimum}, "
                 f"but got {value} instead.",
@@ -66,7 +66,7 @@ def check_options(
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise bad_type(name, "a decimal", value)
         if not low <= value <= high:
-            raise StubRequestError(
+            raise VendorRequestError(
                 400,
                 f"Invalid '{name}': expected a value between {number_text(low)} and "
                 f"{number_text(high)}, but got {number_text(value)} instead.",
@@ -97,7 +97,7 @@ def check_chat_options(body: dict[str, Any]) -> None:
     if stop is not None and not (
         isinstance(stop, str) or (isinstance(stop, list) and all(isinstance(x, str) for x in stop))
     ):
-        raise StubRequestError(
+        raise VendorRequestError(
             400, "Invalid type for 'stop': expected a string or an array of strings.", "stop"
         )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.requests.openai_common import (
     FunctionSpec,
     check_request,
@@ -37,7 +37,7 @@ def parse_responses(body: dict[str, Any], per_model: bool = True) -> ResponsesPa
     model = check_request(body, _check_prompt, per_model)
     reasoning = body.get("reasoning")
     if reasoning is not None and not isinstance(reasoning, dict):
-        raise StubRequestError(
+        raise VendorRequestError(
             400, "Invalid type for 'reasoning': expected an object.", "reasoning"
         )
     check_responses_options(body)
@@ -46,7 +46,7 @@ def parse_responses(body: dict[str, Any], per_model: bool = True) -> ResponsesPa
     )
     include = body.get("include") or []
     if not isinstance(include, list):
-        raise StubRequestError(400, "Invalid type for 'include': expected an array.", "include")
+        raise VendorRequestError(400, "Invalid type for 'include': expected an array.", "include")
     top = check_top_logprobs(body, True)
     if _LOGPROBS_INCLUDE in include:
         params.top_logprobs = top
@@ -59,32 +59,32 @@ def _check_prompt(body: dict[str, Any]) -> None:
     _check_input(body.get("input"))
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
-        raise StubRequestError(
+        raise VendorRequestError(
             400, "Invalid type for 'instructions': expected a string.", "instructions"
         )
 
 
 def _check_input(value: Any) -> None:
     if value is None:
-        raise StubRequestError(400, "Missing required parameter: 'input'.", "input")
+        raise VendorRequestError(400, "Missing required parameter: 'input'.", "input")
     if isinstance(value, str):
         return
     if not isinstance(value, list):
-        raise StubRequestError(
+        raise VendorRequestError(
             400, "Invalid type for 'input': expected a string or an array of input items.", "input"
         )
     for i, item in enumerate(value):
         if not isinstance(item, dict):
-            raise StubRequestError(
+            raise VendorRequestError(
                 400, f"Invalid type for 'input[{i}]': expected an object.", f"input[{i}]"
             )
         role = item.get("role")
         if role is None and not isinstance(item.get("type"), str):
-            raise StubRequestError(
+            raise VendorRequestError(
                 400, f"Missing required parameter: 'input[{i}].role'.", f"input[{i}].role"
             )
         if role is not None and role not in _INPUT_ROLES:
-            raise StubRequestError(
+            raise VendorRequestError(
                 400,
                 f"Invalid value: '{role}'. Supported values are: 'user', 'assistant', "
                 "'system', and 'developer'.",
@@ -103,12 +103,12 @@ def _parse_text(body: dict[str, Any], params: ResponsesParams) -> None:
     if text is None:
         return
     if not isinstance(text, dict):
-        raise StubRequestError(400, "Invalid type for 'text': expected an object.", "text")
+        raise VendorRequestError(400, "Invalid type for 'text': expected an object.", "text")
     fmt = text.get("format")
     if fmt is None:
         return
     if not isinstance(fmt, dict) or fmt.get("type") not in ("text", "json_object", "json_schema"):
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             "Invalid value for 'text.format.type': supported values are 'text', "
             "'json_object' and 'json_schema'.",
@@ -116,11 +116,11 @@ def _parse_text(body: dict[str, Any], params: ResponsesParams) -> None:
         )
     if fmt["type"] == "json_schema":
         if not isinstance(fmt.get("name"), str):
-            raise StubRequestError(
+            raise VendorRequestError(
                 400, "Missing required parameter: 'text.format.name'.", "text.format.name"
             )
         if not isinstance(fmt.get("schema", {}), dict):
-            raise StubRequestError(
+            raise VendorRequestError(
                 400,
                 "Invalid type for 'text.format.schema': expected an object.",
                 "text.format.schema",
@@ -128,7 +128,7 @@ def _parse_text(body: dict[str, Any], params: ResponsesParams) -> None:
     if fmt["type"] == "json_object" and not mentions_json(
         [body.get("input"), body.get("instructions")]
     ):
-        raise StubRequestError(
+        raise VendorRequestError(
             400,
             "Response input messages must contain the word 'json' in some form to use "
             "'text.format' of type 'json_object'.",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 from vendors.requests.openai_common import FunctionSpec, parse_function_tools
 
 
@@ -58,18 +58,18 @@ def parse_tools(body: dict[str, Any], wire: ToolWire) -> ToolOffer:
         named = _named(wire, choice)
         if named is None:
             where = _path("tool_choice", wire.nest, "name")
-            raise StubRequestError(400, f"Missing required parameter: '{where}'.", where)
+            raise VendorRequestError(400, f"Missing required parameter: '{where}'.", where)
         offer.named_function = named
     elif kind == "allowed_tools":
         allowed = choice if wire.allowed_in is None else choice.get(wire.allowed_in)
         if not isinstance(allowed, dict) or not isinstance(allowed.get("tools"), list):
             where = _path("tool_choice", wire.allowed_in, "tools")
-            raise StubRequestError(400, f"Missing required parameter: '{where}'.", where)
+            raise VendorRequestError(400, f"Missing required parameter: '{where}'.", where)
         names = {_named(wire, entry) for entry in allowed["tools"]}
         offer.functions = [f for f in functions if f.name in names]
         offer.tool_choice = allowed.get("mode", "auto")
     elif wire.other_choices is not None and kind not in wire.other_choices:
-        raise StubRequestError(
+        raise VendorRequestError(
             400, f"Invalid value for 'tool_choice.type': '{kind}'.", "tool_choice.type"
         )
     return offer
@@ -80,12 +80,12 @@ def _function_of(wire: ToolWire, i: int, tool: Any) -> tuple[dict[str, Any], str
     that is offered but never forced by the stub (custom, built-in)."""
     kind = tool.get("type") if isinstance(tool, dict) else None
     if wire.tool_types is None and not isinstance(kind, str):
-        raise StubRequestError(
+        raise VendorRequestError(
             400, f"Missing required parameter: 'tools[{i}].type'.", f"tools[{i}].type"
         )
     if wire.tool_types is not None and kind not in wire.tool_types:
         expected = " or ".join(f"'{t}'" for t in wire.tool_types)
-        raise StubRequestError(
+        raise VendorRequestError(
             400, f"Invalid value for 'tools[{i}].type': expected {expected}.", f"tools[{i}].type"
         )
     if kind != "function":
@@ -93,7 +93,9 @@ def _function_of(wire: ToolWire, i: int, tool: Any) -> tuple[dict[str, Any], str
     function = tool if wire.nest is None else tool.get(wire.nest)
     where = _path(f"tools[{i}]", wire.nest)
     if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        raise StubRequestError(400, f"Missing required parameter: '{where}.name'.", f"{where}.name")
+        raise VendorRequestError(
+            400, f"Missing required parameter: '{where}.name'.", f"{where}.name"
+        )
     return function, where
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vendors.errors import StubRequestError
+from vendors.errors import VendorRequestError
 
 _MAX_DOCUMENTS = 1000  # both vendors' per-request limit
 
@@ -28,24 +28,24 @@ def check_voyage(body: dict[str, Any]) -> None:
 def _string(body: dict[str, Any], name: str) -> str:
     value = body.get(name)
     if value is None:
-        raise StubRequestError(400, f"{name}: Field required", name)
+        raise VendorRequestError(400, f"{name}: Field required", name)
     if not isinstance(value, str):
-        raise StubRequestError(400, f"{name}: Input should be a valid string", name)
+        raise VendorRequestError(400, f"{name}: Input should be a valid string", name)
     if not value.strip():
-        raise StubRequestError(400, f"{name}: must not be empty", name)
+        raise VendorRequestError(400, f"{name}: must not be empty", name)
     return value
 
 
 def _documents(body: dict[str, Any]) -> list[Any]:
     docs = body.get("documents")
     if docs is None:
-        raise StubRequestError(400, "documents: Field required", "documents")
+        raise VendorRequestError(400, "documents: Field required", "documents")
     if not isinstance(docs, list):
-        raise StubRequestError(400, "documents: Input should be a valid list", "documents")
+        raise VendorRequestError(400, "documents: Input should be a valid list", "documents")
     if not docs:
-        raise StubRequestError(400, "documents: list of documents must not be empty", "documents")
+        raise VendorRequestError(400, "documents: list of documents must not be empty", "documents")
     if len(docs) > _MAX_DOCUMENTS:
-        raise StubRequestError(
+        raise VendorRequestError(
             400, f"documents: at most {_MAX_DOCUMENTS} documents per request", "documents"
         )
     return docs
@@ -57,7 +57,7 @@ def _cohere_text(doc: Any, index: int) -> str:
     # Older v2 clients may still send {"text": ...} or other string fields (RerankDocument).
     if isinstance(doc, dict) and doc and all(isinstance(v, str) for v in doc.values()):
         return str(doc["text"]) if "text" in doc else "\n".join(f"{k}: {v}" for k, v in doc.items())
-    raise StubRequestError(400, f"documents.{index}: Input should be a valid string", "documents")
+    raise VendorRequestError(400, f"documents.{index}: Input should be a valid string", "documents")
 
 
 def _limit(body: dict[str, Any], name: str, count: int) -> int:
@@ -65,7 +65,7 @@ def _limit(body: dict[str, Any], name: str, count: int) -> int:
     if value is None:
         return count
     if isinstance(value, bool) or not isinstance(value, int):
-        raise StubRequestError(400, f"{name}: Input should be a valid integer", name)
+        raise VendorRequestError(400, f"{name}: Input should be a valid integer", name)
     if value < 1:
-        raise StubRequestError(400, f"{name}: must be greater than 0", name)
+        raise VendorRequestError(400, f"{name}: must be greater than 0", name)
     return min(value, count)

@@ -1,4 +1,4 @@
-"""Live mode: forward each call to its vendor with the study's key, metered and capped.
+"""Live forwarding: forward each call to its vendor with the study's key, metered and capped.
 
 Per call (its sampling fields already pinned, in every mode alike: proxy.flow.sampling): price
 the model (an unknown model is refused, never free), reserve the worst case against the run's
@@ -37,9 +37,9 @@ from proxy.redact.secrets import SecretRedactor
 from proxy.redact.stream import UNDECODABLE, StreamCleaner, redact_head, redact_plain
 from rundir.content_decode import DecodeError
 from vendors.errors import error_reply
-from vendors.reply import StubReply
+from vendors.reply import VendorReply
 
-__all__ = ["KEY_ENV", "LiveCall", "LiveConfig", "LiveMode", "input_bound", "max_output"]
+__all__ = ["KEY_ENV", "LiveCall", "LiveConfig", "MeteredForwarder", "input_bound", "max_output"]
 
 log = structlog.get_logger("harness.proxy")
 
@@ -69,7 +69,11 @@ class _Upstream:
         self.path = parts.path.rstrip("/")
 
 
-class LiveMode:
+class MeteredForwarder:
+    """Forwards each call to its vendor with the study's key, reserved against the cap, its
+    reply metered and redacted, and settles it on every path. Not a `Mode` itself: the live
+    Mode (proxy.modes.live.LiveMode) drives it and sends its refusals."""
+
     def __init__(self, config: LiveConfig) -> None:
         self.config = config
         self.inflight: dict[int, tuple[http.HTTPFlow, CallState]] = {}
@@ -85,7 +89,7 @@ class LiveMode:
 
     # --- before forwarding -------------------------------------------------------------------
 
-    async def forward(self, flow: http.HTTPFlow, state: CallState) -> StubReply | None:
+    async def forward(self, flow: http.HTTPFlow, state: CallState) -> VendorReply | None:
         """Prepare and forward the call; or return the vendor-shaped refusal to send instead."""
         assert state.route is not None and state.body is not None
         cfg = self.config
