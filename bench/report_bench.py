@@ -22,8 +22,8 @@ from pathlib import Path
 from bench import walltime
 from bench.walltime import Figures, harness, measured
 from harness.report.chromium import find_chromium
-from rundir.bodies import BodyStore
-from rundir.calllog import CallRecord
+from rundir.calls.bodies import BodyStore
+from rundir.calls.calllog import CallRecord
 from rundir.turns import TurnOutcome, TurnRecord
 from tests.harness.report_runs import call, turn, write_run
 

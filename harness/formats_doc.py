@@ -42,7 +42,7 @@ class Format:
 # the checks' records, then the judging stage's files.
 FORMATS = (
     Format("run.json", ("rundir.runs.header:RunHeader",)),
-    Format("calls.jsonl", ("rundir.calllog:CallRecord",)),
+    Format("calls.jsonl", ("rundir.calls.calllog:CallRecord",)),
     Format(
         "turns.jsonl",
         (
@@ -56,7 +56,10 @@ FORMATS = (
     Format("proxy_egress.jsonl", ("rundir.proxy_egress:ProxyEgressEntry",)),
     Format("strays_seen.jsonl", ("rundir.strays_seen:StraySeen",)),
     Format("rtt.jsonl", ("rundir.rtt:RttProbe",)),
-    Format("reservations.jsonl", ("rundir.journal:JournalCall", "rundir.journal:JournalBlock")),
+    Format(
+        "reservations.jsonl",
+        ("rundir.calls.journal:JournalCall", "rundir.calls.journal:JournalBlock"),
+    ),
     Format("proxy.json", ("rundir.proxy_file:ProxyFile",)),
     Format("voids.jsonl", ("rundir.runs.voids:VoidRecord",)),
     Format("gate.json", ("rundir.runs.gate_record:GateRecord",)),

@@ -72,7 +72,7 @@ def rule_purpose(rules: Sequence[PurposeRule], route: str, model: str | None) ->
     return next((rule.purpose for rule in rules if rule.matches(route, model)), None)
 
 
-# Seconds between fsyncs of calls.jsonl and bodies/ (group commit, rundir/calllog.py): live and
+# Seconds between fsyncs of calls.jsonl and bodies/ (group commit, rundir/calls/calllog.py): live and
 # replay every 0.1 s; record once a second (the fsyncs were 15.5% of a record proxy's CPU on a
 # LongMemEval-sized run, issue 37).
 LIVE_SYNC_INTERVAL_S = 0.1
@@ -129,7 +129,7 @@ class ProxySettings(BaseModel):
     @model_validator(mode="after")
     def _record_syncs_less(self) -> ProxySettings:
         # Record mode spends nothing: its call log is fsynced once a second unless told
-        # otherwise (rundir/calllog.py says what a crash loses).
+        # otherwise (rundir/calls/calllog.py says what a crash loses).
         if self.mode == "record" and "sync_interval" not in self.model_fields_set:
             self.sync_interval = RECORD_SYNC_INTERVAL_S
         return self

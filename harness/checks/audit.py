@@ -52,10 +52,10 @@ from ledger.ledger import (
 )
 from ledger.prices import PriceTable, TokenCounts, UnpricedToolError, cost, load_prices
 from rundir.atomic import write_atomic
-from rundir.calllog import UNSTORED_FLAGS, CallRecord
+from rundir.calls.calllog import UNSTORED_FLAGS, CallRecord
+from rundir.calls.packread import PackReader
 from rundir.merge.checks import shard_findings
 from rundir.model import RunDirModel
-from rundir.packread import PackReader
 from rundir.runs.header import RunHeader, now_iso, read_header
 from rundir.runs.manifest import NOT_LISTED, file_sha256, tool_version
 

@@ -18,9 +18,9 @@ import difflib
 import json
 from typing import Any
 
-from rundir.calllog import CallRecord
-from rundir.masking import mask_body
-from rundir.packread import PackReader
+from rundir.calls.calllog import CallRecord
+from rundir.calls.masking import mask_body
+from rundir.calls.packread import PackReader
 
 LONG = 200  # a string longer than this is shown as a window
 BEFORE = 60  # characters kept before a string's first difference

@@ -24,8 +24,8 @@ from harness.checks.body_diff import (
     first_difference,
     request_body,
 )
-from rundir.calllog import CallRecord, read_calls
-from rundir.packread import PackReader
+from rundir.calls.calllog import CallRecord, read_calls
+from rundir.calls.packread import PackReader
 from rundir.runs.gate_record import (
     Divergence,
     GateCounts,

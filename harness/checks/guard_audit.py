@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rundir.calllog import CallRecord
+from rundir.calls.calllog import CallRecord
 from rundir.runs.header import RunHeader
 from rundir.turns import read_turns
 

@@ -1,6 +1,6 @@
 """The masking list: which parts of a request two runs of one script may send differently.
 
-The proxy's request hash (rundir/masking.py) covers the method, the route and the JSON body only,
+The proxy's request hash (rundir/calls/masking.py) covers the method, the route and the JSON body only,
 so every header is excluded by construction: SDK retry counters and platform headers
 (`x-stainless-*`, `user-agent`), idempotency keys (`idempotency-key`), request ids
 (`x-request-id`) and the key itself never make two requests differ. In the body, the proxy's
@@ -10,7 +10,7 @@ that engines fill with a per-call id or a time; a study adds its own with `mask 
 The same list goes to the proxy (so calls.jsonl's request_hash, which replay matches on, agrees
 with what the gate compared) and into gate.json (so a reader sees what was not compared).
 
-A mask may also take text out of string values and keep the rest (rundir.value_masks): `~date`,
+A mask may also take text out of string values and keep the rest (rundir.calls.value_masks): `~date`,
 `~datetime`, `~uuid`, `~time`, `~unix_time` anywhere in the body, `PATH~NAME` under a path, or
 `PATH=~REGEX` with a regex of the study's own. mem0 2.x writes today's date into its prompt, so a
 study of it that replays on another day sets `mask = ["messages.*.content~date"]`: the user's
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from harness.errors import HarnessError
 from harness.study import Study
-from rundir.masking import DEFAULT_BODY_MASKS
-from rundir.value_masks import MaskError, is_value_mask, parse_value_mask
+from rundir.calls.masking import DEFAULT_BODY_MASKS
+from rundir.calls.value_masks import MaskError, is_value_mask, parse_value_mask
 
 # Body fields that carry a per-call random id or a timestamp in common engines' requests.
 HARNESS_BODY_MASKS: tuple[str, ...] = (

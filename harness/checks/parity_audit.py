@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness.checks.body_diff import request_body
-from rundir.calllog import CallRecord
-from rundir.packread import PackReader
+from rundir.calls.calllog import CallRecord
+from rundir.calls.packread import PackReader
 from rundir.runs.header import RunHeader
 
 # The request fields an output limit is read from, per route shape (the arm's own request).

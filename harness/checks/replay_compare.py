@@ -1,7 +1,7 @@
 """`replay.json`: does a replay reproduce the run it replayed? Same requests, same turn texts.
 
 Requests are compared per arm, item, turn and call index on the proxy's request hash (the masked
-request, rundir.masking), so a divergence names the very call that changed. Calls an arm makes
+request, rundir.calls.masking), so a divergence names the very call that changed. Calls an arm makes
 concurrently within one turn (an embedding beside a completion) can reach the proxy in either
 order; a turn whose requests are the same multiset in another order is noted as reordered, not
 counted as a divergence, because the replay served each of them its own recorded answer.
@@ -23,11 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.checks.body_diff import MISSING, body_diff, compared_view, diff_block, request_body
 from harness.checks.pinning import pinning_difference
 from rundir.atomic import write_atomic
-from rundir.calllog import CallRecord, read_calls
+from rundir.calls.calllog import CallRecord, read_calls
+from rundir.calls.masking import DEFAULT_BODY_MASKS
+from rundir.calls.packread import PackReader
 from rundir.errors import RunDirError
-from rundir.masking import DEFAULT_BODY_MASKS
 from rundir.model import RunDirModel
-from rundir.packread import PackReader
 from rundir.runs.header import read_header
 from rundir.turns import read_turns
 

@@ -42,9 +42,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from harness.checks.scan_text import body_texts, file_texts
 from harness.errors import HarnessError
 from harness.study import load_items
-from rundir.calllog import read_calls
+from rundir.calls.calllog import read_calls
+from rundir.calls.packread import PackReader
 from rundir.jsonlines import split_lines
-from rundir.packread import PackReader
 from rundir.runs.header import read_header
 from rundir.turns import read_turns
 

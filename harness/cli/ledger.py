@@ -20,7 +20,7 @@ from ledger.reconcile import group_by_runs, read_usage_export
 from ledger.state import LedgerState
 from ledger.usd import BadAmount, parse_usd
 from rundir.atomic import write_atomic
-from rundir.journal import recover_spend
+from rundir.calls.journal import recover_spend
 
 ledger_app = typer_app(help="The durable spend ledger: show, verify, export, settle, reconcile.")
 prices_app = typer_app(help="Price tables.")

@@ -32,7 +32,7 @@ from harness.report.model import Section, Table, money
 from harness.report.rundata import read_file
 from ledger.errors import LedgerError
 from ledger.prices import TokenCounts, cost
-from rundir.calllog import CallRecord
+from rundir.calls.calllog import CallRecord
 from rundir.runs.manifest import file_sha256
 
 COST_RATIO = Decimal("1.30")

@@ -10,7 +10,7 @@ from decimal import Decimal
 from pydantic import BaseModel, ConfigDict
 
 from harness.report.model import Table, money
-from rundir.calllog import CallRecord
+from rundir.calls.calllog import CallRecord
 from rundir.turns import TurnRecord
 
 GUARD_PURPOSE = "guard"  # as harness/guard.py names it (the report reads files, not the guard)

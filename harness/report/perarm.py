@@ -21,7 +21,7 @@ from harness.report.guard_tally import GuardTally, guard_tally
 from harness.report.latency import Latency, latency
 from harness.report.rundata import RunData
 from harness.stats.bootstrap import mean_interval
-from rundir.calllog import CallRecord
+from rundir.calls.calllog import CallRecord
 from rundir.turns import TurnRecord
 
 REPORT_SCHEMA = 2  # 2: cut turns ranked above completed ones, infra-failed items dropped

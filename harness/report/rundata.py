@@ -18,15 +18,15 @@ from typing import Any
 import zstandard
 
 from harness.errors import HarnessError
-from rundir.calllog import CallRecord, read_calls
+from rundir.calls.calllog import CallRecord, read_calls
+from rundir.calls.packread import PackReader
 from rundir.egress import read_egress
+from rundir.rtt import RttProbe, read_probes
 from rundir.runs.header import read_header
 from rundir.runs.manifest import file_sha256
-from rundir.packread import PackReader
-from rundir.rtt import RttProbe, read_probes
+from rundir.runs.voids import voided_items
 from rundir.strays_seen import StraySeen, read_seen
 from rundir.turns import TurnRecord, read_turns
-from rundir.runs.voids import voided_items
 
 RUN_FILES = (
     "run.json",

@@ -29,9 +29,9 @@ from typing import Any
 from harness.errors import HarnessError
 from ledger.errors import UnknownModelError
 from ledger.prices import ModelPrice, PriceTable, TokenCounts, cost, worst_case
-from rundir.calllog import CallRecord, read_calls
-from rundir.packread import PackReader
-from rundir.rewrites import as_sent
+from rundir.calls.calllog import CallRecord, read_calls
+from rundir.calls.packread import PackReader
+from rundir.calls.rewrites import as_sent
 from rundir.turns import read_turns
 from vendors.routes import wire_shape
 

@@ -18,10 +18,10 @@ from harness.checks.memory_controls import strings_of
 from harness.run.net_score import DEFAULT_LAMBDA, abstains, scored_net
 from harness.stats.answer_text import normalise
 from harness.study import Item
-from rundir.calllog import CALL_SCHEMA, CallRecord
+from rundir.calls.calllog import CALL_SCHEMA, CallRecord
+from rundir.calls.packread import PackReader
 from rundir.ingestions import IngestionRecord
 from rundir.jsonlines import whole_lines
-from rundir.packread import PackReader
 from rundir.questions import QuestionLog, QuestionRecord
 from rundir.turns import TurnRecord
 

@@ -39,8 +39,8 @@ from proxy.modes.base import Mode
 from proxy.modes.record import RecordMode
 from proxy.modes.replay import CUT_OUTCOMES
 from proxy.modes.stream_server import StreamServer
-from rundir.calllog import UNSTORED_FLAGS, Tokens
-from rundir.masking import DEFAULT_BODY_MASKS
+from rundir.calls.calllog import UNSTORED_FLAGS, Tokens
+from rundir.calls.masking import DEFAULT_BODY_MASKS
 from rundir.proxy_file import PurposeRule, arm_of, rule_purpose
 from rundir.turn_message import GUARD_PHASE
 from stubs.rules.context import StubContext

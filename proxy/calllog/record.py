@@ -7,8 +7,8 @@ from typing import Literal
 from proxy.flow.callstate import CallState
 from proxy.flow.control import TurnRef
 from proxy.flow.failsafe import safe_text
-from rundir.bodies import BodyStore
-from rundir.calllog import CallRecord, Timing, Tokens
+from rundir.calls.bodies import BodyStore
+from rundir.calls.calllog import CallRecord, Timing, Tokens
 
 
 def store_response(state: CallState, bodies: BodyStore | None) -> str | None:

@@ -17,8 +17,8 @@ import structlog
 
 from proxy.calllog.record import build_record, store_response
 from proxy.flow.callstate import CallState
-from rundir.bodies import BodyStore
-from rundir.calllog import UNSTORED_FLAGS, CallLog, CallLogError
+from rundir.calls.bodies import BodyStore
+from rundir.calls.calllog import UNSTORED_FLAGS, CallLog, CallLogError
 from vendors.errors import error_reply
 from vendors.reply import VendorReply
 

@@ -12,7 +12,7 @@ from ledger.settlements import SettlementWriter
 from proxy.metering.server_tools import ToolPlan
 from proxy.metering.usage import StreamMeter
 from proxy.redact.stream import StreamCleaner
-from rundir.journal import ReservationJournal
+from rundir.calls.journal import ReservationJournal
 from vendors.hosts import Vendor
 from vendors.pins import Pins
 

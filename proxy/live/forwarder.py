@@ -35,7 +35,7 @@ from proxy.metering.usage import (
 )
 from proxy.redact.secrets import SecretRedactor
 from proxy.redact.stream import UNDECODABLE, StreamCleaner, redact_head, redact_plain
-from rundir.content_decode import DecodeError
+from rundir.calls.content_decode import DecodeError
 from vendors.errors import error_reply
 from vendors.reply import VendorReply
 
@@ -135,7 +135,7 @@ class MeteredForwarder:
         return None
 
     def note_forwarded(self, state: CallState) -> None:
-        """The journal line of a reserved call that has gone out, once (rundir.journal). Raises
+        """The journal line of a reserved call that has gone out, once (rundir.calls.journal). Raises
         OSError if it cannot be written; the call's money is in a durable block already."""
         live: LiveCall | None = state.live
         if live is None or not live.unjournaled:

@@ -14,7 +14,7 @@ from proxy.flow.callstate import CallState
 from proxy.live.call import LiveCall, LiveConfig
 from proxy.metering.billing import budget_refusal, max_output, reserved_input, unpriced_option
 from proxy.metering.server_tools import plan_tools
-from rundir.calllog import Rewrite
+from rundir.calls.calllog import Rewrite
 from vendors.errors import error_reply
 from vendors.reply import VendorReply
 

@@ -16,7 +16,7 @@ from proxy.metering.billing import (
     booked_tool_uses,
 )
 from proxy.metering.usage import MeteredUsage
-from rundir.calllog import Tokens, TokenSource
+from rundir.calls.calllog import Tokens, TokenSource
 from vendors.pins import WRONG_MODEL_FLAG, served_matches
 
 log = structlog.get_logger("harness.proxy")

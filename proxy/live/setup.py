@@ -18,7 +18,7 @@ from ledger.settlements import SettlementWriter
 from proxy.live.forwarder import LiveConfig, MeteredForwarder
 from proxy.metering.tokencount import preload
 from proxy.redact.secrets import install_log_redaction, uninstall_log_redaction
-from rundir.journal import ReservationJournal
+from rundir.calls.journal import ReservationJournal
 from vendors.pins import Pins
 
 log = structlog.get_logger("harness.proxy")

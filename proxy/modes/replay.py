@@ -1,6 +1,6 @@
 """Replay mode: answer every call from an earlier run's call log, never from a vendor or a stub.
 
-A call is matched on (arm, request hash), the hash of the masked request (rundir.masking), so the
+A call is matched on (arm, request hash), the hash of the masked request (rundir.calls.masking), so the
 volatile fields an SDK adds do not break a match while any real change to the request does. The
 same request may have been sent several times (a retried turn, a repeated question): its
 recordings are served in the order they were sent, and one more repeat than was recorded is a
@@ -24,8 +24,8 @@ from mitmproxy import http
 from proxy.flow.callstate import CallState
 from proxy.modes.base import LocalMode, ModeName
 from proxy.modes.stream_server import Playback, StreamServer
-from rundir.bodies import BodyStore
-from rundir.calllog import CallRecord, Tokens, read_calls
+from rundir.calls.bodies import BodyStore
+from rundir.calls.calllog import CallRecord, Tokens, read_calls
 from stubs.rules.delays import DelayRule
 from vendors.errors import error_reply
 from vendors.reply import VendorReply

@@ -28,7 +28,7 @@ from httpx_sse import ServerSentEvent
 from proxy.flow.sse_block import DONE, Relay, plain_block
 from proxy.flow.sse_events import UNPARSED, EventFramer, RawEvent, Relayed
 from proxy.redact.secrets import SecretRedactor
-from rundir.content_decode import DecodeError
+from rundir.calls.content_decode import DecodeError
 from vendors.chat_chunk import ChatChunk
 
 # OpenAI's `refusal` and the reasoning text compatible upstreams stream (`reasoning_content`,

@@ -17,7 +17,7 @@ from proxy.flow.callstate import CallState
 from proxy.flow.sse_block import Relay
 from proxy.redact.events import EventTextGuard
 from proxy.redact.secrets import FLAG, SecretRedactor, StreamRedactor
-from rundir.content_decode import DecodeError, StreamDecoder, decode_body
+from rundir.calls.content_decode import DecodeError, StreamDecoder, decode_body
 from vendors.errors import error_reply
 
 log = structlog.get_logger("harness.proxy")

@@ -34,12 +34,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from rundir.bodies import BodyStore
+from rundir.calls.bodies import BodyStore
+from rundir.calls.packread import PackReader
 from rundir.errors import RunDirError
 from rundir.jsonlines import read_lines
 from rundir.merge.checks import check_shards, manifest_digest
 from rundir.merge.pick import failure_reason, pick_runs
-from rundir.packread import PackReader
 from rundir.runs.header import RunHeader, StudyRun, read_header
 from rundir.runs.seal import write_manifest
 from rundir.runs.shards import MergedShard

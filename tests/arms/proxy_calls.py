@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rundir.bodies import BodyStore
+from rundir.calls.bodies import BodyStore
 from tests.proxy.proxy_process import ProxyProcess
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from arms.chat import system_prompt
-from rundir.packread import PackReader
+from rundir.calls.packread import PackReader
 from tests.harness.studies import harness, header, only_run, read_jsonl, write_study
 
 pytestmark = pytest.mark.integration

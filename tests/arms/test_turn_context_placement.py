@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.checks.prompt_audit import placement_problem
-from rundir.packread import PackReader
+from rundir.calls.packread import PackReader
 from tests.harness.studies import harness, only_run, read_jsonl, write_study
 
 pytestmark = pytest.mark.integration

@@ -28,7 +28,7 @@ import docker
 import pytest
 
 from harness.isolation.docker import network_gateway
-from rundir.packread import PackReader
+from rundir.calls.packread import PackReader
 from tests.docker.test_docker_backend import leftovers
 from tests.fakevendor.records import ReceivedRequest, Served
 from tests.fakevendor.server import FakeVendor

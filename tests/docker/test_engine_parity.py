@@ -13,7 +13,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.study import load_study
-from rundir.packread import PackReader
+from rundir.calls.packread import PackReader
 from tests.harness.studies import harness, only_run, read_jsonl
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]

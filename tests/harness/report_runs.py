@@ -7,7 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-from rundir.calllog import CallRecord, Timing, Tokens
+from rundir.calls.calllog import CallRecord, Timing, Tokens
 from rundir.runs.header import RunHeader, StudyRun, write_header
 from rundir.turns import TurnOutcome, TurnRecord
 

@@ -21,7 +21,7 @@ from harness.checks.pair_gate import check_pair
 from harness.errors import HarnessError
 from harness.run.prepare import RunRequest, prepare
 from harness.study import load_study
-from rundir.packread import PackReader
+from rundir.calls.packread import PackReader
 from rundir.runs.gate_record import GateCounts, GateRecord, GateRun, PairCheck
 from tests.harness.studies import REPO, harness, header, only_run, read_jsonl
 

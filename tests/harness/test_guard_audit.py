@@ -8,7 +8,7 @@ import hashlib
 from pathlib import Path
 
 from harness.checks.guard_audit import guard_findings
-from rundir.calllog import CallRecord
+from rundir.calls.calllog import CallRecord
 from rundir.runs.header import read_header
 from tests.harness.report_runs import call, turn, write_run
 

@@ -15,8 +15,8 @@ import pytest
 from harness.checks.parity_audit import parity_findings
 from harness.errors import HarnessError
 from harness.study import load_study
-from rundir.calllog import CallRecord
-from rundir.packread import PackReader
+from rundir.calls.calllog import CallRecord
+from rundir.calls.packread import PackReader
 from rundir.runs.header import read_header
 from tests.harness.studies import harness, only_run, read_jsonl, write_study
 

@@ -13,7 +13,7 @@ import pytest
 
 from harness.run.pilot_cost import project_calls, record_calls
 from ledger.prices import load_prices
-from rundir.calllog import read_calls
+from rundir.calls.calllog import read_calls
 from tests.fakevendor.server import FakeVendor
 from tests.harness.studies import gate_then_live, header
 from tests.harness.test_coupled_runs import copy_example

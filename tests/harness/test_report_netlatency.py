@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rundir.calllog import Timing
+from rundir.calls.calllog import Timing
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness
 

@@ -156,7 +156,7 @@ def test_upstream_probe_times_handshakes_and_names_a_refused_one() -> None:
 def test_the_report_uses_upstream_probes_for_their_vendors_routes(
     tmp_path: Path, probed: bool
 ) -> None:
-    from rundir.calllog import Timing
+    from rundir.calls.calllog import Timing
     from rundir.rtt import RttProbe
 
     run = "r-up"

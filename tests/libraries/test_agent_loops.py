@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from rundir.packread import PackReader
+from rundir.calls.packread import PackReader
 from tests.harness.studies import harness, header, read_jsonl, write_study
 from tests.libraries.conftest import REPO
 

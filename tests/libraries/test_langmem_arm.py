@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rundir.packread import PackReader
+from rundir.calls.packread import PackReader
 from tests.harness.studies import harness, header, read_jsonl, write_study
 from tests.libraries.conftest import REPO
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from rundir.packread import PackReader
+from rundir.calls.packread import PackReader
 from tests.libraries.conftest import library_env
 from tests.proxy.proxy_process import ProxyProcess
 

@@ -12,7 +12,7 @@ import openai
 import pytest
 from mitmproxy import exceptions
 
-from rundir.bodies import BodyStore
+from rundir.calls.bodies import BodyStore
 from tests.proxy.addon_kit import addon_context
 from tests.proxy.proxy_process import ProxyProcess
 

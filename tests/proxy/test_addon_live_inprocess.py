@@ -23,8 +23,8 @@ from mitmproxy.test import tflow, tutils
 
 from proxy.flow.after_reply import MAX_TURNS
 from proxy.live.forwarder import _framing
-from rundir.bodies import BodyStore
-from rundir.journal import JournalBlock, JournalCall, read_journal, recover_spend
+from rundir.calls.bodies import BodyStore
+from rundir.calls.journal import JournalBlock, JournalCall, read_journal, recover_spend
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.addon_kit import addon_context
 from tests.proxy.live_helpers import STUDY_KEYS, live_options

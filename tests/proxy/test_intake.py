@@ -10,7 +10,7 @@ import pytest
 
 from proxy.flow.callstate import CallState
 from proxy.flow.intake import intake
-from rundir.masking import DEFAULT_BODY_MASKS, hash_masked
+from rundir.calls.masking import DEFAULT_BODY_MASKS, hash_masked
 from vendors.hosts import Vendor
 from vendors.requests.body import check_body
 

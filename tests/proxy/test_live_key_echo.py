@@ -21,7 +21,7 @@ import pytest
 from anthropic.types import MessageParam
 from openai.types.chat import ChatCompletionMessageParam
 
-from rundir.packread import PackReader
+from rundir.calls.packread import PackReader
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import STUDY_ANTHROPIC_KEY, STUDY_OPENAI_KEY, start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess

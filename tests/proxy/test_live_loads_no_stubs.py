@@ -44,7 +44,7 @@ import json, sys
 import proxy.live, proxy.live.forwarder, proxy.live.setup
 from proxy.flow.callstate import CallState
 from proxy.flow.intake import intake
-from rundir.masking import DEFAULT_BODY_MASKS
+from rundir.calls.masking import DEFAULT_BODY_MASKS
 from vendors.requests.body import CHECKS, check_body
 from vendors.routes import ROUTES
 

@@ -19,7 +19,7 @@ import pytest
 
 from harness.checks.audit import expected_cost
 from ledger.prices import TokenCounts, cost, load_prices
-from rundir.calllog import CallRecord
+from rundir.calls.calllog import CallRecord
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess

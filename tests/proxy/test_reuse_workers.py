@@ -13,8 +13,8 @@ import pytest
 
 from proxy.app.addon import HarnessAddon
 from proxy.flow.control import TurnRef
-from rundir.calllog import Rewrite
-from rundir.rewrites import as_sent
+from rundir.calls.calllog import Rewrite
+from rundir.calls.rewrites import as_sent
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.addon_kit import AddonKit, addon_context
 from tests.proxy.live_helpers import STUDY_KEYS, live_options

@@ -2,7 +2,7 @@
 (proxy.flow.sampling.pin_call, run by the addon) rewrites a main call in record, replay and live
 mode alike, so the body a record run's stub answers is the body a live run forwards; a memory
 call is never rewritten; the call log keeps the arm's request as sent (so replay still matches it)
-plus the rewrites, and `rundir.rewrites.as_sent` rebuilds the body that went out."""
+plus the rewrites, and `rundir.calls.rewrites.as_sent` rebuilds the body that went out."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from rundir.bodies import BodyStore
-from rundir.calllog import Rewrite
-from rundir.rewrites import as_sent
+from rundir.calls.bodies import BodyStore
+from rundir.calls.calllog import Rewrite
+from rundir.calls.rewrites import as_sent
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.addon_kit import addon_context
 from tests.proxy.live_helpers import STUDY_KEYS, live_options

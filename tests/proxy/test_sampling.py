@@ -19,7 +19,7 @@ from proxy.flow.sampling import (
     prefers_adaptive,
     rewrite_sampling,
 )
-from rundir.calllog import Rewrite
+from rundir.calls.calllog import Rewrite
 from stubs.anthropic.messages import messages
 from stubs.openai.chat import chat_completions
 from stubs.openai.responses import responses

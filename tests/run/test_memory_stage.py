@@ -156,7 +156,7 @@ def test_ingestion_calls_are_charged_to_the_item_as_ingestion(tmp_path: Path) ->
     (item,) = {c["item"] for c in calls}
     main = [c for c in calls if c["purpose"] == "main"]
     assert len(main) == 1 and "phase" not in main[0]
-    from rundir.packread import PackReader
+    from rundir.calls.packread import PackReader
 
     body = json.loads(PackReader.open(run).get(main[0]["request_body"]))
     memory = json.loads((tmp_path / "longmemeval_s.json").read_text())

@@ -21,9 +21,9 @@ from harness.run.pilot_cost import (
     unit_costs,
 )
 from ledger.prices import load_prices
-from rundir.bodies import BodyStore
-from rundir.calllog import CallRecord
-from rundir.packread import PackReader
+from rundir.calls.bodies import BodyStore
+from rundir.calls.calllog import CallRecord
+from rundir.calls.packread import PackReader
 
 PRICES = load_prices()
 MODEL = "gpt-4.1-mini"

@@ -11,7 +11,7 @@ def test_answers_are_normalised_as_the_datasets_scripts_do() -> None:
 
 
 def test_the_call_tail_reads_each_complete_line_once(tmp_path: Path) -> None:
-    from rundir.calllog import CallRecord, Timing
+    from rundir.calls.calllog import CallRecord, Timing
 
     def line(seq: int, item: str) -> str:
         return CallRecord(

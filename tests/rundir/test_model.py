@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Literal
 import pytest
 from pydantic import Field, ValidationError
 
-from rundir.calllog import CallRecord
+from rundir.calls.calllog import CallRecord
 from rundir.errors import SchemaTooNew
 from rundir.model import RunDirModel, Upgradable, Upgrade, schema_too_new
 from rundir.rtt import RttProbe

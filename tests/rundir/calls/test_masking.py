@@ -3,7 +3,7 @@ from __future__ import annotations
 import rfc8785
 from hypothesis import given, settings
 
-from rundir.masking import _tag_big_ints, canonical_json, mask_body, request_hash
+from rundir.calls.masking import _tag_big_ints, canonical_json, mask_body, request_hash
 from tests.json_values import ANY_JSON
 
 

@@ -1,4 +1,4 @@
-"""rundir.content_decode: what an upstream compressed is read back exactly, or refused loudly."""
+"""rundir.calls.content_decode: what an upstream compressed is read back exactly, or refused loudly."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import zstandard
 
 from rundir import content_decode
-from rundir.content_decode import DecodeError, StreamDecoder, decode_body
+from rundir.calls.content_decode import DecodeError, StreamDecoder, decode_body
 
 BODY = b'data: {"type":"content_block_delta","delta":{"text":"hello"}}\n\n' * 200
 

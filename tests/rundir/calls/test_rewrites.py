@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rundir.calllog import Rewrite
-from rundir.rewrites import as_sent
+from rundir.calls.calllog import Rewrite
+from rundir.calls.rewrites import as_sent
 
 
 def test_sets_nested_fields_drops_removed_ones_and_leaves_the_arms_body_alone() -> None:

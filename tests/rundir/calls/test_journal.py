@@ -1,4 +1,4 @@
-"""rundir/journal.py: reservations.jsonl lines are models, written by the journal and read back by
+"""rundir/calls/journal.py: reservations.jsonl lines are models, written by the journal and read back by
 the spend recovery; a torn last line is skipped, a whole line that is no entry refused."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rundir.errors import RunDirError
-from rundir.journal import (
+from rundir.calls.journal import (
     JOURNAL_NAME,
     JournalBlock,
     JournalCall,
@@ -19,6 +18,7 @@ from rundir.journal import (
     read_journal,
     recover_spend,
 )
+from rundir.errors import RunDirError
 
 
 def journal_some_calls(run_dir: Path) -> None:

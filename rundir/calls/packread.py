@@ -1,6 +1,6 @@
-"""Read a run's body pack (`bodies/pack.bin`, format in rundir/bodies.py) without changing it.
+"""Read a run's body pack (`bodies/pack.bin`, format in rundir/calls/bodies.py) without changing it.
 
-rundir.bodies.BodyStore opens the pack read-write and cuts off a torn tail: right for the proxy
+rundir.calls.bodies.BodyStore opens the pack read-write and cuts off a torn tail: right for the proxy
 that owns it, wrong for the gate and the audit, which must leave the evidence as they found it
 and report damage (an edited header hides every record after it) instead of repairing it.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import zstandard
 
-from rundir.bodies import PACK_NAME
+from rundir.calls.bodies import PACK_NAME
 
 
 @dataclass

@@ -10,8 +10,8 @@ import pytest
 
 from harness.checks.masks import check_masks
 from harness.errors import HarnessError
-from rundir.masking import mask_body, request_hash
-from rundir.value_masks import MaskError, parse_value_mask
+from rundir.calls.masking import mask_body, request_hash
+from rundir.calls.value_masks import MaskError, parse_value_mask
 from tests.proxy.proxy_process import ProxyProcess
 
 pytestmark = pytest.mark.integration

@@ -10,7 +10,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from rundir.calllog import Rewrite
+from rundir.calls.calllog import Rewrite
 
 
 def as_sent(body: dict[str, Any], rewrites: Sequence[Rewrite]) -> dict[str, Any]:

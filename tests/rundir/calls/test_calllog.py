@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from rundir.bodies import BodyStore
-from rundir.calllog import CallLog, CallRecord, Timing, read_calls
+from rundir.calls.bodies import BodyStore
+from rundir.calls.calllog import CallLog, CallRecord, Timing, read_calls
 from tests.proxy.small_disk import fill, mounted_tmpfs
 
 
@@ -79,7 +79,7 @@ def test_a_torn_last_body_is_cut_off_and_the_rest_kept(tmp_path: Path) -> None:
 
 
 def test_unwritable_log_raises(tmp_path: Path) -> None:
-    from rundir.calllog import CallLogError
+    from rundir.calls.calllog import CallLogError
 
     log = CallLog(tmp_path / "calls.jsonl")
     log._file.close()

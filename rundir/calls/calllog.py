@@ -105,7 +105,7 @@ class CallRecord(RunDirModel):
     status: int
     outcome: Outcome
     tokens: Tokens = Field(default_factory=Tokens)
-    request_hash: str  # canonical masked request (rundir.masking)
+    request_hash: str  # canonical masked request (rundir.calls.masking)
     request_body: str | None = None  # SHA-256 of the raw request body in bodies/
     response_hash: str | None = None  # SHA-256 of the response body, also its key in bodies/
     response_content_type: str | None = None

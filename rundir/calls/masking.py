@@ -3,7 +3,7 @@
 Two runs of the same script must hash the same even when an SDK adds a random id or a timestamp,
 so those fields are removed first. Masks are dotted paths into the JSON body; `*` matches every
 element of a list or every key of an object (e.g. `messages.*.metadata`). A mask with `~` masks
-text inside string values instead (`~date`, `messages.*.content=~REGEX`: rundir.value_masks).
+text inside string values instead (`~date`, `messages.*.content=~REGEX`: rundir.calls.value_masks).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import rfc8785
 
 import canonical
-from rundir.value_masks import ValueMask, apply_value_masks, is_value_mask, parse_value_mask
+from rundir.calls.value_masks import ValueMask, apply_value_masks, is_value_mask, parse_value_mask
 
 # Fields the vendors' SDKs and common engines fill with per-call random ids or user handles.
 DEFAULT_BODY_MASKS: tuple[str, ...] = (
@@ -50,7 +50,7 @@ def _drop(value: Any, parts: list[str]) -> None:
 @functools.lru_cache(maxsize=64)
 def _masks_read(masks: tuple[str, ...]) -> tuple[list[ValueMask], list[list[str]]]:
     """The value masks and the split paths of a set of masks: read once, not per request."""
-    # "PATH~NAME" / "PATH=~REGEX" mask text inside string values (rundir.value_masks).
+    # "PATH~NAME" / "PATH=~REGEX" mask text inside string values (rundir.calls.value_masks).
     values = [parse_value_mask(m) for m in masks if is_value_mask(m)]
     paths = [mask.split(".") for mask in masks if not is_value_mask(mask)]
     return values, paths

@@ -7,7 +7,7 @@ the matching text, and the rest of the string still counts. A mask string is
     [PATH]~NAME      a named pattern (below), e.g. "~date" or "messages.*.content~uuid"
     [PATH]=~REGEX    a Python regex of the study's own, e.g. "input=~req_[0-9a-f]{16}"
 
-PATH is the dotted path of rundir.masking (`*` for every item or key), and every string at or
+PATH is the dotted path of rundir.calls.masking (`*` for every item or key), and every string at or
 below it is searched; no PATH searches the whole body. Each match becomes `<masked:NAME>` (or
 `<masked:re>`), so a masked request still shows where something was taken out.
 """
