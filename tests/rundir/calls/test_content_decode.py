@@ -9,7 +9,7 @@ import brotli
 import pytest
 import zstandard
 
-from rundir import content_decode
+from rundir.calls import content_decode
 from rundir.calls.content_decode import DecodeError, StreamDecoder, decode_body
 
 BODY = b'data: {"type":"content_block_delta","delta":{"text":"hello"}}\n\n' * 200
