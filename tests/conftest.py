@@ -8,8 +8,8 @@ import pytest
 
 from tests.proxy.proxy_process import ProxyProcess
 
-# V0 (harness/run/suite_record.py): the suite is what is being run, so its own live runs go
-# without a record of it passing, each saying so in run.json. tests/harness/test_suite_record.py
+# V0 (harness/run/live/suite_record.py): the suite is what is being run, so its own live runs go
+# without a record of it passing, each saying so in run.json. tests/run/live/test_suite_record.py
 # unsets this to show a live run refused without the record.
 os.environ.setdefault("HARNESS_SKIP_SUITE", "1")
 

@@ -41,7 +41,7 @@ def pilot(
     """Run the live pilot's legs under one ledger stage: legs dropped in the fixed order (never
     the first five) when the projection passes the cap; writes unit_costs.json."""
     from harness.run.legs import load_legs
-    from harness.run.live_checks import cap_usd
+    from harness.run.live.live_checks import cap_usd
     from harness.run.pilot import default_stage, run_pilot
     from harness.study import load_study
 

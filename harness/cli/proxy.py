@@ -129,7 +129,7 @@ def serve_command(
     print(f"# proxy's own traffic: {SERVE_PROXY_RULE}", file=sys.stderr, flush=True)
     job = None
     if mode == "live":
-        from harness.run.live_job import live_job
+        from harness.run.live.live_job import live_job
 
         # One live job at a time on this ledger: refused here, before a run directory exists.
         job = live_job(ledger_at, run_id, run_dir)
@@ -179,7 +179,7 @@ def serve_command(
         try:
             _close_run(run_dir, header, live=mode == "live", prices=prices, ledger_at=ledger_at)
             if job is not None:
-                from harness.run.live_job import commit_to_branch
+                from harness.run.live.live_job import commit_to_branch
                 from ledger.git_branch import from_environment
 
                 # The run is settled: commit the ledger to $HARNESS_LEDGER_GIT's branch, if set.
@@ -192,7 +192,7 @@ def serve_command(
 def _live_checks(cap: str, stage_cap: str | None, ledger: str, new_branch: bool) -> None:
     """Before run.json or a lock exists: the caps as dollars, a vendor key, and the ledger's
     branch ($HARNESS_LEDGER_GIT), each refused in one line naming the option."""
-    from harness.run.live_checks import cap_usd, check_branch, check_keys
+    from harness.run.live.live_checks import cap_usd, check_branch, check_keys
     from ledger.git_branch import from_environment
     from ledger.ledger import as_location
 

@@ -96,8 +96,8 @@ def _run(
     new_ledger_branch: bool = False,
     skip_suite: bool = False,
 ) -> int:
+    from harness.run.live.priced_models import check_priced_models
     from harness.run.pipeline import RunRequest, run_study
-    from harness.run.priced_models import check_priced_models
     from harness.run.shards import resolve_shard
     from harness.study import load_study
 

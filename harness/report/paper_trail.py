@@ -141,7 +141,7 @@ def deviation_lines(ctx: Context) -> list[str]:
 
 def suite_lines(ctx: Context) -> list[str]:
     """A live run started without V0's record of the integration suite passing (--skip-suite,
-    harness/run/suite_record.py): its code was not shown to pass the suite."""
+    harness/run/live/suite_record.py): its code was not shown to pass the suite."""
     lines = []
     for header in ctx.data.headers:
         suite = str((header.get("study") or {}).get("suite") or "")

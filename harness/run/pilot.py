@@ -22,12 +22,12 @@ from typing import Literal
 import structlog
 
 from harness.errors import HarnessError
-from harness.run.dropped import dropped_followers
 from harness.run.legs import Leg, LegsFile, check_against_study, leg_items, plan_drops
-from harness.run.live_job import live_job
+from harness.run.live.dropped import dropped_followers
+from harness.run.live.live_job import live_job
+from harness.run.live.suite_record import check_suite
 from harness.run.pilot_cost import Projection, leg_calls, project_calls, record_calls, unit_costs
 from harness.run.prepare import Isolation, RunRequest, check_live_needs, passing_record_run
-from harness.run.suite_record import check_suite
 from harness.study import Study
 from ledger.errors import LedgerError
 from ledger.ledger import Ledger

@@ -19,7 +19,7 @@ import structlog
 from harness.errors import HarnessError
 from harness.run.drive import drive
 from harness.run.finish import RunResult, finish
-from harness.run.live_job import commit_to_branch, live_job
+from harness.run.live.live_job import commit_to_branch, live_job
 from harness.run.prepare import Isolation, Plan, RunRequest, prepare
 from ledger.git_branch import from_environment
 

@@ -20,11 +20,11 @@ from harness.checks.masks import proxy_masks
 from harness.errors import HarnessError
 from harness.isolation.base import IsolationBackend, ProxySettings
 from harness.protocol.lock import check_protocol
-from harness.run.dropped import dropped_followers, without_dropped
-from harness.run.live_checks import cap_usd, check_branch, check_keys, vendors_called
+from harness.run.live.dropped import dropped_followers, without_dropped
+from harness.run.live.live_checks import cap_usd, check_branch, check_keys, vendors_called
+from harness.run.live.suite_record import check_suite
 from harness.run.resume import resumption
 from harness.run.shards import ShardSpec
-from harness.run.suite_record import check_suite
 from harness.run.worker_names import check_workers, instances
 from harness.study import Item, Study, sha256
 from ledger.git_branch import from_environment
@@ -104,7 +104,7 @@ def prepare(request: RunRequest) -> Plan:
     suite = None
     if request.mode == "live":
         gate, suite = _check_live(request)
-        dropped = dropped_followers(study, gate)  # before any spend (harness/run/dropped.py)
+        dropped = dropped_followers(study, gate)  # before any spend (harness/run/live/dropped.py)
         arms = without_dropped(arms, request.arms, dropped)
     arms, skip = _resumed(request, arms, items)
     prices = study.prices_path or PACKAGED_PRICES

@@ -76,8 +76,9 @@ class GateCounts(BaseModel):
 class PairCheck(BaseModel):
     """The cross-arm gate on one declared pair (harness/checks/pair_gate.py): on the turn after
     each firing of its elements file, the follower's main request must be the leader's with the
-    element's text added. A failed pair drops the follower from live runs (harness/run/dropped.py);
-    it does not fail the determinism gate, so the leader goes on as the candidate."""
+    element's text added. A failed pair drops the follower from live runs
+    (harness/run/live/dropped.py); it does not fail the determinism gate, so the leader goes on as
+    the candidate."""
 
     model_config = ConfigDict(extra="forbid")
 

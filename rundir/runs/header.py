@@ -100,7 +100,7 @@ class StudyRun(BaseModel):
     # they existed.
     subject: str | None = None
     protocol: ProtocolRecord | None = None
-    # Live: arms left out before any spend, and why (harness/run/dropped.py): the followers of
+    # Live: arms left out before any spend, and why (harness/run/live/dropped.py): the followers of
     # cross-arm gate pairs that failed (docs/coupled.md).
     dropped_arms: dict[str, str] = Field(default_factory=dict)
     # Live: V0, the integration suite's record the run started on ("passed on commit ..., tree

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from harness.run.suite_record import SKIPPED
+from harness.run.live.suite_record import SKIPPED
 from ledger.ledger import Ledger, verify
 from tests.fakevendor.server import FakeVendor
 from tests.harness.checks import GATE_ARM

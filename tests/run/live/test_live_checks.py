@@ -1,4 +1,4 @@
-"""What a live run needs is checked before anything starts (harness/run/live_checks.py): a cap
+"""What a live run needs is checked before anything starts (harness/run/live/live_checks.py): a cap
 that is not plain dollars, a missing vendor key, a missing ledger repository or a ledger branch
 gone missing while the ledger holds entries are each refused in one line naming what to fix,
 with no run directory, lock file or ledger entry left behind."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.run.live_checks import KEY_ENV, check_branch, check_keys
+from harness.run.live.live_checks import KEY_ENV, check_branch, check_keys
 from ledger.git_branch import LedgerBranch
 from ledger.ledger import Ledger
 from tests.harness.checks import GATE_ARM

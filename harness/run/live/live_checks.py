@@ -23,7 +23,7 @@ from ledger.ledger import Location, chain_end
 from ledger.usd import BadAmount, parse_usd
 
 # Where the proxy reads each vendor's key (proxy/live/call.py's KEY_ENV: harness/ may not import
-# the proxy; tests/harness/test_live_checks.py holds the two equal).
+# the proxy; tests/run/live/test_live_checks.py holds the two equal).
 KEY_ENV = {
     "anthropic": "ANTHROPIC_API_KEY",
     "openai": "OPENAI_API_KEY",

@@ -2,9 +2,10 @@
 
 `scripts/test`, after the whole suite passed, writes a record keyed by the checkout's git commit
 and the hash of its working tree (what was tested, uncommitted edits included):
-`python -m harness.run.suite_record`. `harness live` and `harness pilot` look the current tree up
-before anything starts and refuse without a record; `--skip-suite` (or HARNESS_SKIP_SUITE=1)
-runs anyway and run.json says so (`study.suite`), which the report lists as a deviation.
+`python -m harness.run.live.suite_record`. `harness live` and `harness pilot` look the current
+tree up before anything starts and refuse without a record; `--skip-suite` (or
+HARNESS_SKIP_SUITE=1) runs anyway and run.json says so (`study.suite`), which the report lists as
+a deviation.
 
 The tree hash is `git write-tree` of the working tree read into a temporary index (the real
 index and the work tree are not touched); the record lives in the repository's git directory

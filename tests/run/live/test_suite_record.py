@@ -1,5 +1,5 @@
-"""V0 (harness/run/suite_record.py): live mode needs a record of the integration suite passing on
-this very code, keyed by the git commit and the working tree's hash; `--skip-suite` runs anyway
+"""V0 (harness/run/live/suite_record.py): live mode needs a record of the integration suite passing
+on this very code, keyed by the git commit and the working tree's hash; `--skip-suite` runs anyway
 and run.json says so."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.run.suite_record import RECORD_NAME, SKIPPED, check_suite, write_record
+from harness.run.live.suite_record import RECORD_NAME, SKIPPED, check_suite, write_record
 from tests.harness.checks import GATE_ARM
 from tests.harness.studies import harness
 from tests.study_builder import StudyBuilder

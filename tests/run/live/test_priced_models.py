@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.run.priced_models import check_priced_models
+from harness.run.live.priced_models import check_priced_models
 from harness.study import load_study
 from tests.harness.studies import harness
 from tests.study_builder import StudyBuilder

@@ -1,5 +1,5 @@
-"""Which arms a live run leaves out (harness/run/dropped.py): the follower of a failed pair, with
-why; a gate that never checked a declared pair, or whose elements file has changed since, is
+"""Which arms a live run leaves out (harness/run/live/dropped.py): the follower of a failed pair,
+with why; a gate that never checked a declared pair, or whose elements file has changed since, is
 refused; an arm asked for by name that was dropped is refused, and so is dropping every arm."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.run.dropped import dropped_followers, without_dropped
+from harness.run.live.dropped import dropped_followers, without_dropped
 from harness.study import Study, load_study
 from rundir.runs.gate_record import GateCounts, GateRecord, PairCheck
 from tests.study_builder import StudyBuilder
