@@ -72,8 +72,8 @@ def rule_purpose(rules: Sequence[PurposeRule], route: str, model: str | None) ->
     return next((rule.purpose for rule in rules if rule.matches(route, model)), None)
 
 
-# Seconds between fsyncs of calls.jsonl and bodies/ (group commit, rundir/calls/calllog.py): live and
-# replay every 0.1 s; record once a second (the fsyncs were 15.5% of a record proxy's CPU on a
+# Seconds between fsyncs of calls.jsonl and bodies/ (group commit, rundir/calls/calllog.py): live
+# and replay every 0.1 s; record once a second (the fsyncs were 15.5% of a record proxy's CPU on a
 # LongMemEval-sized run, issue 37).
 LIVE_SYNC_INTERVAL_S = 0.1
 RECORD_SYNC_INTERVAL_S = 1.0

@@ -1,7 +1,7 @@
 """The masking list: which parts of a request two runs of one script may send differently.
 
-The proxy's request hash (rundir/calls/masking.py) covers the method, the route and the JSON body only,
-so every header is excluded by construction: SDK retry counters and platform headers
+The proxy's request hash (rundir/calls/masking.py) covers the method, the route and the JSON body
+only, so every header is excluded by construction: SDK retry counters and platform headers
 (`x-stainless-*`, `user-agent`), idempotency keys (`idempotency-key`), request ids
 (`x-request-id`) and the key itself never make two requests differ. In the body, the proxy's
 DEFAULT_BODY_MASKS remove what the SDKs fill with user handles; HARNESS_BODY_MASKS adds fields
@@ -10,9 +10,9 @@ that engines fill with a per-call id or a time; a study adds its own with `mask 
 The same list goes to the proxy (so calls.jsonl's request_hash, which replay matches on, agrees
 with what the gate compared) and into gate.json (so a reader sees what was not compared).
 
-A mask may also take text out of string values and keep the rest (rundir.calls.value_masks): `~date`,
-`~datetime`, `~uuid`, `~time`, `~unix_time` anywhere in the body, `PATH~NAME` under a path, or
-`PATH=~REGEX` with a regex of the study's own. mem0 2.x writes today's date into its prompt, so a
+A mask may also take text out of string values and keep the rest (rundir.calls.value_masks):
+`~date`, `~datetime`, `~uuid`, `~time`, `~unix_time` anywhere in the body, `PATH~NAME` under a path,
+or `PATH=~REGEX` with a regex of the study's own. mem0 2.x writes today's date into its prompt, so a
 study of it that replays on another day sets `mask = ["messages.*.content~date"]`: the user's
 words still count, the date does not. These are named in gate.json like every other mask.
 """

@@ -135,8 +135,8 @@ class MeteredForwarder:
         return None
 
     def note_forwarded(self, state: CallState) -> None:
-        """The journal line of a reserved call that has gone out, once (rundir.calls.journal). Raises
-        OSError if it cannot be written; the call's money is in a durable block already."""
+        """The journal line of a reserved call that has gone out, once (rundir.calls.journal).
+        Raises OSError if it cannot be written; the call's money is in a durable block already."""
         live: LiveCall | None = state.live
         if live is None or not live.unjournaled:
             return

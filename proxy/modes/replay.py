@@ -1,7 +1,7 @@
 """Replay mode: answer every call from an earlier run's call log, never from a vendor or a stub.
 
-A call is matched on (arm, request hash), the hash of the masked request (rundir.calls.masking), so the
-volatile fields an SDK adds do not break a match while any real change to the request does. The
+A call is matched on (arm, request hash), the hash of the masked request (rundir.calls.masking), so
+the volatile fields an SDK adds do not break a match while any real change to the request does. The
 same request may have been sent several times (a retried turn, a repeated question): its
 recordings are served in the order they were sent, and one more repeat than was recorded is a
 miss rather than a second copy of the last reply, because serving an answer the source run never

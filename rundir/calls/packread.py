@@ -1,7 +1,7 @@
 """Read a run's body pack (`bodies/pack.bin`, format in rundir/calls/bodies.py) without changing it.
 
-rundir.calls.bodies.BodyStore opens the pack read-write and cuts off a torn tail: right for the proxy
-that owns it, wrong for the gate and the audit, which must leave the evidence as they found it
+rundir.calls.bodies.BodyStore opens the pack read-write and cuts off a torn tail: right for the
+proxy that owns it, wrong for the gate and the audit, which must leave the evidence as they found it
 and report damage (an edited header hides every record after it) instead of repairing it.
 """
 

@@ -1,4 +1,5 @@
-"""rundir.calls.content_decode: what an upstream compressed is read back exactly, or refused loudly."""
+"""rundir.calls.content_decode: what an upstream compressed is read back exactly, or refused
+loudly."""
 
 from __future__ import annotations
 

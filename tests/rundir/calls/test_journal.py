@@ -1,5 +1,5 @@
-"""rundir/calls/journal.py: reservations.jsonl lines are models, written by the journal and read back by
-the spend recovery; a torn last line is skipped, a whole line that is no entry refused."""
+"""rundir/calls/journal.py: reservations.jsonl lines are models, written by the journal and read
+back by the spend recovery; a torn last line is skipped, a whole line that is no entry refused."""
 
 from __future__ import annotations
 
