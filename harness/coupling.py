@@ -14,7 +14,9 @@ get, and the arm pairs the cross-arm gate checks (docs/coupled.md).
     differ_by = "elements.txt"    # the elements file (harness/checks/elements.py)
 
 Only a study with a `[coupling]` table runs its items turn by turn across arms; every other study
-runs each item arm by arm as before (harness/run/orchestrator.py).
+runs each item arm by arm as before (harness/run/orchestrator.py). A memory benchmark's items are
+coupled too: every arm takes in the item's history first, then its question runs turn by turn
+across them (harness/run/coupled_item.py).
 """
 
 from __future__ import annotations
@@ -67,7 +69,6 @@ def coupling_problems(
     gate: GateSection,
     arms: Sequence[str],
     study_dir: Path,
-    memory: bool,
 ) -> list[str]:
     """What is wrong with a study's coupling and pairs, in words ([] when nothing is)."""
     problems: list[str] = []
@@ -82,8 +83,6 @@ def coupling_problems(
                 f'order = ["{coupling.addon_from}", ...]): every other arm of the turn gets its '
                 "turn context, so none may run before it"
             )
-        if memory:
-            problems.append("coupling: a memory benchmark's items cannot be coupled yet")
         followers = [follower for _, follower in coupling.reuse]
         for n, (leader, follower) in enumerate(coupling.reuse):
             order = coupling.order

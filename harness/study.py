@@ -486,8 +486,7 @@ def load_study(path: Path) -> Study:
     source = file.items if isinstance(file.items, ItemsSource) else None
     items_path = _existing(path, "items", source.path if source else str(file.items))
     items, drawn = _read_items(items_path, source)
-    memory = any(item.memory is not None for item in items)
-    coupled = coupling_problems(file.coupling, file.gate, list(arms), base, memory)
+    coupled = coupling_problems(file.coupling, file.gate, list(arms), base)
     coupled += _from_arm_problems(pins, file, list(arms))
     parity = parity_problems(file.parity, {name: spec.env for name, spec in arms.items()})
     if parity:

@@ -13,7 +13,9 @@
   probe says so (HARNESS_PROBE_ROUTE, set by the harness from probe.json; arms/chat.py).
 
 One streamed main call per turn over the official SDK (arms/chat.py), the conversation's
-messages as the user and the arm saw them.
+messages as the user and the arm saw them. A memory benchmark's history (seam v2 ingestion) is
+taken and kept nowhere, as `bare` does: the toy roles answer from the question alone, so a coupled
+memory study (examples/coupled-memory) can lead with the toy reference B.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 
 from arms.chat import Chat, ChatConfig, probe_route, system_prompt
-from arms.seam import OpenSession, Turn
+from arms.seam import Ingest, OpenSession, Turn
 from arms.server import Arm, TurnAddon
 
 ROLES = ("B", "C0", "C1", "Z")
@@ -86,6 +88,9 @@ class ToyArm(Arm):
                 conversation.messages.append({"role": "assistant", "content": "".join(parts)})
         if self.role == "B":
             yield TurnAddon(turn_context(turn))
+
+    async def ingest(self, session_id: str, ingest: Ingest) -> int:
+        return 0  # no memory, no state folder: the reference's is its product's own
 
     async def close_session(self, session_id: str) -> None:
         self.conversations.pop(session_id, None)

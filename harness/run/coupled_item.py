@@ -15,6 +15,16 @@ coupled study reruns an item in every arm unless every arm finished it (harness/
 The records go to turns.jsonl once the item is over, turn by turn in the order the arms ran, each
 naming that order (`order`), the turn context it received (`addon_from`, `addon_sha256`) and the
 one it returned (`addon_returned`, `addon_returned_sha256`).
+
+A memory benchmark's item (harness/run/memory_stage.py) is prepared on every arm, in the item's
+order, before its question's first turn runs anywhere: each arm ingests the history session by
+session at each session's date (or restores the snapshot of it another question took), and its
+question's session is the one the history went into. So the question turn runs coupled like any
+other (the reference first, its context handed, reuse and pins alike), each arm on its own store.
+An arm whose preparation failed its retries, hit a bound or cannot ingest answers nothing; the
+others go on. A snapshot that could not be copied fails the item in every arm (they would not have
+read the same stores), as for uncoupled studies; each arm's question record (questions.jsonl) is
+written with the turn records.
 """
 
 from __future__ import annotations
@@ -33,7 +43,11 @@ from harness.checks import memory_controls
 from harness.coupling import Coupling, turn_order
 from harness.isolation.base import InfraError, IsolationBackend
 from harness.parity import parity_for
+from harness.run.coupled_memory import unasked, voided
+from harness.run.memory_stage import MemoryStage, Prepared
+from harness.run.question_records import QuestionRecorder
 from harness.run.retries import BACKOFF_S, MAX_RETRIES
+from harness.run.snapshot import SnapshotError
 from harness.run.stray_watch import StrayConnection, StrayWatch, strongest
 from harness.run.tally import RunTally
 from harness.run.turn_records import AttemptRecords
@@ -60,6 +74,9 @@ class Driver(Protocol):
     deadline_s: float
     worker: int
     limited: set[str]
+    memory: MemoryStage
+    questions: QuestionRecorder
+    spoiled: dict[str, str]  # memory item -> why its snapshot failed (every arm fails it)
 
     @property
     def stopping(self) -> bool: ...
@@ -116,6 +133,17 @@ class CoupledItem:
 
     async def run(self) -> None:
         try:
+            if self.item.memory is not None:
+                # Every arm's history first: a snapshot that fails on a later arm fails the
+                # item everywhere, before any arm's question is asked (and paid for).
+                for arm in self.order:
+                    await self._guarded(self.lanes[arm], -1)
+                if self.item.id in self.o.spoiled or self.o.stopping:
+                    # No question is asked; a failed snapshot fails every arm's (_question).
+                    for lane in self.lanes.values():
+                        lane.ended = True
+                    await self._finish()
+                    return
             for number in range(len(self.item.turns)):
                 if self.o.stopping and number:
                     break  # Ctrl-C: the item's remaining turns are not run (nor recorded)
@@ -147,6 +175,10 @@ class CoupledItem:
                 log.warning("infrastructure failure", attempt=lane.attempt, error=str(e))
                 if lane.attempt > MAX_RETRIES or self.o.stopping:
                     self._give_up(lane, str(e))
+                    if isinstance(e, SnapshotError) and self.item.memory is not None:
+                        self.o.spoiled[self.item.id] = (
+                            f"the item's snapshot failed on {lane.arm}: {e}"
+                        )
                     return
                 await asyncio.sleep(BACKOFF_S * 2 ** (lane.attempt - 1))
                 lane.attempt += 1
@@ -163,8 +195,17 @@ class CoupledItem:
 
     async def _open(self, lane: Lane) -> None:
         item, arm = self.item, lane.arm
+        session_id, opened_already = f"{item.id}.{lane.attempt}", False
+        if item.memory is not None:
+            # The history first (it pins each session's date, and may restart the arm on a copy).
+            prepared = await self.o.memory.prepare(item, arm, lane.attempt)
+            if not self._can_ask(lane, prepared):
+                return
+            session_id, opened_already = prepared.session_id, prepared.opened
         self.o.backend.pin_clock(arm, item.clock)  # a small file written: no wait
-        lane.session_id = f"{item.id}.{lane.attempt}"
+        lane.session_id = session_id
+        if opened_already:
+            return
         opened = OpenSession(
             session_id=lane.session_id,
             item_id=item.id,
@@ -181,6 +222,19 @@ class CoupledItem:
             for n in range(len(item.turns)):
                 self._keep(lane, records.failed(n, "error", str(e)))
             lane.ended = True
+
+    def _can_ask(self, lane: Lane, prepared: Prepared) -> bool:
+        """Whether the arm's question may be asked once its history is in (coupled_memory.py)."""
+        records = AttemptRecords(self.o.run_id, self.item.id, lane.arm, lane.attempt)
+        kept = unasked(prepared, records, len(self.item.turns))
+        if kept is None:
+            return True
+        for record in kept:
+            self._keep(lane, record)
+        if prepared.limited:
+            self.o.limited.add(lane.arm)  # replaced once the item is over
+        lane.ended = True
+        return False
 
     def _addon_for(self, arm: str, number: int) -> tuple[str, str | None]:
         """The turn's addon for `arm`: the source's turn context if the source ran before it in
@@ -310,6 +364,8 @@ class CoupledItem:
                 await asyncio.to_thread(
                     memory_controls.check, self.o.turns.path.parent, self.item, done
                 )
+            if self.item.memory is not None:
+                self._question(lane)
             if lane.arm in self.o.limited:  # a fork bomb's leftovers must not slow the next arm
                 self.o.limited.discard(lane.arm)
                 await self.o._restart(lane.arm)
@@ -317,6 +373,19 @@ class CoupledItem:
         structlog.contextvars.unbind_contextvars("item", "arm")
         if unreachable is not None:
             raise unreachable
+
+    def _question(self, lane: Lane) -> None:
+        """The arm's question record, with what ingesting its history took (coupled_memory.py:
+        void if the item's snapshot failed on any arm)."""
+        ingested, snapshot_sha256 = self.o.memory.account(self.item, lane.arm)
+        records = AttemptRecords(self.o.run_id, self.item.id, lane.arm, lane.attempt)
+        spoiled = self.o.spoiled.get(self.item.id)
+        done = voided(lane.records, records, len(self.item.turns), spoiled)
+        for record in done:
+            record.order = list(self.order)
+        lane.records = {record.turn: record for record in done}
+        if done:
+            self.o.questions.record(self.item, lane.arm, done, ingested, snapshot_sha256)
 
     def _write(self) -> None:
         """Turn by turn, each turn's records in the order its arms ran."""

@@ -37,12 +37,11 @@ def test_a_leader_named_twice_is_refused() -> None:
 def test_every_problem_is_named(tmp_path: Path) -> None:
     coupling = Coupling(order=["B", "X"], addon_from="Z")
     gate = GateSection(pairs=[GatePair(arms=("C0", "C0"), differ_by="missing.txt")])
-    problems = coupling_problems(coupling, gate, ["B", "C0", "Z"], tmp_path, memory=True)
+    problems = coupling_problems(coupling, gate, ["B", "C0", "Z"], tmp_path)
     assert problems == [
         "coupling.order: X not an arm of the study",
         "coupling.addon_from: 'Z' must lead coupling.order (set order = [\"Z\", ...]): every "
         "other arm of the turn gets its turn context, so none may run before it",
-        "coupling: a memory benchmark's items cannot be coupled yet",
         "gate.pairs.0.arms: a pair is two different arms",
         f"gate.pairs.0.differ_by: {tmp_path / 'missing.txt'} does not exist",
         "gate.pairs.0: the follower 'C0' must lead in coupling.order (its request is compared "
@@ -86,7 +85,7 @@ def test_a_study_without_coupling_is_not_coupled(tmp_path: Path) -> None:
 def test_a_reference_that_does_not_lead_is_refused(tmp_path: Path) -> None:
     """B after C0: C0 would run its turn before B's context exists (issue 36 item 3)."""
     coupling = Coupling(order=["C0", "B", "C1"], addon_from="B")
-    problems = coupling_problems(coupling, GateSection(), ["B", "C0", "C1"], tmp_path, False)
+    problems = coupling_problems(coupling, GateSection(), ["B", "C0", "C1"], tmp_path)
     assert len(problems) == 1 and "'B' must lead coupling.order" in problems[0]
     with pytest.raises(HarnessError, match=r"must lead coupling\.order"):
         load_study(_study(tmp_path, coupling={"order": ["C0", "B", "C1"], "addon_from": "B"}))

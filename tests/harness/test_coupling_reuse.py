@@ -12,7 +12,7 @@ ARMS = ["B", "C0", "C1", "Z"]
 
 def _problems(reuse: list[tuple[str, str]], tmp_path: Path) -> list[str]:
     coupling = Coupling(order=["B", "C0", "C1"], reuse=reuse)
-    return coupling_problems(coupling, GateSection(), ARMS, tmp_path, memory=False)
+    return coupling_problems(coupling, GateSection(), ARMS, tmp_path)
 
 
 def test_a_leader_before_its_follower_passes(tmp_path: Path) -> None:

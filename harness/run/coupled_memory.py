@@ -1,0 +1,37 @@
+"""A coupled study's memory question (harness/run/coupled_item.py): what its turn records are
+when the arm's history could not be taken in, and when another arm's snapshot failed.
+
+The uncoupled path says the same in harness/run/orchestrator.py (`_attempt`, `_settle`); a
+coupled item keeps its records per arm and turn until the item is over, so it asks here.
+"""
+
+from __future__ import annotations
+
+from harness.run.memory_stage import Prepared
+from harness.run.turn_records import AttemptRecords
+from rundir.turns import TurnRecord
+
+
+def unasked(prepared: Prepared, records: AttemptRecords, turns: int) -> list[TurnRecord] | None:
+    """The records of a question that is not asked once the arm's history was prepared (none
+    on Ctrl-C: the question is left for --resume), or None when it may be asked."""
+    if prepared.stopped:
+        return []
+    if prepared.limited:  # a bound met while ingesting: the arm is replaced after the item
+        why = f"not run: {prepared.limited} while ingesting the history"
+        return [records.failed(n, "resource_limit", why) for n in range(turns)]
+    if prepared.failed:  # a v1 arm, or one that cannot take this history
+        return [records.failed(n, "error", prepared.failed) for n in range(turns)]
+    return None
+
+
+def voided(
+    kept: dict[int, TurnRecord], records: AttemptRecords, turns: int, spoiled: str | None
+) -> list[TurnRecord]:
+    """An arm's records of the question, turn by turn: every turn an infrastructure failure
+    when the item's snapshot failed on any arm (the arms would not have read the same stores),
+    whatever this arm answered."""
+    done = [kept[n] for n in sorted(kept)]
+    if spoiled is None or (done and all(r.outcome == "infra_failed" for r in done)):
+        return done
+    return records.given_up([], turns, spoiled)
