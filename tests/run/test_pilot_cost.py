@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from harness.errors import HarnessError
 from harness.run.pilot_cost import (
     BASE_OVERHEAD_TOKENS,
     leg_calls,
@@ -18,8 +20,6 @@ from harness.run.pilot_cost import (
     record_calls,
     unit_costs,
 )
-
-from harness.errors import HarnessError
 from ledger.prices import load_prices
 from rundir.calls.bodies import BodyStore
 from rundir.calls.calllog import CallRecord
