@@ -36,7 +36,8 @@ RUN_FILES = (
     "rtt.jsonl",
     "strays_seen.jsonl",
     "voids.jsonl",
-    "protocol/addendum.toml",  # the protocol's addendum as the run started (rundir/runs/protocol.py)
+    "protocol/addendum.toml",  # the protocol's addendum as the run started
+    (rundir/runs/protocol.py)
 )
 # The study's addendum as it is now, which may hold entries added after the run (a later
 # amendment is that run's deviation): harness/report/paper_trail.py.
@@ -55,8 +56,8 @@ class ReadFile:
 
 @dataclass
 class VoidedItem:
-    """An item `harness void` set aside in every arm of a run (rundir/runs/voids.py): its turns there
-    are left out of every statistic, and kept here to show against the rerun's."""
+    """An item `harness void` set aside in every arm of a run (rundir/runs/voids.py): its turns
+    there are left out of every statistic, and kept here to show against the rerun's."""
 
     run_id: str
     item: str
