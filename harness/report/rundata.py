@@ -36,8 +36,8 @@ RUN_FILES = (
     "rtt.jsonl",
     "strays_seen.jsonl",
     "voids.jsonl",
-    "protocol/addendum.toml",  # the protocol's addendum as the run started
-    (rundir/runs/protocol.py)
+    # the protocol's addendum as the run started (rundir/runs/protocol.py)
+    "protocol/addendum.toml",
 )
 # The study's addendum as it is now, which may hold entries added after the run (a later
 # amendment is that run's deviation): harness/report/paper_trail.py.
