@@ -249,14 +249,14 @@ def _chain(
 
 
 def _has_chain(tool: str) -> bool:
-    return firewall._has_chain(tool, "DOCKER-USER")
+    return firewall.has_chain(tool, "DOCKER-USER")
 
 
 def add_rules(rules: ProxyRules | LocalProxyRules) -> None:
     """Install both families before the proxy starts; fail closed (RulesError)."""
     for tool in firewall.TOOLS:
         for chain, spec in reversed(rules.specs(tool)):
-            proc = firewall._run(tool, ["-I", chain, "1", *spec])
+            proc = firewall.run_tool(tool, ["-I", chain, "1", *spec])
             if proc.returncode != 0:
                 raise firewall.RulesError(f"{tool} -I {chain} failed: {proc.stderr.strip()}")
 

@@ -44,7 +44,7 @@ def _live_run(
     )  # fmt: skip
     comment = f"{owner.RUN_LABEL}={run_id} owner={who}"
     rule = ["INPUT", "-s", "192.0.2.78", "-m", "comment", "--comment", comment, "-j", "RETURN"]
-    assert firewall._run("iptables", ["-I", *rule]).returncode == 0
+    assert firewall.run_tool("iptables", ["-I", *rule]).returncode == 0
     return run_id, live
 
 

@@ -46,13 +46,13 @@ class FakeRun:
         return self.run_dir.name
 
     def rule_present(self) -> bool:
-        return firewall._run("iptables", ["-C", *self.rule]).returncode == 0
+        return firewall.run_tool("iptables", ["-C", *self.rule]).returncode == 0
 
     def stop(self) -> None:
         for process in (self.harness, self.child):
             process.kill()
             process.wait()
-        firewall._run("iptables", ["-D", *self.rule])
+        firewall.run_tool("iptables", ["-D", *self.rule])
         if self.cgroup.exists():
             self.cgroup.rmdir()
 
@@ -70,7 +70,7 @@ def _fake_run(root: Path, name: str) -> FakeRun:
     (run_dir / pids.FILE).write_text(json.dumps(data))
     comment = f"{owner.RUN_LABEL}={run_dir.name} owner={who}"
     rule = ["OUTPUT", "-d", "192.0.2.77", "-m", "comment", "--comment", comment, "-j", "RETURN"]
-    assert firewall._run("iptables", ["-I", *rule]).returncode == 0
+    assert firewall.run_tool("iptables", ["-I", *rule]).returncode == 0
     root_cgroup = proxy_rule.cgroup2_root()
     assert root_cgroup is not None
     # The proxy cgroup of a harness that is gone (a pid that has exited).

@@ -53,7 +53,7 @@ def unavailable() -> str | None:
     if cgroup2_root() is None:
         return "no cgroup2 hierarchy is mounted"
     try:
-        probe = firewall._run("iptables", ["-m", "cgroup", "--help"])
+        probe = firewall.run_tool("iptables", ["-m", "cgroup", "--help"])
     except firewall.RulesError as e:
         return str(e)
     if "--path" not in probe.stdout:
