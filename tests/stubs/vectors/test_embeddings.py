@@ -87,7 +87,7 @@ def test_deterministic_in_another_process() -> None:
             capture_output=True,
             text=True,
             check=True,
-            cwd=Path(__file__).resolve().parents[2],
+            cwd=Path(__file__).resolve().parents[3],
             env={"PYTHONHASHSEED": seed},
         ).stdout.strip()
         for seed in ("1", "2")

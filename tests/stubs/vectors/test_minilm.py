@@ -19,7 +19,7 @@ import pytest
 
 from stubs.rules.replies import ReplyBook, StubsFileError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MINILM_PYTHON = Path(
     os.environ.get("HARNESS_MINILM_PYTHON", ROOT / ".cache" / "minilm-venv" / "bin" / "python")
 )

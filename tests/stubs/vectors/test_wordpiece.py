@@ -17,7 +17,7 @@ from stubs.vectors import wordpiece
 from stubs.vectors.static import table
 from stubs.vectors.wordpiece import WordPiece
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MINILM_PYTHON = Path(
     os.environ.get("HARNESS_MINILM_PYTHON", ROOT / ".cache" / "minilm-venv" / "bin" / "python")
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.vendors.test_openai_chat_request import refused as refused_by
+from tests.vendors.requests.test_openai_chat import refused as refused_by
 from vendors.errors import VendorRequestError
 from vendors.requests.openai_responses import parse_responses
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from stubs.schema.instance import instance_for
 from vendors.errors import VendorRequestError
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 # jsonschema checks only some formats without optional extras; check the rest strictly here so
 # a malformed date-time or uri cannot slip through.

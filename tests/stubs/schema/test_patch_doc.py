@@ -3,7 +3,7 @@ tool_choice
 required, the existing memory shown in the system prompt) gets a patch of a document the prompt
 shows with the user's newest fact, and the memory call the user's words, not the instructions.
 
-tests/stubs/data/langmem_second_extraction.json is the request langmem 0.0.30 sent through a
+tests/stubs/schema/data/langmem_second_extraction.json is the request langmem 0.0.30 sent through a
 record proxy on its second `invoke` (first "My sister lives in Lisbon.", then "I drive a red
 Tesla."), read from the run's bodies."""
 

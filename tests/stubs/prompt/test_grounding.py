@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from stubs.prompt.grounding import grounding_of
 from stubs.schema.instance import instance_for
-from tests.stubs.test_schema_instance import assert_valid, schemas
+from tests.stubs.schema.test_instance import assert_valid, schemas
 
 # The shape graphiti-core 0.31 sends (its prompts, trimmed): a tagged message, an entity list
 # written as JSON, a reference time, and worked examples with dates of their own.

@@ -23,7 +23,7 @@ from stubs.rules.replies import ReplyBook, StubsFileError
 from stubs.vectors.embeddings import embed_texts, hash_embedding, openai_embeddings
 from stubs.vectors.static import static_embedding, table
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # A question and the fact that answers it, sharing no content word; the other facts and a few
 # office sentences are the corpus each question is ranked against. Not the bench's set.
