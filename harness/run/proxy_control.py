@@ -7,6 +7,7 @@ message is a `TurnMessage` (rundir/turn_message.py), the model proxy/control.py 
 
 from __future__ import annotations
 
+import ssl
 from typing import Literal
 
 import httpx
@@ -15,13 +16,21 @@ from harness.isolation.base import InfraError
 from rundir.proxy_file import instance_name
 from rundir.turn_message import GUARD_PHASE, TurnMessage
 
+# The control channel is plain HTTP on 127.0.0.1 (or the run's network): a bare client context,
+# never used for a handshake, spares httpx building one with certifi's store for every client
+# (~25 ms of CPU each; the guard's client is one per guarded turn), as the seam's clients do
+# (harness/isolation/seam_http.py).
+_NO_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
 
 class ProxyControl:
     def __init__(self, control_url: str, worker: int = 0) -> None:
         # --workers N: worker k tells the proxy about its own instance of each arm (`A@k`), the
         # name its listener carries, so two workers running one arm never share a turn.
         self.worker = worker
-        self.client = httpx.AsyncClient(base_url=control_url, trust_env=False, timeout=10)
+        self.client = httpx.AsyncClient(
+            base_url=control_url, trust_env=False, timeout=10, verify=_NO_TLS
+        )
         self.control_url = control_url
 
     async def tell(
@@ -49,7 +58,9 @@ class ProxyControl:
             arm=instance_name(arm, self.worker), item=item, turn=turn, phase=GUARD_PHASE
         )
         try:
-            with httpx.Client(base_url=self.control_url, trust_env=False, timeout=10) as client:
+            with httpx.Client(
+                base_url=self.control_url, trust_env=False, timeout=10, verify=_NO_TLS
+            ) as client:
                 response = client.post(
                     "/turn",
                     content=message.model_dump_json(by_alias=True),

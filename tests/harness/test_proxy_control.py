@@ -3,6 +3,7 @@ turn it names is the one the proxy charges calls to, and a channel that fails st
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import httpx
@@ -56,3 +57,38 @@ async def test_a_refused_message_is_an_infrastructure_failure(tmp_path: Path) ->
                 await control.tell("a", "i1", 0)
     finally:
         await control.aclose()
+
+
+def no_ca_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading a CA store (what httpx does for a client given no TLS context) fails the test."""
+    import ssl
+
+    import certifi
+
+    def loaded(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a plain-HTTP client built a TLS context with a CA store")
+
+    monkeypatch.setattr(certifi, "where", loaded)
+    monkeypatch.setattr(ssl, "create_default_context", loaded)
+
+
+async def test_the_channel_builds_no_tls_context_and_still_tells_and_guards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The channel is plain HTTP: neither the client nor the guard's per-turn one loads a CA
+    store (~25 ms of CPU each), and both still reach the proxy."""
+    no_ca_store(monkeypatch)
+    port = free_port()
+    control = ProxyControl(f"http://127.0.0.1:{port}")
+    try:
+        async with addon_context(tmp_path, harness_control_port=port) as kit:
+            await control.tell("default", "i1", 1)
+            await asyncio.to_thread(control.guard, "default", "i1", 1)
+            _, _, sent = await kit.call(CHAT, BODY)
+            assert sent.metadata["harness"].turn == TurnRef("i1", 1, phase="guard")
+            await asyncio.to_thread(control.guard, "default", None, 0)
+            await control.tell("default", None, 0)
+    finally:
+        await control.aclose()
+    [call] = kit.calls()
+    assert (call["item"], call["turn"], call["purpose"]) == ("i1", 1, "guard"), call

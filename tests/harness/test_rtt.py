@@ -7,15 +7,18 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from harness.run.rtt import probe_upstream
+from harness.run.rtt import probe_seam, probe_upstream
 from rundir.rtt import read_probes
 from rundir.strays_seen import StraySeen
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness, header, only_run, read_jsonl, toy_arm, write_study
+from tests.harness.test_proxy_control import no_ca_store
 from tests.harness.test_stray_halt import hostile_arm
 
 
@@ -150,6 +153,38 @@ def test_upstream_probe_times_handshakes_and_names_a_refused_one() -> None:
     closed = asyncio.run(probe_upstream("r", "openai", f"http://127.0.0.1:{port}", "end"))
     assert closed.samples_s == [] and closed.median_s is None
     assert closed.error is not None and "ConnectionRefused" in closed.error
+
+
+class _Health(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: the probe's one connection serves every sample
+
+    def do_GET(self) -> None:
+        body = b'{"ok": true}'
+        self.send_response(200 if self.path == "/health" else 404)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_seam_probe_builds_no_tls_context_and_times_every_sample(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The seam is plain HTTP: the probe's client loads no CA store (~25 ms of CPU, more than
+    the round trips it times), and still times its warm-up and samples on one connection."""
+    no_ca_store(monkeypatch)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        probe = asyncio.run(probe_seam("r", "toy", url, "start", samples=5, warmup=1))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert probe.error is None and probe.warmup == 1 and len(probe.samples_s) == 5
+    assert probe.min_s is not None and probe.min_s > 0
 
 
 @pytest.mark.parametrize("probed", [True, False])
