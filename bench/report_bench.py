@@ -24,7 +24,7 @@ from bench.walltime import Figures, harness, measured
 from harness.report.chromium import find_chromium
 from rundir.calls.bodies import BodyStore
 from rundir.calls.calllog import CallRecord
-from rundir.turns import TurnOutcome, TurnRecord
+from rundir.turns.turns import TurnOutcome, TurnRecord
 from tests.harness.report_runs import call, turn, write_run
 
 SECTION = "Report generation on 10,000 calls"

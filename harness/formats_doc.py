@@ -46,12 +46,12 @@ FORMATS = (
     Format(
         "turns.jsonl",
         (
-            "rundir.turns:TurnRecord",
-            "rundir.ingestions:IngestionRecord",
-            "rundir.ingestions:SnapshotRecord",
+            "rundir.turns.turns:TurnRecord",
+            "rundir.turns.ingestions:IngestionRecord",
+            "rundir.turns.ingestions:SnapshotRecord",
         ),
     ),
-    Format("questions.jsonl", ("rundir.questions:QuestionRecord",)),
+    Format("questions.jsonl", ("rundir.turns.questions:QuestionRecord",)),
     Format("egress.jsonl", ("rundir.egress:EgressEntry",)),
     Format("proxy_egress.jsonl", ("rundir.proxy_egress:ProxyEgressEntry",)),
     Format("strays_seen.jsonl", ("rundir.strays_seen:StraySeen",)),

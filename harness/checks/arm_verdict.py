@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from harness.study import DEFAULT_MAX_FAILURE_RATE
-from rundir.turns import TurnRecord
+from rundir.turns.turns import TurnRecord
 
-# The arm's own failures (rundir/turns.py): above the ceiling, they fail the run.
+# The arm's own failures (rundir/turns/turns.py): above the ceiling, they fail the run.
 ARM_FAILURES = ("cut", "error", "resource_limit", "wrong_model")
 # The order outcomes are shown in; an outcome not listed here (a newer harness's) follows them.
 KNOWN_OUTCOMES = (

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from rundir.calls.calllog import CallRecord
 from rundir.runs.header import RunHeader
-from rundir.turns import read_turns
+from rundir.turns.turns import read_turns
 
 GUARD_PURPOSE = "guard"  # harness/guard.py's purpose (checks read files, not the guard)
 

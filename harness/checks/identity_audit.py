@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from rundir.calls.calllog import CallRecord
 from rundir.runs.header import RunHeader
-from rundir.turns import read_turns
+from rundir.turns.turns import read_turns
 from vendors.pins import WRONG_MODEL_FLAG, Pins, served_matches
 
 

@@ -23,7 +23,7 @@ from harness.coupling import GatePair
 from rundir.calls.calllog import CallRecord, read_calls
 from rundir.calls.packread import PackReader
 from rundir.runs.gate_record import PairCheck
-from rundir.turns import read_turns
+from rundir.turns.turns import read_turns
 
 _SHOWN = 80  # characters shown either side of a difference
 

@@ -21,7 +21,7 @@ from typing import Any
 from harness.checks.body_diff import request_body
 from rundir.calls.calllog import CallRecord, read_calls
 from rundir.calls.packread import PackReader
-from rundir.turns import TurnRecord
+from rundir.turns.turns import TurnRecord
 
 _SYSTEM_ROLES = ("system", "developer")
 

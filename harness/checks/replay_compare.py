@@ -29,7 +29,7 @@ from rundir.calls.packread import PackReader
 from rundir.errors import RunDirError
 from rundir.model import RunDirModel
 from rundir.runs.header import read_header
-from rundir.turns import read_turns
+from rundir.turns.turns import read_turns
 
 REPLAY_SCHEMA: Literal[1] = 1
 

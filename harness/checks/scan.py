@@ -46,7 +46,7 @@ from rundir.calls.calllog import read_calls
 from rundir.calls.packread import PackReader
 from rundir.jsonlines import split_lines
 from rundir.runs.header import read_header
-from rundir.turns import read_turns
+from rundir.turns.turns import read_turns
 
 SCAN_SCHEMA: Literal[1] = 1
 

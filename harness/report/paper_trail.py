@@ -21,7 +21,7 @@ from harness.report.model import Table
 from harness.report.rundata import ADDENDUM_NOW, RunData
 from rundir.probe_file import PROBE_FILE, read_probe
 from rundir.runs.protocol import addendum_copies
-from rundir.turns import TurnRecord
+from rundir.turns.turns import TurnRecord
 
 
 def subject_line(ctx: Context) -> str:

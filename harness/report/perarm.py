@@ -22,7 +22,7 @@ from harness.report.latency import Latency, latency
 from harness.report.rundata import RunData
 from harness.stats.bootstrap import mean_interval
 from rundir.calls.calllog import CallRecord
-from rundir.turns import TurnRecord
+from rundir.turns.turns import TurnRecord
 
 REPORT_SCHEMA = 2  # 2: cut turns ranked above completed ones, infra-failed items dropped
 

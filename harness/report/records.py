@@ -19,7 +19,7 @@ from typing import Any
 from harness.report.perarm import dropped_items, response_size, turn_costs
 from harness.report.public import Anonymizer
 from harness.report.rundata import RunData
-from rundir.questions import read_questions
+from rundir.turns.questions import read_questions
 
 
 def records(data: RunData, anon: Anonymizer) -> list[dict[str, Any]]:

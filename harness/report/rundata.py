@@ -26,7 +26,7 @@ from rundir.runs.header import read_header
 from rundir.runs.manifest import file_sha256
 from rundir.runs.voids import voided_items
 from rundir.strays_seen import StraySeen, read_seen
-from rundir.turns import TurnRecord, read_turns
+from rundir.turns.turns import TurnRecord, read_turns
 
 RUN_FILES = (
     "run.json",

@@ -18,7 +18,7 @@ from harness.errors import HarnessError
 from harness.report.unfinished import run_status
 from rundir.errors import RunDirError
 from rundir.runs.header import RunHeader, read_header
-from rundir.turns import read_turns
+from rundir.turns.turns import read_turns
 
 
 @dataclass

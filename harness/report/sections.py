@@ -254,7 +254,7 @@ def _price_table(ctx: Context) -> Table:
 def _family_of(ctx: Context) -> dict[str, str]:
     """The judgments' families; a memory benchmark's question without one is counted by its
     question type (LongMemEval) or category (LoCoMo), from questions.jsonl or the T1 pack."""
-    from rundir.questions import read_questions
+    from rundir.turns.questions import read_questions
 
     by_question = {
         q.item: q.question_type or f"category {q.category}"

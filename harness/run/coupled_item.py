@@ -54,7 +54,7 @@ from harness.run.turn_records import AttemptRecords
 from harness.run.turn_watch import TurnWatch
 from harness.study import Item, Study
 from rundir.instances import join
-from rundir.turns import TurnLog, TurnRecord, addon_sha256
+from rundir.turns.turns import TurnLog, TurnRecord, addon_sha256
 
 
 class Driver(Protocol):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from harness.run.memory_stage import Prepared
 from harness.run.turn_records import AttemptRecords
-from rundir.turns import TurnRecord
+from rundir.turns.turns import TurnRecord
 
 
 def unasked(prepared: Prepared, records: AttemptRecords, turns: int) -> list[TurnRecord] | None:

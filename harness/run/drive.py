@@ -22,7 +22,7 @@ from harness.run.orchestrator import Orchestrator, RunTally
 from harness.run.prepare import Plan
 from harness.run.start import running
 from harness.run.stray_watch import StrayConnection
-from rundir.turns import TurnLog, TurnRecord
+from rundir.turns.turns import TurnLog, TurnRecord
 
 log = structlog.get_logger("harness.study")
 # Threads each worker may keep busy at once (a snapshot or an arm's stop, its turn watch's

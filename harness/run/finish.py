@@ -28,7 +28,7 @@ from ledger.ledger import chain_end
 from rundir.instances import by_arm
 from rundir.runs.header import RunHeader, now_iso
 from rundir.runs.seal import write_manifest
-from rundir.turns import read_turns
+from rundir.turns.turns import read_turns
 
 log = structlog.get_logger("harness.study")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from arms.client import TurnResult
 from harness.run.turn_records import AttemptRecords
 from rundir.runs.limits import ResourceLimits
-from rundir.turns import TurnRecord
+from rundir.turns.turns import TurnRecord
 
 
 def _bound(name: str, limits: ResourceLimits) -> str:

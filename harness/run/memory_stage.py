@@ -14,8 +14,8 @@ For an item with a `memory` (harness/datasets), before its question is asked on 
 Each history session is one `POST /sessions/{id}/ingest`, with the arm's clock pinned to that
 session's date, under the study's `ingest_deadline_ms`, and the proxy told the item, the
 session's index and `phase = "ingest"`, so its calls are charged to the item as ingestion, not
-as an answer. Each is an `ingestion` line in turns.jsonl (rundir/ingestions.py). A v1 arm cannot
-ingest: its questions fail as the arm's error, named once.
+as an answer. Each is an `ingestion` line in turns.jsonl (rundir/turns/ingestions.py). A v1 arm
+cannot ingest: its questions fail as the arm's error, named once.
 
 After each ingestion the backend is asked whether the arm met one of its bounds (pids, memory,
 disk: harness/run/limit_check.py), as after each turn: if so the ingestion is recorded
@@ -51,10 +51,10 @@ from harness.run.limit_check import describe
 from harness.run.proxy_control import ProxyControl
 from harness.study import Item
 from rundir.errors import RunDirError
-from rundir.ingestions import IngestionRecord, IngestOutcome, SnapshotRecord, read_ingestions
 from rundir.instances import join
 from rundir.runs.header import read_header
-from rundir.turns import TurnLog
+from rundir.turns.ingestions import IngestionRecord, IngestOutcome, SnapshotRecord, read_ingestions
+from rundir.turns.turns import TurnLog
 
 log = structlog.get_logger("harness.run.memory")
 

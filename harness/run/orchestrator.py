@@ -55,10 +55,10 @@ from harness.run.tally import RunTally
 from harness.run.turn_records import AttemptRecords
 from harness.run.turn_watch import TurnWatch
 from harness.study import Item, Study
-from rundir.ingestions import IngestionRecord
 from rundir.instances import join
 from rundir.rtt import ProbePhase, RttLog
-from rundir.turns import TurnLog, TurnRecord
+from rundir.turns.ingestions import IngestionRecord
+from rundir.turns.turns import TurnLog, TurnRecord
 
 log = structlog.get_logger("harness.run.orchestrator")
 

@@ -32,7 +32,7 @@ from ledger.prices import ModelPrice, PriceTable, TokenCounts, cost, worst_case
 from rundir.calls.calllog import CallRecord, read_calls
 from rundir.calls.packread import PackReader
 from rundir.calls.rewrites import as_sent
-from rundir.turns import read_turns
+from rundir.turns.turns import read_turns
 from vendors.routes import wire_shape
 
 # The live proxy's prompt bound (proxy/metering/billing.py input_bound, which harness/ may not

@@ -1,4 +1,4 @@
-"""Each memory benchmark question's record (rundir/questions.py), made once its turn is in.
+"""Each memory benchmark question's record (rundir/turns/questions.py), made once its turn is in.
 
 The call log is read incrementally (`CallTail`): a run of 500 questions on two arms logs tens of
 thousands of calls, and re-reading the whole file after every question would make the run's
@@ -20,10 +20,10 @@ from harness.stats.answer_text import normalise
 from harness.study import Item
 from rundir.calls.calllog import CALL_SCHEMA, CallRecord
 from rundir.calls.packread import PackReader
-from rundir.ingestions import IngestionRecord
 from rundir.jsonlines import whole_lines
-from rundir.questions import QuestionLog, QuestionRecord
-from rundir.turns import TurnRecord
+from rundir.turns.ingestions import IngestionRecord
+from rundir.turns.questions import QuestionLog, QuestionRecord
+from rundir.turns.turns import TurnRecord
 
 
 def _flat(text: str) -> str:

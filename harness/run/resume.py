@@ -25,7 +25,7 @@ from rundir.errors import RunDirError
 from rundir.jsonlines import read_lines
 from rundir.runs.header import RunHeader, read_header
 from rundir.runs.voids import VOIDS_FILE, voided_items
-from rundir.turns import TurnRecord
+from rundir.turns.turns import TurnRecord
 
 Pair = tuple[str, str]  # (item id, arm)
 

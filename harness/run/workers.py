@@ -43,7 +43,7 @@ from rundir.atomic import write_atomic
 from rundir.jsonlines import read_lines
 from rundir.proxy_file import instance_name
 from rundir.runs.limits import AppliedLimits
-from rundir.turns import TurnLog, TurnRecord
+from rundir.turns.turns import TurnLog, TurnRecord
 
 
 class WorkerBackend(IsolationBackend):

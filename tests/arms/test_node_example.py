@@ -71,8 +71,8 @@ def test_the_typescript_arm_ingests_a_history_into_its_window(
 ) -> None:
     """Seam v2 from TypeScript: the example arm keeps no state folder, so each question's
     session takes the conversation in (stored = its messages) and its main call carries it."""
-    from rundir.ingestions import IngestionRecord, read_ingestions
-    from rundir.questions import read_questions
+    from rundir.turns.ingestions import IngestionRecord, read_ingestions
+    from rundir.turns.questions import read_questions
     from tests.datasets.fixtures import locomo_file
     from tests.study_builder import StudyBuilder
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rundir.ingestions import IngestionRecord, SnapshotRecord, read_ingestions
-from rundir.questions import read_questions
+from rundir.turns.ingestions import IngestionRecord, SnapshotRecord, read_ingestions
+from rundir.turns.questions import read_questions
 from tests.datasets.fixtures import locomo_file
 from tests.harness.studies import harness, header, only_run
 from tests.study_builder import StudyBuilder

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rundir.calls.calllog import CallRecord, Timing, Tokens
 from rundir.runs.header import RunHeader, StudyRun, write_header
-from rundir.turns import TurnOutcome, TurnRecord
+from rundir.turns.turns import TurnOutcome, TurnRecord
 
 
 def turn(

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from harness.checks.arm_verdict import arm_failures, one_line, per_arm
-from rundir.turns import TurnRecord
+from rundir.turns.turns import TurnRecord
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness, header, only_run, toy_arm, write_study
 

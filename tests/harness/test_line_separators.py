@@ -13,7 +13,7 @@ import pytest
 from harness.run.resume import finished_pairs, turn_records
 from harness.run.workers import sort_turns
 from harness.study import load_items
-from rundir.turns import read_turns
+from rundir.turns.turns import read_turns
 from tests.harness.studies import REPO, harness
 
 SEPARATED = "one\u2028two\u2029three\u0085four"

@@ -345,8 +345,8 @@ def test_memory_study_shards_merge_with_their_questions_and_snapshots(
     hash it was taken with. LoCoMo's conversation is ingested by both shards (its questions are
     split), and its identical store is kept once."""
     from harness.run.snapshot import tree_hash
-    from rundir.ingestions import IngestionRecord, SnapshotRecord, read_ingestions
-    from rundir.questions import read_questions
+    from rundir.turns.ingestions import IngestionRecord, SnapshotRecord, read_ingestions
+    from rundir.turns.questions import read_questions
     from tests.datasets.fixtures import locomo_file, longmemeval_file
 
     if source == "longmemeval":

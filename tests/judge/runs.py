@@ -13,7 +13,7 @@ import tomli_w
 
 from harness.study import load_study
 from rundir.runs.header import RunHeader, StudyRun, write_header
-from rundir.turns import TurnLog, TurnRecord
+from rundir.turns.turns import TurnLog, TurnRecord
 from tests.study_builder import StudyBuilder
 
 ROOT = Path(__file__).resolve().parents[2]

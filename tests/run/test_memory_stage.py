@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from rundir.ingestions import IngestionRecord, SnapshotRecord, read_ingestions
-from rundir.questions import read_questions
-from rundir.turns import read_turns
+from rundir.turns.ingestions import IngestionRecord, SnapshotRecord, read_ingestions
+from rundir.turns.questions import read_questions
+from rundir.turns.turns import read_turns
 from tests.datasets.fixtures import locomo_file, longmemeval_file
 from tests.harness.studies import harness, header, only_run, read_jsonl, spawn_harness
 from tests.study_builder import StudyBuilder

@@ -10,7 +10,6 @@ import pytest
 
 from arms.seam import LineSplitter
 from rundir.egress import EgressEntry, read_egress, write_egress
-from rundir.ingestions import IngestionRecord, read_ingestions
 from rundir.jsonlines import (
     JsonLinesAppender,
     append_line,
@@ -19,11 +18,12 @@ from rundir.jsonlines import (
     split_lines,
     whole_lines,
 )
-from rundir.questions import QuestionLog, QuestionRecord, read_questions
 from rundir.rtt import RttLog, RttProbe, read_probes
 from rundir.runs.voids import VoidRecord, append_void, read_voids
 from rundir.strays_seen import StraySeen, append_seen, read_seen
-from rundir.turns import TurnLog, TurnRecord, read_turns
+from rundir.turns.ingestions import IngestionRecord, read_ingestions
+from rundir.turns.questions import QuestionLog, QuestionRecord, read_questions
+from rundir.turns.turns import TurnLog, TurnRecord, read_turns
 
 # Every character str.splitlines() ends a line at besides "\n" and "\r".
 SEPARATORS = ["\u2028", "\u2029", "\u0085", "\x1c", "\x1d", "\x1e", "\x0b", "\x0c"]

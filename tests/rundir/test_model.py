@@ -16,7 +16,7 @@ from rundir.runs.gate_record import GateRecord
 from rundir.runs.header import RunHeader
 from rundir.runs.manifest import Manifest
 from rundir.strays_seen import StraySeen
-from rundir.turns import TurnRecord
+from rundir.turns.turns import TurnRecord
 
 TURN = {"item": "i1", "arm": "a", "turn": 1, "text": "hello", "outcome": "done"}
 

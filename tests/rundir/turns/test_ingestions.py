@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from rundir.ingestions import IngestionRecord, SnapshotRecord, kind_of, read_ingestions
-from rundir.turns import TurnLog, TurnRecord, read_turns
+from rundir.turns.ingestions import IngestionRecord, SnapshotRecord, kind_of, read_ingestions
+from rundir.turns.turns import TurnLog, TurnRecord, read_turns
 
 
 def _ingestion(index: int) -> IngestionRecord:

@@ -86,8 +86,9 @@ class TurnLog(JsonLinesAppender):
 
 
 def read_turns(path: Path) -> list[TurnRecord]:
-    """The answers' turns; ingestion and snapshot lines (rundir/ingestions.py) are not turns."""
-    from rundir.ingestions import kind_of
+    """The answers' turns; ingestion and snapshot lines (rundir/turns/ingestions.py) are not
+    turns."""
+    from rundir.turns.ingestions import kind_of
 
     if not path.exists():
         return []

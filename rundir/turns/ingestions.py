@@ -1,7 +1,7 @@
 """Ingestion and snapshot lines of `turns.jsonl` (seam v2 memory benchmarks).
 
 turns.jsonl holds what each arm was given and did, in order. An answer's turn is a `TurnRecord`
-(rundir/turns.py); an arm's memory taking in one history session is an `IngestionRecord`
+(rundir/turns/turns.py); an arm's memory taking in one history session is an `IngestionRecord`
 (`"kind": "ingestion"`), and the copy of its store taken once the history was in is a
 `SnapshotRecord` (`"kind": "snapshot"`). `read_turns` reads answers only, so a report never counts
 an ingestion as an answer; `read_ingestions` reads the other two.
