@@ -52,10 +52,10 @@ FORMATS = (
         ),
     ),
     Format("questions.jsonl", ("rundir.turns.questions:QuestionRecord",)),
-    Format("egress.jsonl", ("rundir.egress:EgressEntry",)),
-    Format("proxy_egress.jsonl", ("rundir.proxy_egress:ProxyEgressEntry",)),
-    Format("strays_seen.jsonl", ("rundir.strays_seen:StraySeen",)),
-    Format("rtt.jsonl", ("rundir.rtt:RttProbe",)),
+    Format("egress.jsonl", ("rundir.network.egress:EgressEntry",)),
+    Format("proxy_egress.jsonl", ("rundir.network.proxy_egress:ProxyEgressEntry",)),
+    Format("strays_seen.jsonl", ("rundir.network.strays_seen:StraySeen",)),
+    Format("rtt.jsonl", ("rundir.network.rtt:RttProbe",)),
     Format(
         "reservations.jsonl",
         ("rundir.calls.journal:JournalCall", "rundir.calls.journal:JournalBlock"),
@@ -63,7 +63,10 @@ FORMATS = (
     Format("proxy.json", ("rundir.proxy_file:ProxyFile",)),
     Format("voids.jsonl", ("rundir.runs.voids:VoidRecord",)),
     Format("gate.json", ("rundir.runs.gate_record:GateRecord",)),
-    Format("probe.json", ("rundir.probe_file:ProbeDecision", "rundir.probe_file:ProbeCheck")),
+    Format(
+        "probe.json",
+        ("rundir.network.probe_file:ProbeDecision", "rundir.network.probe_file:ProbeCheck"),
+    ),
     Format("replay.json", ("harness.checks.replay_compare:ReplayComparison",)),
     Format("audit.json", ("harness.checks.audit:AuditRecord",)),
     Format(

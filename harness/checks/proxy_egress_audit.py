@@ -1,5 +1,5 @@
 """The audit's re-check of the OS rule on the proxy's own traffic (issue 29 item 6), from
-proxy_egress.jsonl (rundir/proxy_egress.py) and run.json alone.
+proxy_egress.jsonl (rundir/network/proxy_egress.py) and run.json alone.
 
 - the file parses, line by line (a damaged line is named);
 - run.json's `proxy_refused` is the file's count by destination and kind: a refusal deleted from
@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rundir.errors import RunDirError
-from rundir.proxy_egress import PROXY_EGRESS_FILE, by_destination, read_proxy_egress
+from rundir.network.proxy_egress import PROXY_EGRESS_FILE, by_destination, read_proxy_egress
 from rundir.runs.header import RunHeader
 
 

@@ -1,7 +1,7 @@
 """The OS rule on the proxy's own traffic (docker backend): the proxy may open only TCP to the
 addresses its vendor hosts resolved to on their ports (no DNS: the names are pinned);
 everything else it starts is refused and logged, and the run fails when the log holds anything
-(rundir/proxy_egress.py).
+(rundir/network/proxy_egress.py).
 
 Why: arms reach only their proxy, but a proxy (a bug, a hostile dependency, a vendor SDK quirk)
 could open any connection, and the keys are in it. The arms' rules (docker/arm_rules.py) match the
@@ -40,7 +40,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from harness.isolation import firewall, proxy_dns
-from rundir.proxy_egress import (
+from rundir.network.proxy_egress import (
     PROXY_EGRESS_FILE,
     ProxyEgressEntry,
     by_destination,

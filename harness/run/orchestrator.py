@@ -56,7 +56,7 @@ from harness.run.turn_records import AttemptRecords
 from harness.run.turn_watch import TurnWatch
 from harness.study import Item, Study
 from rundir.instances import join
-from rundir.rtt import ProbePhase, RttLog
+from rundir.network.rtt import ProbePhase, RttLog
 from rundir.turns.ingestions import IngestionRecord
 from rundir.turns.turns import TurnLog, TurnRecord
 

@@ -1,7 +1,7 @@
 """The day's probe decision handed to the arms (issue 25 item 8): probe.json's `route`.
 
 `harness probe STUDY` writes probe.json next to study.toml (and into a run directory with
---run; rundir/probe_file.py). Arms run in containers that see neither folder, so the harness
+--run; rundir/network/probe_file.py). Arms run in containers that see neither folder, so the harness
 reads the decision itself, the run directory's first, else the study folder's (the same places
 the report looks), and sets HARNESS_PROBE_ROUTE (`compat` or `messages`) in every arm's
 environment; with no probe.json it sets nothing and an arm keeps its default route (the toy Z:
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from rundir.errors import RunDirError
-from rundir.probe_file import PROBE_FILE, read_probe
+from rundir.network.probe_file import PROBE_FILE, read_probe
 
 # The arm side reads it as arms.chat.PROBE_ROUTE_ENV (arms import nothing of the harness).
 PROBE_ROUTE_ENV = "HARNESS_PROBE_ROUTE"

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from rundir.errors import RunDirError
-from rundir.rtt import ProbeKind, ProbeMethod, ProbePhase, RttLog, RttProbe
+from rundir.network.rtt import ProbeKind, ProbeMethod, ProbePhase, RttLog, RttProbe
 from rundir.runs.header import read_header
 
 SEAM_SAMPLES = 20

@@ -19,7 +19,7 @@ from harness.isolation.base import IsolationBackend
 from harness.isolation.egress_book import attempts
 from harness.run.strays import Entry, Key, stray_key
 from rundir.instances import worker_of
-from rundir.strays_seen import StraySeen, append_seen
+from rundir.network.strays_seen import StraySeen, append_seen
 
 # The orchestrator's logger: a run's log lines keep the one name they had before the split.
 log = structlog.get_logger("harness.run.orchestrator")

@@ -91,7 +91,7 @@ class StudyRun(BaseModel):
     # (the kernel log lost them before they were read): evidence dropped, said in the summary.
     egress_dropped: dict[str, int] = Field(default_factory=dict)
     # The OS rule on the proxy's own connections ("enforced: ..." or "not enforced: why") and
-    # what it refused, "<destination> (<kind>)" -> attempts (rundir/proxy_egress.py); any
+    # what it refused, "<destination> (<kind>)" -> attempts (rundir/network/proxy_egress.py); any
     # refusal fails the run. None on runs written before the rule existed.
     proxy_rule: str | None = None
     proxy_refused: dict[str, int] = Field(default_factory=dict)

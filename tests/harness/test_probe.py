@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rundir.probe_file import read_probe
+from rundir.network.probe_file import read_probe
 from tests.fakevendor.server import FakeVendor
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness

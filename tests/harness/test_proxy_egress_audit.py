@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.checks.proxy_egress_audit import proxy_egress_findings
-from rundir.proxy_egress import (
+from rundir.network.proxy_egress import (
     PROXY_EGRESS_FILE,
     ProxyEgressEntry,
     by_destination,

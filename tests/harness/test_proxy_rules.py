@@ -11,7 +11,7 @@ import pytest
 
 from harness.isolation import proxy_dns, proxy_rules
 from harness.isolation.proxy_rules import LocalProxyRules, ProxyRules, Target
-from rundir.proxy_egress import read_proxy_egress
+from rundir.network.proxy_egress import read_proxy_egress
 
 RUN = "study-20261205T000000Z-abcdef"
 

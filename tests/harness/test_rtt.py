@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from harness.run.rtt import probe_seam, probe_upstream
-from rundir.rtt import read_probes
-from rundir.strays_seen import StraySeen
+from rundir.network.rtt import read_probes
+from rundir.network.strays_seen import StraySeen
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness, header, only_run, read_jsonl, toy_arm, write_study
 from tests.harness.test_proxy_control import no_ca_store
@@ -192,7 +192,7 @@ def test_the_report_uses_upstream_probes_for_their_vendors_routes(
     tmp_path: Path, probed: bool
 ) -> None:
     from rundir.calls.calllog import Timing
-    from rundir.rtt import RttProbe
+    from rundir.network.rtt import RttProbe
 
     run = "r-up"
     timing = Timing(start=10.0, first_byte=10.05, end=10.2)

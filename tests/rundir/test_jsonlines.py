@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from arms.seam import LineSplitter
-from rundir.egress import EgressEntry, read_egress, write_egress
 from rundir.jsonlines import (
     JsonLinesAppender,
     append_line,
@@ -18,9 +17,10 @@ from rundir.jsonlines import (
     split_lines,
     whole_lines,
 )
-from rundir.rtt import RttLog, RttProbe, read_probes
+from rundir.network.egress import EgressEntry, read_egress, write_egress
+from rundir.network.rtt import RttLog, RttProbe, read_probes
+from rundir.network.strays_seen import StraySeen, append_seen, read_seen
 from rundir.runs.voids import VoidRecord, append_void, read_voids
-from rundir.strays_seen import StraySeen, append_seen, read_seen
 from rundir.turns.ingestions import IngestionRecord, read_ingestions
 from rundir.turns.questions import QuestionLog, QuestionRecord, read_questions
 from rundir.turns.turns import TurnLog, TurnRecord, read_turns

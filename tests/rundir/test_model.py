@@ -11,11 +11,11 @@ from pydantic import Field, ValidationError
 from rundir.calls.calllog import CallRecord
 from rundir.errors import SchemaTooNew
 from rundir.model import RunDirModel, Upgradable, Upgrade, schema_too_new
-from rundir.rtt import RttProbe
+from rundir.network.rtt import RttProbe
+from rundir.network.strays_seen import StraySeen
 from rundir.runs.gate_record import GateRecord
 from rundir.runs.header import RunHeader
 from rundir.runs.manifest import Manifest
-from rundir.strays_seen import StraySeen
 from rundir.turns.turns import TurnRecord
 
 TURN = {"item": "i1", "arm": "a", "turn": 1, "text": "hello", "outcome": "done"}

@@ -1,4 +1,4 @@
-"""rundir/egress.py: egress.jsonl entries are models; the file is replaced whole, read back
+"""rundir/network/egress.py: egress.jsonl entries are models; the file is replaced whole, read back
 validated, and an entry keeps only the fields its source has."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rundir.egress import EgressEntry, read_egress, write_egress
 from rundir.errors import RunDirError
+from rundir.network.egress import EgressEntry, read_egress, write_egress
 
 
 def test_entries_round_trip_with_only_their_fields(tmp_path: Path) -> None:

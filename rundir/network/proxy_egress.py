@@ -25,8 +25,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from rundir.egress import read_entries, write_egress
 from rundir.model import RunDirModel
+from rundir.network.egress import read_entries, write_egress
 
 PROXY_EGRESS_SCHEMA: Literal[1] = 1
 PROXY_EGRESS_FILE = "proxy_egress.jsonl"

@@ -1,4 +1,5 @@
-"""rundir/probe_file.py: probe.json round-trips; a damaged or newer one is refused, not ignored."""
+"""rundir/network/probe_file.py: probe.json round-trips; a damaged or newer one is refused, not
+ignored."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rundir.errors import RunDirError
-from rundir.probe_file import ProbeCheck, ProbeDecision, read_probe, write_probe
+from rundir.network.probe_file import ProbeCheck, ProbeDecision, read_probe, write_probe
 
 
 def _decision(passed: bool) -> ProbeDecision:
