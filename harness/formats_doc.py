@@ -60,7 +60,7 @@ FORMATS = (
         "reservations.jsonl",
         ("rundir.calls.journal:JournalCall", "rundir.calls.journal:JournalBlock"),
     ),
-    Format("proxy.json", ("rundir.proxy_file:ProxyFile",)),
+    Format("proxy.json", ("rundir.control.proxy_file:ProxyFile",)),
     Format("voids.jsonl", ("rundir.runs.voids:VoidRecord",)),
     Format("gate.json", ("rundir.runs.gate_record:GateRecord",)),
     Format(
@@ -83,7 +83,7 @@ FORMATS = (
 )
 
 # Models of rundir/ that are not a file's record: messages between processes.
-NOT_FILES = frozenset({"rundir.turn_message:TurnMessage"})
+NOT_FILES = frozenset({"rundir.control.turn_message:TurnMessage"})
 
 HEADER = """\
 # Run-directory formats

@@ -104,8 +104,8 @@ from harness.parity import Parity, parity_problems
 from ledger.errors import LedgerError
 from ledger.ledger import is_url, refuse_password, where
 from ledger.pg_store import is_postgres_url
+from rundir.control.proxy_file import PurposeRule as ProxyPurposeRule
 from rundir.jsonlines import read_lines
-from rundir.proxy_file import PurposeRule as ProxyPurposeRule
 from rundir.runs.limits import ResourceLimits
 from vendors.hosts import VENDORS
 from vendors.pins import Pins, PinsError, served_matches

@@ -19,8 +19,8 @@ from proxy.app.addons import HarnessChain, harness_addons
 from proxy.app.relay import start_relay
 from proxy.app.server import BASE_OPTIONS, NOWHERE, reverse_master
 from proxy.app.startup_heap import FreezeStartupHeap
+from rundir.control.proxy_file import PROXY_READY, ProxyFile, ProxySettingsError
 from rundir.logs import configure_logging
-from rundir.proxy_file import PROXY_READY, ProxyFile, ProxySettingsError
 
 
 class _Ready:

@@ -227,7 +227,7 @@ def test_every_part_says_what_it_holds(room: str) -> None:
 
 
 # The one door from the orchestrator into the proxy: `harness proxy serve` runs it in-process.
-# Everything else reaches the proxy through run-directory formats (rundir/proxy_file.py).
+# Everything else reaches the proxy through run-directory formats (rundir/control/proxy_file.py).
 HARNESS_PROXY_DOOR = "harness/cli/proxy.py"
 
 

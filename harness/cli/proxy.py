@@ -112,7 +112,7 @@ def serve_command(
     from mitmproxy.exceptions import OptionsError
 
     from proxy.app.server import serve
-    from rundir.proxy_file import ProxySettings
+    from rundir.control.proxy_file import ProxySettings
 
     run_id = run_dir.name if run_dir else new_run_id("proxy")
     run_dir = run_dir or Path("runs") / run_id

@@ -2,7 +2,8 @@
 
 Before each turn the proxy is told the arm, item and turn, and with `item` None once the arm is
 between turns, so every call the arm sends is charged to the turn that ran when it was sent. The
-message is a `TurnMessage` (rundir/turn_message.py), the model proxy/control.py validates with.
+message is a `TurnMessage` (rundir/control/turn_message.py), the model proxy/control.py validates
+with.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from typing import Literal
 import httpx
 
 from harness.isolation.base import InfraError
-from rundir.proxy_file import instance_name
-from rundir.turn_message import GUARD_PHASE, TurnMessage
+from rundir.control.proxy_file import instance_name
+from rundir.control.turn_message import GUARD_PHASE, TurnMessage
 
 # The control channel is plain HTTP on 127.0.0.1 (or the run's network): a bare client context,
 # never used for a handshake, spares httpx building one with certifi's store for every client

@@ -40,8 +40,8 @@ from harness.run.orchestrator import Orchestrator, RunTally
 from harness.run.prepare import Plan
 from harness.study import ArmSpec, Item
 from rundir.atomic import write_atomic
+from rundir.control.proxy_file import instance_name
 from rundir.jsonlines import read_lines
-from rundir.proxy_file import instance_name
 from rundir.runs.limits import AppliedLimits
 from rundir.turns.turns import TurnLog, TurnRecord
 

@@ -41,8 +41,8 @@ from proxy.modes.replay import CUT_OUTCOMES
 from proxy.modes.stream_server import StreamServer
 from rundir.calls.calllog import UNSTORED_FLAGS, Tokens
 from rundir.calls.masking import DEFAULT_BODY_MASKS
-from rundir.proxy_file import PurposeRule, arm_of, rule_purpose
-from rundir.turn_message import GUARD_PHASE
+from rundir.control.proxy_file import PurposeRule, arm_of, rule_purpose
+from rundir.control.turn_message import GUARD_PHASE
 from stubs.rules.context import StubContext
 from vendors.errors import error_reply
 from vendors.hosts import default_purpose, split_vendor

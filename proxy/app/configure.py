@@ -33,7 +33,7 @@ from proxy.modes.record import RecordMode
 from proxy.modes.replay import ReplayMode, ReplaySourceError
 from proxy.modes.stream_server import StreamServer
 from rundir.calls.masking import DEFAULT_BODY_MASKS
-from rundir.proxy_file import MODES, PurposeRule
+from rundir.control.proxy_file import MODES, PurposeRule
 from stubs.rules.context import StubContext
 from stubs.rules.replies import ReplyBook, StubsFileError
 from vendors.pins import Pins, load_pins

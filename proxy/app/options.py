@@ -1,5 +1,5 @@
-"""The addon's `harness_*` options, declared from rundir.proxy_file.ProxySettings (one option per
-field) and read back: listeners, purpose rules, upstreams, amounts, and the keys from the
+"""The addon's `harness_*` options, declared from rundir.control.proxy_file.ProxySettings (one
+option per field) and read back: listeners, purpose rules, upstreams, amounts, and the keys from the
 environment. Typed loosely so that `loader` needs no mitmproxy import; a bad value is a
 ValueError, which the addon turns into mitmproxy's OptionsError."""
 
@@ -15,7 +15,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import ValidationError
 from pydantic_core import PydanticUndefined
 
-from rundir.proxy_file import ProxySettings, PurposeRule, option_value
+from rundir.control.proxy_file import ProxySettings, PurposeRule, option_value
 from vendors.hosts import DEFAULT_UPSTREAMS, VENDORS
 
 

@@ -1,10 +1,10 @@
 """The orchestrator's control channel into the proxy: which item and turn each arm is running.
 
 A separate mitmproxy addon serving a tiny HTTP endpoint on 127.0.0.1 (option
-`harness_control_port`, 0 = off). The orchestrator POSTs a `TurnMessage` (rundir/turn_message.py)
-before each turn into a `TurnBoard` that this addon and `HarnessAddon` share; the addon reads the
-arm's turn when a call arrives, so a call is charged to the turn running when it was sent (a cut
-turn's leftover work lands on the turn that runs then).
+`harness_control_port`, 0 = off). The orchestrator POSTs a `TurnMessage`
+(rundir/control/turn_message.py) before each turn into a `TurnBoard` that this addon and
+`HarnessAddon` share; the addon reads the arm's turn when a call arrives, so a call is charged to
+the turn running when it was sent (a cut turn's leftover work lands on the turn that runs then).
 
 It is not served through mitmproxy's listeners on purpose: every flow there is an arm's vendor
 call (logged, metered); control requests must never look like one. Arms cannot reach it: the
@@ -26,7 +26,7 @@ from mitmproxy.addonmanager import Loader
 from pydantic import ValidationError
 
 from proxy.flow.safe_json import HostileJSON, parse_body
-from rundir.turn_message import GUARD_PHASE, TurnMessage
+from rundir.control.turn_message import GUARD_PHASE, TurnMessage
 
 log = structlog.get_logger("harness.proxy.control")
 

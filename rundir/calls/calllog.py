@@ -4,9 +4,9 @@ Each line is written and flushed to the OS before the call's reply leaves the pr
 replies) so a failure to write stops the call (fail closed). Durability is group-committed: a
 background task fsyncs the log and the new body files every `sync_interval` seconds and at
 close, which keeps the hot path free of per-call fsyncs. The interval is 0.1 s in live and
-replay mode and 1 s in record mode (rundir/proxy_file.py): a proxy that crashes loses nothing
-it wrote (each line is in the OS before the reply leaves), and an OS crash or power cut loses
-at most the last interval's calls (in record mode free: record the run again,
+replay mode and 1 s in record mode (rundir/control/proxy_file.py): a proxy that crashes loses
+nothing it wrote (each line is in the OS before the reply leaves), and an OS crash or power cut
+loses at most the last interval's calls (in record mode free: record the run again,
 docs/record-mode.md).
 """
 

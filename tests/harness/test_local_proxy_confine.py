@@ -18,7 +18,7 @@ import pytest
 
 from harness.isolation import egress_probe, owner, proxy_dns
 from harness.isolation.local import proxy_rule as local_proxy_rule
-from rundir.proxy_file import ProxySettings
+from rundir.control.proxy_file import ProxySettings
 from tests.harness.studies import read_jsonl
 
 NEEDS_ROOT = pytest.mark.skipif(

@@ -20,7 +20,7 @@ import pytest
 from harness.isolation import owner
 from harness.isolation.local import proxy_rule as local_proxy_rule
 from ledger.ledger import Ledger
-from rundir.proxy_file import ProxyFile, ProxySettings
+from rundir.control.proxy_file import ProxyFile, ProxySettings
 from tests.fakevendor.server import FakeVendor
 from tests.harness.checks import gate_study
 from tests.harness.studies import REPO, harness, header, only_run, read_jsonl

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rundir.proxy_file import PROXY_READY
+from rundir.control.proxy_file import PROXY_READY
 from tests.fakevendor.server import FakeVendor
 from tests.harness.checks import GATE_ARM
 from tests.harness.shard_runs import same_checkout

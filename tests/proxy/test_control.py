@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from harness.isolation.ports import free_port
 from proxy.flow.control import MAX_BODY, HarnessControl, TurnRef
-from rundir.turn_message import TurnMessage
+from rundir.control.turn_message import TurnMessage
 from tests.proxy.addon_kit import addon_context
 
 CHAT = "/openai/v1/chat/completions"

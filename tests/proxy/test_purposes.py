@@ -10,7 +10,7 @@ from mitmproxy import exceptions
 
 from harness.errors import HarnessError
 from harness.study import load_study
-from rundir.proxy_file import ProxySettings, PurposeRule, rule_purpose
+from rundir.control.proxy_file import ProxySettings, PurposeRule, rule_purpose
 from tests.proxy.addon_kit import HAIKU, addon_context
 
 RULES = [

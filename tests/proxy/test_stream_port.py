@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from harness.isolation.ports import free_ports
-from rundir.proxy_file import PROXY_READY, ProxyFile, ProxySettings
+from rundir.control.proxy_file import PROXY_READY, ProxyFile, ProxySettings
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import operator
 
+from rundir.control.proxy_file import WORKER_MARK as PROXY_MARK
+from rundir.control.proxy_file import instance_name
 from rundir.instances import WORKER_MARK, by_arm, instance_of, join, split, worker_of
-from rundir.proxy_file import WORKER_MARK as PROXY_MARK
-from rundir.proxy_file import instance_name
 
 
 def test_a_copy_splits_into_its_arm_and_worker_and_joins_back() -> None:

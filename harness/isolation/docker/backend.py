@@ -81,7 +81,7 @@ from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert
 from harness.isolation.sdk_env import sdk_env
 from harness.isolation.seam_http import seam_client
 from harness.study import ArmSpec
-from rundir.proxy_file import ControlRelay, ProxyFile
+from rundir.control.proxy_file import ControlRelay, ProxyFile
 from rundir.runs.limits import AppliedLimits
 
 log = structlog.get_logger("harness.isolation.docker")

@@ -49,7 +49,7 @@ from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert
 from harness.isolation.seam_http import seam_client
 from harness.study import ArmSpec
 from rundir.atomic import write_atomic
-from rundir.proxy_file import ProxyFile
+from rundir.control.proxy_file import ProxyFile
 from rundir.runs.limits import AppliedLimits
 
 log = structlog.get_logger("harness.isolation.local")

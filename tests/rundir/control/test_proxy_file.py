@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from rundir.proxy_file import (
+from rundir.control.proxy_file import (
     PROXY_FILE_SCHEMA,
     ControlRelay,
     ProxyFile,
