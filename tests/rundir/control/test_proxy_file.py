@@ -1,5 +1,6 @@
-"""proxy.json is one model (proxy/settings.py): every key it sets is an option the proxy's addons
-register, an unknown key is refused in one line, and the proxy's entry reads it back whole."""
+"""proxy.json is one model (rundir/control/proxy_file.py): every key it sets is an option the
+proxy's addons register, an unknown key is refused in one line, and the proxy's entry reads it back
+whole."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from rundir.control.proxy_file import (
 )
 from tests.proxy.addon_kit import addon_context
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def every_setting(tmp_path: Path, mode: str = "live") -> ProxyFile:
