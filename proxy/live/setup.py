@@ -17,7 +17,7 @@ from ledger.prices import PriceTable, load_prices
 from ledger.settlements import SettlementWriter
 from proxy.live.forwarder import LiveConfig, MeteredForwarder
 from proxy.metering.tokencount import preload
-from proxy.redact.secrets import install_log_redaction, uninstall_log_redaction
+from proxy.redact.log_redaction import install_log_redaction, uninstall_log_redaction
 from rundir.calls.journal import ReservationJournal
 from vendors.pins import Pins
 

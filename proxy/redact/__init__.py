@@ -1,10 +1,14 @@
-"""Keys kept out of what the arm and the logs see: the secret redactor, its guard over a stream's
-event texts, and the reply-body cleaner live mode runs on plain and streamed replies.
+"""Keys kept out of what the arm and the logs see: the secret redactor (secrets.py) and the forms
+of a secret it searches for (secret_forms.py), the same cut applied to this process's logs
+(log_redaction.py), its guard over a stream's event texts, and the reply-body cleaner live mode
+runs on plain and streamed replies.
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
 __all__ = [
     "events",
+    "log_redaction",
+    "secret_forms",
     "secrets",
     "stream",
 ]

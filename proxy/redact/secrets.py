@@ -24,74 +24,24 @@ Pure: no mitmproxy import, so the unit tests exercise it directly.
 
 from __future__ import annotations
 
-import base64
-import logging
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-import structlog
+from proxy.redact.secret_forms import (
+    Literals,
+    base64_forms,
+    char_forms,
+    has_escape,
+    max_form_length,
+    patterns,
+)
 
 #: A configured value shorter than this is not a vendor key (they are 40 to 200 characters) and
 #: redacting it everywhere would mangle ordinary text; it is skipped, with a warning.
 MIN_SECRET_LENGTH = 8
 FLAG = "secret_redacted"
-
 _NAME_OK = re.compile(r"[^A-Za-z0-9_.-]")
-# The start of an escape whose end has not arrived yet: held back, it may begin a secret.
-_PARTIAL_ESCAPE = rb"(?:\\(?:u[0-9a-fA-F]{0,3})?|%[0-9a-fA-F]?)?"
-# Escapes of ASCII, the only characters a secret has: "\u2019" (a vendor's
-# apostrophe) or "%C3" cannot be part of one, so they do not send a body to the slow patterns.
-_ASCII_UNICODE = re.compile(rb"\\u00[0-7][0-9a-fA-F]")
-_ASCII_PERCENT = re.compile(rb"%[0-7][0-9a-fA-F]")
-
-
-def _has_escape(data: bytes) -> bool:
-    """Whether `data` holds an escape a secret's character could be written with (whole, or
-    cut off at its end). Plain `in` tests first: this runs on every chunk."""
-    if b"\\/" in data:
-        return True
-    if b"\\u00" in data and _ASCII_UNICODE.search(data):
-        return True
-    if b"%" in data and _ASCII_PERCENT.search(data):
-        return True
-    tail = data[-6:]
-    return b"\\" in tail or b"%" in tail
-
-
-def _hex(value: int, width: int) -> bytes:
-    """A case-insensitive regex for `value` in hex (vendors write \\u00e9 and \\u00E9 alike)."""
-    out = b""
-    for digit in f"{value:0{width}x}":
-        out += f"[{digit}{digit.upper()}]".encode() if digit.isalpha() else digit.encode()
-    return out
-
-
-def _char_forms(char: str, escaped: bool = True) -> bytes:
-    """Every way one character of a secret may be written: literal, JSON \\u escape, %XX."""
-    code = ord(char)
-    forms = [re.escape(char.encode())]
-    if escaped:
-        forms += [rb"\\u" + _hex(code, 4), b"%" + _hex(code, 2)]
-    if char == "/":
-        forms.append(rb"\\/")
-    return b"(?:" + b"|".join(forms) + b")"
-
-
-def _base64_forms(secret: str) -> list[str]:
-    """The part of any base64 text that encodes `secret`, for each of its 3 alignments and
-    both alphabets: the characters that depend on the secret's bytes alone."""
-    out = []
-    for align in range(3):
-        data = b"\0" * align + secret.encode()
-        first, last = -(-8 * align // 6), 8 * len(data) // 6
-        for encode in (base64.b64encode, base64.urlsafe_b64encode):
-            out.append(encode(data)[first:last].decode())
-    return out
-
-
-def _max_form_length(secret: str) -> int:
-    return sum(6 for _ in secret)  # the longest form of any ASCII character is \uXXXX
 
 
 class SecretRedactor:
@@ -112,26 +62,26 @@ class SecretRedactor:
         secrets_first = sorted(self.names, key=len, reverse=True)
         encoded: dict[str, str] = {}
         for secret in secrets_first:
-            for form in _base64_forms(secret):
+            for form in base64_forms(secret):
                 encoded.setdefault(form, self.names[secret])
         forms = {**dict.fromkeys(secrets_first), **encoded}
         entries = [*secrets_first, *sorted(set(encoded) - set(self.names), key=len, reverse=True)]
         named = {**encoded, **self.names}
         self.markers = [f"[redacted:{named[s]}]".encode() for s in entries]
         self.header_markers = [f"redacted-{named[s]}".encode() for s in entries]
-        self.max_length = max((_max_form_length(s) for s in forms), default=0)
+        self.max_length = max((max_form_length(s) for s in forms), default=0)
         self.longest = max((len(s) for s in forms), default=0)  # in characters, unescaped
         self._find: re.Pattern[bytes] | None = None
         self._hold: re.Pattern[bytes] | None = None
         literals = [(s.encode(), index) for index, s in enumerate(entries)]
-        self._all = _Literals(literals)
-        self._encoded = _Literals(literals[len(secrets_first) :])
+        self._all = Literals(literals)
+        self._encoded = Literals(literals[len(secrets_first) :])
         if secrets_first:
-            self._find, self._hold = _patterns([[_char_forms(c) for c in s] for s in secrets_first])
+            self._find, self._hold = patterns([[char_forms(c) for c in s] for s in secrets_first])
 
     def _matches(self, data: bytes, escaped: bool) -> list[tuple[int, int, int]]:
         """Every occurrence, overlapping ones included: (start, end, entry), by start and
-        longest first. `escaped`: `_has_escape(data)`, which the caller computed once."""
+        longest first. `escaped`: `has_escape(data)`, which the caller computed once."""
         assert self._find is not None
         found: list[tuple[int, int, int]] = []
         if escaped:
@@ -164,7 +114,7 @@ class SecretRedactor:
         """Where the tail of `data` that could still grow into a secret starts (len: none)."""
         if self._hold is None:
             return len(data)
-        return self._held_from(data, 0, _has_escape(data))
+        return self._held_from(data, 0, has_escape(data))
 
     def settled(self, data: bytes, hold: int) -> bool:
         """Whether `data` holds no secret and ends in fewer than `hold` bytes that could still
@@ -172,7 +122,7 @@ class SecretRedactor:
         is under `hold`, found with one escape test and, without escapes, two C searches."""
         if self._hold is None:
             return True
-        escaped = _has_escape(data)
+        escaped = has_escape(data)
         if escaped:
             if self.redact(data)[1]:
                 return False
@@ -187,7 +137,7 @@ class SecretRedactor:
         """`data` with every secret replaced, and how many occurrences were replaced."""
         if self._find is None or not data:
             return data, 0
-        if not _has_escape(data) and not self._all.found_in(data):
+        if not has_escape(data) and not self._all.found_in(data):
             # The common case (the key guard asks this of every text delta): no escape, so only
             # a literal could match, and none is in `data`; what the stream would return.
             return data, 0
@@ -211,7 +161,7 @@ class SecretRedactor:
         # bytes too (a field's cut-off escape at its end can complete no secret), so fields
         # that pass it need no per-field pass; every live reply's head asks this.
         joined = b"\n".join(part for field in fields for part in field)
-        if self._find is None or not (_has_escape(joined) or self._all.found_in(joined)):
+        if self._find is None or not (has_escape(joined) or self._all.found_in(joined)):
             return fields, 0
         out: list[tuple[bytes, bytes]] = []
         hits = 0
@@ -234,74 +184,6 @@ class SecretRedactor:
         if isinstance(value, list | tuple):
             return type(value)(self.redact_value(v) for v in value)
         return value
-
-
-#: Up to this many bytes, one regex finds a literal secret faster than an `in` per secret.
-_REGEX_UP_TO = 600
-
-
-class _Literals:
-    """Literal secrets searched with bytes.find: occurrences, and a tail that could start one."""
-
-    def __init__(self, entries: list[tuple[bytes, int]]) -> None:
-        self.entries = entries
-        # A tail that is a proper prefix of some secret (one byte short of it at most): one
-        # compiled pattern of nested prefixes, `a(?:b(?:c)?)?`, anchored at the end. The regex
-        # engine tries every start in C; a loop over the secrets with bytes.find cost ~20 us
-        # per chunk in Python (profiled: the largest part of a stream's per-event work).
-        prefixes = [
-            _nested_prefix([re.escape(e[i : i + 1]) for i in range(len(e) - 1)])
-            for e, _ in entries
-            if len(e) > 1
-        ]
-        self.longest = max((len(e) for e, _ in entries), default=0)
-        self.tail = re.compile(b"(?:" + b"|".join(prefixes) + rb")\Z") if prefixes else None
-        # One search in C for any of them: a loop of `in` tests costs 2 us a call, and the
-        # stream tap asks this of every text delta. On long data the regex, which tries every
-        # alternative at each position, is the slower (46 us against 14 on a 10 KB chunk).
-        literals = b"|".join(re.escape(e) for e, _ in entries)
-        self._any = re.compile(literals) if entries else None
-        self._secrets = [e for e, _ in entries]
-
-    def found_in(self, data: bytes) -> bool:
-        if len(data) > _REGEX_UP_TO:
-            return any(secret in data for secret in self._secrets)
-        return self._any is not None and self._any.search(data) is not None
-
-    def matches(self, data: bytes) -> list[tuple[int, int, int]]:
-        found = []
-        for entry, index in self.entries:
-            at = data.find(entry)
-            while at >= 0:
-                found.append((at, at + len(entry), index))
-                at = data.find(entry, at + 1)
-        return found
-
-    def held_from(self, data: bytes, lowest: int) -> int:
-        if self.tail is None:
-            return len(data)
-        # The earliest start whose rest is a prefix: the leftmost match of the pattern.
-        held = self.tail.search(data, max(lowest, len(data) - self.longest + 1))
-        return held.start() if held is not None else len(data)
-
-
-def _patterns(forms: list[list[bytes]]) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
-    """A finder of every occurrence (one group per secret) and a finder of a tail that could
-    still grow into one."""
-    groups = b"|".join(b"(" + b"".join(f) + b")" for f in forms)
-    # A lookahead finds every start, so overlapping occurrences are all seen.
-    find = re.compile(b"(?=(?:" + groups + b"))")
-    prefixes = b"|".join(_nested_prefix(f) for f in forms)
-    hold = re.compile(b"(?:" + prefixes + b"|)" + _PARTIAL_ESCAPE + rb"\Z")
-    return find, hold
-
-
-def _nested_prefix(forms: list[bytes]) -> bytes:
-    """A regex for any prefix of the secret (one or more characters): `a(?:b(?:c)?)?`."""
-    inner = b""
-    for form in reversed(forms[1:]):
-        inner = b"(?:" + form + inner + b")?"
-    return forms[0] + inner
 
 
 class StreamRedactor:
@@ -341,7 +223,7 @@ class StreamRedactor:
         base = self._released - len(self._context)
         pos = len(self._context)  # output exists up to here (relative to buf)
         # Once per release: it decides which search both steps below use.
-        escaped = _has_escape(buf)
+        escaped = has_escape(buf)
         # The earliest tail that could still grow into a secret waits for more bytes.
         safe = len(buf) if final else self.config._held_from(buf, pos, escaped)
         run_end = self._run_end - base
@@ -371,80 +253,3 @@ class StreamRedactor:
         self._context = buf[max(0, upto - keep) : upto] if recent else b""
         self._pending = buf[upto:]
         return bytes(out)
-
-
-class _RecordFactory:
-    """Makes stdlib log records (mitmproxy's own warnings) with the secrets already cut out, so
-    every handler, including one added later, only ever sees the redacted text.
-
-    One factory per process holds every redactor installed and not yet uninstalled: the record
-    factory is process-global, and a factory that kept only the first redactor would let a later
-    proxy's keys through (seen when one test's in-process proxy ran before another's)."""
-
-    def __init__(self, inner: Callable[..., logging.LogRecord]) -> None:
-        self.inner = inner
-        self.redactors: list[SecretRedactor] = []
-
-    def redact(self, text: str) -> str:
-        for redactor in self.redactors:
-            text = redactor.redact_text(text)
-        return text
-
-    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
-        record = self.inner(*args, **kwargs)
-        record.msg = self.redact(record.getMessage())
-        record.args = None
-        if record.exc_info:
-            # A formatter uses exc_text when it is set: the traceback is redacted too.
-            text = logging.Formatter().formatException(record.exc_info)
-            record.exc_text = self.redact(text)
-        if record.stack_info:
-            record.stack_info = self.redact(record.stack_info)
-        return record
-
-
-class _LogProcessor:
-    def __init__(self) -> None:
-        self.redactors: list[SecretRedactor] = []
-
-    def __call__(self, logger: Any, method: str, event: Any) -> Any:
-        for redactor in self.redactors:
-            event = redactor.redact_value(event)
-        return event
-
-
-def install_log_redaction(redactor: SecretRedactor) -> None:
-    """Redact the secrets from every structlog event and stdlib log record of this process, until
-    `uninstall_log_redaction(redactor)`.
-
-    The processor goes into structlog's live processor list just before its renderer: loggers
-    already cached (cache_logger_on_first_use) share that list object, so they are covered too.
-    """
-    if not redactor:
-        return
-    processors = structlog.get_config()["processors"]
-    processor = next((p for p in processors if isinstance(p, _LogProcessor)), None)
-    if processor is None:
-        processor = _LogProcessor()
-        processors.insert(max(0, len(processors) - 1), processor)
-    factory = logging.getLogRecordFactory()
-    if not isinstance(factory, _RecordFactory):
-        factory = _RecordFactory(factory)
-        logging.setLogRecordFactory(factory)
-    for holder in (processor, factory):
-        if not any(r is redactor for r in holder.redactors):
-            holder.redactors.append(redactor)
-
-
-def uninstall_log_redaction(redactor: SecretRedactor) -> None:
-    """Undo `install_log_redaction(redactor)`; the last one out restores the plain factory."""
-    processors = structlog.get_config()["processors"]
-    for processor in [p for p in processors if isinstance(p, _LogProcessor)]:
-        processor.redactors[:] = [r for r in processor.redactors if r is not redactor]
-        if not processor.redactors:
-            processors.remove(processor)
-    factory = logging.getLogRecordFactory()
-    if isinstance(factory, _RecordFactory):
-        factory.redactors[:] = [r for r in factory.redactors if r is not redactor]
-        if not factory.redactors:
-            logging.setLogRecordFactory(factory.inner)

@@ -13,12 +13,8 @@ from urllib.parse import quote
 import pytest
 import structlog
 
-from proxy.redact.secrets import (
-    MIN_SECRET_LENGTH,
-    SecretRedactor,
-    install_log_redaction,
-    uninstall_log_redaction,
-)
+from proxy.redact.log_redaction import install_log_redaction, uninstall_log_redaction
+from proxy.redact.secrets import MIN_SECRET_LENGTH, SecretRedactor
 
 ANT = "sk-ant-api03-Zx9_qLm-0123456789abcdefABCDEF"
 OAI = "sk-proj-Qw3rty_UIOP-fedcba9876543210xyz"
