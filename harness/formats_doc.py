@@ -72,11 +72,11 @@ FORMATS = (
     Format(
         "judgment sets (SET/, SET.seal.json)",
         (
-            "rundir.judgments:JudgmentSet",
-            "rundir.judgments:JudgmentTask",
-            "rundir.judgments:Vote",
-            "rundir.judgments:ExactMatch",
-            "rundir.judgments:Seal",
+            "rundir.judgments.records:JudgmentSet",
+            "rundir.judgments.records:JudgmentTask",
+            "rundir.judgments.records:Vote",
+            "rundir.judgments.records:ExactMatch",
+            "rundir.judgments.seal:Seal",
         ),
     ),
     Format("report.json (in `harness report --out`)", ("harness.report.report_json:ReportFile",)),

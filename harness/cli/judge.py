@@ -112,7 +112,7 @@ def _echo_bill(out: Path) -> None:
     """What the HTTP judges' calls cost at the price table, from votes.jsonl (their bill)."""
     from decimal import Decimal
 
-    from rundir.judgments import read_votes
+    from rundir.judgments.files import read_votes
 
     http = [v for v in read_votes(out) if v.cost_usd is not None or v.unpriced is not None]
     if http:

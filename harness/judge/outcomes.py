@@ -22,14 +22,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rundir.judgments import (
-    JudgmentTask,
-    open_seal,
-    read_exact,
-    read_manifest,
-    read_tasks,
-    read_votes,
-)
+from rundir.judgments.files import read_exact, read_manifest, read_tasks, read_votes
+from rundir.judgments.records import JudgmentTask
+from rundir.judgments.seal import open_seal
 
 
 class FlagOutcome(BaseModel):

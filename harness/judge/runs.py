@@ -14,7 +14,8 @@ from random import Random
 
 from harness.errors import HarnessError
 from harness.study import Item, load_study
-from rundir.judgments import RunRef, SealedArm
+from rundir.judgments.records import RunRef
+from rundir.judgments.seal import SealedArm
 from rundir.runs.header import read_header
 from rundir.turns.turns import read_turns
 

@@ -24,21 +24,18 @@ from harness.judge.prompts import template_hashes
 from harness.judge.rubrics import load_rubrics
 from harness.judge.runs import load_source
 from harness.judge.third import Asking
-from rundir.judgments import (
+from rundir.judgments.files import (
     PROMPTS_DIR,
     REPLIES_DIR,
     VOTES_FILE,
-    JudgmentSet,
-    RubricRef,
-    Seal,
     VoteLog,
-    bind_seal,
     sha256_bytes,
     write_exact,
     write_manifest,
-    write_seal,
     write_tasks,
 )
+from rundir.judgments.records import JudgmentSet, RubricRef
+from rundir.judgments.seal import Seal, bind_seal, write_seal
 from rundir.runs.header import now_iso
 
 

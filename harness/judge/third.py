@@ -27,7 +27,8 @@ from harness.judge.calibration import calibration_bars, kappa_bars
 from harness.judge.judges import Judge
 from harness.judge.rubrics import Rubric
 from harness.judge.send import send
-from rundir.judgments import PROMPTS_DIR, BarResult, JudgmentTask, ThirdPass, Vote, VoteLog
+from rundir.judgments.files import PROMPTS_DIR, VoteLog
+from rundir.judgments.records import BarResult, JudgmentTask, ThirdPass, Vote
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,8 @@ from harness.report.rundata import ReadFile, read_file
 from harness.stats.scorers import Judgement
 from ledger.prices import PriceTable, load_prices
 from rundir.jsonlines import read_lines
-from rundir.judgments import MANIFEST_FILE, JudgmentSet
+from rundir.judgments.files import MANIFEST_FILE
+from rundir.judgments.records import JudgmentSet
 
 if TYPE_CHECKING:
     from harness.report.analysis import Analysis

@@ -1,7 +1,7 @@
 """The judgments the report reads (`--judgments`), keyed by (run, arm, item, turn, metric).
 
 Two forms:
-- a judgment set, the folder `harness judge --out SET` wrote (rundir/judgments.py), read through
+- a judgment set, the folder `harness judge --out SET` wrote (rundir/judgments/), read through
   `harness.judge.outcomes.read_outcomes` with its seal (`--seal`, default `SET.seal.json`) and
   re-checked with `harness.judge.verify.verify_set` first: every vote traced to its prompt and
   reply, or the set is refused. A flag rubric gives one judgment per reply (scale `flag_share`:
@@ -24,7 +24,9 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from rundir.jsonlines import read_lines
-from rundir.judgments import JudgmentSet, open_seal, read_manifest, read_tasks, read_votes
+from rundir.judgments.files import read_manifest, read_tasks, read_votes
+from rundir.judgments.records import JudgmentSet
+from rundir.judgments.seal import open_seal
 
 # The scales a metric may declare, with the values each allows (None: any finite number).
 SCALES: dict[str, tuple[float, float] | None] = {

@@ -7,7 +7,7 @@ import pytest
 
 from harness.judge.aa import aa_control
 from harness.stats import mean_interval
-from rundir.judgments import JudgmentTask, Vote
+from rundir.judgments.records import JudgmentTask, Vote
 
 FIRST, SECOND = "AAAA", "BBBB"
 

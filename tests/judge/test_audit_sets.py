@@ -15,7 +15,7 @@ import pytest
 from harness.checks.audit import audit_run
 from harness.judge.plan import Settings
 from harness.judge.stage import StageOptions, run_stage
-from rundir.judgments import read_tasks
+from rundir.judgments.files import read_tasks
 from tests.judge.runs import judge_entry, write_judges, write_rubrics, write_run, write_study
 
 

@@ -14,7 +14,7 @@ from harness.judge.box import namespaces_unavailable
 from harness.judge.judges import JudgeError, load_judges
 from harness.judge.plan import Settings
 from harness.judge.stage import StageOptions, run_stage
-from rundir.judgments import PROMPTS_DIR, REPLIES_DIR, read_manifest
+from rundir.judgments.files import PROMPTS_DIR, REPLIES_DIR, read_manifest
 from stubs.rules.context import StubContext
 from stubs.rules.replies import ReplyBook
 from tests.fakevendor.server import FakeVendor

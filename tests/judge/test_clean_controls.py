@@ -22,7 +22,8 @@ from harness.judge.runs import load_source
 from harness.judge.stage import StageOptions, run_stage
 from harness.judge.stub_judge import problems
 from harness.study import load_study
-from rundir.judgments import JudgmentSet, read_tasks
+from rundir.judgments.files import read_tasks
+from rundir.judgments.records import JudgmentSet
 from tests.datasets.fixtures import longmemeval_entry
 from tests.judge.runs import (
     FLAG_RUBRIC,

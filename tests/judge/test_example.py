@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rundir.judgments import open_seal, read_manifest
+from rundir.judgments.files import read_manifest
+from rundir.judgments.seal import open_seal
 
 pytestmark = pytest.mark.integration
 

@@ -20,7 +20,7 @@ from harness.judge.stage import StageOptions, run_stage
 from harness.judge.stub_judge import verdict
 from harness.judge.verify import verify_set
 from harness.study import load_study
-from rundir.judgments import EXACT_FILE, read_exact, read_tasks, read_votes
+from rundir.judgments.files import EXACT_FILE, read_exact, read_tasks, read_votes
 from tests.datasets.fixtures import longmemeval_entry
 from tests.judge.runs import FACTS, judge_entry, write_judges, write_run
 from tests.study_builder import StudyBuilder

@@ -14,7 +14,8 @@ import tomli_w
 from harness.judge.judges import load_judges
 from harness.judge.send import ask_task
 from ledger.ledger import Ledger
-from rundir.judgments import REPLIES_DIR, JudgmentTask, VoteLog, read_votes
+from rundir.judgments.files import REPLIES_DIR, VoteLog, read_votes
+from rundir.judgments.records import JudgmentTask
 from stubs.rules.context import StubContext
 from stubs.rules.replies import ReplyBook
 from tests.fakevendor.server import FakeVendor

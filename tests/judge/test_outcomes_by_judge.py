@@ -5,7 +5,7 @@ judge (both orders), not only pooled."""
 from __future__ import annotations
 
 from harness.judge.outcomes import judge_shares
-from rundir.judgments import JudgmentTask
+from rundir.judgments.records import JudgmentTask
 
 
 def task(judge: str, order: str) -> JudgmentTask:

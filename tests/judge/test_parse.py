@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.judge.parse import parse_reply
-from rundir.judgments import JudgePin
+from rundir.judgments.records import JudgePin
 
 PIN = JudgePin(name="alpha", engine="claude-code", model="opus-4", effort="high", client="command")
 HEADER = "judge: engine=claude-code model=opus-4 effort=high"

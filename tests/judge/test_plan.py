@@ -13,7 +13,7 @@ from harness.judge.judges import load_judges
 from harness.judge.plan import Planned, Planner, Settings
 from harness.judge.rubrics import load_rubrics
 from harness.judge.runs import load_source
-from rundir.judgments import sha256_bytes
+from rundir.judgments.files import sha256_bytes
 from tests.judge.runs import (
     FLAG_RUBRIC,
     judge_entry,

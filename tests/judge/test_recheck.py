@@ -17,7 +17,7 @@ from harness.judge.stage import StageOptions, run_stage
 from harness.judge.verify import verify_set
 from harness.report.judged import load_judged
 from rundir.errors import RunDirError
-from rundir.judgments import bind_seal, open_seal, read_seal
+from rundir.judgments.seal import bind_seal, open_seal, read_seal
 from tests.judge.runs import judge_entry, write_judges, write_rubrics, write_run, write_study
 from tests.judge.test_cli_judge import harness
 

@@ -15,7 +15,8 @@ from harness.judge.runs import load_source
 from harness.judge.send import RunningDetection
 from harness.judge.stage import StageOptions, run_stage
 from harness.judge.verify import verify_set
-from rundir.judgments import JudgmentTask, read_tasks, read_votes
+from rundir.judgments.files import read_tasks, read_votes
+from rundir.judgments.records import JudgmentTask
 from tests.judge.runs import judge_entry, write_judges, write_rubrics, write_run, write_study
 
 DRIFT = str(Path(__file__).with_name("drifting_judge.py"))

@@ -14,7 +14,9 @@ from harness.judge.plan import Settings
 from harness.judge.stage import StageOptions, run_stage
 from harness.judge.verify import verify_set
 from rundir.errors import RunDirError
-from rundir.judgments import JudgmentSet, open_seal, read_tasks, read_votes, sha256_bytes
+from rundir.judgments.files import read_tasks, read_votes, sha256_bytes
+from rundir.judgments.records import JudgmentSet
+from rundir.judgments.seal import open_seal
 from tests.judge.runs import judge_entry, write_judges, write_rubrics, write_run, write_study
 
 FAST = Settings(controls_per_kind=4)

@@ -15,7 +15,8 @@ from harness.judge.outcomes import read_outcomes
 from harness.judge.plan import Settings
 from harness.judge.stage import StageOptions, run_stage
 from harness.judge.verify import verify_set
-from rundir.judgments import JudgmentSet, read_tasks, read_votes
+from rundir.judgments.files import read_tasks, read_votes
+from rundir.judgments.records import JudgmentSet
 from tests.judge.runs import judge_entry, write_judges, write_rubrics, write_run, write_study
 
 ERRING = str(Path(__file__).with_name("erring_judge.py"))
