@@ -49,8 +49,9 @@ def test_the_committed_page_is_what_the_models_say() -> None:
 
 
 def test_every_model_of_rundir_is_on_the_page() -> None:
-    for module in pkgutil.iter_modules(rundir.__path__):
-        importlib.import_module(f"rundir.{module.name}")
+    # rundir/ holds parts (sub-packages): walk them all, not only the room's top.
+    for module in pkgutil.walk_packages(rundir.__path__, "rundir."):
+        importlib.import_module(module.name)
     defined: set[type[BaseModel]] = set()
     stack: list[type[BaseModel]] = [RunDirModel]
     while stack:
