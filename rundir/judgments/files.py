@@ -1,4 +1,4 @@
-"""A judgment set's files (the folder's layout: rundir/judgments/__init__.py): written by the
+"""A judgment set's files (the folder's layout: rundir/judgments/records.py): written by the
 stage, each at once or (votes.jsonl) line by line as replies arrive, and read back refusing a
 damaged or newer record with the file and line that holds it."""
 

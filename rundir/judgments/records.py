@@ -1,7 +1,21 @@
-"""The records of a judgment set (the folder's layout: rundir/judgments/__init__.py): every
-prompt planned (`JudgmentTask`), every attempt at one (`Vote`), the probe answers settled by exact
-match (`ExactMatch`), and the manifest (`JudgmentSet`) with what it reports of the stage: the runs
-and judges, the calibration and stability bars, the A/A control, each axis's status and any halt.
+"""Judgment sets: what `harness judge` leaves in `--out SET`, for the report and the audit.
+
+A set is a folder:
+- `judgments.json`: the manifest (`JudgmentSet`): the runs judged, the judges' pins, the rubrics'
+  and prompt templates' hashes, the seal's hash, the calibration bars, stability, the A/A control,
+  each axis's status, the judgments set aside and any halt;
+- `tasks.jsonl`: every prompt the stage planned (`JudgmentTask`), written before any was sent;
+- `prompts/<task>.txt`: the prompt file of each task (its SHA-256 is in the task);
+- `replies/<task>.<attempt>.txt`: every reply a judge gave, kept whether it was accepted or not;
+- `votes.jsonl`: one `Vote` per attempt, tying a reply to its prompt and saying what was parsed,
+  with the pins (engine, model, effort) of the judge asked: judges' calls are billed outside the
+  run's ledger, so this log is their record;
+- `exact.jsonl`: the probe answers a grading rubric settled by normalised exact match
+  (`ExactMatch`), which no judge was asked about.
+
+Replies are named in tasks only by arm codes. The codes' meaning (code -> run and arm) and the
+seed they were drawn from are in the seal (`Seal`), a file stored outside the set whose SHA-256 the
+manifest holds: analysis opens it (`open_seal`), and a seal that does not match is refused.
 """
 
 from __future__ import annotations
