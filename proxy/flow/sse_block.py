@@ -13,7 +13,7 @@ Anything else (a CR, a comment or `id:` line, the two forms mixed, a field witho
 data line that is not a JSON object, JSON msgspec does not read exactly as `json.loads` does: a
 lone surrogate, NaN, a number out of range, bytes that are not UTF-8) makes `plain_block` return
 None, and the caller takes the event-by-event path, which decides those cases as it always has.
-Where msgspec does decode, its values are `json.loads`'s (tests/proxy/test_sse_block.py checks
+Where msgspec does decode, its values are `json.loads`'s (tests/proxy/flow/test_sse_block.py checks
 that).
 """
 

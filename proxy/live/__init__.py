@@ -1,7 +1,7 @@
 """Live mode: each call forwarded to its vendor with the study's key, reserved against the cap,
 its reply metered, redacted and settled in the ledger; its setup and the
 mitmproxy read coalescing it installs. Loads nothing of stubs/
-(tests/proxy/test_live_loads_no_stubs.py).
+(tests/proxy/live/test_loads_no_stubs.py).
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 

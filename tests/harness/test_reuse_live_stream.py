@@ -3,7 +3,7 @@ live run starts it) in front of a fake vendor: the leader C0 and its follower C1
 streamed request in the same item and turn; C1 gets C0's bytes, the vendor sees one call, the
 ledger books one, and calls.jsonl names the leader's call in the follower's `reuse_of`.
 
-The in-process test kit (tests/proxy/test_reuse.py) never runs live mode's stream tap, which is
+The in-process test kit (tests/proxy/flow/test_reuse.py) never runs live mode's stream tap, which is
 what collects a streamed reply's bytes for the follower: this is the test of that path."""
 
 from __future__ import annotations

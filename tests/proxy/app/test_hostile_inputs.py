@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from proxy.app.addon import HarnessAddon
 from tests.fakevendor.server import FakeVendor
+from tests.proxy.flow.test_intake import CRASHERS, GOOD_ANTHROPIC, GOOD_OPENAI
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
-from tests.proxy.test_intake import CRASHERS, GOOD_ANTHROPIC, GOOD_OPENAI
 
 pytestmark = pytest.mark.integration
 

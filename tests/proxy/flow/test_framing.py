@@ -16,10 +16,10 @@ import pytest
 
 from proxy.flow.framing import HEAD_LIMIT, Refusal, head_refusal, parse_refusal
 from tests.fakevendor.server import FakeVendor
+from tests.proxy.app.test_hostile_inputs import assert_healthy
+from tests.proxy.flow.test_intake import GOOD_ANTHROPIC, GOOD_OPENAI
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
-from tests.proxy.test_hostile_inputs import assert_healthy
-from tests.proxy.test_intake import GOOD_ANTHROPIC, GOOD_OPENAI
 
 ROUTES = {"openai": "/openai/v1/chat/completions", "anthropic": "/anthropic/v1/messages"}
 BODIES = {

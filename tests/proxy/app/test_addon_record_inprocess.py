@@ -1,9 +1,10 @@
 """Record mode through the addon's hooks in mitmproxy's test kit (tests/proxy/addon_kit.py).
 
-The logic of the subprocess tests (test_addon.py, test_sdk_record.py, test_hostile_inputs.py) at
-the addon's own seam: each vendor's reply shape and status, refusals in each vendor's error shape,
-one call-log line per call, masks in the request hash, failing closed on a call log that cannot
-be written. No proxy process, no socket but the addon's own stream server.
+The logic of the subprocess tests (test_addon.py and test_hostile_inputs.py beside this file,
+tests/proxy/modes/test_sdk_record.py) at the addon's own seam: each vendor's reply shape and status,
+refusals in each vendor's error shape, one call-log line per call, masks in the request hash,
+failing closed on a call log that cannot be written. No proxy process, no socket but the addon's own
+stream server.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import pytest
 from mitmproxy import exceptions
 
 from tests.proxy.addon_kit import HAIKU, addon_context
+from tests.proxy.flow.test_intake import CRASHERS
 from tests.proxy.small_disk import fill, mounted_tmpfs
-from tests.proxy.test_intake import CRASHERS
 
 DOCS = ["the lighthouse keeper", "a recipe for soup", "lighthouse lamps at night"]
 MESSAGE = {"model": HAIKU, "max_tokens": 64, "messages": [{"role": "user", "content": "Hello"}]}

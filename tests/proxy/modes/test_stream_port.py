@@ -14,7 +14,7 @@ from pathlib import Path
 from harness.isolation.ports import free_ports
 from rundir.control.proxy_file import PROXY_READY, ProxyFile, ProxySettings
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_a_taken_stream_port_stops_the_proxy_before_it_is_ready(tmp_path: Path) -> None:
