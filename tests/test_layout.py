@@ -156,12 +156,12 @@ def test_no_module_imports_itself_back() -> None:
     assert cycles(import_graph()) == []
 
 
-@pytest.mark.parametrize("room", ["harness", "proxy", "stubs"])
+@pytest.mark.parametrize("room", ["harness", "proxy", "stubs", "rundir"])
 def test_no_cycle_between_a_rooms_parts(room: str) -> None:
     """Sub-packages (and the modules beside them) import one way: checks never imports run back,
     nor images isolation, nor any proxy part the parts that use it, nor vectors/ the rules that
     load the stubs file (its handlers read their context through VectorSettings), nor formats/
-    and schema/ each other."""
+    and schema/ each other, nor a run directory's records the merge that joins them."""
     assert cycles(part_graph(room, import_graph())) == []
 
 
@@ -210,7 +210,7 @@ def test_only_record_and_replay_import_the_stubs() -> None:
     assert offenders == []
 
 
-@pytest.mark.parametrize("room", ["proxy", "stubs", "harness/isolation"])
+@pytest.mark.parametrize("room", ["proxy", "stubs", "harness/isolation", "rundir"])
 def test_every_part_says_what_it_holds(room: str) -> None:
     """Each sub-package has an `__init__` with a docstring and an `__all__`."""
     missing = []
@@ -224,6 +224,23 @@ def test_every_part_says_what_it_holds(room: str) -> None:
         if not (ast.get_docstring(tree) and has_all):
             missing.append(str(init.relative_to(ROOT)))
     assert missing == []
+
+
+# rundir/'s top holds what every part shares (the atomic write, the JSON-lines framing, the record
+# base and its error, worker names, logging); every format sits in a part (runs, calls, turns,
+# network, control, judgments, merge).
+RUNDIR_TOP = ["atomic", "errors", "instances", "jsonlines", "logs", "model"]
+
+
+def test_rundir_top_holds_only_what_its_parts_share() -> None:
+    top = sorted(p.stem for p in (ROOT / "rundir").glob("*.py") if p.stem != "__init__")
+    assert top == RUNDIR_TOP
+    upward = {
+        module: sorted(t for t in targets if t.count(".") > 1 and t.startswith("rundir."))
+        for module, targets in import_graph().items()
+        if module in {f"rundir.{name}" for name in RUNDIR_TOP}
+    }
+    assert {module: parts for module, parts in upward.items() if parts} == {}
 
 
 # The one door from the orchestrator into the proxy: `harness proxy serve` runs it in-process.
