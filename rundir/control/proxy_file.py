@@ -140,7 +140,7 @@ class ProxySettings(BaseModel):
         return path.resolve() if path else None
 
     def addon_options(self) -> dict[str, Any]:
-        """The `harness_*` options of proxy/addon.py for these settings."""
+        """The `harness_*` options of proxy/app/addon.py for these settings."""
         options: dict[str, Any] = {}
         for name, field in ProxySettings.model_fields.items():
             if field.exclude or (name in LIVE_ONLY and self.mode != "live"):
@@ -166,7 +166,8 @@ def option_value(value: Any) -> Any:
 
 
 class ControlRelay(BaseModel):
-    """docker: an address only the host reaches, relayed to the control port (proxy/relay.py)."""
+    """docker: an address only the host reaches, relayed to the control port
+    (proxy/app/relay.py)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -192,7 +193,7 @@ class ProxyFile(RunDirModel):
     confdir: str = ""  # the harness CA (harness/isolation/proxy_ca.py), as the proxy sees it
     vendor_cert: str = ""  # the vendor-host certificate the CA signed, served for every host
     ca_bundle: str = ""  # live: also trusted for the vendors' TLS
-    egress_log: str = ""  # where proxy/forward_guard.py appends refused destinations
+    egress_log: str = ""  # where proxy/app/forward_guard.py appends refused destinations
     dns: dict[str, Any] | None = None  # read by harness/isolation/dns_refuser.py only
     log_level: str = "warning"
 

@@ -1,7 +1,7 @@
 """The `/turn` control message: which item and turn an arm runs now (orchestrator -> proxy).
 
-The orchestrator POSTs it to the proxy's control endpoint (proxy/control.py) before each turn and
-with `item` null once the arm is between turns; every call the arm sends meanwhile is attributed
+The orchestrator POSTs it to the proxy's control endpoint (proxy/flow/control.py) before each turn
+and with `item` null once the arm is between turns; every call the arm sends meanwhile is attributed
 to that turn. `phase = "ingest"` marks a memory benchmark's history being ingested (seam v2):
 `turn` is then the history session's index, and a call that names no purpose gets `ingest`.
 `phase = "guard"` marks the study's output guard checking the arm's turn (harness/guard.py): every
