@@ -4,9 +4,9 @@ Appended by the harness as it reads its sources while the run goes on
 (harness/isolation/egress_book.py: the arms' guard logs, the proxy's and the DNS refuser's
 refusals, the kernel log followed from the run's start), never rewritten: a line once written
 stays. Repeated attempts at one destination read in one look are one line with `count` (absent:
-1) from `time` to `last_time`; the first attempt at each destination is always a line of its own. Which fields an
-entry has depends on its source; every entry names an arm, a destination, a time and the
-source.
+1) from `time` to `last_time`; the first attempt at each destination is always a line of its own.
+Which fields an entry has depends on its source; every entry names an arm, a destination, a time and
+the source.
 """
 
 from __future__ import annotations
