@@ -5,6 +5,7 @@ record-mode stubs answer by what they return.
 Submodules are imported where used (not here), so loading one does not load the others."""
 
 __all__ = [
+    "anthropic_cache",
     "anthropic_compat",
     "anthropic_messages",
     "body",

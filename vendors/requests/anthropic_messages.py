@@ -12,15 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from vendors.errors import VendorRequestError, require
-from vendors.tokens import estimate_tokens, texts_of
+from vendors.requests.anthropic_cache import cache_writes, check_cache_control
 
 _ROLES = ("user", "assistant")
 _TOOL_CHOICES = ("auto", "any", "tool", "none")
 _THINKING_TYPES = ("enabled", "disabled", "adaptive", "between_tools")
 _EFFORTS = ("low", "medium", "high", "xhigh", "max")
-_TTLS = ("5m", "1h")
-# The vendor allows at most four cache breakpoints per request.
-_MAX_CACHE_MARKS = 4
 _MIN_THINKING_BUDGET = 1024
 # Blocks whose payload is a `source` object (base64, URL or file id).
 _SOURCED_BLOCKS = ("image", "document")
@@ -61,16 +58,6 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _check_cache_control(value: Any, where: str) -> None:
-    if value is None:
-        return
-    here = f"{where}.cache_control" if where else "cache_control"
-    if not isinstance(value, dict) or value.get("type") != "ephemeral":
-        raise _fail(f"{here}.type: Input should be 'ephemeral'", "cache_control")
-    if "ttl" in value and value["ttl"] not in _TTLS:
-        raise _fail(f"{here}.ttl: Input should be '5m' or '1h'", "cache_control")
-
-
 def _check_blocks(content: Any, where: str) -> None:
     if isinstance(content, str):
         return
@@ -84,7 +71,7 @@ def _check_blocks(content: Any, where: str) -> None:
             raise _fail(f"{here}.text: Input should be a valid string", here)
         if block["type"] in _SOURCED_BLOCKS and not isinstance(block.get("source"), dict):
             raise _fail(f"{here}.{block['type']}.source: Input should be a valid dictionary", here)
-        _check_cache_control(block.get("cache_control"), here)
+        check_cache_control(block.get("cache_control"), here)
 
 
 def check_messages(body: dict[str, Any]) -> None:
@@ -131,7 +118,7 @@ def _check_tools(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
         if name in seen:
             raise _fail("tools: Tool names must be unique.", "tools")
         seen.add(name)
-        _check_cache_control(tool.get("cache_control"), f"tools.{i}")
+        check_cache_control(tool.get("cache_control"), f"tools.{i}")
         # Server tools (web search, code execution...) carry a versioned `type` and no schema.
         if tool.get("type") in (None, "custom"):
             schema = tool.get("input_schema")
@@ -293,66 +280,6 @@ def _json_schema(fmt: Any, where: str, param: str) -> dict[str, Any]:
     if not isinstance(schema, dict):
         raise _fail(f"{where}.schema: Field required", param)
     return schema
-
-
-def _segments(body: dict[str, Any]) -> list[tuple[int, Any]]:
-    """The prompt in cache order (tools, system, messages) as (tokens, cache_control) pieces.
-
-    The pieces mirror `estimate_input_tokens`'s arithmetic (texts plus 3 per list item), so
-    their sum is the request's input estimate and a cached prefix never exceeds it.
-    """
-
-    def tokens(value: Any) -> int:
-        return sum(estimate_tokens(t) for t in texts_of(value))
-
-    out: list[tuple[int, Any]] = []
-    for tool in body.get("tools") or []:
-        out.append((tokens(tool) + 3, tool.get("cache_control")))
-    system = body.get("system")
-    if isinstance(system, str):
-        out.append((tokens(system), None))
-    elif isinstance(system, list):
-        out.extend((tokens(b) + 3, b.get("cache_control")) for b in system)
-    for msg in body["messages"]:
-        content = msg["content"]
-        if isinstance(content, str):
-            out.append((tokens(msg) + 3, None))
-        else:
-            blocks = [(tokens(b), b.get("cache_control")) for b in content]
-            # The role string and the per-message overhead count too: they come first.
-            out.append((tokens(msg) - sum(t for t, _ in blocks) + 3, None))
-            out.extend(blocks)
-    return out
-
-
-def cache_writes(body: dict[str, Any], total_input: int) -> tuple[int, int]:
-    """(5-minute, 1-hour) cache writes: each breakpoint caches the prompt up to it.
-
-    A stub keeps no cache between calls, so every marked prefix is a write and never a read.
-    """
-    segments = _segments(body)
-    marks = [i for i, (_, cc) in enumerate(segments) if cc is not None]
-    top = body.get("cache_control")
-    _check_cache_control(top, "")
-    # Top-level cache_control marks the last cacheable block: the end of the last message.
-    if top is not None and segments and (not marks or marks[-1] != len(segments) - 1):
-        marks.append(len(segments) - 1)
-    if len(marks) > _MAX_CACHE_MARKS:
-        raise _fail(
-            f"A maximum of {_MAX_CACHE_MARKS} blocks with cache_control may be provided. "
-            f"Found {len(marks)}.",
-            "cache_control",
-        )
-    writes = {"5m": 0, "1h": 0}
-    start = 0
-    left = total_input
-    for mark in marks:
-        cc: dict[str, Any] = segments[mark][1] or top or {}
-        span = min(sum(t for t, _ in segments[start : mark + 1]), left)
-        writes[cc.get("ttl", "5m")] += span
-        left -= span
-        start = mark + 1
-    return writes["5m"], writes["1h"]
 
 
 def check_create(body: dict[str, Any]) -> None:
