@@ -6,12 +6,19 @@ from pathlib import Path
 
 import typer
 
-from harness.cli.study import ISOLATION, NEW_LEDGER_BRANCH, RUN_DIR, SKIP_SUITE, _isolation
+from harness.cli.options import (
+    ISOLATION,
+    NEW_LEDGER_BRANCH,
+    RUN_DIR,
+    SKIP_SUITE,
+    STUDY_FILE,
+    isolation_choice,
+)
 from harness.errors import HarnessError
 
 
 def pilot(
-    study: Path = typer.Argument(..., help="The study file (study.toml)."),
+    study: Path = STUDY_FILE,
     legs: Path = typer.Option(..., "--legs", help="The legs file (docs/pilot.md)."),
     cap: str = typer.Option(..., "--cap", envvar="HARNESS_CAP", help="The pilot's cap in USD."),
     from_run: Path | None = typer.Option(
@@ -40,9 +47,9 @@ def pilot(
 ) -> int:
     """Run the live pilot's legs under one ledger stage: legs dropped in the fixed order (never
     the first five) when the projection passes the cap; writes unit_costs.json."""
-    from harness.run.legs import load_legs
     from harness.run.live.live_checks import cap_usd
-    from harness.run.pilot import default_stage, run_pilot
+    from harness.run.pilot.legs import load_legs
+    from harness.run.pilot.pilot import default_stage, run_pilot
     from harness.study import load_study
 
     dollars = cap_usd(cap)  # before the study is read: nothing is written on a refusal
@@ -59,7 +66,7 @@ def pilot(
         record_run=from_run,
         basis="worst" if basis == "worst" else "expected",
         stage=stage_name,
-        isolation=_isolation(isolation),
+        isolation=isolation_choice(isolation),
         new_ledger_branch=new_ledger_branch,
         skip_suite=skip_suite,
     )

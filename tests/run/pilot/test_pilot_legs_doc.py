@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from harness.run.legs import check_against_study, load_legs
+from harness.run.pilot.legs import check_against_study, load_legs
 from harness.study import load_study
 from tests.harness.studies import REPO
 

@@ -37,7 +37,7 @@ from vendors.routes import wire_shape
 
 # The live proxy's prompt bound (proxy/metering/billing.py input_bound, which harness/ may not
 # import): every token carries at least a byte of the body, plus the vendor's hidden overhead.
-# tests/harness/test_pilot_projection.py holds the projection to the proxy's reservations.
+# tests/run/pilot/test_pilot_projection.py holds the projection to the proxy's reservations.
 BASE_OVERHEAD_TOKENS = 64
 TOOL_OVERHEAD_TOKENS = 1200
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from harness.errors import HarnessError
-from harness.run.pilot_cost import (
+from harness.run.pilot.pilot_cost import (
     BASE_OVERHEAD_TOKENS,
     leg_calls,
     project_calls,

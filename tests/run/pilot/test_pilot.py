@@ -70,8 +70,8 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path
 
 def _projection(study: Path, runs: Path, legs: Path) -> dict[str, Decimal]:
     """Each leg's worst case as the pilot projects it (the harness's own code, before spend)."""
-    from harness.run.legs import load_legs
-    from harness.run.pilot import find_record_run, plan
+    from harness.run.pilot.legs import load_legs
+    from harness.run.pilot.pilot import find_record_run, plan
     from harness.study import load_study
 
     loaded = load_study(study)
@@ -83,8 +83,8 @@ def _projection(study: Path, runs: Path, legs: Path) -> dict[str, Decimal]:
 def test_arms_the_cross_arm_gate_dropped_are_neither_projected_nor_counted(
     gated: tuple[Path, Path, Path],
 ) -> None:
-    from harness.run.legs import load_legs
-    from harness.run.pilot import find_record_run, plan
+    from harness.run.pilot.legs import load_legs
+    from harness.run.pilot.pilot import find_record_run, plan
     from harness.study import load_study
 
     study, runs, legs = gated

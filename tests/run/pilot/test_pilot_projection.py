@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.run.pilot_cost import project_calls, record_calls
+from harness.run.pilot.pilot_cost import project_calls, record_calls
 from ledger.prices import load_prices
 from rundir.calls.calllog import read_calls
 from tests.fakevendor.server import FakeVendor

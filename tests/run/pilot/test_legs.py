@@ -11,7 +11,7 @@ import pytest
 import tomli_w
 
 from harness.errors import HarnessError
-from harness.run.legs import check_against_study, leg_items, load_legs, plan_drops
+from harness.run.pilot.legs import check_against_study, leg_items, load_legs, plan_drops
 
 
 def _write(tmp_path: Path, doc: dict[str, Any]) -> Path:

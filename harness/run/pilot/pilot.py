@@ -1,8 +1,8 @@
 """`harness pilot STUDY --legs FILE --cap USD`: the live pilot, leg by leg, under one stage.
 
 Before any spend: every leg's cost is projected from a passing record run of the study
-(harness/run/pilot_cost.py), the legs are dropped in the legs file's fixed order until the
-projection fits the cap (the first five never; harness/run/legs.py), and plan.json records it.
+(harness/run/pilot/pilot_cost.py), the legs are dropped in the legs file's fixed order until the
+projection fits the cap (the first five never; harness/run/pilot/legs.py), and plan.json records it.
 Then one ledger stage is opened with the cap, and each kept leg runs as an ordinary live run of
 the study (the same path as `harness live`, harness/run/pipeline.py) restricted to the leg's
 arms and items, its run cap what the stage has left: the ledger, not the projection, is what
@@ -22,11 +22,17 @@ from typing import Literal
 import structlog
 
 from harness.errors import HarnessError
-from harness.run.legs import Leg, LegsFile, check_against_study, leg_items, plan_drops
 from harness.run.live.dropped import dropped_followers
 from harness.run.live.live_job import live_job
 from harness.run.live.suite_record import check_suite
-from harness.run.pilot_cost import Projection, leg_calls, project_calls, record_calls, unit_costs
+from harness.run.pilot.legs import Leg, LegsFile, check_against_study, leg_items, plan_drops
+from harness.run.pilot.pilot_cost import (
+    Projection,
+    leg_calls,
+    project_calls,
+    record_calls,
+    unit_costs,
+)
 from harness.run.prepare import Isolation, RunRequest, check_live_needs, passing_record_run
 from harness.study import Study
 from ledger.errors import LedgerError
