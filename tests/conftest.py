@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,3 +29,24 @@ def fresh_proxy(tmp_path: Path) -> Iterator[ProxyProcess]:
     proxy = ProxyProcess(tmp_path / "run")
     yield proxy
     proxy.stop()
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[int, list[str]]]:
+    """A server the test started on 127.0.0.1: it must never receive a connection."""
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted: list[str] = []
+
+    def accept() -> None:
+        try:
+            conn, peer = server.accept()
+            accepted.append(str(peer))
+            conn.close()
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    server.close()
+    thread.join(5)
