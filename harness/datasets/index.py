@@ -1,5 +1,6 @@
-"""A LongMemEval file read lazily: an index of its questions (id, type, byte offsets), built once
-per file and cached by the file's SHA-256, so a draw reads only the questions it drew.
+"""A LongMemEval file read lazily: an index of its questions (id, type, byte offsets and the
+question's head: harness/datasets/head.py), built once per file and cached by the file's SHA-256,
+so loading a study reads no question, and a run (or a shard) reads only those it runs.
 
 LongMemEval-S is ~265 MB of JSON, each question with its own ~50-session history; loading it
 whole to draw from it took 12 s and 430-740 MB of the harness's memory in every run and shard
@@ -21,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.datasets.head import Head, read_head
 from harness.datasets.model import DatasetError
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 CHUNK = 4 * 2**20  # bytes read at a time while indexing
 _HASH_ONCE_BYTES = 16 * 2**20  # files at least this large are hashed once per process
 
@@ -34,6 +36,8 @@ class IndexEntry:
     question_type: str
     start: int  # byte offsets of the question's JSON object in the file
     end: int
+    head: Head | None = None  # None when its fields are bad: `problem` names the first
+    problem: str | None = None
 
 
 def file_sha256(path: Path) -> str:
@@ -141,7 +145,10 @@ def _entry(value: Any, where: str, start: int, end: int) -> IndexEntry:
         raise DatasetError(f"{where}.question_id: missing or not a string")
     if not isinstance(qtype, str):
         raise DatasetError(f"{where}.question_type: missing or not a string")
-    return IndexEntry(qid, qtype, start, end)
+    try:
+        return IndexEntry(qid, qtype, start, end, read_head(value, where))
+    except DatasetError as e:  # refused only by a draw that takes this question
+        return IndexEntry(qid, qtype, start, end, None, str(e))
 
 
 def read_entries(path: Path, entries: list[IndexEntry]) -> list[Any]:
@@ -164,13 +171,19 @@ def _read_cache(cached: Path, digest: str, size: int) -> list[IndexEntry] | None
         data = json.loads(cached.read_text(encoding="utf-8"))
         if data["version"] != INDEX_VERSION or data["sha256"] != digest or data["size"] != size:
             return None
-        return [IndexEntry(q, t, s, e) for q, t, s, e in data["entries"]]
+        return [
+            IndexEntry(q, t, s, e, Head.of_row(head) if head else None, problem)
+            for q, t, s, e, head, problem in data["entries"]
+        ]
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 def _write_cache(cached: Path, digest: str, size: int, entries: list[IndexEntry]) -> None:
-    rows = [[e.question_id, e.question_type, e.start, e.end] for e in entries]
+    rows = [
+        [e.question_id, e.question_type, e.start, e.end, e.head and e.head.row(), e.problem]
+        for e in entries
+    ]
     data = {"version": INDEX_VERSION, "sha256": digest, "size": size, "entries": rows}
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)

@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import PrivateAttr
 
-from harness.datasets.dates import longmemeval_date
 from harness.datasets.draw import Drawn, draw_indices
+from harness.datasets.head import Head, read_head
 from harness.datasets.index import IndexEntry, longmemeval_index, read_entries
 from harness.datasets.model import (
     DatasetError,
@@ -28,7 +28,7 @@ from harness.datasets.model import (
     Memory,
     Question,
 )
-from harness.datasets.shapes import need, need_list, need_str, read_json
+from harness.datasets.shapes import need_str, read_json
 
 QUESTION_TYPES = frozenset(
     {
@@ -63,9 +63,10 @@ def load_drawn(
     stratify: str | None,
     per_conversation_max: int | None,
 ) -> Drawn:
-    """The drawn questions only, read lazily (harness/datasets/index.py): the same draw as
-    `draw(load(path), ...)` on the file's index, then only the drawn questions decoded and
-    checked in full (every question's id and type are checked by the index)."""
+    """The drawn questions, from the file's index alone (harness/datasets/index.py): the same
+    draw as `draw(load(path), ...)`, each question built from its head (harness/datasets/
+    head.py) with its history held without text. No question is read here: a run, or a shard
+    of one, reads and checks in full only the questions it runs, when their turn comes."""
     index = longmemeval_index(path)
     seen: set[str] = set()
     for n_, entry in enumerate(index):
@@ -82,19 +83,21 @@ def load_drawn(
     picked, available, taken = draw_indices(strata, histories, n, seed, per_conversation_max)
     stamp = _stamp(path)
     memories = []
-    for i in picked:  # one question decoded at a time, checked in full, then held without text
-        [value] = read_entries(path, [index[i]])
-        memory = _entry(value, f"{path}: [{i}]")
-        memory.history = StoredHistory.of(memory.history, path, index[i], i, stamp)
-        memories.append(memory)
+    for i in picked:
+        entry = index[i]
+        if entry.head is None:  # a drawn question whose head is bad refuses the study
+            raise DatasetError(entry.problem or f"{path}: [{i}]: unreadable")
+        held = StoredHistory.held(histories[i], entry.head, path, entry, i, stamp)
+        memories.append(_memory(entry.question_id, entry.question_type, entry.head, held))
     return Drawn(memories, available, taken)
 
 
 class StoredHistory(History):
     """A drawn question's history held as its sessions' ids and dates (their messages empty):
     500 LongMemEval-S histories are ~265 MB of text, several times that as objects. `full()`
-    reads the question again from its offsets when its item's turn comes (harness/run/
-    memory_stage.py), so a run holds one history's messages per worker."""
+    reads the question from its offsets and checks it in full when its item's turn comes
+    (harness/run/memory_stage.py), so a run holds one history's messages per worker, and reads
+    only the questions it runs (a shard: its own)."""
 
     _path: Path = PrivateAttr()
     _entry: IndexEntry = PrivateAttr()
@@ -102,16 +105,21 @@ class StoredHistory(History):
     _stamp: tuple[int, int] = PrivateAttr()
 
     @classmethod
-    def of(
-        cls, history: History, path: Path, entry: IndexEntry, position: int, stamp: tuple[int, int]
+    def held(
+        cls,
+        history_id: str,
+        head: Head,
+        path: Path,
+        entry: IndexEntry,
+        position: int,
+        stamp: tuple[int, int],
     ) -> StoredHistory:
-        held = cls.model_construct(
-            id=history.id,
-            sessions=[
-                HistorySession.model_construct(session_id=s.session_id, date=s.date, messages=[])
-                for s in history.sessions
-            ],
-        )
+        sessions = [
+            HistorySession.model_construct(session_id=sid, date=when, messages=[])
+            for sid, when in head.sessions
+        ]
+        sessions.sort(key=lambda s: s.date)  # as _entry sorts them (stably)
+        held = cls.model_construct(id=history_id, sessions=sessions)
         held._path, held._entry, held._position, held._stamp = path, entry, position, stamp
         return held
 
@@ -133,6 +141,7 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 
 def _entry(entry: Any, where: str) -> Memory:
+    """A question read in full: its head and every turn checked."""
     if not isinstance(entry, dict):
         raise DatasetError(f"{where}: not a JSON object")
     qid = need_str(entry, "question_id", where)
@@ -141,28 +150,10 @@ def _entry(entry: Any, where: str) -> Memory:
         raise DatasetError(
             f"{where}.question_type: {qtype!r} is not one of {', '.join(sorted(QUESTION_TYPES))}"
         )
-    question = need_str(entry, "question", where)
-    answer = need(entry, "answer", where)
-    if not isinstance(answer, str | int | float) or isinstance(answer, bool):
-        raise DatasetError(f"{where}.answer: a string or a number, not {type(answer).__name__}")
-    asked = _date(need_str(entry, "question_date", where), f"{where}.question_date")
-    ids = need_list(entry, "haystack_session_ids", where)
-    dates = need_list(entry, "haystack_dates", where)
-    sessions = need_list(entry, "haystack_sessions", where)
-    if not (len(ids) == len(dates) == len(sessions)) or not ids:
-        raise DatasetError(
-            f"{where}.haystack_sessions: {len(sessions)} sessions, {len(ids)} ids and "
-            f"{len(dates)} dates; the three lists must be as long as each other, and not empty"
-        )
-    evidence_ids = need_list(entry, "answer_session_ids", where)
+    head = read_head(entry, where)
     history: list[HistorySession] = []
-    evidence_texts: list[str] = []
-    for n, (sid, date, turns) in enumerate(zip(ids, dates, sessions, strict=True)):
-        if not isinstance(sid, str) or not sid:
-            raise DatasetError(f"{where}.haystack_session_ids[{n}]: not a non-empty string")
-        if not isinstance(date, str):
-            raise DatasetError(f"{where}.haystack_dates[{n}]: not a string")
-        when = _date(date, f"{where}.haystack_dates[{n}]")
+    sessions = entry["haystack_sessions"]
+    for n, ((sid, when), turns) in enumerate(zip(head.sessions, sessions, strict=True)):
         if not isinstance(turns, list):
             raise DatasetError(f"{where}.haystack_sessions[{n}]: not a list of turns")
         messages = []
@@ -174,32 +165,27 @@ def _entry(entry: Any, where: str) -> Memory:
             if role not in ("user", "assistant"):
                 raise DatasetError(f"{at}.role: {role!r} is not user or assistant")
             content = need_str(turn, "content", at)
-            if turn.get("has_answer") is True:
-                evidence_texts.append(content)
             messages.append(HistoryMessage(role=role, content=content))
         history.append(HistorySession(session_id=sid, date=when, messages=messages))
     history.sort(key=lambda s: s.date)
-    return Memory(
+    return _memory(qid, qtype, head, History(id=f"h.{_safe(qid)}", sessions=history))
+
+
+def _memory(qid: str, qtype: str, head: Head, history: History) -> Memory:
+    return Memory.model_construct(
         source="longmemeval",
-        history=History(id=f"h.{_safe(qid)}", sessions=history),
+        history=history,
         question=Question(
             question_id=qid,
-            question=question,
-            answer=str(answer),
-            question_date=asked,
+            question=head.question,
+            answer=head.answer,
+            question_date=head.question_date,
             question_type=qtype,
             abstention=qid.endswith("_abs"),
-            evidence_sessions=[str(s) for s in evidence_ids],
-            evidence_texts=evidence_texts,
+            evidence_sessions=head.evidence_sessions,
+            evidence_texts=head.evidence_texts,
         ),
     )
-
-
-def _date(text: str, where: str) -> Any:
-    try:
-        return longmemeval_date(text)
-    except ValueError as e:
-        raise DatasetError(f"{where}: {e}") from None
 
 
 def _safe(text: str) -> str:

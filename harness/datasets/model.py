@@ -13,9 +13,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rundir.errors import UserError
 
-class DatasetError(ValueError):
-    """A file that is not in the format it was named as; the message names the first bad field."""
+
+class DatasetError(UserError, ValueError):
+    """A file that is not in the format it was named as; the message names the first bad field.
+    A user error (one line, no traceback) also when a run meets it: a question is read in full
+    only when its item runs (harness/datasets/longmemeval.py), and a bad one stops that run."""
 
 
 class HistoryMessage(BaseModel):

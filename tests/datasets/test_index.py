@@ -16,8 +16,15 @@ import pytest
 
 from harness.datasets import longmemeval
 from harness.datasets.draw import draw
-from harness.datasets.index import build_index, cache_dir, longmemeval_index, read_entries
+from harness.datasets.index import (
+    IndexEntry,
+    build_index,
+    cache_dir,
+    longmemeval_index,
+    read_entries,
+)
 from harness.datasets.model import DatasetError, Memory
+from rundir.runs.shards import shard_items
 from tests.datasets.fixtures import LONGMEMEVAL_TYPES, longmemeval_entry
 
 
@@ -100,8 +107,8 @@ def test_drawn_histories_are_held_without_their_text_until_their_turn(tmp_path: 
     held = [m for memory in drawn.memories for s in memory.history.sessions for m in s.messages]
     assert held == []
     assert [len(m.history.sessions) for m in drawn.memories] == [
-        len(e["haystack_sessions"])
-        for e in entries  # type: ignore[arg-type]
+        len(e["haystack_sessions"])  # type: ignore[arg-type]
+        for e in entries
     ]
     # Each history's messages are read back when asked for, the same as a whole load gives.
     assert _full(drawn.memories) == _full(longmemeval.load(path))
@@ -109,6 +116,54 @@ def test_drawn_histories_are_held_without_their_text_until_their_turn(tmp_path: 
     _write(path, list(reversed(entries)))
     with pytest.raises(DatasetError, match="changed since the study was loaded"):
         drawn.memories[0].history.full()
+
+
+def test_loading_reads_no_question_and_a_run_reads_only_those_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A study is planned from the index alone (each question's head): a shard, which runs some
+    of the drawn questions, reads and checks only those, each when its history is asked for; a
+    bad turn in a question it does not run is not its problem, and stops the one that runs it."""
+    entries = _entries(10)
+    entries[7]["haystack_sessions"][1][0]["role"] = "robot"  # type: ignore[index]
+    path = _write(tmp_path / "s.json", entries)
+    longmemeval_index(path)  # built (reading every question once) and cached
+    read: list[str] = []
+
+    def counted(path: Path, wanted: list[IndexEntry]) -> list[object]:
+        read.extend(e.question_id for e in wanted)
+        return read_entries(path, wanted)
+
+    monkeypatch.setattr(longmemeval, "read_entries", counted)
+    drawn = longmemeval.load_drawn(path, None, 0, None, None)
+    assert len(drawn.memories) == 10 and read == []
+    # What the plan needs is there, as a whole load gives it: the questions, their dates,
+    # gold and evidence, each history's sessions in date order.
+    good = [m for m in longmemeval.load(_write(tmp_path / "ok.json", _entries(10)))]
+    assert [m.question for m in drawn.memories] == [m.question for m in good]
+    assert [m.history.model_dump() for m in drawn.memories] == [
+        m.history.model_copy(
+            update={"sessions": [s.model_copy(update={"messages": []}) for s in m.history.sessions]}
+        ).model_dump()
+        for m in good
+    ]
+    mine = shard_items(drawn.memories, 1, 2)  # positions 0, 2, 4, 6, 8
+    assert [m.history.full() for m in mine] == [m.history for m in shard_items(good, 1, 2)]
+    assert read == [m.question.question_id for m in mine]
+    theirs = shard_items(drawn.memories, 2, 2)
+    with pytest.raises(DatasetError, match=r"\[7\]\.haystack_sessions\[1\]\[0\]\.role: 'robot'"):
+        [m.history.full() for m in theirs]
+
+
+def test_a_bad_head_refuses_only_a_draw_that_takes_its_question(tmp_path: Path) -> None:
+    entries = _entries(6)
+    entries[4]["question_date"] = "2023/05/30 (Mon) 23:40"  # a Tuesday
+    path = _write(tmp_path / "s.json", entries)
+    assert [e.problem is None for e in longmemeval_index(path)] == [True] * 4 + [False, True]
+    drawn = longmemeval.load_drawn(path, 2, 0, None, None)
+    assert 4 not in {int(m.question.question_id[1:]) for m in drawn.memories}
+    with pytest.raises(DatasetError, match=r"\[4\]\.question_date: .* is a Tue, not a Mon"):
+        longmemeval.load_drawn(path, None, 0, None, None)
 
 
 def test_every_questions_id_and_type_are_still_checked(tmp_path: Path) -> None:
@@ -146,7 +201,7 @@ def test_drawing_from_a_large_file_takes_a_fraction_of_its_size_in_memory(tmp_pa
     entries = []
     for n in range(300):  # ~80 MB: each question's history a few hundred kB
         entry = longmemeval_entry(n, LONGMEMEVAL_TYPES[n % 3])
-        entry["haystack_sessions"][0][1]["content"] = f"{n} " + "word " * 50_000  # type: ignore[index]
+        entry["haystack_sessions"][0][1]["content"] = f"{n} " + "word " * 50_000
         entries.append(entry)
     path = _write(tmp_path / "big.json", entries)
     env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
