@@ -81,8 +81,8 @@ def measure(items: list[dict[str, Any]]) -> dict[str, float]:
     from harness.isolation.local import LocalBackend
     from harness.run.orchestrator import Orchestrator
     from harness.run.pipeline import RunRequest, run_study
-    from harness.run.stray_watch import StrayWatch
-    from harness.run.turn_watch import TurnWatch
+    from harness.run.watch.stray_watch import StrayWatch
+    from harness.run.watch.turn_watch import TurnWatch
     from harness.study import load_study
 
     timers = Timers()

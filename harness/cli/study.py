@@ -162,7 +162,7 @@ def _report(result: RunResult) -> int:
             f"  {run.stray_connections} stray connection(s) refused: see "
             f"{result.run_dir / 'egress.jsonl'}"
         )
-        from harness.run.strays import summary_lines
+        from harness.run.watch.strays import summary_lines
 
         for line in summary_lines(run.refused, run.teardown_strays):
             typer.echo(f"    {line}")

@@ -2,7 +2,7 @@
 
 From egress.jsonl (every refused attempt: arm, destination, source), strays_seen.jsonl (the
 turn the orchestrator was running when it first saw each one) and run.json's
-`teardown_strays` (the attempts made after the arm's last turn: harness/run/strays.py). An
+`teardown_strays` (the attempts made after the arm's last turn: harness/run/watch/strays.py). An
 attempt is placed, in this order: in the arm's own turn that saw it ("item 3 turn 1"), at
 start-up (while the arms started), at teardown, and otherwise "between its turns" (seen while
 another arm ran, before this arm's last turn). A destination is host:port, IP:port, or the name

@@ -48,10 +48,10 @@ from harness.run.memory_stage import MemoryStage, Prepared
 from harness.run.question_records import QuestionRecorder
 from harness.run.retries import BACKOFF_S, MAX_RETRIES
 from harness.run.snapshot import SnapshotError
-from harness.run.stray_watch import StrayConnection, StrayWatch, strongest
 from harness.run.tally import RunTally
 from harness.run.turn_records import AttemptRecords
-from harness.run.turn_watch import TurnWatch
+from harness.run.watch.stray_watch import StrayConnection, StrayWatch, strongest
+from harness.run.watch.turn_watch import TurnWatch
 from harness.study import Item, Study
 from rundir.instances import join
 from rundir.turns.turns import TurnLog, TurnRecord, addon_sha256

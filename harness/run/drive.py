@@ -21,7 +21,7 @@ from harness.isolation.base import InfraError
 from harness.run.orchestrator import Orchestrator, RunTally
 from harness.run.prepare import Plan
 from harness.run.start import running
-from harness.run.stray_watch import StrayConnection
+from harness.run.watch.stray_watch import StrayConnection
 from rundir.turns.turns import TurnLog, TurnRecord
 
 log = structlog.get_logger("harness.study")

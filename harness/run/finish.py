@@ -23,7 +23,7 @@ from harness.isolation.base import PROXY_READY
 from harness.isolation.egress_book import attempts
 from harness.run.drive import Driven
 from harness.run.prepare import Plan
-from harness.run.strays import at_teardown, by_destination
+from harness.run.watch.strays import at_teardown, by_destination
 from ledger.ledger import chain_end
 from rundir.instances import by_arm
 from rundir.runs.header import RunHeader, now_iso

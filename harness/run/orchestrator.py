@@ -41,7 +41,6 @@ from harness.run.coupled_item import CoupledItem
 from harness.run.guard_route import guard_route
 from harness.run.limit_check import describe, limit_records
 from harness.run.memory_stage import MemoryStage, state_env
-from harness.run.model_identity import ModelIdentityWatch
 from harness.run.net_score import DEFAULT_LAMBDA
 from harness.run.probe_route import probe_env
 from harness.run.proxy_control import ProxyControl
@@ -50,10 +49,11 @@ from harness.run.retries import BACKOFF_S, MAX_RETRIES
 from harness.run.rtt import live_upstreams, probe_all
 from harness.run.signals import CtrlC
 from harness.run.snapshot import SnapshotError
-from harness.run.stray_watch import StrayConnection, StrayWatch, strongest
 from harness.run.tally import RunTally
 from harness.run.turn_records import AttemptRecords
-from harness.run.turn_watch import TurnWatch
+from harness.run.watch.model_identity import ModelIdentityWatch
+from harness.run.watch.stray_watch import StrayConnection, StrayWatch, strongest
+from harness.run.watch.turn_watch import TurnWatch
 from harness.study import Item, Study
 from rundir.instances import join
 from rundir.network.rtt import ProbePhase, RttLog

@@ -2,7 +2,7 @@
 money is spent. A record-mode reply names the model the arm asked for (the stubs answer as that
 model), so a main call asking for a model other than its purpose's pin is flagged `wrong_model`
 exactly as the live proxy flags a reply served by another model (proxy/live/settle.py), and its
-turn fails the same way (harness/run/model_identity.py): a study whose arms ask for the wrong
+turn fails the same way (harness/run/watch/model_identity.py): a study whose arms ask for the wrong
 model fails its free record run rather than every turn of its paid one."""
 
 from __future__ import annotations

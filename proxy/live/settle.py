@@ -35,7 +35,7 @@ def book(cfg: LiveConfig, state: CallState, status: int, usage: MeteredUsage | N
     pinned = cfg.pins.pinned_model(state.purpose)
     if pinned is not None and status == 200 and not served_matches(pinned, state.model_served):
         # Model identity: the study pins this purpose's model and the reply names another (or
-        # none). harness/run/model_identity.py fails a main call's turn on this flag.
+        # none). harness/run/watch/model_identity.py fails a main call's turn on this flag.
         flags.append(WRONG_MODEL_FLAG)
     tokens, source = billable(
         state.vendor, route, live.model, state.body, status, usage, live.cut, live.unbounded

@@ -4,7 +4,7 @@ egress.jsonl names every refused attempt (arm, destination, source, time) but no
 belongs to; the orchestrator looks at the egress sources while each turn runs and appends one
 `StraySeen` per new entry here, so the report can say "item X turn 2" for each destination. An
 entry of egress.jsonl with no line here was first seen by the run's final read, after every
-arm stopped: its arm's teardown (harness/run/strays.py).
+arm stopped: its arm's teardown (harness/run/watch/strays.py).
 """
 
 from __future__ import annotations

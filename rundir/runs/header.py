@@ -68,7 +68,8 @@ class StudyRun(BaseModel):
     arm_failures: dict[str, str] = Field(default_factory=dict)
     max_failure_rate: float | None = None
     # Refused connections per arm and destination, and those made after the arm's last turn
-    # (its teardown: telemetry flushed at exit), from the final egress read (harness/run/strays.py).
+    # (its teardown: telemetry flushed at exit), from the final egress read
+    # (harness/run/watch/strays.py).
     refused: dict[str, dict[str, int]] = Field(default_factory=dict)
     teardown_strays: dict[str, dict[str, int]] = Field(default_factory=dict)
     # --resume: the run this one continues, and the (item, arm) pairs it skipped as finished.

@@ -28,7 +28,7 @@ def addon_sha256(text: str) -> str:
 # earlier turn of the same item (the rest are not run); `error` names the arm and the bound. The
 # arm's failure, like cut and error.
 # wrong_model: a main call of this turn was served by a model other than the study's pin for
-# its purpose (`[pins.models]`; harness/run/model_identity.py); `error` names the call. The
+# its purpose (`[pins.models]`; harness/run/watch/model_identity.py); `error` names the call. The
 # arm's failure, like cut and error.
 TurnOutcome = Literal[
     "done", "cut", "error", "infra_failed", "stray_connection", "resource_limit", "wrong_model"

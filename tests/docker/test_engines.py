@@ -16,7 +16,7 @@ from typing import Any
 import docker
 import pytest
 
-from harness.run.strays import by_destination
+from harness.run.watch.strays import by_destination
 from tests.harness.studies import harness, header, read_jsonl
 from tests.study_builder import StudyBuilder
 

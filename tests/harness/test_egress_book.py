@@ -12,7 +12,7 @@ from harness.isolation.egress_book import READ_MAX, EgressBook, attempts
 from harness.isolation.firewall import kernel_attempts
 from harness.isolation.kernel_log import dropped
 from harness.isolation.kmsg_follow import parse
-from harness.run.strays import by_destination
+from harness.run.watch.strays import by_destination
 
 
 def guard_line(destination: str, time: str, arm: str = "a") -> str:

@@ -13,8 +13,8 @@ import structlog
 
 from harness.isolation.egress import proxy_log
 from harness.isolation.local import LocalBackend
-from harness.run.stray_watch import StrayConnection, StrayWatch, strongest
-from harness.run.strays import Key
+from harness.run.watch.stray_watch import StrayConnection, StrayWatch, strongest
+from harness.run.watch.strays import Key
 
 
 def refuse(run_dir: Path, arm: str, destination: str) -> None:

@@ -22,14 +22,14 @@ from arms.client import SeamClient, SeamError
 from arms.seam import OpenSession, Turn
 from harness.isolation.base import ProxySettings
 from harness.isolation.local import LocalBackend
-from harness.run import turn_watch
-from harness.run.stray_watch import StrayConnection, StrayWatch
-from harness.run.turn_watch import DEATH_GRACE_S, WATCH_S, TurnWatch
+from harness.run.watch import turn_watch
+from harness.run.watch.stray_watch import StrayConnection, StrayWatch
+from harness.run.watch.turn_watch import DEATH_GRACE_S, WATCH_S, TurnWatch
 from harness.study import ArmSpec
 
 pytestmark = pytest.mark.integration
 
-HOSTILE_ARM = Path(__file__).with_name("hostile_arm.py")
+HOSTILE_ARM = Path(__file__).resolve().parents[2] / "harness" / "hostile_arm.py"
 CLOCK = datetime(2024, 5, 1, 10, 0, 0)
 DEADLINE_S = 60.0
 

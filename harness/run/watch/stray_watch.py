@@ -3,7 +3,7 @@ counted against the turn in flight, and its moment kept in strays_seen.jsonl for
 
 With the study's `on_stray = "halt"` (the default) the first one stops the run: StrayConnection
 names the arm and the destination. With `"fail"` they are only counted, and the run fails at its
-end (harness/run/strays.py names them then, teardown included).
+end (harness/run/watch/strays.py names them then, teardown included).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import structlog
 from arms.client import TurnResult
 from harness.isolation.base import IsolationBackend
 from harness.isolation.egress_book import attempts
-from harness.run.strays import Entry, Key, stray_key
+from harness.run.watch.strays import Entry, Key, stray_key
 from rundir.instances import worker_of
 from rundir.network.strays_seen import StraySeen, append_seen
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from harness.run.strays import at_teardown, by_destination, stray_key, summary_lines
+from harness.run.watch.strays import at_teardown, by_destination, stray_key, summary_lines
 
 
 def _entry(arm: str, destination: str, at: float | str) -> dict[str, object]:
