@@ -1,11 +1,11 @@
 """The harness mitmproxy addon: attribute, hash and log every call; answer it per the run's mode.
 
 Options are prefixed `harness_` and validated in `configure` (proxy/app/configure.py), as
-mitmproxy's own addons do.
-The run's mode is one `Mode` (proxy/modes/base.py), `self.mode`: record answers from `stubs/`
-(proxy.modes.record), live forwards metered and capped (proxy.modes.live over proxy.live.forwarder),
-replay
-answers from an earlier run's call log and fails closed on a miss (proxy.modes.replay).
+mitmproxy's own addons do; what a call is when it arrives (its arm, turn and purpose) is
+proxy/app/arrival.py. The run's mode is one `Mode` (proxy/modes/base.py), `self.mode`: record
+answers from `stubs/` (proxy.modes.record), live forwards metered and capped (proxy.modes.live
+over proxy.live.forwarder), replay answers from an earlier run's call log and fails closed on a
+miss (proxy.modes.replay).
 """
 
 from __future__ import annotations
@@ -15,6 +15,12 @@ import time
 import structlog
 from mitmproxy import ctx, http
 
+from proxy.app.arrival import (
+    arriving_call,
+    framing_refused_call,
+    listener_instance,
+    name_purpose,
+)
 from proxy.app.configure import AddonConfig
 from proxy.calllog.sink import CallSink
 from proxy.flow.after_reply import AfterReply
@@ -27,10 +33,9 @@ from proxy.flow.failsafe import (
     internal_reply,
     mark_failed,
     misbilled_judge,
-    safe_text,
 )
 from proxy.flow.framing import Refusal, parse_refusal
-from proxy.flow.header_fields import lowered, rewrite
+from proxy.flow.header_fields import lowered
 from proxy.flow.identity import flag_unpinned_model
 from proxy.flow.intake import intake, keep_request
 from proxy.flow.reuse import ReuseBook, reply_as_sent
@@ -41,21 +46,15 @@ from proxy.modes.replay import CUT_OUTCOMES
 from proxy.modes.stream_server import StreamServer
 from rundir.calls.calllog import UNSTORED_FLAGS, Tokens
 from rundir.calls.masking import DEFAULT_BODY_MASKS
-from rundir.control.proxy_file import PurposeRule, arm_of, rule_purpose
-from rundir.control.turn_message import GUARD_PHASE
+from rundir.control.proxy_file import PurposeRule
 from stubs.rules.context import StubContext
 from vendors.errors import error_reply
-from vendors.hosts import default_purpose, split_vendor
+from vendors.hosts import split_vendor
 from vendors.pins import Pins
+from vendors.reply import VendorReply
 from vendors.requests.body import check_body
-from vendors.routes import find_route
 
 log = structlog.get_logger("harness.proxy")
-
-PURPOSE_HEADER = "x-harness-purpose"
-INGEST_PURPOSE = "ingest"
-# Headers an arm sets for the harness; never forwarded, never hashed.
-HARNESS_HEADERS = (PURPOSE_HEADER, "x-harness-arm")
 
 
 class HarnessAddon(AddonConfig):
@@ -130,58 +129,11 @@ class HarnessAddon(AddonConfig):
         flow.response = as_response(state.reply)
 
     async def _request(self, flow: http.HTTPFlow) -> None:
-        req = flow.request
-        headers = lowered(req.headers)
-        vendor, path = split_vendor(req.path, _host_header(req, headers), headers)
-        port = flow.client_conn.sockname[1] if flow.client_conn.sockname else 0
-        # The listener names the arm's instance (a worker's copy): its turn is the instance's,
-        # the record names the arm, so calls do not depend on how many workers ran.
-        instance = self.arm_ports.get(port, self.arm)
-        state = CallState(
-            vendor=vendor,
-            path=safe_text(path),  # stray bytes in the request line: hashed and logged escaped
-            method=safe_text(req.method),
-            arm=arm_of(instance),
-            purpose=headers.get(PURPOSE_HEADER, ""),
-            start=req.timestamp_end or time.time(),
-            seq=self.sink.next_seq(),
-            turn=self.turns.current(instance),
-            instance=instance,
-        )
+        headers = lowered(flow.request.headers)
+        instance = listener_instance(flow, self.arm_ports, self.arm)
+        state = arriving_call(flow, headers, instance, self.sink.next_seq(), self.turns)
         flow.metadata["harness"] = state
-        if state.turn is not None and state.turn.phase == GUARD_PHASE:
-            # The study's output guard holds this listener (the harness said so, not a header):
-            # whatever purpose the call names, it is the guard's.
-            state.purpose = GUARD_PHASE
-        if any(name in headers for name in HARNESS_HEADERS):
-            rewrite(req.headers, HARNESS_HEADERS, {})
-        reply = (
-            self.sink.refusal(state)
-            or bad_purpose(state)
-            or misbilled_judge(state, self.stage, self.mode.forwards)
-        )
-        if reply is None:
-            headed = bool(state.purpose)
-            try:
-                reply = intake(
-                    state,
-                    req.raw_content or b"",
-                    self.masks,
-                    self.body_limit,
-                    self.sink.bodies,
-                    headers.get("content-encoding", ""),
-                    # Live: hashed and stored once forwarded, off the request's way in.
-                    keep_later=self.mode.forwards,
-                    check=check_body,
-                )
-            except OSError as e:
-                self.sink.fail(f"cannot store request body: {e}")
-                reply = self.sink.refusal(state)
-            if not headed and state.turn is not None and state.turn.phase == "ingest":
-                # An ingestion's calls that name no purpose are the ingestion's (seam v2).
-                state.purpose = INGEST_PURPOSE
-            elif not headed and self.purposes:
-                self._rule_purpose(state)
+        reply = self._admit(state, flow.request, headers)
         if reply is None:
             # One rewrite in every mode: the stub answers what live mode would forward.
             reply = pin_call(state, self.reference.pins_for(state, self.pins))
@@ -213,6 +165,39 @@ class HarnessAddon(AddonConfig):
         assert reply is not None  # a mode that answers locally always has a reply
         self.mode.send(flow, state, reply)
 
+    def _admit(
+        self, state: CallState, req: http.Request, headers: dict[str, str]
+    ) -> VendorReply | None:
+        """The refusal a call gets before any mode sees it (the proxy stopped, a bad purpose,
+        a judge billed to the wrong stage, a body its vendor would refuse), or None; its body
+        read and its purpose named."""
+        reply = (
+            self.sink.refusal(state)
+            or bad_purpose(state)
+            or misbilled_judge(state, self.stage, self.mode.forwards)
+        )
+        if reply is not None:
+            return reply
+        headed = bool(state.purpose)
+        try:
+            reply = intake(
+                state,
+                req.raw_content or b"",
+                self.masks,
+                self.body_limit,
+                self.sink.bodies,
+                headers.get("content-encoding", ""),
+                # Live: hashed and stored once forwarded, off the request's way in.
+                keep_later=self.mode.forwards,
+                check=check_body,
+            )
+        except OSError as e:
+            self.sink.fail(f"cannot store request body: {e}")
+            reply = self.sink.refusal(state)
+        if not headed:
+            name_purpose(state, self.purposes)
+        return reply
+
     def _reused(self, flow: http.HTTPFlow, state: CallState) -> bool:
         """A follower's main request equal (masked) to its leader's of this turn: answer it with
         the leader's reply, in every mode (proxy/flow/reuse.py)."""
@@ -232,15 +217,6 @@ class HarnessAddon(AddonConfig):
         state.flags.extend(hit.flags)  # the leader's reply was not the pinned model's: nor is this
         self.mode.send(flow, state, hit.reply)
         return True
-
-    def _rule_purpose(self, state: CallState) -> None:
-        """The study's `[purposes]` rules, for a call that named no purpose: by route, model."""
-        model = state.body.get("model") if isinstance(state.body, dict) else None
-        named = rule_purpose(
-            self.purposes, state.route_name, model if isinstance(model, str) else None
-        )
-        if named is not None:
-            state.purpose = named
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         state = flow.metadata.get("harness")
@@ -334,26 +310,11 @@ class HarnessAddon(AddonConfig):
         self._log(state, status, first_byte, time.time())
 
     def _framing_refused(self, flow: http.HTTPFlow, refusal: Refusal) -> None:
-        """A request proxy.flow.framing refused before any hook (its vendor's 400 already sent, the
-        connection closed, nothing forwarded): logged as the arm's bad request."""
-        req = flow.request
-        vendor, path = split_vendor(req.path, req.host_header or "", {})
-        port = flow.client_conn.sockname[1] if flow.client_conn.sockname else 0
-        arm = self.arm_ports.get(port, self.arm)
-        state = CallState(
-            vendor=vendor,
-            path=safe_text(path),
-            method=safe_text(req.method),
-            arm=arm_of(arm),
-            purpose="",
-            start=req.timestamp_start or time.time(),
-            seq=self.sink.next_seq(),
-            turn=self.turns.current(arm),
-        )
-        state.route = find_route(vendor, state.method, state.path)
-        state.purpose = default_purpose(state.route_name)
-        state.outcome = "bad_request"
-        state.error = safe_text(refusal.reason)
+        """A request proxy.flow.framing refused before any hook: logged as the arm's bad
+        request (proxy/app/arrival.py)."""
+        instance = listener_instance(flow, self.arm_ports, self.arm)
+        seq = self.sink.next_seq()
+        state = framing_refused_call(flow, refusal, instance, seq, self.turns)
         keep_request(state, None, self.masks, None)
         self._log(state, refusal.status, None, time.time())
 
@@ -391,11 +352,3 @@ class HarnessAddon(AddonConfig):
             # The proxy's mode, also for a call refused at intake (whose state.live is unset).
             mode="live" if state.live else self.mode.name,
         )
-
-
-def _host_header(req: http.Request, headers: dict[str, str]) -> str:
-    """`req.host_header` read from the headers already lowered (mitmproxy's own lookup walks
-    every field again): the authority of an HTTP/2 or HTTP/3 request, else the Host header."""
-    if req.data.http_version in (b"HTTP/2.0", b"HTTP/3"):
-        return req.authority or headers.get("host", "")
-    return headers.get("host", "")
