@@ -12,20 +12,9 @@ and `harness.owner=<pid>:<start>` so `harness cleanup` finds what a crashed run 
     <prefix>-<arm>    the arm's container, on its own network only, SDK base URLs pointing at
                       its listener, placeholder keys, SEAM_HOST=0.0.0.0.
 
-How the orchestrator reaches a seam with no port published (internal networks cannot publish):
-the host has an address on every bridge, so it connects to the arm's address directly; that is
-host-originated traffic (OUTPUT), which Docker's isolation does not block, and the arm's replies
-belong to a connection the host opened. The reverse direction is closed by arm_rules'
-iptables and ip6tables rules, matched on the arm network's bridge interface (not its subnet:
-a forged source address is still caught): every packet from an arm's bridge that is not part of
-a connection the host opened, to the host (INPUT) or to anything but its proxy listeners
-(DOCKER-USER), is logged to the kernel log with a prefix naming the run and arm, and refused.
-So "arms reach nothing but the proxy" holds with no relay and no extra network per arm.
-
-Every container starts with no capabilities (a study gives some back: `cap_add`), no privilege
-gain and IPv6 off (security.py). Each arm mounts only its own folders: its guard log
-(`egress/<arm>/`), its log (`logs/<arm>/`), its clock (read-only), and a resolv.conf naming the
-DNS refuser on the proxy (dns_refuser), so no arm can write what the harness reads as another's.
+How the orchestrator reaches a seam no port publishes, and the rules that keep arms from
+reaching anything but the proxy: run_rules.py. What an arm's container holds and mounts:
+arm_container.py; the proxy's: proxy_container.py.
 
 Refused attempts reach egress.jsonl from four sources, each line read once and appended
 (egress_book.py): the socket guard inside Python arms (it refuses before a packet leaves, names
@@ -43,8 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import math
-import os
 import time
 from collections.abc import Iterable
 from datetime import datetime
@@ -53,11 +42,9 @@ from typing import Any
 
 import structlog
 
-from arms.server import parse_ready_line
-from harness.isolation import egress, egress_probe, firewall, owner, pids, proxy_rules
+from harness.isolation import egress, owner, pids, proxy_rules
 from harness.isolation.base import (
     PROXY_READY,
-    SECRET_SUFFIXES,
     ArmHandle,
     ClockPinning,
     InfraError,
@@ -65,36 +52,37 @@ from harness.isolation.base import (
     ProxyInfo,
     ProxySettings,
 )
-from harness.isolation.clock import FAKETIME_ENV, PIN_METHOD, SEAM_ONLY, offset_line
-from harness.isolation.dns_refuser import DNS_PORT
-from harness.isolation.docker import arm_rules, leftovers, net
+from harness.isolation.clock import PIN_METHOD, SEAM_ONLY, offset_line
+from harness.isolation.docker import leftovers, net
 from harness.isolation.docker import limits as docker_limits
+from harness.isolation.docker.arm_container import (
+    ARM_IMAGE,
+    SEAM_PORT,
+    ArmFolders,
+    arm_env,
+    wait_until_serving,
+)
 from harness.isolation.docker.cli import DockerError, docker
-from harness.isolation.docker.clock import clock_pinning_for, faketime_preload
+from harness.isolation.docker.clock import clock_pinning_for
 from harness.isolation.docker.config import compose_images, read_text, write_atomic
-from harness.isolation.docker.mounts import identity_mounts, source_mounts
+from harness.isolation.docker.mounts import source_mounts
 from harness.isolation.docker.names import check_names, docker_name, host_name
+from harness.isolation.docker.proxy_container import (
+    PROXY_IMAGE,
+    RELAY_PORT,
+    listener_ports,
+    proxy_file,
+    proxy_run_args,
+    proxy_script,
+)
+from harness.isolation.docker.run_rules import RunRules
 from harness.isolation.docker.security import hardening
 from harness.isolation.egress_book import EgressBook
-from harness.isolation.kernel_log import KernelLog, KernelLogError, all_dropped, dropped
-from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert, proxy_env
-from harness.isolation.sdk_env import sdk_env
-from harness.isolation.seam_http import seam_client
+from harness.isolation.proxy_ca import install_ca_cert
 from harness.study import ArmSpec
-from rundir.control.proxy_file import ControlRelay, ProxyFile
 from rundir.runs.limits import AppliedLimits
 
 log = structlog.get_logger("harness.isolation.docker")
-GUARD_DIR = Path(__file__).parents[1] / "guard"
-ARM_IMAGE = "harness-arm"
-PROXY_IMAGE = "harness-proxy"
-SEAM_PORT = 8700
-CONTROL_PORT = 8090  # proxy_main's control endpoint, on the proxy container's loopback
-RELAY_PORT = 8091  # the relay to it, on the proxy's control-network address
-FIRST_ARM_PORT = 8100
-FIRST_HTTPS_PROXY_PORT = 8200  # each arm's forward-proxy listener (HTTPS_PROXY)
-CA_STORE = "/harness/ca-store"  # the harness CA's folder, in the proxy container only
-ARM_CA_CERT = "/harness/ca/harness-ca.pem"  # its public certificate, in every arm container
 STARTUP_TIMEOUT_S = 60.0
 
 
@@ -120,16 +108,13 @@ class DockerBackend(IsolationBackend):
         (self.run_dir / "logs").mkdir(parents=True, exist_ok=True)
         self.egress_log = self.run_dir / "egress.jsonl"
         self.book = EgressBook(self.egress_log)
-        self.kernel = KernelLog(self.run_dir)
-        self.probe_lines = 0  # the start probe's refusals, first in the kernel log
+        self.rules = RunRules(self.run_dir)  # the kernel log, the proxy's and arms' rules
         self.run_id = ""
         self.prefix = ""
         self.labels: list[str] = []
         self.arm_ips: dict[str, str] = {}  # the proxy's address on each arm's network
         self.arm_ports: dict[str, int] = {}
         self.https_ports: dict[str, int] = {}
-        self.log_prefixes: dict[str, str] = {}  # kernel log prefix -> arm
-        self.bridges: dict[str, str] = {}  # arm network's bridge interface -> arm
         self.specs: dict[str, ArmSpec] = {}
         self.started: list[str] = []  # containers, to remove on stop
         self.networks: list[str] = []
@@ -154,6 +139,7 @@ class DockerBackend(IsolationBackend):
     async def start_proxy(self, settings: ProxySettings) -> ProxyInfo:
         self.run_id = settings.run_id
         self.prefix = f"harness-{settings.run_id}"
+        self.rules.run_id = settings.run_id
         self.labels = [
             "--label", f"{owner.RUN_LABEL}={self.run_id}",
             "--label", f"{owner.OWNER_LABEL}={owner.owner()}",
@@ -196,92 +182,40 @@ class DockerBackend(IsolationBackend):
         proxy = f"{self.prefix}-proxy"
         config_path = self.run_dir / "proxy.json"
         log_path = self.run_dir / "logs" / "proxy.log"
-        # The proxy waits for its config: its listeners bind to addresses Docker assigns only
-        # once the container is attached to every arm network.
-        # Beside it, the arms' DNS server (dns_refuser: every lookup refused and named).
-        script = (
-            f"while [ ! -e {config_path} ]; do sleep 0.1; done; "
-            f"python -m harness.isolation.dns_refuser {config_path} >>{log_path} 2>&1 & "
-            f"exec python -m proxy {config_path} >>{log_path} 2>&1"
-        )
-        # Passed by name, so values never hit a command line; live mode only (record and replay
-        # never forward, so they need no key).
-        secrets = [k for k in os.environ if k.endswith(SECRET_SUFFIXES)]
-        secrets = secrets if settings.mode == "live" else []
         install_ca_cert(self.run_dir)  # also makes the CA on first use
-        try:  # before any rule exists: every refusal of the run is followed
-            self.kernel.start(self.run_id)
-        except KernelLogError as e:
-            raise DockerError(f"{e}; the docker backend needs root") from e
-        # The proxy's own traffic: only DNS and its vendors' addresses (proxy_rules.py).
-        try:
-            self.proxy_rule, pinned = proxy_rules.confine(
-                net.network_bridge(ctl),
-                settings.upstreams,
-                live=settings.mode == "live",
-                run_id=self.run_id,
-                comment=owner.rule_comment(self.run_id),
-                ledger_url=settings.ledger_url,
-            )
-        except firewall.RulesError as e:
-            raise DockerError(str(e)) from e
-        except proxy_rules.LedgerUnreachableError as e:  # prepare checked; a name moved since
-            raise DockerError(f"the proxy cannot reach the PostgreSQL ledger: {e}") from e
-        self._probe_rule(ctl)
-        docker([
-            "run", "-d", "--name", proxy, "--network", ctl, *self.labels, *hardening([]),
-            # DNS on port 53 with no capability: only this container's network namespace.
-            "--sysctl", f"net.ipv4.ip_unprivileged_port_start={DNS_PORT}",
-            *source_mounts(), *identity_mounts(settings),
-            "-v", f"{ca_dir()}:{CA_STORE}:ro",
-            "-e", "PYTHONPATH=/harness/src", "-e", "PYTHONUNBUFFERED=1", *pinned,
-            *[a for k in secrets for a in ("-e", k)],
-            "--entrypoint", "sh", self.images.get("proxy", PROXY_IMAGE), "-c", script,
-        ])  # fmt: skip
+        pinned = self._confine_proxy(ctl, settings)
+        image = self.images.get("proxy", PROXY_IMAGE)
+        script = proxy_script(config_path, log_path)
+        args = proxy_run_args(proxy, ctl, self.labels, settings, pinned)
+        docker([*args, "--entrypoint", "sh", image, "-c", script])
         self.started.append(proxy)
         for arm in settings.arms:
             docker(["network", "connect", self.arm_container(arm), proxy])
         addresses = net.container_addresses(proxy)
         self.arm_ips = {arm: addresses[self.arm_container(arm)] for arm in settings.arms}
-        self.arm_ports = {arm: FIRST_ARM_PORT + i for i, arm in enumerate(settings.arms)}
-        self.https_ports = {arm: FIRST_HTTPS_PROXY_PORT + i for i, arm in enumerate(settings.arms)}
+        self.arm_ports, self.https_ports = listener_ports(settings.arms)
         for index, arm in enumerate(settings.arms):
-            prefix = firewall.log_prefix(self.run_id, arm, index)
-            self.log_prefixes[prefix] = arm
-            self.bridges[net.network_bridge(self.arm_container(arm))] = arm
-            rules = arm_rules.ArmRules(
-                bridge=net.network_bridge(self.arm_container(arm)),
-                proxy_ip=self.arm_ips[arm],
-                tcp_ports=(self.arm_ports[arm], self.https_ports[arm]),
-                udp_ports=(DNS_PORT,),
-                prefix=prefix,
-                comment=owner.rule_comment(self.run_id),
-            )
-            try:
-                arm_rules.add_rules(rules)
-            except firewall.RulesError as e:
-                raise DockerError(str(e)) from e
+            tcp_ports = (self.arm_ports[arm], self.https_ports[arm])
+            network = self.arm_container(arm)
+            self.rules.confine_arm(arm, index, network, self.arm_ips[arm], tcp_ports)
         control_ip = addresses[ctl]
-        config = ProxyFile(
-            settings=settings,
-            arm_ports=self.arm_ports,
-            arm_hosts=self.arm_ips,
-            https_proxy_ports=self.https_ports,
-            control_port=CONTROL_PORT,
-            control_relay=ControlRelay(host=control_ip, port=RELAY_PORT),
-            confdir=CA_STORE,
-            vendor_cert=f"{CA_STORE}/{VENDOR_CERT_FILE}",
-            ca_bundle=settings.upstream_ca(),
-            # The proxy's refusals of non-vendor hosts, merged into egress.jsonl with the rest.
-            egress_log=str(egress.proxy_log(self.run_dir)),
-            dns={"log": str(egress.proxy_log(self.run_dir).with_name("dns.jsonl"))},
-        )
+        ports = (self.arm_ports, self.https_ports)
+        config = proxy_file(settings, self.run_dir, self.arm_ips, ports, control_ip)
         config.write(config_path)  # atomic: the container waits for the file to appear
         self._wait(proxy, lambda: PROXY_READY in read_text(log_path), "the proxy", log_path)
         self.proxy_info = ProxyInfo.listening(
             self.arm_ips, self.arm_ports, self.https_ports, f"http://{control_ip}:{RELAY_PORT}"
         )
         return self.proxy_info
+
+    def _confine_proxy(self, ctl: str, settings: ProxySettings) -> list[str]:
+        """The proxy's own traffic confined (run_rules.py), checked by a probe from its
+        network; returns the `--add-host` flags that pin the vendor hosts for the proxy."""
+        image = self.images.get("proxy", PROXY_IMAGE)
+        probe_run = ["docker", "run", "--rm", "--network", ctl, *self.labels, *hardening([])]
+        probe_run += ["--entrypoint", "python", image]
+        self.proxy_rule, pinned = self.rules.confine_proxy(ctl, settings, probe_run)
+        return pinned
 
     # --- arms ------------------------------------------------------------------------------
 
@@ -293,24 +227,8 @@ class DockerBackend(IsolationBackend):
             url = await asyncio.to_thread(self._start_arm, name, spec)
         except DockerError as e:
             raise InfraError(f"docker: arm {name!r}: {e}") from e
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        # The ready line first, then the seam: a connection tried before the arm listens can
-        # sit unanswered for seconds (SYN retransmits) instead of being refused at once.
-        while not any(parse_ready_line(x.strip()) for x in _lines_from(log_path, offset)):
-            if time.monotonic() > deadline or not await asyncio.to_thread(self.arm_alive, name):
-                raise InfraError(f"arm {name!r} never said it was ready; {self._tail(name)}")
-            await asyncio.sleep(0.1)
-        async with seam_client(url, timeout=2) as client:
-            while True:
-                try:
-                    await client.health()
-                    break
-                except Exception as e:  # not up yet: any error until the deadline
-                    if time.monotonic() > deadline or not self.arm_alive(name):
-                        raise InfraError(
-                            f"arm {name!r} did not answer on its seam ({e}); {self._tail(name)}"
-                        ) from e
-                    await asyncio.sleep(0.2)
+        alive = functools.partial(self.arm_alive, name)
+        await wait_until_serving(name, url, log_path, offset, alive, STARTUP_TIMEOUT_S)
         return ArmHandle(name=name, seam_url=url)
 
     def _start_arm(self, name: str, spec: ArmSpec) -> str:
@@ -327,42 +245,25 @@ class DockerBackend(IsolationBackend):
         # fails outside names without a trace): every name it looks up is logged.
         resolv = self.run_dir / "resolv" / f"{name}.conf"
         write_atomic(resolv, f"nameserver {self.arm_ips[name]}\noptions attempts:1 timeout:2\n")
-        proxy_ip, proxy_port = self.arm_ips[name], self.arm_ports[name]
-        env = {"TZ": "UTC", "PYTHONUNBUFFERED": "1", **spec.env}
-        # Set after the spec's env so a compose file's own URLs cannot point elsewhere.
-        env |= sdk_env(proxy_ip, proxy_port)
-        https_port = self.https_ports[name]
-        env |= proxy_env(f"http://{proxy_ip}:{https_port}", ARM_CA_CERT, proxy_ip)
-        env |= {
-            "SEAM_HOST": "0.0.0.0",
-            "SEAM_PORT": str(SEAM_PORT),
-            "HARNESS_ARM": host_name(name),  # the study's arm, whichever worker's copy
-            "HARNESS_RUN": self.run_id,
-            "HARNESS_GUARD_ARM": name,
-            "HARNESS_GUARD_ALLOW": f"{proxy_ip}:{proxy_port},{proxy_ip}:{https_port}",
-            "HARNESS_EGRESS_LOG": "/harness/egress/egress.jsonl",
-            "PYTHONPATH": "/harness/guard:/harness/src",
-            # An image not built FROM harness-arm has no libfaketime: its clock then reaches
-            # it on the seam only.
-            "LD_PRELOAD": faketime_preload(image),
-            "FAKETIME_TIMESTAMP_FILE": "/harness/clock/faketime",
-            **FAKETIME_ENV,  # the file re-read on every clock call (harness/isolation/clock.py)
-        }
+        proxy_ip, ports = self.arm_ips[name], (self.arm_ports[name], self.https_ports[name])
+        env = arm_env(name, spec, image, self.run_id, proxy_ip, ports)
         log_path = self._arm_log(name)
+        folders = ArmFolders(
+            tmp=disk.tmp,
+            clock=clock_dir,
+            resolv=resolv,
+            ca=self.run_dir / "ca",
+            egress=guard_log.parent,
+            logs=log_path.parent,
+            work=self.work_dir,
+        )
         # sh appends the arm's output to its own log folder (no other arm mounts it), as the
         # local backend's arms do; its guard log is in a folder of its own too.
         script = f'exec "$@" >>/harness/logs/{log_path.name} 2>&1'
         docker([
             "run", "-d", "--name", container, "--network", self.arm_container(name),
             "--hostname", host_name(name), *self.labels, *hardening(spec.cap_add), *source_mounts(),
-            *docker_limits.run_flags(self.limits), "-v", f"{disk.tmp}:/tmp",
-            "-v", f"{GUARD_DIR}:/harness/guard:ro",
-            "-v", f"{clock_dir}:/harness/clock:ro",
-            "-v", f"{resolv}:/etc/resolv.conf:ro",
-            "-v", f"{self.run_dir / 'ca'}:{Path(ARM_CA_CERT).parent}:ro",
-            "-v", f"{guard_log.parent}:/harness/egress",
-            "-v", f"{log_path.parent}:/harness/logs",
-            "-v", f"{self.work_dir}:{self.work_dir}:ro", "-w", str(self.work_dir),
+            *docker_limits.run_flags(self.limits), *folders.mounts(),
             *[a for k, v in env.items() for a in ("-e", f"{k}={v}")],
             "--entrypoint", "sh", image, "-c", script, "sh", *spec.command,
         ])  # fmt: skip
@@ -414,21 +315,6 @@ class DockerBackend(IsolationBackend):
     async def stop(self) -> None:
         await asyncio.to_thread(self._stop)
 
-    def _probe_rule(self, ctl: str) -> None:
-        """Before run.json may say "enforced": a probe from the proxy's network to port 53 of
-        the host's address there must not get through (egress_probe.py)."""
-        image = self.images.get("proxy", PROXY_IMAGE)
-        run = ["docker", "run", "--rm", "--network", ctl, *self.labels, *hardening([])]
-        run += ["--entrypoint", "python", image]
-        through, said = egress_probe.probe_docker(run, net.network_gateway(ctl))
-        if through:
-            raise DockerError(
-                f"the proxy's rule did not hold: a probe from its network sent {'; '.join(through)}"
-                f" (probe said: {said.strip()!r})"
-            )
-        self.probe_lines = egress_probe.probe_lines(self.kernel, self.run_id)
-        self.proxy_rule += "; checked at start by a probe"
-
     def _stop(self) -> None:
         arms = [c for c in self.started if not c.endswith("-proxy")]
         if arms:
@@ -443,26 +329,18 @@ class DockerBackend(IsolationBackend):
         self.started.clear()
         # The kernel log outlives the rules: read what they caught before forgetting them, and
         # their counters, which say what the log lost.
-        self.kernel.drain()
+        self.rules.kernel.drain()
         entries = self.egress_attempts()
         if self.run_id:  # proxy_egress.jsonl, checked against the rules' counters
-            self.proxy_refused = proxy_rules.collect(
-                self.run_dir, self.run_id, self.kernel.path, skip=self.probe_lines
-            )
+            self.proxy_refused = self.rules.proxy_refused()
         if self.bounds is not None:  # the arms' files, copied out as plain files
             for failure in self.bounds.release():
                 log.warning("an arm's disk was not released", error=failure)
             for arm in self.bounds.disks:  # each guard log is now a copy of what was read
                 self.book.moved(egress.guard_log(self.run_dir, arm))
         if self.run_id:
-            logged = dropped(firewall.rule_counts(self.run_id), self.log_prefixes, entries)
-            queried = firewall.dns_counts(self.run_id)
-            self.egress_dropped = all_dropped(
-                logged, dropped(queried, self.bridges, entries, source="dns")
-            )
-        self.kernel.stop()
-        if self.run_id:
-            owner.remove_rules(self.run_id)
+            self.egress_dropped = self.rules.dropped(entries)
+        self.rules.remove()
         for network in reversed(self.networks):
             docker(["network", "rm", network], check=False)
         self.networks.clear()
@@ -472,12 +350,12 @@ class DockerBackend(IsolationBackend):
         """Guard entries (each attributed to the arm whose folder holds it), the proxy's and
         the kernel log's (attributed by listener and by bridge): every one so far, the new ones
         appended to egress.jsonl."""
-        # Copies: this runs in a thread (the stray watch) while a worker may be adding an arm.
-        prefixes = dict(self.log_prefixes)
-        guards = egress.guard_entries(self.run_dir, list(prefixes.values()), self.book)
+        # A copy: this runs in a thread (the stray watch) while a worker may be adding an arm.
+        arms = list(self.rules.log_prefixes.values())
+        guards = egress.guard_entries(self.run_dir, arms, self.book)
         entries = [egress.real_time(entry, self.clock_history) for entry in guards]
         entries += egress.proxy_entries(self.run_dir, self.book)
-        entries += self.kernel.entries(self.book, prefixes)
+        entries += self.rules.entries(self.book)
         self.book.add(entries)
         return list(self.book.entries)
 
@@ -498,10 +376,6 @@ class DockerBackend(IsolationBackend):
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def _tail(self, arm: str) -> str:
-        text = "\n".join(_lines_from(self._arm_log(arm), 0))[-2000:]
-        return f"its log {self._arm_log(arm)}:\n{text}"
-
     def _arm_log(self, arm: str) -> Path:
         folder = self.run_dir / "logs" / arm
         folder.mkdir(parents=True, exist_ok=True)
@@ -515,16 +389,3 @@ class DockerBackend(IsolationBackend):
                 tail = read_text(log_path)[-2000:]
                 raise InfraError(f"{what} was not ready ({container}); {log_path}:\n{tail}")
             time.sleep(0.1)
-
-
-def _lines_from(path: Path, offset: int) -> list[str]:
-    """The arm's log from `offset`: the arm writes it, so never through a symlink it planted
-    and at most egress.READ_MAX bytes."""
-    with contextlib.suppress(OSError), open(path, "rb", opener=_no_follow) as f:
-        f.seek(offset)
-        return f.read(egress.READ_MAX).decode(errors="replace").splitlines()
-    return []
-
-
-def _no_follow(path: str, flags: int) -> int:
-    return os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK)
