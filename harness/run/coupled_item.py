@@ -46,10 +46,10 @@ from harness.parity import parity_for
 from harness.run.coupled_memory import unasked, voided
 from harness.run.memory_stage import MemoryStage, Prepared
 from harness.run.question_records import QuestionRecorder
-from harness.run.retries import BACKOFF_S, MAX_RETRIES
 from harness.run.snapshot import SnapshotError
-from harness.run.tally import RunTally
-from harness.run.turn_records import AttemptRecords
+from harness.run.turns.retries import BACKOFF_S, MAX_RETRIES
+from harness.run.turns.tally import RunTally
+from harness.run.turns.turn_records import AttemptRecords
 from harness.run.watch.stray_watch import StrayConnection, StrayWatch, strongest
 from harness.run.watch.turn_watch import TurnWatch
 from harness.study import Item, Study

@@ -8,7 +8,7 @@ coupled item keeps its records per arm and turn until the item is over, so it as
 from __future__ import annotations
 
 from harness.run.memory_stage import Prepared
-from harness.run.turn_records import AttemptRecords
+from harness.run.turns.turn_records import AttemptRecords
 from rundir.turns.turns import TurnRecord
 
 

@@ -18,7 +18,7 @@ as an answer. Each is an `ingestion` line in turns.jsonl (rundir/turns/ingestion
 cannot ingest: its questions fail as the arm's error, named once.
 
 After each ingestion the backend is asked whether the arm met one of its bounds (pids, memory,
-disk: harness/run/limit_check.py), as after each turn: if so the ingestion is recorded
+disk: harness/run/turns/limit_check.py), as after each turn: if so the ingestion is recorded
 `resource_limit` naming the bound (an OOM-killed arm is the arm's failure, not a retry), the rest
 of the history is not ingested, no snapshot is taken, and the question is not asked: its turns
 are recorded `resource_limit` and the arm is replaced (the orchestrator's `limited`).
@@ -47,8 +47,8 @@ from harness.isolation.seam_http import seam_client
 from harness.parity import Parity, parity_for
 from harness.run import snapshot
 from harness.run.arm_stop import stop_arm
-from harness.run.limit_check import describe
 from harness.run.proxy_control import ProxyControl
+from harness.run.turns.limit_check import describe
 from harness.study import Item
 from rundir.errors import RunDirError
 from rundir.instances import join

@@ -12,7 +12,7 @@ fork bomb's leftovers do not slow the other arms.
 from __future__ import annotations
 
 from arms.client import TurnResult
-from harness.run.turn_records import AttemptRecords
+from harness.run.turns.turn_records import AttemptRecords
 from rundir.runs.limits import ResourceLimits
 from rundir.turns.turns import TurnRecord
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.run.signals import CtrlC
+from harness.run.turns.signals import CtrlC
 
 
 async def until(condition: Callable[[], object], seconds: float = 10.0) -> None:

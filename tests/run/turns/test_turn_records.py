@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from arms.client import Outcome, TurnResult, TurnTiming
-from harness.run.turn_records import AttemptRecords
+from harness.run.turns.turn_records import AttemptRecords
 from rundir.turns.turns import TurnLog, TurnRecord
 
 RECORDS = AttemptRecords(run="r1", item="i1", arm="mem0", attempt=2)
