@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from arms.chat import PURPOSE_HEADER, Chat, ChatConfig, system_prompt, with_turn_context
+from arms.recall import recall_section
 from arms.seam import Ingest, OpenSession, Turn
 from arms.server import Arm, state_folder
 
@@ -54,16 +55,10 @@ def safe_name(session_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", session_id)
 
 
-def recall_block(title: str, memories: list[str]) -> str:
-    if not memories:
-        return ""
-    return title + "\n" + "\n".join(f"- {memory}" for memory in memories)
-
-
 class EngineArm(Arm):
     """A memory engine behind the seam: subclasses say how to recall, store and export."""
 
-    recall_title = "What you remember about this user from earlier in the conversation:"
+    recall_title = "What you remember about this user from earlier in the conversation"
 
     def __init__(self, config: ChatConfig | None = None) -> None:
         self.chat = Chat(config or ChatConfig.from_env())
@@ -118,9 +113,9 @@ class EngineArm(Arm):
         recalled = await self.recall(session, turn.user)
         parity = session.parity
         prompt = parity.answer_prompt if parity is not None else None
-        system = system_prompt(
-            turn.clock, session.context, recall_block(self.recall_title, recalled), prompt
-        )
+        # Countable in the request (arms/recall.py): the audit checks [parity] top_k there.
+        shown = recall_section(self.recall_title, recalled, self.k_for(session))
+        system = system_prompt(turn.clock, session.context, shown, prompt)
         system = with_turn_context(system, turn.system_addon())  # another arm's turn context
         message = {"role": "user", "content": turn.user_message()}
         async for text in self.chat.stream(system, [message], parity=parity):

@@ -47,7 +47,7 @@ class Graph:
 
 class GraphitiArm(EngineArm):
     name = "graphiti"
-    recall_title = "Facts you remember from earlier in this conversation:"
+    recall_title = "Facts you remember from earlier in this conversation"
 
     def __init__(self, config: ChatConfig | None = None) -> None:
         super().__init__(config)

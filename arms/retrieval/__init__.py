@@ -1,12 +1,18 @@
 """The `retrieval` reference arm: the simplest memory that is not a window.
 
-Each finished turn (user + reply) is embedded through the proxy and stored per session. A new
+Each finished turn (user + reply) is embedded through the proxy (`combined`: each message alone,
+their vectors summed) and stored per session. A new
 turn embeds the user's message, takes the `top_k` stored turns closest by cosine, puts them in
 the system prompt, and makes one streamed chat call with only the current message.
 
 A memory benchmark's history (seam v2 ingestion) is stored the same way: each exchange of a
 history session (a user message and the reply after it), dated, is one memory, embedded in one
-call per session. With $ARM_STATE_DIR each ingestion's new memories are appended there
+call per session. A memory's vector is the sum of its messages' (unit) vectors, each message
+embedded alone: embedded as one text, a long reply outweighed the short message that holds the
+fact ("My locker code is 8927." against a 130-word reply), and at LongMemEval-S's size the
+question found its evidence among the top 3 of ~275 exchanges for 6 of 29 questions, against
+29 of 29 this way (bench/t1_bench.py's file, static stub vectors; BENCHMARKS.md).
+With $ARM_STATE_DIR each ingestion's new memories are appended there
 (`<session>.jsonl`, one memory a line) and read back when a session of that id opens, so the
 harness can snapshot the folder and start the arm afresh on a copy for each question. Appended,
 not rewritten: the whole store written as JSON after every session cost ~85 MB of JSON per
@@ -24,6 +30,7 @@ from pathlib import Path
 
 from arms.chat import Chat, ChatConfig, system_prompt, with_turn_context
 from arms.engine import safe_name
+from arms.recall import recall_section
 from arms.seam import Ingest, OpenSession, Turn
 from arms.server import Arm, state_folder
 
@@ -57,27 +64,39 @@ def top_k(query: Sequence[float], memories: list[Memory], k: int) -> list[Memory
     return sorted(ranked[:k], key=lambda m: m.order)
 
 
-def recall_block(memories: list[Memory]) -> str:
-    if not memories:
-        return ""
+RECALL_TITLE = "Earlier turns of this conversation that may be relevant"
+
+
+def recall_block(memories: list[Memory], k: int) -> str:
+    """The recalled memories for the system text, countable in the request (arms/recall.py)."""
     # An ingested exchange carries its own heading (date and session).
-    shown = "\n\n".join(
-        m.text if m.turn is None else f"[turn {m.turn}]\n{m.text}" for m in memories
-    )
-    return f"Earlier turns of this conversation that may be relevant:\n\n{shown}"
+    shown = [m.text if m.turn is None else f"[turn {m.turn}]\n{m.text}" for m in memories]
+    return recall_section(RECALL_TITLE, shown, k)
 
 
-def exchanges(ingest: Ingest) -> list[str]:
+def exchanges(ingest: Ingest) -> list[list[str]]:
     """A history session as memories: each user message with the replies up to the next one,
-    headed by the session's date (a question may ask when something was said)."""
-    heading = f"({ingest.date:%Y-%m-%d %H:%M}, session {ingest.session_id})"
+    each message a line `Who: text` (embedded alone: `combined`)."""
     parts: list[list[str]] = []
     for message in ingest.messages:
         who = message.speaker or message.role.capitalize()
         if message.role == "user" or not parts:
             parts.append([])
         parts[-1].append(f"{who}: {message.content}")
-    return [heading + "\n" + "\n".join(lines) for lines in parts]
+    return parts
+
+
+def shown(ingest: Ingest, lines: list[str]) -> str:
+    """An ingested exchange as the prompt shows it: headed by its session's date (a question
+    may ask when something was said) and id."""
+    return f"({ingest.date:%Y-%m-%d %H:%M}, session {ingest.session_id})\n" + "\n".join(lines)
+
+
+def combined(vectors: Sequence[Sequence[float]]) -> tuple[float, ...]:
+    """One memory's vector from its messages' unit vectors: their sum (cosine reads only its
+    direction, their mean's), so each message counts the same whatever its length. Added in
+    the messages' order: the same floats on every run."""
+    return tuple(sum(column) for column in zip(*vectors, strict=True))
 
 
 def append_store(path: Path, memories: list[Memory]) -> None:
@@ -136,19 +155,28 @@ class RetrievalArm(Arm):
             store.memories = read_store(saved)
         self.stores[session.session_id] = store
 
+    async def _embed_each(self, groups: list[list[str]], model: str) -> list[tuple[float, ...]]:
+        """Each group's vector (`combined`), every message embedded in one call."""
+        vectors = await self.chat.embed([line for group in groups for line in group], model)
+        out, at = [], 0
+        for group in groups:
+            out.append(combined(vectors[at : at + len(group)]))
+            at += len(group)
+        return out
+
     async def ingest(self, session_id: str, ingest: Ingest) -> int:
         store = self.stores[session_id]
-        texts = exchanges(ingest)
-        if not texts:
+        groups = exchanges(ingest)
+        if not groups:
             return 0
-        vectors = await self.chat.embed(texts, self._embed_model(store))
+        vectors = await self._embed_each(groups, self._embed_model(store))
         start = len(store.memories)
-        for n, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
-            store.memories.append(Memory(None, text, tuple(vector), start + n))
+        for n, (lines, vector) in enumerate(zip(groups, vectors, strict=True)):
+            store.memories.append(Memory(None, shown(ingest, lines), vector, start + n))
         saved = self._saved(session_id)
         if saved is not None:
             append_store(saved, store.memories[start:])
-        return len(texts)
+        return len(groups)
 
     async def turn(self, session_id: str, turn: Turn) -> AsyncIterator[str]:
         store = self.stores[session_id]
@@ -161,7 +189,8 @@ class RetrievalArm(Arm):
             [query] = await self.chat.embed([message], embed_model)
             recalled = top_k(query, store.memories, k)
         prompt = parity.answer_prompt if parity is not None else None
-        system = system_prompt(turn.clock, store.opened.context, recall_block(recalled), prompt)
+        recalled_text = recall_block(recalled, k)
+        system = system_prompt(turn.clock, store.opened.context, recalled_text, prompt)
         system = with_turn_context(system, turn.system_addon())  # another arm's turn context
         parts: list[str] = []
         user = [{"role": "user", "content": message}]
@@ -170,9 +199,9 @@ class RetrievalArm(Arm):
             yield text
         # Only finished turns are stored: a cut turn's embedding call would land in the next
         # turn's time and be charged to it.
-        text = f"User: {message}\nAssistant: {''.join(parts)}"
-        [vector] = await self.chat.embed([text], embed_model)
-        store.memories.append(Memory(turn.turn, text, tuple(vector), len(store.memories)))
+        lines = [f"User: {message}", f"Assistant: {''.join(parts)}"]
+        [vector] = await self._embed_each([lines], embed_model)
+        store.memories.append(Memory(turn.turn, "\n".join(lines), vector, len(store.memories)))
 
     async def close_session(self, session_id: str) -> None:
         self.stores.pop(session_id, None)

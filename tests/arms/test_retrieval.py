@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from arms.client import SeamClient
+from arms.recall import counted
 from arms.retrieval import Memory, append_store, read_store, recall_block, top_k
-from arms.seam import OpenSession, Turn
+from arms.seam import Ingest, IngestMessage, OpenSession, Turn
 from tests.arms.arm_process import ArmProcess
 from tests.arms.proxy_calls import new_calls, request_body
 from tests.proxy.proxy_process import ProxyProcess
@@ -74,12 +75,14 @@ async def test_turns_are_embedded_recalled_and_put_in_the_prompt(
     assert "Wednesday, 01 May 2024" in system["content"]
     # Both earlier turns, user and reply, are in the prompt (top-3 of 2 stored turns).
     assert f"[turn 0]\nUser: {SCRIPT[0]}\nAssistant: {replies[0]}" in system["content"]
+    assert counted(system["content"]) == (3, 2)  # its own top-k, two memories shown
     assert f"User: {SCRIPT[1]}" in system["content"]
     # Only the current message is sent as a message: memory comes from retrieval alone.
     assert question == {"role": "user", "content": SCRIPT[2]}
 
     stored = request_body(proxy, calls[-1])
-    assert stored["input"] == [f"User: {SCRIPT[2]}\nAssistant: {replies[2]}"]
+    # Each message embedded alone: a long reply does not drown a short fact (`combined`).
+    assert stored["input"] == [f"User: {SCRIPT[2]}", f"Assistant: {replies[2]}"]
     assert stored["model"] == "text-embedding-3-small"
 
 
@@ -95,7 +98,7 @@ def test_top_k_ranks_by_cosine_and_shows_oldest_first() -> None:
     assert [m.turn for m in top_k((0.0, 1.0), memories, 1)] == [1]
     # A tie keeps the earlier turn, so the same script picks the same memories every run.
     assert [m.turn for m in top_k((1.0, 0.0), memories, 1)] == [0]
-    assert recall_block([]) == ""
+    assert recall_block([], 3) == ""
 
 
 def test_the_store_is_appended_each_memory_written_once_and_read_back_in_order(
@@ -121,3 +124,65 @@ def test_a_line_cut_by_a_crash_is_not_a_memory(tmp_path: Path) -> None:
     with store.open("a") as f:
         f.write('{"turn": null, "text": "cut')  # the write a killed arm left half done
     assert read_store(store) == [Memory(None, "kept", (1.0,), 0)]
+
+
+FILLER = [
+    "the",
+    "weekend",
+    "project",
+    "garden",
+    "recipe",
+    "travel",
+    "budget",
+    "laptop",
+    "concert",
+    "museum",
+    "hiking",
+    "sister",
+    "coffee",
+    "bicycle",
+    "library",
+    "podcast",
+    "marathon",
+    "painting",
+    "apartment",
+    "insurance",
+    "vacation",
+    "keyboard",
+]
+
+
+def _session(n: int, user: str) -> Ingest:
+    """A history session whose replies run long (130 words, as LongMemEval-S's do)."""
+    messages = []
+    for k in range(3):
+        said = user if k == 0 else " ".join(FILLER[(n + k + i) % len(FILLER)] for i in range(12))
+        reply = " ".join(FILLER[(n * 7 + k * 3 + i * 5) % len(FILLER)] for i in range(130))
+        messages += [IngestMessage(role="user", content=said + ".")]
+        messages += [IngestMessage(role="assistant", content=reply + ".")]
+    date = datetime(2023, 1, 1 + n, 9, 0)
+    return Ingest(session_id=f"s{n}", date=date, messages=messages, deadline_ms=60_000)
+
+
+async def test_a_short_fact_before_a_long_reply_reaches_the_answer_call(
+    retrieval: ArmProcess, proxy: ProxyProcess
+) -> None:
+    """Each message is embedded alone (`combined`): among 30 exchanges whose replies run 130
+    words, the one whose user message holds the fact is recalled for the question, on the
+    stub's default (static) vectors. Embedded as one text, the reply outweighed the fact."""
+    fact = "My locker code is 8927"
+    async with SeamClient(retrieval.url) as client:
+        await client.open_session(OpenSession(session_id="h", item_id="q", clock=CLOCK))
+        for n in range(10):
+            said = fact if n == 6 else f"I watched a movie about a harbour {n}"
+            result = await client.ingest("h", _session(n, said), deadline_s=60)
+            assert result.outcome == "done", (result, retrieval.log())
+        before = len(proxy.calls())
+        turn = Turn(turn=0, user="What is my locker code?", deadline_ms=60_000, clock=CLOCK)
+        done = await client.collect("h", turn, deadline_s=30)
+        assert done.outcome == "done", (done.error, retrieval.log())
+        await client.close_session("h")
+    calls = new_calls(proxy, before, 3)
+    [answer] = [c for c in calls if c["purpose"] == "main"]
+    system = request_body(proxy, answer)["messages"][0]["content"]
+    assert f"session s6)\nUser: {fact}." in system

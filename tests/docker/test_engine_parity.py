@@ -11,6 +11,7 @@ from pathlib import Path
 import docker
 import pytest
 
+from arms.recall import counted
 from harness.errors import HarnessError
 from harness.study import load_study
 from rundir.calls.packread import PackReader
@@ -78,8 +79,9 @@ def test_mem0_and_retrieval_hold_one_parity_block_in_their_requests(
         body = json.loads(pack.get(call["request_body"]))
         assert body["max_completion_tokens"] == 77, call["arm"]
         system = body["messages"][0]["content"]
-        lines = system.count("\n- ") if call["arm"] == "mem0" else system.count("[turn ")
-        recalled[call["arm"]].append(lines)
+        top_k, shown = counted(system) or (2, 0)  # no section: nothing recalled
+        assert top_k == 2, call["arm"]  # the block's, in the request the model was sent
+        recalled[call["arm"]].append(shown)
     assert len(recalled["mem0"]) == len(recalled["retrieval"]) == len(TURNS)
     assert max(recalled["mem0"]) <= 2 and max(recalled["mem0"]) > 0  # top-k 2, not mem0's 5
     assert recalled["retrieval"] == [0, 1, 2, 2, 2]  # top-k 2, not retrieval's 3

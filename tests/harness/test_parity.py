@@ -7,12 +7,14 @@ refused at load."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.checks.parity_audit import parity_findings
+from arms.recall import recall_section
+from harness.checks.parity_audit import parity_findings, recall_problem
 from harness.errors import HarnessError
 from harness.study import load_study
 from rundir.calls.calllog import CallRecord
@@ -20,6 +22,7 @@ from rundir.calls.packread import PackReader
 from rundir.runs.header import read_header
 from tests.harness.studies import harness, only_run, read_jsonl, write_study
 
+OWN_TOP_K = Path(__file__).with_name("own_top_k_arm.py")
 PARITY = {
     "arms": ["recall", "recall2"],
     "top_k": 2,
@@ -85,6 +88,42 @@ def test_the_block_reaches_every_arm_under_it_and_the_audit_holds_it(tmp_path: P
     forged = [(n, c.model_copy(update={"model_requested": "gpt-4.1"})) for n, c in lines]
     found = parity_findings(header, forged, pack)
     assert len(found) == 8 and all("[parity] fixes gpt-4.1-nano" in d for _, d in found)
+
+
+@pytest.mark.integration
+def test_the_audit_finds_an_arm_that_recalled_under_another_top_k(tmp_path: Path) -> None:
+    """Top-k in the captured requests: `recall` takes the block but recalls 3, its own default
+    (tests/harness/own_top_k_arm.py); the audit names each of its calls that shows it."""
+    runs = tmp_path / "runs"
+    study = _study(tmp_path / "study", PARITY)
+    text = study.read_text().replace(
+        'command = "python -m arms.retrieval"', f'command = "{sys.executable} {OWN_TOP_K}"', 1
+    )
+    study.write_text(text)
+    done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local")
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    run = only_run(runs)
+    harness("audit", str(run))
+    audit = json.loads((run / "audit.json").read_text())
+    found = [d for d in audit["discrepancies"] if d["check"] == "parity"]
+    # Turn 0 recalls nothing; turns 1-3 show 1, 2 and 3 memories under top_k=3.
+    assert len(found) == 3 and all("(seq" in d["where"] and "recall)" in d["where"] for d in found)
+    assert {d["detail"] for d in found} == {"recalled under top_k=3, [parity] fixes top_k=2"}
+
+
+def test_a_request_showing_more_memories_than_top_k_or_none_at_all_is_named() -> None:
+    def body(system: str) -> dict[str, Any]:
+        return {
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": "q"}]
+        }
+
+    three = recall_section("Recalled", ["a", "b", "c"], 2)
+    assert recall_problem(body(three), 2) == (
+        "shows 3 recalled memories, [parity] fixes top_k=2",
+        True,
+    )
+    assert recall_problem(body(recall_section("Recalled", ["a"], 2)), 2) == (None, True)
+    assert recall_problem(body("No memories here."), 2) == (None, False)
 
 
 @pytest.mark.parametrize(
