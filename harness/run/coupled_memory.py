@@ -29,9 +29,8 @@ def voided(
     kept: dict[int, TurnRecord], records: AttemptRecords, turns: int, spoiled: str | None
 ) -> list[TurnRecord]:
     """An arm's records of the question, turn by turn: every turn an infrastructure failure
-    when the item's snapshot failed on any arm (the arms would not have read the same stores),
-    whatever this arm answered."""
-    done = [kept[n] for n in sorted(kept)]
-    if spoiled is None or (done and all(r.outcome == "infra_failed" for r in done)):
-        return done
+    naming the arm whose snapshot failed when one did (the arms would not have read the same
+    stores), whatever this arm answered, the failing arm's own included."""
+    if spoiled is None:
+        return [kept[n] for n in sorted(kept)]
     return records.given_up([], turns, spoiled)

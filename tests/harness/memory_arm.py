@@ -9,7 +9,9 @@ appends its own question to `asked.log`: on a fresh copy per question, nothing w
 With MEMORY_ARM_STATELESS=1 it declares no state folder and keeps the log in memory;
 MEMORY_ARM_INGEST_S makes each ingestion take that long; ingesting the session named by
 MEMORY_ARM_FIFO_SESSION leaves a fifo in the state folder, which no snapshot can copy; ingesting
-the one named by MEMORY_ARM_BALLOON_SESSION takes memory until the arm's bound stops it.
+the one named by MEMORY_ARM_BALLOON_SESSION takes memory until the arm's bound stops it; while
+the file MEMORY_ARM_DIE_FILE names exists, every ingestion kills the arm's process (a crash the
+harness retries on a fresh arm, in vain until the file is gone).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ class MemoryArm(Arm):
         date = ingest.date if ingest.date.tzinfo else ingest.date.replace(tzinfo=UTC)
         lag = time.time() - date.timestamp()
         await asyncio.sleep(float(os.environ.get("MEMORY_ARM_INGEST_S", "0")))
+        die = os.environ.get("MEMORY_ARM_DIE_FILE")
+        if die and Path(die).exists():
+            os._exit(3)
         if ingest.session_id == os.environ.get("MEMORY_ARM_BALLOON_SESSION"):
             hog = []
             while True:  # every page written, so the memory is really taken
