@@ -44,9 +44,9 @@ from harness.coupling import Coupling, turn_order
 from harness.isolation.base import InfraError, IsolationBackend
 from harness.parity import parity_for
 from harness.run.coupled_memory import unasked, voided
+from harness.run.memory.question_records import QuestionRecorder
+from harness.run.memory.snapshot import SnapshotError
 from harness.run.memory_stage import MemoryStage, Prepared
-from harness.run.question_records import QuestionRecorder
-from harness.run.snapshot import SnapshotError
 from harness.run.turns.retries import BACKOFF_S, MAX_RETRIES
 from harness.run.turns.tally import RunTally
 from harness.run.turns.turn_records import AttemptRecords

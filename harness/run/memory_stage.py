@@ -45,8 +45,8 @@ from harness.datasets.model import History
 from harness.isolation.base import InfraError, IsolationBackend
 from harness.isolation.seam_http import seam_client
 from harness.parity import Parity, parity_for
-from harness.run import snapshot
-from harness.run.arm_stop import stop_arm
+from harness.run.memory import snapshot
+from harness.run.memory.arm_stop import stop_arm
 from harness.run.proxy_control import ProxyControl
 from harness.run.turns.limit_check import describe
 from harness.study import Item

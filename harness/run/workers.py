@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.isolation.base import ArmHandle, IsolationBackend, ProxyInfo, ProxySettings
-from harness.run.arm_stop import stop_arm
+from harness.run.memory.arm_stop import stop_arm
 from harness.run.orchestrator import Orchestrator, RunTally
 from harness.run.prepare import Plan
 from harness.study import ArmSpec, Item
@@ -97,7 +97,7 @@ class WorkerBackend(IsolationBackend):
             return self.inner.egress_attempts()
 
     async def stop_arm(self, name: str) -> None:
-        """One arm stopped for a snapshot (harness/run/arm_stop.py): this worker's copy."""
+        """One arm stopped for a snapshot (harness/run/memory/arm_stop.py): this worker's copy."""
         await stop_arm(self.inner, self._name(name))
 
     def __getattr__(self, name: str) -> Any:

@@ -15,10 +15,10 @@ What the merged run holds:
   lines in shard order, their run named as the merged run (`reservations.jsonl` renumbered like
   the calls);
 - `bodies/pack.bin`: every body of every shard, each stored once;
-- `snapshots/<arm>/<history>/` (a memory study's stores, harness/run/snapshot.py): every shard's,
-  where its `snapshot` line in turns.jsonl names it; a history two shards both ingested (LoCoMo
-  questions of one conversation split across shards) is kept once when both hash the same, else
-  the later shard's goes to `shards/<I>/snapshots/...` and its line names that path. Ingestion
+- `snapshots/<arm>/<history>/` (a memory study's stores, harness/run/memory/snapshot.py): every
+  shard's, where its `snapshot` line in turns.jsonl names it; a history two shards both ingested
+  (LoCoMo questions of one conversation split across shards) is kept once when both hash the same,
+  else the later shard's goes to `shards/<I>/snapshots/...` and its line names that path. Ingestion
   lines and `questions.jsonl` are top-level JSONL, merged as above;
 - `shards/<I>/...`: every other file of shard I as it was (logs, the proxy's settings, clocks);
 - `run.json`: shard 1's header with the run's own id, the shards' counts summed, passed only if

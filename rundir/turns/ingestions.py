@@ -54,7 +54,7 @@ class SnapshotRecord(RunDirModel):
     item: str
     arm: str
     history: str
-    sha256: str  # over every file's relative path and bytes (harness/run/snapshot.py)
+    sha256: str  # over every file's relative path and bytes (harness/run/memory/snapshot.py)
     files: int
     bytes: int
     seconds: float  # stopping the arm and copying its folder

@@ -6,7 +6,7 @@ the arm's answer, whether the evidence sessions' text reached the arm's main cal
 parity: an answer is only possible if it did), and what ingesting its history and answering it
 cost, apart. Abstention questions get no exact-match score (its gold is a refusal, which no
 string comparison decides); the judging stage grades every question. `net` is the judge-free
-answer-or-abstain score NET(lambda) (harness/run/net_score.py): +1 right (for an abstention
+answer-or-abstain score NET(lambda) (harness/run/memory/net_score.py): +1 right (for an abstention
 question: abstained), 0 abstained on an answerable question, -lambda wrong; None unanswered.
 """
 

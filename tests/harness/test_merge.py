@@ -344,7 +344,7 @@ def test_memory_study_shards_merge_with_their_questions_and_snapshots(
     every ingestion line, and each snapshot line naming a folder of the merged run with the
     hash it was taken with. LoCoMo's conversation is ingested by both shards (its questions are
     split), and its identical store is kept once."""
-    from harness.run.snapshot import tree_hash
+    from harness.run.memory.snapshot import tree_hash
     from rundir.turns.ingestions import IngestionRecord, SnapshotRecord, read_ingestions
     from rundir.turns.questions import read_questions
     from tests.datasets.fixtures import locomo_file, longmemeval_file

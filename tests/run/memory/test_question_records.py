@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from harness.run.question_records import CallTail, normalise
+from harness.run.memory.question_records import CallTail, normalise
 
 
 def test_answers_are_normalised_as_the_datasets_scripts_do() -> None:

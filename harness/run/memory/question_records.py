@@ -15,7 +15,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from harness.checks.memory_controls import strings_of
-from harness.run.net_score import DEFAULT_LAMBDA, abstains, scored_net
+from harness.run.memory.net_score import DEFAULT_LAMBDA, abstains, scored_net
 from harness.stats.answer_text import normalise
 from harness.study import Item
 from rundir.calls.calllog import CALL_SCHEMA, CallRecord

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.run.net_score import abstains, net, scored_net
+from harness.run.memory.net_score import abstains, net, scored_net
 
 
 @pytest.mark.parametrize(

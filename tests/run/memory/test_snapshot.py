@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from harness.isolation.base import InfraError
-from harness.run import snapshot
+from harness.run.memory import snapshot
 
 
 def _store(folder: Path) -> Path:

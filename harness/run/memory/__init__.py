@@ -1,0 +1,13 @@
+"""A memory benchmark's question on an arm (seam v2): the arm stopped so its state folder can be
+snapshotted, the snapshot copied back for each question, and each question's record with its
+answer-or-abstain score (NET).
+
+Submodules are imported where used (not here), so importing one loads only what it
+needs."""
+
+__all__ = [
+    "arm_stop",
+    "net_score",
+    "question_records",
+    "snapshot",
+]
