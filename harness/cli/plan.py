@@ -28,7 +28,7 @@ def simulate(
     P(GO) for each, every endpoint's MDE at the plan's power and whether the targets P(GO | one
     better) >= 0.80 and P(GO | all equal) <= 0.05 are met. Calls nothing, spends nothing."""
     from harness.errors import HarnessError
-    from harness.report.analysis import load_analysis
+    from harness.report.reading.analysis import load_analysis
     from harness.report.simulate import describe
     from harness.report.simulate import simulate as run
 
@@ -38,7 +38,7 @@ def simulate(
         loaded = load_analysis(plan)
     except ValueError as e:
         raise HarnessError(
-            f"{plan}: {e}", hint="fix the plan (harness/report/analysis.py gives its form)"
+            f"{plan}: {e}", hint="fix the plan (harness/report/reading/analysis.py gives its form)"
         ) from None
     shown = sys.stderr.isatty()
 

@@ -29,7 +29,7 @@ from typing import Any
 from harness.report.context import Context
 from harness.report.latency import Latency
 from harness.report.model import Section, Table, money
-from harness.report.rundata import read_file
+from harness.report.reading.rundata import read_file
 from ledger.errors import LedgerError
 from ledger.prices import TokenCounts, cost
 from rundir.calls.calllog import CallRecord

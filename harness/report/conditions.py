@@ -3,10 +3,11 @@
 
 A condition is `any|all|no CONTRAST STATUS[|STATUS...]`, optionally `on NAME[,NAME...]` or
 `except NAME[,NAME...]`, or `gates passed|failed`, or `ceiling NAME held|broken`
-(harness/report/analysis.py holds the grammar). Without `on`, a contrast's condition reads its
-family endpoints; `on` names the endpoints read (guards outside the family included), `except`
-takes names out of the family. `BELOW-SIZING` matches an endpoint whose upper 95% bound is below
-its sizing margin. `any` and `all` need at least one endpoint to read; `no` holds on none.
+(harness/report/reading/analysis.py holds the grammar). Without `on`, a contrast's condition
+reads its family endpoints; `on` names the endpoints read (guards outside the family
+included), `except` takes names out of the family. `BELOW-SIZING` matches an endpoint whose upper
+95% bound is below its sizing margin. `any` and `all` need at least one endpoint to read; `no`
+holds on none.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.report.analysis import CONDITION
+from harness.report.reading.analysis import CONDITION
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ pairs)."""
 from __future__ import annotations
 
 from harness.report import charts
-from harness.report.analysis import Analysis, Endpoint
 from harness.report.context import Context
 from harness.report.decision import (
     LONGER,
@@ -24,6 +23,7 @@ from harness.report.decision import (
 )
 from harness.report.first_screen_record import confirmed_record
 from harness.report.model import VERDICTS_NUMBER, Section, Table
+from harness.report.reading.analysis import Analysis, Endpoint
 from harness.report.readings import ceiling_readings, gate_readings
 from harness.stats import onesided
 

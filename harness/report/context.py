@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.report.inputs import Inputs
 from harness.report.perarm import RunReport
 from harness.report.public import Anonymizer
-from harness.report.rundata import ReadFile, RunData
+from harness.report.reading.inputs import Inputs
+from harness.report.reading.rundata import ReadFile, RunData
 
 
 @dataclass

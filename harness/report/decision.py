@@ -1,7 +1,7 @@
 """The confirmatory verdicts (`--analysis`): each declared contrast (C1 - B, C0 - B) on each
 endpoint, the validity gates, the ceilings, the interim look and the outcome under the declared
-decision rules (harness/report/analysis.py says the file's form; harness/stats/rules.py holds
-each rule of the study design, sections 4.4 and 4.6).
+decision rules (harness/report/reading/analysis.py says the file's form; harness/stats/rules.py
+holds each rule of the study design, sections 4.4 and 4.6).
 
 Per contrast and endpoint, the effect is positive when the candidate is better: for a per-arm
 metric the paired difference candidate - baseline on the turns both were judged on (negated when
@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.report.analysis import Analysis, Endpoint
 from harness.report.conditions import Verdict, holds
 from harness.report.context import Context
+from harness.report.reading.analysis import Analysis, Endpoint
 from harness.report.readings import Reading
 from harness.stats import onesided, rules
 

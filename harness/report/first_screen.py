@@ -18,7 +18,7 @@ from harness.report.context import Confirmed, ConfirmedRow, Context
 from harness.report.decision import interim_due
 from harness.report.drill_link import drill_href
 from harness.report.model import Section, money, seconds
-from harness.report.unfinished import Progress
+from harness.report.reading.unfinished import Progress
 from harness.stats.bootstrap import mean_interval
 
 # Turn outcomes that are an arm's failure (infrastructure failures are dropped, not failures).

@@ -13,20 +13,20 @@ from harness.errors import HarnessError
 from harness.report import confirm, judging, money, sections, verdicts
 from harness.report.chromium import print_pdf
 from harness.report.context import Context
-from harness.report.crosscheck import check_inputs, no_duplicates
 from harness.report.drilldown import write_drilldown
 from harness.report.first_screen import first_screen
-from harness.report.gold import score_gold
-from harness.report.inputs import Inputs
 from harness.report.model import Section
 from harness.report.paper_trail import without_voided
 from harness.report.perarm import RunReport, build_report
 from harness.report.public import Anonymizer, Private, check_public, host_names
+from harness.report.reading.crosscheck import check_inputs, no_duplicates
+from harness.report.reading.gold import score_gold
+from harness.report.reading.inputs import Inputs
+from harness.report.reading.rundata import RunData, load_runs
+from harness.report.reading.unfinished import Progress, progress, refuse_unless_partial
 from harness.report.records import records, write_records
 from harness.report.render import render_html, render_markdown
 from harness.report.report_json import ReportFile, report_file
-from harness.report.rundata import RunData, load_runs
-from harness.report.unfinished import Progress, progress, refuse_unless_partial
 from rundir.atomic import write_atomic
 from rundir.runs.manifest import tool_version
 

@@ -18,7 +18,7 @@ from harness.protocol.addendum import Addendum, Deviation, load_addendum
 from harness.protocol.addendum import run_deviations as deviations_of_run
 from harness.report.context import Context
 from harness.report.model import Table
-from harness.report.rundata import ADDENDUM_NOW, RunData
+from harness.report.reading.rundata import ADDENDUM_NOW, RunData
 from rundir.network.probe_file import PROBE_FILE, read_probe
 from rundir.runs.protocol import addendum_copies
 from rundir.turns.turns import TurnRecord

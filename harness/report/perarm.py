@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.report.guard_tally import GuardTally, guard_tally
 from harness.report.latency import Latency, latency
-from harness.report.rundata import RunData
+from harness.report.reading.rundata import RunData
 from harness.stats.bootstrap import mean_interval
 from rundir.calls.calllog import CallRecord
 from rundir.turns.turns import TurnRecord

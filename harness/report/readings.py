@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from harness.report.analysis import Analysis, Endpoint
 from harness.report.context import Context
+from harness.report.reading.analysis import Analysis, Endpoint
 
 
 class Measured(Protocol):

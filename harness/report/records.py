@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.report.perarm import dropped_items, response_size, turn_costs
 from harness.report.public import Anonymizer
-from harness.report.rundata import RunData
+from harness.report.reading.rundata import RunData
 from rundir.turns.questions import read_questions
 
 

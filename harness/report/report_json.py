@@ -11,7 +11,7 @@ from harness.report.context import Confirmed
 from harness.report.first_screen import FirstScreen
 from harness.report.model import Section
 from harness.report.perarm import RunReport
-from harness.report.unfinished import Progress
+from harness.report.reading.unfinished import Progress
 
 REPORT_FILE_SCHEMA = 3  # 3: outcome, verdicts, gates, ceilings, results, progress, sections
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.report.unfinished import run_status
+from harness.report.reading.unfinished import run_status
 from rundir.errors import RunDirError
 from rundir.runs.header import RunHeader, read_header
 from rundir.turns.turns import read_turns

@@ -13,7 +13,7 @@ from harness.report.guard_tally import guard_table
 from harness.report.identity import pins_table
 from harness.report.model import NOT_RUN, Section, Table, money, plain
 from harness.report.outcomes import outcomes_table, unturned_calls
-from harness.report.rundata import ADDENDUM_NOW
+from harness.report.reading.rundata import ADDENDUM_NOW
 from harness.report.strays import refused_table, stray_turns
 
 

@@ -1,6 +1,6 @@
 """Sections 6 and 7: results per family, metric and scale, and pairwise verdicts, from the
-judgments only (a judgment set or a JSONL file, harness/report/judged.py), with the confirmatory
-verdicts of `--analysis` in their own section, "Verdicts", after section 11
+judgments only (a judgment set or a JSONL file, harness/report/reading/judged.py), with the
+confirmatory verdicts of `--analysis` in their own section, "Verdicts", after section 11
 (harness/report/confirm.py).
 
 The generator never judges anything itself (it calls no model): it reads judgments someone else
@@ -20,9 +20,9 @@ from harness.report import charts
 from harness.report.context import Context
 from harness.report.decision import interim_due
 from harness.report.drill_link import drill_href
-from harness.report.judged import Judgment, PairJudgment
 from harness.report.model import Section, Table
 from harness.report.orientation import better_sign, oriented
+from harness.report.reading.judged import Judgment, PairJudgment
 from harness.stats.bootstrap import mean_interval, paired_cluster_bootstrap
 from harness.stats.controls import aa_control, must_fail_control
 from harness.stats.scorers import NET_LAMBDAS, net_sweep

@@ -16,8 +16,8 @@ from statistics import NormalDist, fmean, stdev
 import pytest
 from statsmodels.stats.power import NormalIndPower
 
-from harness.report.analysis import Analysis, load_analysis
 from harness.report.conditions import Verdict, holds
+from harness.report.reading.analysis import Analysis, load_analysis
 from harness.report.simulate import Scenario, scenarios, simulate_studies
 from harness.stats import rules
 

@@ -12,11 +12,11 @@ from pathlib import Path
 from harness.report import money
 from harness.report.context import Context
 from harness.report.generate import build_sections
-from harness.report.inputs import load_inputs
 from harness.report.model import Section, Table
 from harness.report.perarm import build_report
 from harness.report.public import Anonymizer
-from harness.report.rundata import load_runs
+from harness.report.reading.inputs import load_inputs
+from harness.report.reading.rundata import load_runs
 from ledger.prices import load_prices
 from rundir.calls.calllog import Timing, Tokens
 from tests.harness.report_runs import call, turn, write_run

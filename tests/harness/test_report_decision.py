@@ -13,14 +13,14 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from harness.errors import HarnessError
-from harness.report.analysis import Analysis
 from harness.report.context import Context
 from harness.report.decision import endpoint_results
 from harness.report.generate import generate
-from harness.report.inputs import load_inputs
 from harness.report.perarm import build_report
 from harness.report.public import Anonymizer
-from harness.report.rundata import load_runs
+from harness.report.reading.analysis import Analysis
+from harness.report.reading.inputs import load_inputs
+from harness.report.reading.rundata import load_runs
 from tests.harness.report_runs import turn, write_run
 
 ITEMS = [f"q{k:02d}" for k in range(20)]

@@ -1,7 +1,8 @@
 """The report's first screen (harness/report/first_screen.py): the outcome and each arm's headline
 before section 1, a linked table of contents, report.json carrying what the report states, and a
-run that has not finished refused unless --partial, then marked as such (harness/report/
-unfinished.py). The judged example's own first screen is held by test_report_judged_example."""
+run that has not finished refused unless --partial, then marked as such
+(harness/report/reading/unfinished.py). The judged example's own first screen is held by
+test_report_judged_example."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pypdf import PdfReader
 from harness.errors import HarnessError
 from harness.report.chromium import run_chromium
 from harness.report.generate import generate
-from harness.report.inputs import load_inputs
+from harness.report.reading.inputs import load_inputs
 from tests.harness.browser import chromium
 from tests.harness.report_runs import turn, write_run
 from tests.harness.studies import harness

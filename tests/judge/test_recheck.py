@@ -15,7 +15,7 @@ from harness.errors import HarnessError
 from harness.judge.plan import Settings
 from harness.judge.stage import StageOptions, run_stage
 from harness.judge.verify import verify_set
-from harness.report.judged import load_judged
+from harness.report.reading.judged import load_judged
 from rundir.errors import RunDirError
 from rundir.judgments.seal import bind_seal, open_seal, read_seal
 from tests.judge.runs import judge_entry, write_judges, write_rubrics, write_run, write_study

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.report.rundata import RunData
-from harness.report.script import study_items
+from harness.report.reading.rundata import RunData
+from harness.report.reading.script import study_items
 
 
 @dataclass

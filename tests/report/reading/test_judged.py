@@ -14,7 +14,7 @@ import pytest
 from harness.errors import HarnessError
 from harness.report.drilldown import script_hash
 from harness.report.generate import generate
-from harness.report.inputs import load_inputs
+from harness.report.reading.inputs import load_inputs
 from tests.harness.browser import Hits, chromium, hits, open_page
 from tests.harness.report_runs import turn, write_run
 
@@ -51,7 +51,7 @@ def write(path: Path, rows: list[dict[str, object]]) -> Path:
 
 
 def report(tmp_path: Path, run_dirs: list[Path], name: str, **given: Path) -> str:
-    inputs = load_inputs(**given)  # type: ignore[arg-type]
+    inputs = load_inputs(**given)
     out = tmp_path / name
     generate(run_dirs, inputs, out=out, formats=("md",), resamples=400, seed=1)
     return (out / "report.md").read_text()
@@ -133,7 +133,7 @@ def test_the_drill_down_shows_each_items_answers_votes_and_outcome_as_text(
         for item in ITEMS
     ]
     run_dir = write_run(tmp_path, "r-d", list(ARMS), turns, [])
-    rows = [
+    rows: list[dict[str, object]] = [
         {"item": item, "arm": arm, "turn": 0, "metric": "recall", "correct": arm == "memory",
          "family": "recall" if k % 2 else "persona", "judge": "exact"}
         for arm in ARMS

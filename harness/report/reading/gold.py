@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from harness.report.inputs import Judgment
-from harness.report.rundata import RunData
+from harness.report.reading.inputs import Judgment
+from harness.report.reading.rundata import RunData
 from harness.stats.scorers import Judgement, judge_answer
 
 NetKey = tuple[str, str]  # (family, arm)

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.report.inputs import Inputs
-from harness.report.judged import Judgment
-from harness.report.rundata import RunData
+from harness.report.reading.inputs import Inputs
+from harness.report.reading.judged import Judgment
+from harness.report.reading.rundata import RunData
 from rundir.runs.manifest import file_sha256
 
 HINT = "give the inputs of this study's runs (each names the run or study it belongs to)"

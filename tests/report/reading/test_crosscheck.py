@@ -12,7 +12,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.report.generate import generate
-from harness.report.inputs import load_inputs
+from harness.report.reading.inputs import load_inputs
 from ledger.ledger import Ledger
 from tests.harness.report_runs import turn, write_run
 from tests.harness.studies import harness
@@ -24,7 +24,7 @@ def a_run(folder: Path, run: str = "r-x") -> Path:
 
 
 def refused(tmp_path: Path, run_dirs: list[Path], **given: Path) -> str:
-    inputs = load_inputs(**given)  # type: ignore[arg-type]
+    inputs = load_inputs(**given)
     with pytest.raises(HarnessError) as e:
         generate(run_dirs, inputs, out=tmp_path / "out", formats=("md",), resamples=100)
     assert "\n" not in e.value.message
@@ -33,7 +33,7 @@ def refused(tmp_path: Path, run_dirs: list[Path], **given: Path) -> str:
 
 
 def accepted(tmp_path: Path, run_dirs: list[Path], **given: Path) -> None:
-    inputs = load_inputs(**given)  # type: ignore[arg-type]
+    inputs = load_inputs(**given)
     generate(run_dirs, inputs, out=tmp_path / "ok", formats=("md",), resamples=100)
 
 

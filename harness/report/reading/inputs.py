@@ -8,13 +8,13 @@ Formats (all owned by the study, not by a run):
 - `--judgments SET` (a folder `harness judge` wrote, with `--seal`, default `SET.seal.json`) or
   `--judgments FILE.jsonl`, one line per judged answer: `{"item", "arm", "run"?, "turn"?,
   "family"?, "metric"?, "correct": bool}` or `"score": number` with `"scale"?`, plus `"judge"?` and
-  `"rubric_sha256"?` (harness/report/judged.py).
-- `--analysis FILE.toml`: the frozen analysis plan (harness/report/analysis.py): verdicts.
+  `"rubric_sha256"?` (harness/report/reading/judged.py).
+- `--analysis FILE.toml`: the frozen analysis plan (harness/report/reading/analysis.py): verdicts.
 - `--pack FILE.jsonl`: the T1 pack, items with their history and question type
-  (harness/report/pack.py): clusters and families for sections 6 and 7.
+  (harness/report/reading/pack.py): clusters and families for sections 6 and 7.
 - `--provenance FILE.jsonl`: one line per study material: `{"name", "kind"?, "sha256", "source"?}`.
 - `--gold FILE.jsonl`: gold answers, `{"item", "turn", "gold": str | [str], "family"?}`, scored
-  judge-free (harness/report/gold.py).
+  judge-free (harness/report/reading/gold.py).
 - `--scan scan.json`: `harness scan RUN_DIR --out FILE`'s result: every arm it voids (a canary
   served before its event) is marked VOID and left out of the verdicts.
 - `--header FILE.toml`: what the study says about itself: `question`, `limitations = [...]`,
@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
-from harness.report.judged import Judgment, PairJudgment, load_judged
-from harness.report.rundata import ReadFile, read_file
+from harness.report.reading.judged import Judgment, PairJudgment, load_judged
+from harness.report.reading.rundata import ReadFile, read_file
 from harness.stats.scorers import Judgement
 from ledger.prices import PriceTable, load_prices
 from rundir.jsonlines import read_lines
@@ -40,7 +40,7 @@ from rundir.judgments.files import MANIFEST_FILE
 from rundir.judgments.records import JudgmentSet
 
 if TYPE_CHECKING:
-    from harness.report.analysis import Analysis
+    from harness.report.reading.analysis import Analysis
 from ledger.state import LedgerState
 
 
@@ -174,13 +174,13 @@ def _scan(inputs: Inputs, path: Path) -> None:
 
 
 def _analysis(inputs: Inputs, path: Path) -> None:
-    from harness.report.analysis import load_analysis
+    from harness.report.reading.analysis import load_analysis
 
     inputs.analysis = load_analysis(path)
 
 
 def _pack(inputs: Inputs, path: Path) -> None:
-    from harness.report.pack import load_pack
+    from harness.report.reading.pack import load_pack
 
     inputs.clusters, inputs.families = load_pack(path)
 
