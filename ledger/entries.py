@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 import canonical
 
 LEDGER_SCHEMA = 1
-GENESIS = "0" * 64
+GENESIS = "0" * 64  # what the first entry chains to (its `prev`)
 
 Kind = Literal[
     "stage_opened",

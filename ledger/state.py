@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from ledger.entries import (
+    GENESIS,
     Basis,
     CallsSettled,
     Entry,
@@ -80,7 +81,7 @@ class LedgerState:
     stages: dict[str, StageState] = field(default_factory=dict)
     runs: dict[str, RunState] = field(default_factory=dict)
     entries: int = 0
-    head: str = "0" * 64
+    head: str = GENESIS  # the `prev` of the first entry
 
     def apply(self, entry: Entry) -> None:
         """Fold one already-verified entry into the totals."""

@@ -2,10 +2,10 @@
 
 Python's `json.loads` recurses once per nesting level (a 100,000-deep body is a RecursionError),
 turns a 5,000-digit integer into a ValueError (the int string-conversion limit), reads `1e400` as
-infinity and accepts `NaN`, lone UTF-16 surrogates and duplicate keys. The hash (RFC 8785), the
-body copy of live mode and the metering all fail on one or another of these, and the vendors
-refuse them anyway, so each is refused here with a one-line reason the caller sends back as the
-vendor's 400. Depth is checked on the raw text BEFORE `json.loads` runs.
+infinity and accepts `NaN`, lone UTF-16 surrogates and duplicate keys. The hash (RFC 8785) and
+the metering fail on one or another of these, and the vendors refuse them anyway, so each is
+refused here with a one-line reason the caller sends back as the vendor's 400.
+Depth is checked on the raw text BEFORE `json.loads` runs.
 """
 
 from __future__ import annotations
@@ -113,26 +113,3 @@ def parse_body(raw: bytes) -> Any:
             "not valid Unicode."
         ) from e
     return value
-
-
-def copy_json(value: Any) -> Any:
-    """A deep copy of a parsed JSON value, without recursion (and faster than copy.deepcopy,
-    which also recurses once per level and needs its memo for cycles JSON cannot have)."""
-    if not isinstance(value, dict | list):
-        return value
-    root: Any = {} if isinstance(value, dict) else []
-    stack: list[tuple[Any, Any]] = [(value, root)]
-    while stack:
-        source, target = stack.pop()
-        items = source.items() if isinstance(source, dict) else enumerate(source)
-        for key, item in items:
-            if isinstance(item, dict | list):
-                child: Any = {} if isinstance(item, dict) else []
-                stack.append((item, child))
-            else:
-                child = item
-            if isinstance(target, dict):
-                target[key] = child
-            else:
-                target.append(child)
-    return root

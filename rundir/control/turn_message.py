@@ -18,7 +18,6 @@ from pydantic import ConfigDict, Field, model_validator
 
 from rundir.model import RunDirModel
 
-TURN_MESSAGE_SCHEMA = 1
 GUARD_PHASE = "guard"  # also the purpose the proxy books the guard's calls under
 
 

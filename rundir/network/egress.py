@@ -25,7 +25,6 @@ from rundir.model import RunDirModel
 M = TypeVar("M", bound=RunDirModel)
 
 EGRESS_SCHEMA: Literal[1] = 1
-EGRESS_FILE = "egress.jsonl"
 
 EgressSource = Literal["guard", "proxy", "dns", "kernel"]
 

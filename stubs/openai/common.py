@@ -12,7 +12,6 @@ from dataclasses import replace
 from typing import Any
 
 from stubs.request import StubRequest
-from stubs.schema.instance import instance_for
 from vendors.errors import VendorRequestError
 from vendors.models import is_reasoning_model
 from vendors.requests.openai_common import FunctionSpec
@@ -170,9 +169,3 @@ def forced_function(
     if tool_choice == "required" and functions:
         return functions[req.pick(f"tool:{salt}", len(functions))]
     return None
-
-
-def schema_json(schema: dict[str, Any], data: bytes) -> str:
-    """Compact JSON text valid for `schema`, as the model sends tool arguments and structured
-    output."""
-    return json.dumps(instance_for(schema, data), separators=(",", ":"))

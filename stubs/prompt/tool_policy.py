@@ -35,7 +35,6 @@ Choice = Literal["auto", "required"]
 # message naming what the tool does 0.25 and up; the static MiniLM vectors 0.31 and below, and
 # 0.33 and up).
 FIT_THRESHOLDS = {"hash": 0.25, "static": 0.32, "minilm": 0.35}
-FIT_THRESHOLD = FIT_THRESHOLDS["hash"]
 _MAX_PARALLEL = 4
 _DIMS = 512
 # fmt: off

@@ -1,13 +1,10 @@
-"""proxy.flow.safe_json: the strict parse that refuses hostile JSON with a one-line reason, and the
-body copy that never recurses."""
+"""proxy.flow.safe_json: the strict parse that refuses hostile JSON with a one-line reason."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from proxy.flow.safe_json import MAX_DEPTH, HostileJSON, copy_json, nesting_depth, parse_body
+from proxy.flow.safe_json import MAX_DEPTH, HostileJSON, nesting_depth, parse_body
 
 
 @pytest.mark.parametrize(
@@ -46,17 +43,3 @@ def test_depth_scan_is_linear_on_unterminated_strings() -> None:
     raw = b'"' + b'\\"' * 400_000 + b"\\"
     with pytest.raises(HostileJSON, match="not valid JSON"):
         parse_body(raw)
-
-
-def test_copy_json_copies_deeply_without_recursion() -> None:
-    value: dict[str, Any] = {"a": [1, {"b": [2, None]}], "c": {"d": "e"}}
-    copied = copy_json(value)
-    assert copied == value
-    copied["a"][1]["b"].append(3)
-    assert value["a"][1]["b"] == [2, None]
-    deep: list[Any] = []
-    cursor = deep
-    for _ in range(50_000):
-        cursor.append([])
-        cursor = cursor[0]
-    assert isinstance(copy_json(deep), list)
