@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -66,7 +67,12 @@ _REMEMBER_RE = re.compile(
 # cannot overlap (a hostile prompt of 20,000 spaces must not cost seconds), and tags and headings
 # are found with str.find and line scans, not lazy regexes.
 _NAME_RE = re.compile(r"\b[A-Z][\w'’-]{0,60}(?:[ \t]{1,3}(?:of |de |the )?[A-Z][\w'’-]{0,60}){0,5}")
-_LISTED_NAME_RE = re.compile(r"""["']name["'][ \t]{0,3}:[ \t]{0,3}["']([^"'\n]{1,120})["']""")
+# A name listed as a JSON or Python string, closed by its own quote: "Philosopher's Path" is
+# one name (cut at its apostrophe, its edges named a node "Philosopher" graphiti then made).
+_LISTED_NAME_RE = re.compile(
+    r"""["']name["'][ \t]{0,3}:[ \t]{0,3}"""
+    r"""(?:"((?:[^"\\\n]|\\.){1,120})"|'((?:[^'\\\n]|\\.){1,120})')"""
+)
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SPEAKER_RE = re.compile(r"^[ \t\"'\[]{0,4}([\w .'-]{1,40}):[ \t]+", re.M)
 _TAG_RE = re.compile(r"<([A-Z][A-Z _]{0,40})>")
@@ -221,7 +227,7 @@ def grounding_from(
     keyed = whole if keyed is None else keyed
     listed = _unique(
         name
-        for name in (m.group(1).strip() for m in _LISTED_NAME_RE.finditer(keyed))
+        for name in (_listed_name(m).strip() for m in _LISTED_NAME_RE.finditer(keyed))
         if any(c.isalnum() for c in name)
     )
     return Grounding(
@@ -236,6 +242,16 @@ def grounding_from(
     )
 
 
+def _listed_name(match: re.Match[str]) -> str:
+    """A listed name's text: a JSON string's escapes read ("a \\"b\\"" is a "b")."""
+    if match.group(1) is None:
+        return match.group(2)
+    try:
+        return str(json.loads(f'"{match.group(1)}"'))
+    except ValueError:
+        return match.group(1)
+
+
 def _texts(body: dict[str, Any], name: str) -> list[str]:
     return texts_of(body.get(name)) if name in body else []
 
@@ -244,7 +260,7 @@ def sentences_of(text: str) -> tuple[str, ...]:
     """The sentences of `text`, speaker labels ("user: ") removed, in order, once each; a
     request to remember is the fact it states ("Remember that my sister lives in Lisbon." ->
     "My sister lives in Lisbon."), as a memory engine's model writes it down."""
-    plain = _SPEAKER_RE.sub("", text)
+    plain = speakerless(text)
     found = (s.strip().strip("\"'[]{}").strip() for s in _SENTENCE_END_RE.split(plain))
     return _unique(_fact_of(s) for s in found if len(s.split()) >= 2)
 
@@ -279,18 +295,37 @@ def numbers_in(text: str) -> tuple[tuple[int | float, str], ...]:
 
 def proper_nouns(text: str) -> tuple[str, ...]:
     """Capitalised phrases that are not sentence openers or pronouns ("Ana", "New York")."""
-    plain = _SPEAKER_RE.sub("", text)
-    out = []
+    return _unique(name for name, _ in name_spans(speakerless(text)))
+
+
+def speakerless(text: str) -> str:
+    """`text` without its speaker labels ("user: ")."""
+    return _SPEAKER_RE.sub("", text)
+
+
+def name_spans(plain: str) -> Iterator[tuple[str, bool]]:
+    """Each capitalised phrase of `plain` (speaker labels already removed), in order, with
+    whether it opens its sentence or line: "Great" in "Great, thanks." does; "Ana" in "I met
+    Ana" and "Louvre" in "The Louvre" (its article dropped) do not."""
     for match in _NAME_RE.finditer(plain):
         words = match.group(0).split()
+        leading = len(words)
         while words and words[0].lower().strip("'’") in _NOT_NAMES:
             words = words[1:]
         while words and words[-1].lower().strip("'’") in _NOT_NAMES:
             words = words[:-1]
         # Long all-capitals words are a prompt's headings (INSTRUCTIONS), not names.
         if words and not (len(words) == 1 and words[0].isupper() and len(words[0]) > 4):
-            out.append(" ".join(words))
-    return _unique(out)
+            before = plain[max(0, match.start() - 8) : match.start()].rstrip(" \t\"'([*-")
+            opens = len(words) == leading and (not before or before[-1] in ".!?:\n")
+            yield " ".join(words), opens
+
+
+def not_a_name(word: str) -> bool:
+    """A word that is never a name alone: a pronoun, article or instruction word, also when
+    contracted ("I'll", "That's")."""
+    lowered = word.lower().replace("’", "'")
+    return lowered.strip("'") in _NOT_NAMES or lowered.split("'")[0] in _NOT_NAMES
 
 
 def _clock_text(text: str) -> str:

@@ -17,7 +17,8 @@ store what the user said. A part is a TOML table of steps applied in this order:
   the whole match) and `all` (every match, giving a list; else the first). With `all` and named
   groups but no `group`, each item is a record of its groups, read as `$item_NAME`;
 - `sentences = true` / `names = true`: the sentences (speaker labels removed) or proper nouns of
-  the text, as a list.
+  the text, as a list; `entities = true`: the names an entity extractor would list
+  (stubs.prompt.entities: no capitalised sentence openers).
 A step that finds nothing gives "" (or an empty list), never an error: the reply is still valid.
 A list part fed to a later step is processed item by item and flattened.
 
@@ -35,11 +36,14 @@ import re
 import string
 from typing import Any
 
+from stubs.prompt.entities import entity_names
 from stubs.prompt.grounding import proper_nouns, sentences_of, tag_text
 
 Record = dict[str, str]
 PartValue = str | list[str] | list[Record]
-_STEP_KEYS = frozenset({"in", "section", "tag", "regex", "group", "all", "sentences", "names"})
+_STEP_KEYS = frozenset(
+    {"in", "section", "tag", "regex", "group", "all", "sentences", "names", "entities"}
+)
 _EACH = "$each"
 
 
@@ -66,7 +70,7 @@ def build_parts(specs: dict[str, dict[str, Any]], sources: dict[str, str]) -> di
 
 
 def _apply(spec: dict[str, Any], value: PartValue) -> PartValue:
-    for step in ("section", "tag", "regex", "sentences", "names"):
+    for step in ("section", "tag", "regex", "sentences", "names", "entities"):
         if step in spec:
             value = _each(value, lambda text, step=step: _step(spec, step, text))
     return value
@@ -104,6 +108,8 @@ def _step(spec: dict[str, Any], step: str, text: str) -> PartValue:
         return matches[0].strip() if matches else ""
     if step == "sentences":
         return list(sentences_of(text))
+    if step == "entities":
+        return entity_names(text)
     return list(proper_nouns(text))
 
 

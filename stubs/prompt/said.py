@@ -13,6 +13,7 @@ dropped: what the assistant said is not what the user told it. Pure functions of
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -28,6 +29,9 @@ _DSPY_CLOSING = "Respond with the corresponding output fields"
 _ASSISTANT = frozenset(("assistant", "ai", "bot", "model", "system", "tool", "agent"))
 _SPEAKER_LINE_RE = re.compile(r"^[ \t]{0,4}([\w .'-]{1,40}):[ \t]", re.M)
 _BANNER_RE = re.compile(r"^=+ *(\w[\w ]{0,30}?) Message *=+$", re.M)
+# Keys whose string is a message's text in an engine's JSON listing of messages.
+_CONTENT_KEYS = frozenset(("content", "text", "message", "episode_body", "body"))
+_DECODER = json.JSONDecoder()
 # Only this much of a request is read: a 32 MiB body costs no more than 1 MiB.
 MAX_TEXT = 1 << 20
 
@@ -55,6 +59,43 @@ def engine_tag_text(text: str) -> str | None:
             if found:
                 return found
     return None
+
+
+def json_contents(text: str) -> str | None:
+    """The messages' own text when a tag holds them as JSON (graphiti's <MESSAGES> is a list
+    of {"content": "user: ...\\nassistant: ..."} records), one a line; else None. Read as raw
+    text, the escaped newlines glued a whole session into one "sentence" that began with the
+    JSON's own punctuation, and a summary made of it outgrew the caller's output limit."""
+    if not text.startswith(("[", "{")):
+        return None
+    found: list[str] = []
+    at = 0
+    # Several values one after another: graphiti lists the earlier episodes as a JSON array,
+    # then the current one as a JSON string on the next line.
+    while at < len(text):
+        try:
+            value, at = _DECODER.raw_decode(text, at)
+        except ValueError:
+            return None
+        if isinstance(value, str):
+            found.append(value)  # a message given as a bare JSON string
+        else:
+            _collect_contents(value, found)
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return "\n".join(found) if found else None
+
+
+def _collect_contents(value: Any, found: list[str]) -> None:
+    if isinstance(value, list):
+        for item in value:
+            _collect_contents(item, found)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key in _CONTENT_KEYS and isinstance(item, str):
+                found.append(item)
+            else:
+                _collect_contents(item, found)
 
 
 def field_sections(text: str) -> dict[str, str]:
@@ -96,7 +137,7 @@ def said_text(body: dict[str, Any], whole: str) -> str:
     """What the user said in `body` (`whole` is all of its text, system included)."""
     tagged = engine_tag_text(whole)
     if tagged is not None:
-        return without_assistant(tagged)[:MAX_TEXT]
+        return without_assistant(json_contents(tagged) or tagged)[:MAX_TEXT]
     turn = turn_of(body)
     fields = {k: v for k, v in field_sections(turn.user).items() if v}
     if fields:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,7 +78,7 @@ def probe(name: str, proxy: ProxyProcess, workdir: Path, *args: str) -> dict[str
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def calls(proxy: ProxyProcess) -> list[dict[str, Any]]:
@@ -184,3 +185,74 @@ def test_graphiti_recalls_by_meaning_on_the_default_embedder(
     )
     found = dict(zip(questions, result["found"], strict=True))
     assert {q: hits[0] if hits else None for q, hits in found.items()} == BY_MEANING
+
+
+# Sessions as LongMemEval writes them: a user and a chatty assistant, one episode per session
+# (as the graphiti arm ingests a history), names among many sentence-opening capitals.
+HISTORY = [
+    [
+        "user: I'm planning a trip to Japan next month and want to see the temples in Kyoto. "
+        "Any tips?\n"
+        "assistant: Sure! Kyoto is lovely in spring. Kinkaku-ji and Fushimi Inari Shrine are "
+        "worth a morning each, and the Philosopher's Path is a quiet walk. Go early to avoid "
+        "the crowds.\n"
+        "user: Great, my friend Priya recommended Fushimi Inari too. I'll be staying near Gion "
+        "for five nights.\n"
+        "assistant: That's a perfect base. Gion is walkable and the buses cover the rest.",
+        "2023-04-02T10:00:00+00:00",
+    ],
+    [
+        "user: I just adopted a beagle puppy named Waffles from the Riverside Animal Shelter.\n"
+        "assistant: Congratulations! Beagles are curious, so plenty of walks will help. Keep "
+        "treats handy for training.\n"
+        "user: Thanks. My partner Tom wants to enroll him in puppy classes at PetSmart.\n"
+        "assistant: Good idea. Classes help with socialising, and Saturday mornings are usually "
+        "quieter.",
+        "2023-04-09T10:00:00+00:00",
+    ],
+    [
+        "user: I've been training for the Chicago Marathon in October with a Garmin watch.\n"
+        "assistant: That's exciting. Steady long runs and easy recovery days matter most. Also, "
+        "remember to practise your race-day breakfast.\n"
+        "user: My coach Elena says I should add hill repeats at Lincoln Park.\n"
+        "assistant: Absolutely. Hill repeats build strength. Start with six and add one a week.",
+        "2023-04-16T10:00:00+00:00",
+    ],
+    [
+        "user: Can you suggest an easy dinner? I'm tired of pasta.\n"
+        "assistant: Of course. A sheet-pan chicken with vegetables takes thirty minutes. "
+        "Honestly, it's hard to beat.\n"
+        "user: Perfect. My sister Mei is visiting from Vancouver on Friday, so I'll make that.\n"
+        "assistant: Wonderful. Enjoy the visit, and maybe add a simple salad.",
+        "2023-04-23T10:00:00+00:00",
+    ],
+]
+
+
+def said_as_name(name: str, text: str) -> bool:
+    """Whether `text` writes `name` as a name: a speaker label, a phrase of several words, or a
+    word it capitalises somewhere other than at the start of a sentence. "Great" in "Great,
+    thanks." is in the text, but only as any sentence's first word is: not a name it says."""
+    if re.search(rf"(?m)^{re.escape(name)}:", text):
+        return True
+    if name.replace("’", "'").split("'")[0] == "I":
+        return False  # the pronoun, capitalised everywhere
+    for found in re.finditer(rf"(?<![\w'’-]){re.escape(name)}(?!\w)", text):
+        before = text[: found.start()].rstrip(" \t\"'(")
+        if " " in name or (before and before[-1] not in ".!?:\n"):
+            return True
+    return False
+
+
+def test_graphiti_stores_the_names_the_sessions_say(proxy: ProxyProcess, tmp_path: Path) -> None:
+    result = probe("graphiti", proxy, tmp_path / "graphiti", json.dumps(HISTORY), "Waffles")
+    text = "\n".join(body for body, _ in HISTORY)
+    stored = result["stored"]
+    named = [name for name in stored if said_as_name(name, text)]
+    # Issue 37 item 6: at least 80% of what graphiti stores are names the text says.
+    assert len(named) >= 0.8 * len(stored), sorted(set(stored) - set(named))
+    assert all(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text) for n in stored), stored
+    assert {"Kyoto", "Fushimi Inari Shrine", "Waffles", "Riverside Animal Shelter"} <= set(stored)
+    assert {"Priya", "Tom", "Elena", "Mei", "Vancouver", "Chicago Marathon"} <= set(stored)
+    assert result["found"], "graphiti's search found no fact about Waffles"
+    assert all(c["status"] == 200 for c in calls(proxy))

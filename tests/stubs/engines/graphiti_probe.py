@@ -3,7 +3,8 @@
 Run by tests/stubs/test_engines.py with the engines venv's Python, never imported by the project:
     python graphiti_probe.py BASE_URL WORKDIR EPISODES_JSON QUERY
 EPISODES_JSON is a list of [text, iso reference time]. Prints one JSON object: {"entities":
-[entity names], "edges": [[name, fact]], "found": [facts the search returned]}.
+[entity names], "edges": [[name, fact]], "found": [facts the search returned], "stored":
+[the graph's entity names at the end]}.
 """
 
 from __future__ import annotations
@@ -73,8 +74,15 @@ async def run(base_url: str, workdir: str, episodes: list[list[str]], query: str
         found: list = [[e.fact for e in await graphiti.search(q)] for q in json.loads(query)]
     else:
         found = [e.fact for e in await graphiti.search(query)]
+    # What the graph holds at the end (the nodes after graphiti's own merging), as the arm's
+    # snapshot exports it.
+    from graphiti_core.helpers import get_default_group_id
+    from graphiti_core.nodes import EntityNode
+
+    group = [get_default_group_id(driver.provider)]
+    stored = sorted(n.name for n in await EntityNode.get_by_group_ids(driver, group))
     await graphiti.close()
-    return {"entities": entities, "edges": edges, "found": found}
+    return {"entities": entities, "edges": edges, "found": found, "stored": stored}
 
 
 def main() -> None:

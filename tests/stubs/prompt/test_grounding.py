@@ -89,6 +89,42 @@ def test_entity_names_are_the_names_the_message_says_and_ids_stay_in_range() -> 
             assert entity.episode_indices and all(x == 0 for x in entity.episode_indices)
 
 
+def test_a_listed_name_with_an_apostrophe_is_one_name() -> None:
+    prompt = """<CURRENT_MESSAGE>
+user: We walked the Philosopher's Path in Kyoto.
+</CURRENT_MESSAGE>
+<ENTITIES>
+[{"name": "Philosopher's Path"}, {"name": "Kyoto"}]
+</ENTITIES>"""
+    assert grounding_of(body(prompt)).listed_names == ("Philosopher's Path", "Kyoto")
+
+
+class Summary(pydantic.BaseModel):
+    name: str
+    summary: str
+
+
+class Summaries(pydantic.BaseModel):
+    summaries: list[Summary]
+
+
+def test_summaries_of_messages_listed_as_json_are_their_sentences() -> None:
+    # graphiti's summary prompt (trimmed): the episodes as JSON, whose newlines are escapes.
+    episodes = [{"content": "user: I adopted Waffles.\nassistant: Lovely.\nuser: He is a beagle."}]
+    prompt = f"""<MESSAGES>
+{json.dumps(episodes)}
+</MESSAGES>
+<ENTITIES>
+[{{"name": "Waffles", "summary": ""}}]
+</ENTITIES>"""
+    value = Summaries.model_validate(
+        instance_for(Summaries.model_json_schema(), b"s" * 32, grounding_of(body(prompt)))
+    )
+    assert value.summaries
+    for item in value.summaries:
+        assert item.summary in ("I adopted Waffles.", "He is a beagle."), item.summary
+
+
 def test_index_fields_stay_in_the_prompts_range() -> None:
     prompt = 'EXISTING FACTS: [{"idx": 0, "fact": "a b"}, {"idx": 1, "fact": "c d"}]'
     schema = {

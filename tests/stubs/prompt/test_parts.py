@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import httpx2
 import openai
@@ -195,14 +196,59 @@ class NodeResolutions(pydantic.BaseModel):
     entity_resolutions: list[Resolution]
 
 
+Parsed = TypeVar("Parsed", bound=pydantic.BaseModel)
+
+
+def graphiti_parse(client: openai.OpenAI, prompt: str, model: type[Parsed]) -> Parsed:
+    """A prompt sent as graphiti-core sends it (responses.parse, strict json_schema)."""
+    parsed = client.responses.parse(
+        model="gpt-4.1-mini", input=prompt, text_format=model
+    ).output_parsed
+    assert parsed is not None
+    return parsed
+
+
 def test_default_rules_resolve_graphitis_entities_as_new_by_id_and_name(
     client: openai.OpenAI,
 ) -> None:
-    parsed = client.responses.parse(
-        model="gpt-4.1-mini", input=NODE_DEDUPE, text_format=NodeResolutions
-    ).output_parsed
-    assert parsed is not None
+    parsed = graphiti_parse(client, NODE_DEDUPE, NodeResolutions)
     assert [(r.id, r.name, r.duplicate_candidate_id) for r in parsed.entity_resolutions] == [
         (0, "Ana", -1),
         (1, "Miso", -1),
+    ]
+
+
+# graphiti-core 0.31's entity extraction prompt (trimmed): a LongMemEval-like session whose
+# capitals are mostly sentence openers.
+EXTRACT_ENTITIES = """<ENTITY TYPES>
+[{"entity_type_id": 0, "entity_type_name": "Entity"}]
+</ENTITY TYPES>
+<CURRENT MESSAGE>
+user: I just adopted a puppy named Waffles from the Riverside Animal Shelter.
+assistant: Congratulations! Keep treats handy. Enjoy the walks.
+user: Thanks. My partner Tom signed him up at PetSmart.
+</CURRENT MESSAGE>"""
+
+
+class ExtractedEntity(pydantic.BaseModel):
+    name: str
+    entity_type_id: int
+    episode_indices: list[int]
+
+
+class ExtractedEntities(pydantic.BaseModel):
+    extracted_entities: list[ExtractedEntity]
+
+
+def test_default_rules_extract_graphitis_speakers_and_the_names_said(
+    client: openai.OpenAI,
+) -> None:
+    parsed = graphiti_parse(client, EXTRACT_ENTITIES, ExtractedEntities)
+    assert [e.name for e in parsed.extracted_entities] == [
+        "user",
+        "assistant",
+        "Waffles",
+        "Riverside Animal Shelter",
+        "Tom",
+        "PetSmart",
     ]

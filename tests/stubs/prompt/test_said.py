@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from stubs.prompt.said import engine_tag_text, field_sections, said_text, without_assistant
+from stubs.prompt.said import (
+    engine_tag_text,
+    field_sections,
+    json_contents,
+    said_text,
+    without_assistant,
+)
 
 FACT = "My sister lives in Lisbon."
 
@@ -46,3 +52,19 @@ def test_what_the_assistant_said_is_dropped() -> None:
         "===== Ai Message =====\n\nHi! How can I help?\n"
     )
     assert without_assistant(banners) == "Hello there."
+
+
+def test_messages_an_engine_lists_as_json_are_read_as_their_text() -> None:
+    # graphiti's <MESSAGES>: the earlier episodes as a JSON array, the current one as a string.
+    listed = (
+        '[{"content": "user: I adopted Waffles.\\nassistant: Lovely.", "timestamp": "2023"}]\n'
+        '"user: Waffles loves the beach."'
+    )
+    assert json_contents(listed) == (
+        "user: I adopted Waffles.\nassistant: Lovely.\nuser: Waffles loves the beach."
+    )
+    body = {"input": [{"role": "user", "content": f"<MESSAGES>\n{listed}\n</MESSAGES>"}]}
+    whole = body["input"][0]["content"]
+    assert said_text(body, whole) == "user: I adopted Waffles.\nuser: Waffles loves the beach."
+    assert json_contents("[not json") is None
+    assert json_contents("plain words") is None
