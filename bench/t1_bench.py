@@ -138,21 +138,29 @@ def dataset(items: int, seed: int) -> Path:
     return path
 
 
-def write_study(folder: Path, data: Path, items: int, seed: int, src: Path) -> Path:
+# The engine arms run under the engines venv (scripts/engine-venvs), as their tests run them.
+ENGINES_PYTHON = Path(
+    os.environ.get("HARNESS_ENGINES_PYTHON", REPO / ".cache" / "engines-venv" / "bin" / "python")
+)
+ENGINE_ENV = {"MEM0_TELEMETRY": "false", "GRAPHITI_TELEMETRY_ENABLED": "false"}
+
+
+def write_study(
+    folder: Path, data: Path, items: int, seed: int, src: Path, arm: str = "retrieval"
+) -> Path:
     import tomli_w
 
     folder.mkdir(parents=True, exist_ok=True)
+    python = sys.executable if arm == "retrieval" else str(ENGINES_PYTHON)
+    env = {"PYTHONPATH": str(src)} | ({} if arm == "retrieval" else ENGINE_ENV)
     study = {
         "name": "t1-bench",
         "items": {"format": "longmemeval", "path": str(data), "n": items, "seed": seed},
         "deadline_ms": 60000,
-        "ingest_deadline_ms": 120000,
-        "arms": {
-            "retrieval": {
-                "command": f"{sys.executable} -m arms.retrieval",
-                "env": {"PYTHONPATH": str(src)},
-            }
-        },
+        # An engine ingests a ~2,300-token session in several vendor calls (mem0 embeds each
+        # memory; graphiti extracts, resolves and summarises): minutes on a loaded machine.
+        "ingest_deadline_ms": 120000 if arm == "retrieval" else 600000,
+        "arms": {arm: {"command": f"{python} -m arms.{arm}", "env": env}},
     }
     path = folder / "study.toml"
     path.write_text(tomli_w.dumps(study))
@@ -182,7 +190,8 @@ class Sampler:
             parents[pid], stats[pid] = int(fields[1]), fields
         tree = {self.root}
         for pid in sorted(parents):
-            chain, at = [], pid
+            chain: list[int] = []
+            at = pid
             while at in parents and at not in tree and at > 1 and len(chain) < 64:
                 chain.append(at)
                 at = parents[at]
@@ -361,6 +370,12 @@ def main() -> None:
     parser.add_argument(
         "--variant", nargs="+", default=["default"], choices=["default", "seam-only"]
     )
+    parser.add_argument(
+        "--arm",
+        default="retrieval",
+        choices=["retrieval", "mem0", "graphiti"],
+        help="the arm recorded (mem0 and graphiti under the engines venv)",
+    )
     parser.add_argument("--src", action="append", default=[], help="NAME=DIR: another checkout")
     parser.add_argument("--skip-this", action="store_true", help="run only the --src checkouts")
     parser.add_argument("--write", type=Path, default=None)
@@ -393,22 +408,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="t1-bench-") as tmp:
         for name, src in sources:
             for variant in args.variant:
-                label = f"{name}, {variant}"
+                label = f"{name}, {variant}" + ("" if args.arm == "retrieval" else f", {args.arm}")
                 folder = Path(tmp) / label.replace(", ", "-")
-                study = write_study(folder, data, args.items, args.seed, src)
+                study = write_study(folder, data, args.items, args.seed, src, args.arm)
                 result = record(study, folder / "runs", args.workers, variant, src, args.profile)
                 loads.append(os.getloadavg()[0])
                 rows.append(row(label, result, args.workers))
                 print(rows[-1], flush=True)
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    title = SECTION if args.arm == "retrieval" else f"{SECTION}: the {args.arm} arm"
     command = "python -m bench.t1_bench " + " ".join(sys.argv[1:])
     text = "\n".join(
         [
-            f"## {SECTION}",
+            f"## {title}",
             "",
             f"Measured {when} on {os.cpu_count()} cores, Python {platform.python_version()}; "
             f"load average {min(loads):.2f} to {max(loads):.2f} (other work shares this "
-            f"machine). {args.items} of the seeded file's {args.file_items} questions, retrieval "
+            f"machine). {args.items} of the seeded file's {args.file_items} questions, {args.arm} "
             "arm, record mode, local backend. Repeat with:",
             "",
             "```sh",
@@ -421,7 +437,7 @@ def main() -> None:
     )
     print(text)
     if args.write:
-        replace_section(args.write, SECTION, text)
+        replace_section(args.write, title, text)
 
 
 if __name__ == "__main__":
