@@ -31,10 +31,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from arms.arm import Arm, state_folder
 from arms.chat import PURPOSE_HEADER, Chat, ChatConfig, system_prompt, with_turn_context
 from arms.recall import recall_section
 from arms.seam import Ingest, OpenSession, Turn
-from arms.server import Arm, state_folder
 
 log = logging.getLogger("arms.engine")
 

@@ -11,9 +11,9 @@ import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from arms.arm import Arm
 from arms.chat import Chat, ChatConfig, system_prompt, with_turn_context
 from arms.seam import Ingest, OpenSession, Turn
-from arms.server import Arm
 
 WINDOW = 60
 

@@ -28,11 +28,11 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arms.arm import Arm, state_folder
 from arms.chat import Chat, ChatConfig, system_prompt, with_turn_context
 from arms.engine import safe_name
 from arms.recall import recall_section
 from arms.seam import Ingest, OpenSession, Turn
-from arms.server import Arm, state_folder
 
 DEFAULT_TOP_K = 3
 DEFAULT_EMBED_MODEL = "text-embedding-3-small"

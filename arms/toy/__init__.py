@@ -24,9 +24,9 @@ import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 
+from arms.arm import Arm, TurnAddon
 from arms.chat import Chat, ChatConfig, probe_route, system_prompt
 from arms.seam import Ingest, OpenSession, Turn
-from arms.server import Arm, TurnAddon
 
 ROLES = ("B", "C0", "C1", "Z")
 

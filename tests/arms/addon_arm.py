@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+from arms.arm import Arm, TurnAddon
 from arms.seam import OpenSession, Turn
-from arms.server import Arm, TurnAddon, main
+from arms.server import main
 
 
 class AddonArm(Arm):

@@ -1,4 +1,5 @@
-"""The seam helper (arms/server.py) served for real: a toy arm in its own process, raw HTTP."""
+"""The seam helper (arms/seam_app.py, served by arms/server.py) for real: a toy arm in its own
+process, raw HTTP."""
 
 from __future__ import annotations
 

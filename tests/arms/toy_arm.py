@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+from arms.arm import Arm
 from arms.seam import Ingest, OpenSession, Turn
-from arms.server import Arm, main
+from arms.server import main
 
 SLOW_GAP_S = 1.5
 

@@ -14,8 +14,9 @@ import os
 import subprocess
 from collections.abc import AsyncIterator
 
+from arms.arm import Arm
 from arms.seam import OpenSession, Turn
-from arms.server import Arm, main
+from arms.server import main
 
 CHUNK = 16 * 1024 * 1024
 

@@ -20,8 +20,9 @@ import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from arms.arm import Arm
 from arms.seam import OpenSession, Turn
-from arms.server import Arm, main
+from arms.server import main
 
 
 def _gateway() -> str:

@@ -25,8 +25,9 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from arms.arm import Arm
 from arms.seam import OpenSession, Turn
-from arms.server import Arm, main
+from arms.server import main
 
 ETH_P_IPV6 = 0x86DD
 FORGED_V4 = "10.123.45.67"

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+from arms.arm import TurnAddon
 from arms.seam import Turn
-from arms.server import TurnAddon, main
+from arms.server import main
 from arms.toy import ToyArm
 
 OVER_THE_CAP = "x" * (64 * 1024 + 1)

@@ -19,8 +19,9 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
 
+from arms.arm import Arm
 from arms.seam import OpenSession, Turn
-from arms.server import Arm, main
+from arms.server import main
 
 
 def _keep_reading() -> None:

@@ -7,8 +7,9 @@ import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from arms.arm import TurnAddon
 from arms.seam import Turn
-from arms.server import TurnAddon, main
+from arms.server import main
 from arms.toy import ToyArm
 
 

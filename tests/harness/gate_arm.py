@@ -16,8 +16,9 @@ from typing import Any
 
 import openai
 
+from arms.arm import Arm
 from arms.seam import OpenSession, Turn
-from arms.server import Arm, main
+from arms.server import main
 
 
 class GateToyArm(Arm):

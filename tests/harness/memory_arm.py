@@ -23,8 +23,9 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+from arms.arm import Arm, state_folder
 from arms.seam import Ingest, OpenSession, Turn
-from arms.server import Arm, main, state_folder
+from arms.server import main
 
 
 class MemoryArm(Arm):

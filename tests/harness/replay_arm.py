@@ -13,9 +13,10 @@ import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from arms.arm import Arm
 from arms.chat import Chat, ChatConfig
 from arms.seam import OpenSession, Turn
-from arms.server import Arm, main
+from arms.server import main
 
 SYSTEM = "You are a terse assistant."
 

@@ -14,8 +14,9 @@ from typing import Any
 
 from agents import Agent, Runner, function_tool, set_tracing_disabled
 
+from arms.arm import Arm
 from arms.seam import OpenSession, Turn
-from arms.server import Arm, main
+from arms.server import main
 
 # What the tools answer: fixed, so a reply that uses a result is recognisable.
 WEATHER = "Sunny and 21 C"

@@ -15,8 +15,9 @@ from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 from langgraph.store.memory import InMemoryStore
 from langmem import create_memory_store_manager
 
+from arms.arm import Arm
 from arms.seam import OpenSession, Turn
-from arms.server import Arm, main
+from arms.server import main
 
 DIMS = 256
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from arms.arm import Arm
 from arms.seam import OpenSession, Turn
-from arms.server import Arm, serve_async
+from arms.server import serve_async
 from harness.isolation.base import InfraError
 from harness.isolation.docker.arm_container import (
     ARM_CA_CERT,
