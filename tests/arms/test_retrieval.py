@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -126,63 +127,57 @@ def test_a_line_cut_by_a_crash_is_not_a_memory(tmp_path: Path) -> None:
     assert read_store(store) == [Memory(None, "kept", (1.0,), 0)]
 
 
-FILLER = [
-    "the",
-    "weekend",
-    "project",
-    "garden",
-    "recipe",
-    "travel",
-    "budget",
-    "laptop",
-    "concert",
-    "museum",
-    "hiking",
-    "sister",
-    "coffee",
-    "bicycle",
-    "library",
-    "podcast",
-    "marathon",
-    "painting",
-    "apartment",
-    "insurance",
-    "vacation",
-    "keyboard",
-]
+_WORDS = (
+    "the a to and of I you it is in that for my on with was have be this but we can so what "
+    "not at just like about if your they do get all one or would there out will up me when "
+    "garden recipe travel budget laptop concert museum hiking sister weekend project coffee "
+    "bicycle library podcast painting apartment vacation keyboard festival journal camera "
+    "birthday dinner flight hotel movie book teacher office friend dog kitchen train market"
+)
+WORDS = _WORDS.split()
+FACT = "The new bike cost me {n} dollars."
 
 
-def _session(n: int, user: str) -> Ingest:
-    """A history session whose replies run long (130 words, as LongMemEval-S's do)."""
-    messages = []
-    for k in range(3):
-        said = user if k == 0 else " ".join(FILLER[(n + k + i) % len(FILLER)] for i in range(12))
-        reply = " ".join(FILLER[(n * 7 + k * 3 + i * 5) % len(FILLER)] for i in range(130))
-        messages += [IngestMessage(role="user", content=said + ".")]
-        messages += [IngestMessage(role="assistant", content=reply + ".")]
-    date = datetime(2023, 1, 1 + n, 9, 0)
-    return Ingest(session_id=f"s{n}", date=date, messages=messages, deadline_ms=60_000)
+def _history(sessions: int) -> list[Ingest]:
+    """Sessions of four exchanges whose messages run 130 random words (LongMemEval-S's run
+    long), the fact said in two of them (a knowledge update: both reach the answer)."""
+    rng = random.Random(7)
+    out = []
+    for n in range(sessions):
+        messages = []
+        for k in range(4):
+            said = " ".join(rng.choices(WORDS, k=130)).capitalize() + "."
+            if (n, k) in ((sessions // 4, 1), (3 * sessions // 4, 2)):
+                said = FACT.format(n=1000 + n)
+            reply = " ".join(rng.choices(WORDS, k=130)).capitalize() + "."
+            messages += [
+                IngestMessage(role="user", content=said),
+                IngestMessage(role="assistant", content=reply),
+            ]
+        date = datetime(2023, 1, 1 + n, 9, 0)
+        out.append(Ingest(session_id=f"s{n}", date=date, messages=messages, deadline_ms=60_000))
+    return out
 
 
-async def test_a_short_fact_before_a_long_reply_reaches_the_answer_call(
+async def test_a_short_fact_among_long_messages_reaches_the_answer_call(
     retrieval: ArmProcess, proxy: ProxyProcess
 ) -> None:
-    """Each message is embedded alone (`combined`): among 30 exchanges whose replies run 130
-    words, the one whose user message holds the fact is recalled for the question, on the
-    stub's default (static) vectors. Embedded as one text, the reply outweighed the fact."""
-    fact = "My locker code is 8927"
+    """Each message is embedded alone (`combined`): among 80 exchanges of 130-word messages,
+    both that hold the fact are recalled for the question, on the stub's default (static)
+    vectors. Embedded as one text each, the long reply outweighed the fact: ranked 6th and
+    15th, neither reached the top 3."""
     async with SeamClient(retrieval.url) as client:
         await client.open_session(OpenSession(session_id="h", item_id="q", clock=CLOCK))
-        for n in range(10):
-            said = fact if n == 6 else f"I watched a movie about a harbour {n}"
-            result = await client.ingest("h", _session(n, said), deadline_s=60)
+        for session in _history(20):
+            result = await client.ingest("h", session, deadline_s=60)
             assert result.outcome == "done", (result, retrieval.log())
         before = len(proxy.calls())
-        turn = Turn(turn=0, user="What is my locker code?", deadline_ms=60_000, clock=CLOCK)
+        turn = Turn(turn=0, user="How much did the new bike cost?", deadline_ms=60_000, clock=CLOCK)
         done = await client.collect("h", turn, deadline_s=30)
         assert done.outcome == "done", (done.error, retrieval.log())
         await client.close_session("h")
     calls = new_calls(proxy, before, 3)
     [answer] = [c for c in calls if c["purpose"] == "main"]
     system = request_body(proxy, answer)["messages"][0]["content"]
-    assert f"session s6)\nUser: {fact}." in system
+    assert f"session s5)\nUser: {FACT.format(n=1005)}" in system
+    assert f"session s15)\nUser: {FACT.format(n=1015)}" in system
