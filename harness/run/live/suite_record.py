@@ -25,7 +25,7 @@ from pathlib import Path
 from harness.errors import HarnessError
 from rundir.atomic import write_atomic
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]  # harness/run/live/ -> the checkout
 RECORD_NAME = "harness-suite.json"
 SKIP_FLAG = "--skip-suite"
 SKIPPED = f"not checked: {SKIP_FLAG} (a deviation from V0: no record of the suite passing)"
