@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.report.context import Context
-from harness.report.latency import Latency
+from harness.report.figures.latency import Latency
 from harness.report.model import Section, Table, money
 from harness.report.reading.rundata import read_file
 from ledger.errors import LedgerError

@@ -14,10 +14,10 @@ from harness.report import confirm, judging, money, sections, verdicts
 from harness.report.chromium import print_pdf
 from harness.report.context import Context
 from harness.report.drilldown import write_drilldown
+from harness.report.figures.perarm import RunReport, build_report
 from harness.report.first_screen import first_screen
 from harness.report.model import Section
 from harness.report.paper_trail import without_voided
-from harness.report.perarm import RunReport, build_report
 from harness.report.public import Anonymizer, Private, check_public, host_names
 from harness.report.reading.crosscheck import check_inputs, no_duplicates
 from harness.report.reading.gold import score_gold

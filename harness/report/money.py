@@ -7,10 +7,10 @@ from decimal import Decimal
 
 from harness.report import ceilings, charts
 from harness.report.context import Context
+from harness.report.figures.perarm import turn_costs
 from harness.report.judging import stability
 from harness.report.model import Section, Table, money, seconds
 from harness.report.netlatency import net_latency
-from harness.report.perarm import turn_costs
 from harness.report.reuse import reuse_line
 from ledger.prices import TokenCounts, cost
 

@@ -9,7 +9,7 @@ A route without a probe falls back to the fastest time to first byte the run saw
 seam probe has nothing taken off at the seam. The paragraph under the table says which floor
 each route and arm got. A turn pays one route floor per stretch of overlapping calls. Cut
 turns rank above every completed turn here too, as in the raw figures
-(harness/report/latency.py). Response sizes sit beside the figures.
+(harness/report/figures/latency.py). Response sizes sit beside the figures.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections import defaultdict
 
 from harness.report.context import Context
-from harness.report.latency import latency
+from harness.report.figures.latency import latency
+from harness.report.figures.perarm import response_size
 from harness.report.model import Table, seconds
-from harness.report.perarm import response_size
 from harness.stats.latency import (
     CallTiming,
     RouteFloor,

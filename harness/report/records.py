@@ -16,7 +16,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from harness.report.perarm import dropped_items, response_size, turn_costs
+from harness.report.figures.perarm import dropped_items, response_size, turn_costs
 from harness.report.public import Anonymizer
 from harness.report.reading.rundata import RunData
 from rundir.turns.questions import read_questions

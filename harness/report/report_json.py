@@ -8,9 +8,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.report.context import Confirmed
+from harness.report.figures.perarm import RunReport
 from harness.report.first_screen import FirstScreen
 from harness.report.model import Section
-from harness.report.perarm import RunReport
 from harness.report.reading.unfinished import Progress
 
 REPORT_FILE_SCHEMA = 3  # 3: outcome, verdicts, gates, ceilings, results, progress, sections

@@ -9,7 +9,7 @@ from typing import Any
 
 from harness.report import paper_trail
 from harness.report.context import Context
-from harness.report.guard_tally import guard_table
+from harness.report.figures.guard_tally import guard_table
 from harness.report.identity import pins_table
 from harness.report.model import NOT_RUN, Section, Table, money, plain
 from harness.report.outcomes import outcomes_table, unturned_calls

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from harness.report import money
 from harness.report.context import Context
+from harness.report.figures.perarm import build_report
 from harness.report.generate import build_sections
 from harness.report.model import Section, Table
-from harness.report.perarm import build_report
 from harness.report.public import Anonymizer
 from harness.report.reading.inputs import load_inputs
 from harness.report.reading.rundata import load_runs

@@ -15,8 +15,8 @@ from statsmodels.stats.multitest import multipletests
 from harness.errors import HarnessError
 from harness.report.context import Context
 from harness.report.decision import endpoint_results
+from harness.report.figures.perarm import build_report
 from harness.report.generate import generate
-from harness.report.perarm import build_report
 from harness.report.public import Anonymizer
 from harness.report.reading.analysis import Analysis
 from harness.report.reading.inputs import load_inputs

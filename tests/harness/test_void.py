@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from harness.report.context import Context
+from harness.report.figures.perarm import build_report
 from harness.report.paper_trail import voids_table, without_voided
-from harness.report.perarm import build_report
 from harness.report.public import Anonymizer
 from harness.report.reading.inputs import Inputs
 from harness.report.reading.rundata import load_runs

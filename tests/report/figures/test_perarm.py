@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from rundir.calls.calllog import CallRecord
+from rundir.turns.turns import TurnRecord
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness
 
@@ -50,7 +52,8 @@ def test_an_item_that_failed_for_infrastructure_on_one_arm_is_dropped_from_every
     tmp_path: Path,
 ) -> None:
     run = "r-infra"
-    turns, calls = [], []
+    turns: list[TurnRecord] = []
+    calls: list[CallRecord] = []
     for arm in ("a", "b"):
         for item in ("alpha", "beta", "gamma"):
             failed = arm == "a" and item == "beta"

@@ -2,7 +2,7 @@
 
 Two rules keep the comparison between arms fair:
 - a turn cut at the deadline ranks above every completed turn in the latency percentiles
-  (harness/report/latency.py);
+  (harness/report/figures/latency.py);
 - an item that failed for infrastructure reasons (after its retries) on ANY arm is dropped from
   EVERY arm's outcomes, latency and per-turn cost, and counted (`dropped_items`): otherwise the
   arms that happened to run it would be compared on a different set of items.
@@ -17,8 +17,8 @@ from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.report.guard_tally import GuardTally, guard_tally
-from harness.report.latency import Latency, latency
+from harness.report.figures.guard_tally import GuardTally, guard_tally
+from harness.report.figures.latency import Latency, latency
 from harness.report.reading.rundata import RunData
 from harness.stats.bootstrap import mean_interval
 from rundir.calls.calllog import CallRecord
@@ -72,7 +72,8 @@ class ArmReport(BaseModel):
     purposes: dict[str, PurposeShare] = Field(default_factory=dict)
     response_bytes: Sizes = Field(default_factory=Sizes)
     stray_connections: int = 0
-    # The study's output guard on its turns and its own calls (harness/report/guard_tally.py).
+    # The study's output guard on its turns and its own calls
+    # (harness/report/figures/guard_tally.py).
     guard: GuardTally | None = None
 
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from harness.report.latency import latency, percentile
+from harness.report.figures.latency import latency, percentile
 
 
 @pytest.mark.parametrize("q", [0.0, 0.25, 0.5, 0.95, 0.99, 1.0])

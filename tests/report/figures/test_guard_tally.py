@@ -1,6 +1,6 @@
-"""The report reads the study's output guard (harness/report/guard_tally.py): per arm, the turns
-the guard passed, failed or could not judge, and its own calls and their cost, in report.json and
-in section 3; a run without a guard shows none."""
+"""The report reads the study's output guard (harness/report/figures/guard_tally.py): per arm, the
+turns the guard passed, failed or could not judge, and its own calls and their cost, in report.json
+and in section 3; a run without a guard shows none."""
 
 from __future__ import annotations
 
