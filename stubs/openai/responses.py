@@ -3,6 +3,7 @@ forced function calls, in OpenAI's exact wire shape (openai/types/responses/).""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from stubs.formats.output_limit import cut_to_tokens
@@ -15,7 +16,7 @@ from stubs.rules.context import StubContext
 from stubs.schema.structured import structured_json
 from vendors.models import is_reasoning_model
 from vendors.reply import Usage, VendorReply
-from vendors.requests.openai_common import EMPTY_OBJECT_SCHEMA, max_output_tokens
+from vendors.requests.openai_common import EMPTY_OBJECT_SCHEMA, FunctionSpec, max_output_tokens
 from vendors.requests.openai_responses import ResponsesParams, parse_responses
 from vendors.tokens import estimate_input_tokens, estimate_tokens
 
@@ -29,50 +30,13 @@ def responses(req: StubRequest, ctx: StubContext) -> VendorReply:
     called = functions_to_call(
         req, ctx.book, params.functions, params.tool_choice, params.named_function
     )
-    tokens: list[str] = []
-    logprobs: list[dict[str, Any]] = []
-    cut = False
-    written = 0
-    for i, (function, focus) in enumerate(called):
-        arguments = structured_json(
-            req,
-            ctx.book,
-            function.parameters,
-            function.name,
-            seed(req, "arguments:" + function.name),
-            focus,
-        )
-        suffix = "" if i == 0 else f":{i}"
-        output.append(
-            {
-                "id": "fc_" + req.token_id("function_call" + suffix),
-                "type": "function_call",
-                "status": "completed",
-                "arguments": arguments,
-                "call_id": "call_" + req.token_id("call" + suffix),
-                "name": function.name,
-            }
-        )
-        written += estimate_tokens(function.name + arguments)
-    if not called:
-        text = _reply_text(req, ctx, params)
-        # max_output_tokens covers reasoning and answer; a cut answer is exactly what is left.
-        limit = max_output_tokens(req.body, ("max_output_tokens",))
-        room = None if limit is None else max(limit - thinking, 0)
-        text, tokens, written, cut = cut_to_tokens(text, split_tokens(text), room)
-        if params.top_logprobs is not None:
-            logprobs = token_logprobs(req, "output_text", tokens, params.top_logprobs)
-        output.append(
-            {
-                "id": "msg_" + req.token_id("message"),
-                "type": "message",
-                "status": "incomplete" if cut else "completed",
-                "content": [
-                    {"type": "output_text", "annotations": [], "logprobs": logprobs, "text": text}
-                ],
-                "role": "assistant",
-            }
-        )
+    calls, written = _function_calls(req, ctx, called)
+    output += calls
+    message = None if called else _message(req, ctx, params, thinking)
+    if message is not None:
+        output.append(message.item)
+        written = message.written
+    cut = message is not None and message.cut
     input_tokens = estimate_input_tokens(req.body, ("input", "instructions", "tools", "text"))
     output_tokens = written + thinking
     usage = {
@@ -96,12 +60,77 @@ def responses(req: StubRequest, ctx: StubContext) -> VendorReply:
     pending = _response_object(req, params, "in_progress", [], None)
     return VendorReply(
         status=200,
-        chunks=stream_events(pending, final, tokens, logprobs),
+        chunks=stream_events(
+            pending, final, message.tokens if message else [], message.logprobs if message else []
+        ),
         content_type="text/event-stream",
         stream=True,
         model=params.model,
         usage=harness_usage,
     )
+
+
+def _function_calls(
+    req: StubRequest, ctx: StubContext, called: list[tuple[FunctionSpec, str]]
+) -> tuple[list[dict[str, Any]], int]:
+    """The `function_call` output items, arguments grounded in the user's words, and the
+    tokens they are written with."""
+    items: list[dict[str, Any]] = []
+    written = 0
+    for i, (function, focus) in enumerate(called):
+        arguments = structured_json(
+            req,
+            ctx.book,
+            function.parameters,
+            function.name,
+            seed(req, "arguments:" + function.name),
+            focus,
+        )
+        suffix = "" if i == 0 else f":{i}"
+        items.append(
+            {
+                "id": "fc_" + req.token_id("function_call" + suffix),
+                "type": "function_call",
+                "status": "completed",
+                "arguments": arguments,
+                "call_id": "call_" + req.token_id("call" + suffix),
+                "name": function.name,
+            }
+        )
+        written += estimate_tokens(function.name + arguments)
+    return items, written
+
+
+@dataclass(frozen=True)
+class _Message:
+    """The assistant's `message` output item and what the stream and the usage need of it."""
+
+    item: dict[str, Any]
+    tokens: list[str]
+    logprobs: list[dict[str, Any]]
+    written: int
+    cut: bool
+
+
+def _message(
+    req: StubRequest, ctx: StubContext, params: ResponsesParams, thinking: int
+) -> _Message:
+    text = _reply_text(req, ctx, params)
+    # max_output_tokens covers reasoning and answer; a cut answer is exactly what is left.
+    limit = max_output_tokens(req.body, ("max_output_tokens",))
+    room = None if limit is None else max(limit - thinking, 0)
+    text, tokens, written, cut = cut_to_tokens(text, split_tokens(text), room)
+    logprobs: list[dict[str, Any]] = []
+    if params.top_logprobs is not None:
+        logprobs = token_logprobs(req, "output_text", tokens, params.top_logprobs)
+    item = {
+        "id": "msg_" + req.token_id("message"),
+        "type": "message",
+        "status": "incomplete" if cut else "completed",
+        "content": [{"type": "output_text", "annotations": [], "logprobs": logprobs, "text": text}],
+        "role": "assistant",
+    }
+    return _Message(item, tokens, logprobs, written, cut)
 
 
 def _reply_text(req: StubRequest, ctx: StubContext, params: ResponsesParams) -> str:
