@@ -8,13 +8,13 @@ from pathlib import Path
 
 import typer
 
-from harness.cli.study import ALLOW_MISSES, ISOLATION, RUN_DIR, _isolation
+from harness.cli.options import ALLOW_MISSES, ISOLATION, RUN_DIR, STUDY_FILE, isolation_choice
 
 SHOWN = 10  # divergences or discrepancies printed; the JSON record has them all
 
 
 def gate(
-    study: Path = typer.Argument(..., help="The study file (study.toml)."),
+    study: Path = STUDY_FILE,
     run_dir: Path = RUN_DIR,
     isolation: str = ISOLATION,
     allow_misses: bool = ALLOW_MISSES,
@@ -25,7 +25,7 @@ def gate(
     from harness.run.gate import run_gate
     from harness.study import load_study
 
-    record, path = run_gate(load_study(study), run_dir, _isolation(isolation), allow_misses)
+    record, path = run_gate(load_study(study), run_dir, isolation_choice(isolation), allow_misses)
     counts = record.counts
     typer.echo(f"gate {record.gate_id}: {'PASSED' if record.passed else 'FAILED'}")
     typer.echo(

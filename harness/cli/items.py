@@ -6,9 +6,11 @@ from pathlib import Path
 
 import typer
 
+from harness.cli.options import STUDY_FILE
+
 
 def items(
-    study: Path = typer.Argument(..., help="The study file (study.toml)."),
+    study: Path = STUDY_FILE,
 ) -> int:
     """Print the items a study runs (a memory benchmark's drawn questions) and the counts per
     stratum; reads the files only, starts nothing."""

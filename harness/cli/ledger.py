@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from decimal import Decimal
@@ -20,7 +19,6 @@ from ledger.reconcile import group_by_runs, read_usage_export
 from ledger.state import LedgerState
 from ledger.usd import BadAmount, parse_usd
 from rundir.atomic import write_atomic
-from rundir.calls.journal import recover_spend
 
 ledger_app = typer_app(help="The durable spend ledger: show, verify, export, settle, reconcile.")
 prices_app = typer_app(help="Price tables.")
@@ -229,29 +227,6 @@ def open_stage(
     typer.echo(f"stage {stage!r} cap ${cap}" + (" (unchanged)" if entry is None else ""))
 
 
-def _call_log_total(run_dir: Path, run_id: str) -> tuple[Decimal, int]:
-    path = run_dir / "calls.jsonl"
-    if not path.exists():
-        raise HarnessError(f"no call log at {path}", hint="pass the run's directory to --run-dir")
-    total, count = Decimal(0), 0
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                if not line.endswith("\n"):
-                    continue  # a record torn by the crash: the ledger total covers it
-                raise HarnessError(f"{path}:{lineno}: not JSON") from None
-            if record.get("run_id", run_id) != run_id:
-                continue
-            # Through str: the call log writes floats, and Decimal(float) would carry its error.
-            total += Decimal(str(record.get("cost_usd", 0)))
-            count += 1
-    return total, count
-
-
 @ledger_app.command("settle")
 def settle(
     run: str = typer.Argument(..., help="The run id a crashed proxy left open."),
@@ -264,36 +239,18 @@ def settle(
 
     The total is never below the settlements already booked in the ledger.
     """
+    from harness.run.live.settle_open import settle_left_open
+
     with _open(ledger) as led:
-        state = led.state()
-        found = state.runs.get(run)
-        if found is None:
-            raise HarnessError(f"no run {run!r} in {led.where}", hint="see `harness ledger show`")
-        if found.settled:
-            raise HarnessError(f"run {run!r} is already settled")
-        booked = found.calls_usd
-        if run_dir is not None:
-            # The call log holds every finished call; the reservation journal also names calls
-            # that were forwarded but never logged (the proxy died mid-call): those are charged
-            # at their full reservation, so a crash never under-counts.
-            _call_log_total(run_dir, run)  # refuses a missing or damaged log
-            recovered = recover_spend(run_dir)
-            total = max(recovered.total_usd, booked)
-            note = (
-                f"{recovered.logged_calls} calls logged ${recovered.logged_usd} + "
-                f"{recovered.unlogged_calls} reservations never logged "
-                f"${recovered.unlogged_usd}; booked ${booked}"
-            )
-            led.settle_run(run, basis="call_log", total_usd=total, note=note)
-            typer.echo(f"settled {run} from its call log at ${total} ({note})")
-        else:
-            total = max(found.cap_usd, booked)
-            note = f"no call log given; booked ${booked}"
-            led.settle_run(run, basis="full_reservation", total_usd=total, note=note)
-            typer.echo(
-                f"settled {run} at its full reservation ${total} (no --run-dir given; "
-                f"booked calls ${booked}). Reconcile it to replace this with the vendor's figure."
-            )
+        done = settle_left_open(led, run, run_dir)
+    if done.basis == "call_log":
+        typer.echo(f"settled {run} from its call log at ${done.total_usd} ({done.note})")
+    else:
+        typer.echo(
+            f"settled {run} at its full reservation ${done.total_usd} (no --run-dir given; "
+            f"booked calls ${done.booked_usd}). Reconcile it to replace this with the vendor's "
+            "figure."
+        )
 
 
 @ledger_app.command("reconcile")

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from harness.cli.lazy import typer_app
+from harness.cli.options import STUDY_FILE
 
 protocol_app = typer_app(
     help="The study's protocol: freeze a file (lock its SHA-256), show the lock and the addendum.",
@@ -17,7 +18,7 @@ protocol_app = typer_app(
 
 @protocol_app.command()
 def freeze(
-    study: Path = typer.Argument(..., help="The study file (study.toml)."),
+    study: Path = STUDY_FILE,
     file: Path = typer.Argument(..., help="A file the study's [protocol] frozen list names."),
 ) -> None:
     """Lock FILE's SHA-256 and today's date in protocol.lock.json beside the study; from then on
@@ -34,7 +35,7 @@ def freeze(
 
 
 @protocol_app.command()
-def show(study: Path = typer.Argument(..., help="The study file (study.toml).")) -> None:
+def show(study: Path = STUDY_FILE) -> None:
     """Check the frozen files against their lock (exit 1 on a change, naming it) and list the
     addendum's entries."""
     from harness.protocol.addendum import load_addendum

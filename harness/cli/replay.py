@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli.study import ISOLATION, WORKERS, _isolation
+from harness.cli.options import ISOLATION, WORKERS, isolation_choice
 from harness.errors import HarnessError
 
 
@@ -73,7 +73,7 @@ def replay(
         run_root=run_dir or source.resolve().parent,
         arms=recorded.arms,
         limit=recorded.items if 0 < recorded.items < len(loaded.items) else None,
-        isolation=_isolation(isolation),
+        isolation=isolation_choice(isolation),
         replay_from=source.resolve(),
         allow_misses=recorded.allow_misses,  # judged as the recording was
         workers=workers,

@@ -23,6 +23,8 @@ from rundir.runs.limits import AppliedLimits, ResourceLimits
 __all__ = ["PROXY_READY", "ProxySettings"]
 
 ClockPinning = Literal["libfaketime", "seam-only"]
+# `--isolation`: a backend by name, or `auto` (harness/isolation/choose.py picks one).
+Isolation = Literal["auto", "docker", "local"]
 # Environment variables holding the study's vendor keys: the proxy alone gets them, live only.
 SECRET_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN")
 

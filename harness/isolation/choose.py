@@ -1,4 +1,5 @@
-"""`--isolation auto`: docker when this machine can run the study in containers, else local.
+"""`--isolation`: the backend a run gets; for `auto`, docker when this machine can run the study
+in containers, else local.
 
 Docker is the isolation the study's fairness claims rest on, so auto takes it whenever it can
 work: an engine answers, the harness can set its egress rules (root, iptables), every image the
@@ -15,8 +16,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from harness.isolation.docker import DockerError, compose_images, docker, engine_answers
+import structlog
+
+from harness.isolation.base import Isolation, IsolationBackend
+from harness.isolation.docker import (
+    DockerBackend,
+    DockerError,
+    compose_images,
+    docker,
+    engine_answers,
+    require_engine,
+)
+from harness.isolation.local import LocalBackend
 from harness.study import Study
+
+log = structlog.get_logger("harness.study")
 
 ARM_IMAGE = "harness-arm"
 PROXY_IMAGE = "harness-proxy"
@@ -84,3 +98,31 @@ def _host_path_outside(command: list[str], folder: Path) -> str | None:
             if not path.resolve().is_relative_to(folder.resolve()):
                 return word
     return None
+
+
+def make_backend(
+    isolation: Isolation, run_dir: Path, study: Study | None = None
+) -> IsolationBackend:
+    """The backend for `--isolation` (auto: as `choose_isolation` finds), not started: choosing
+    is a check (docker must answer), starting is the run's next stage. Made before the run
+    starts because its header records the isolation and why."""
+    reason = f"--isolation {isolation}"
+    if isolation == "auto":
+        choice = choose_isolation(study)
+        isolation, reason = choice.isolation, f"auto: {choice.reason}"
+        log.info("isolation chosen", isolation=isolation, reason=choice.reason)
+    backend: IsolationBackend
+    if isolation == "docker":
+        require_engine()
+        backend = DockerBackend(
+            run_dir,
+            work_dir=study.path.parent if study else None,
+            compose=study.compose_path if study else None,
+            arms=study.arms if study else (),
+        )
+    else:
+        backend = LocalBackend(run_dir, work_dir=study.path.parent if study else None)
+    backend.isolation_reason = reason
+    if study is not None:
+        backend.limits = study.file.limits
+    return backend

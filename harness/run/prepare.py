@@ -18,7 +18,7 @@ import structlog
 
 from harness.checks.masks import proxy_masks
 from harness.errors import HarnessError
-from harness.isolation.base import IsolationBackend, ProxySettings
+from harness.isolation.base import Isolation, IsolationBackend, ProxySettings
 from harness.protocol.lock import check_protocol
 from harness.run.live.dropped import dropped_followers, without_dropped
 from harness.run.live.live_checks import cap_usd, check_branch, check_keys, vendors_called
@@ -46,7 +46,6 @@ from rundir.runs.shards import Shard, shard_items
 
 log = structlog.get_logger("harness.study")
 
-Isolation = Literal["auto", "docker", "local"]
 PACKAGED_PRICES = Path(__file__).resolve().parents[2] / "ledger" / "prices.toml"
 Pair = tuple[str, str]  # (item id, arm)
 
@@ -122,6 +121,9 @@ def prepare(request: RunRequest) -> Plan:
         run_dir.mkdir(parents=True)
     except OSError as e:
         raise HarnessError(f"cannot create run directory {run_dir}: {e.strerror}") from e
+    # Imported here: choosing loads the docker backend, which a local run never needs.
+    from harness.isolation.choose import make_backend
+
     backend = make_backend(request.isolation, run_dir, study)
     if request.mode == "live" and backend.isolation == "docker" and study.ledger_url:
         _docker_ledger_reachable(backend, study.ledger_url, run_dir)  # before any spend
@@ -323,39 +325,6 @@ def passing_record_run(study: Study, run_root: Path) -> Path | None:
             if egress.exists() and not egress.read_text().strip():
                 return header_path.parent
     return None
-
-
-def make_backend(
-    isolation: Isolation, run_dir: Path, study: Study | None = None
-) -> IsolationBackend:
-    """The backend object only: choosing is a check (docker must answer), starting is the next
-    stage's. Chosen here because the header records the isolation and why."""
-    reason = f"--isolation {isolation}"
-    if isolation == "auto":
-        from harness.isolation.choose import choose_isolation
-
-        choice = choose_isolation(study)
-        isolation, reason = choice.isolation, f"auto: {choice.reason}"
-        log.info("isolation chosen", isolation=isolation, reason=choice.reason)
-    backend: IsolationBackend
-    if isolation == "docker":
-        from harness.isolation.docker import DockerBackend, require_engine
-
-        require_engine()
-        backend = DockerBackend(
-            run_dir,
-            work_dir=study.path.parent if study else None,
-            compose=study.compose_path if study else None,
-            arms=study.arms if study else (),
-        )
-    else:
-        from harness.isolation.local import LocalBackend
-
-        backend = LocalBackend(run_dir, work_dir=study.path.parent if study else None)
-    backend.isolation_reason = reason
-    if study is not None:
-        backend.limits = study.file.limits
-    return backend
 
 
 def _docker_ledger_reachable(backend: IsolationBackend, ledger_url: str, run_dir: Path) -> None:

@@ -51,3 +51,20 @@ def test_a_host_without_loop_devices_or_a_kernel_log_is_named(tmp_path: Path) ->
     assert "kernel log" in unreadable and str(missing) in unreadable
     if shutil.which("mkfs.ext4"):
         assert host_problem(loop_control=present, kmsg=present) is None
+
+
+def test_make_backend_gives_the_named_backend_with_the_study_limits_and_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.isolation.choose import make_backend
+    from harness.isolation.local import LocalBackend
+
+    study = load_study(write_study(tmp_path / "s", {"a": toy_arm()}, [ITEM]))
+    named = make_backend("local", tmp_path / "run", study)
+    assert isinstance(named, LocalBackend)
+    assert named.isolation_reason == "--isolation local"
+    assert named.limits == study.file.limits
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'no-engine.sock'}")
+    auto = make_backend("auto", tmp_path / "run2", study)
+    assert isinstance(auto, LocalBackend)
+    assert auto.isolation_reason.startswith("auto: no Docker engine answers")
