@@ -29,9 +29,10 @@ Vendor = Literal["openai", "anthropic"]
 # How an Anthropic subject is reached: "messages", the Messages API (anthropic SDK); "compat",
 # Anthropic's OpenAI-compatible route (`POST /anthropic/v1/chat/completions`, openai SDK).
 AnthropicRoute = Literal["messages", "compat"]
-# Set by the harness from the day's probe (probe.json, `harness probe`; harness/run/probe_route.py)
-# for every arm when a decision exists: an arm that reaches Anthropic over the compatibility
-# route reads it and falls back to the Messages API when it says "messages".
+# Set by the harness from the day's probe (probe.json, `harness probe`;
+# harness/run/control/probe_route.py) for every arm when a decision exists: an arm that reaches
+# Anthropic over the compatibility route reads it and falls back to the Messages API when it says
+# "messages".
 PROBE_ROUTE_ENV = "HARNESS_PROBE_ROUTE"
 
 

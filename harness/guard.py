@@ -65,7 +65,7 @@ def guard_env(
     arm: str, item: str, turn: int, route: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """The guard's environment: the harness's own but for anything secret (an arm's
-    passthrough only), the turn it checks, and `route` (harness/run/guard_route.py: the SDK
+    passthrough only), the turn it checks, and `route` (harness/run/control/guard_route.py: the SDK
     variables pointing at the arm's proxy listener behind placeholder keys, and the socket
     guard that holds a Python guard to it) laid over it."""
     env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}

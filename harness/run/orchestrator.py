@@ -37,13 +37,13 @@ from harness.guard import run_guard
 from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
 from harness.isolation.seam_http import seam_client
 from harness.parity import parity_for
+from harness.run.control.guard_route import guard_route
+from harness.run.control.probe_route import probe_env
 from harness.run.coupled_item import CoupledItem
-from harness.run.guard_route import guard_route
 from harness.run.memory.net_score import DEFAULT_LAMBDA
 from harness.run.memory.question_records import QuestionRecorder
 from harness.run.memory.snapshot import SnapshotError
 from harness.run.memory_stage import MemoryStage, state_env
-from harness.run.probe_route import probe_env
 from harness.run.proxy_control import ProxyControl
 from harness.run.rtt import live_upstreams, probe_all
 from harness.run.turns.limit_check import describe, limit_records

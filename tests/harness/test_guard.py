@@ -13,7 +13,7 @@ from harness.errors import HarnessError
 from harness.guard import GuardSpec, guard_env, run_guard
 from harness.isolation.base import SECRET_SUFFIXES
 from harness.isolation.sdk_env import PLACEHOLDER_KEY
-from harness.run.guard_route import guard_route
+from harness.run.control.guard_route import guard_route
 from harness.study import load_study
 from tests.harness.checks import GATE_ARM, ITEMS
 from tests.harness.studies import harness, read_jsonl

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from harness.guard import GUARD_PURPOSE
 from harness.isolation.sdk_env import sdk_env
 
-SOCKET_GUARD = Path(__file__).parents[1] / "isolation" / "guard"  # its sitecustomize.py
+SOCKET_GUARD = Path(__file__).parents[2] / "isolation" / "guard"  # its sitecustomize.py
 
 
 def guard_route(proxy_base: str | None, egress_log: Path) -> dict[str, str]:

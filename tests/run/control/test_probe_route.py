@@ -1,8 +1,8 @@
-"""The arm reads the day's probe decision (harness/run/probe_route.py, arms/chat.py): recording
-the coupled example with probe.json next to the study saying `compat` puts Z's main calls on
-Anthropic's OpenAI-compatible route, saying `messages` on the Messages API, and with no probe.json
-Z keeps the compatibility route; the other arms are unaffected. A damaged probe.json starts no
-arm."""
+"""The arm reads the day's probe decision (harness/run/control/probe_route.py, arms/chat.py):
+recording the coupled example with probe.json next to the study saying `compat` puts Z's main calls
+on Anthropic's OpenAI-compatible route, saying `messages` on the Messages API, and with no
+probe.json Z keeps the compatibility route; the other arms are unaffected. A damaged probe.json
+starts no arm."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.run.probe_route import PROBE_ROUTE_ENV, probe_env
+from harness.run.control.probe_route import PROBE_ROUTE_ENV, probe_env
 from rundir.network.probe_file import ProbeCheck, ProbeDecision, write_probe
 from tests.harness.studies import harness, only_run, read_jsonl
 from tests.harness.test_coupled_runs import copy_example
