@@ -7,7 +7,7 @@ turn. An arm fails the run when it completed no turn, or when more of its turns 
 `[verdict] max_failure_rate` (a fraction, default `DEFAULT_MAX_FAILURE_RATE`) ended in one of the
 arm's own failures (`ARM_FAILURES`); failures within the ceiling stay outcomes, counted and
 reported. Infrastructure failures and refused connections are not the arm's and fail the run by
-their own rules (harness/run/finish.py), as do memory-control misses (unless --allow-misses).
+their own rules (harness/run/stages/finish.py), as do memory-control misses (unless --allow-misses).
 """
 
 from __future__ import annotations

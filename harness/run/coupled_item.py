@@ -6,11 +6,11 @@ reference's turn directly (sharing the vendor's cache, and later its reply: reus
 arm's turn context (its final seam message's `addon`) is handed to the arms after it in the same
 turn, as their `addon` with `addon_from` set (the seam: a system prompt of the turn).
 
-An infrastructure failure of one arm is retried on that arm alone, as for uncoupled studies: the
-arm is restarted, a fresh session opened, and its earlier turns of the item run again with the
-very inputs they had (the same handed turn contexts), before the failed turn; the other arms wait,
-so the coupling holds: no arm's turn t+1 starts before every arm has run turn t. Resuming a
-coupled study reruns an item in every arm unless every arm finished it (harness/run/prepare.py).
+An infrastructure failure of one arm is retried on that arm alone, as for uncoupled studies: the arm
+is restarted, a fresh session opened, and its earlier turns of the item run again with the very
+inputs they had (the same handed turn contexts), before the failed turn; the other arms wait, so the
+coupling holds: no arm's turn t+1 starts before every arm has run turn t. Resuming a coupled study
+reruns an item in every arm unless every arm finished it (harness/run/stages/prepare.py).
 
 The records go to turns.jsonl once the item is over, turn by turn in the order the arms ran, each
 naming that order (`order`), the turn context it received (`addon_from`, `addon_sha256`) and the

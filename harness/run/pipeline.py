@@ -1,6 +1,6 @@
 """One study run end to end, in four stages that each own their files.
 
-prepare (harness/run/prepare.py): the checks, the run directory and its header, run.json;
+prepare (harness/run/stages/prepare.py): the checks, the run directory and its header, run.json;
 start (start.py): the proxy up, and everything that started down again at the end;
 drive (drive.py): every item's turns through every arm, into turns.jsonl;
 finish (finish.py): the strays, memory controls and verdict, and the manifest in run.json.
@@ -17,10 +17,10 @@ from contextlib import contextmanager
 import structlog
 
 from harness.errors import HarnessError
-from harness.run.drive import drive
-from harness.run.finish import RunResult, finish
 from harness.run.live.live_job import commit_to_branch, live_job
-from harness.run.prepare import Isolation, Plan, RunRequest, prepare
+from harness.run.stages.drive import drive
+from harness.run.stages.finish import RunResult, finish
+from harness.run.stages.prepare import Isolation, Plan, RunRequest, prepare
 from ledger.git_branch import from_environment
 
 __all__ = ["Isolation", "RunRequest", "RunResult", "run_study"]

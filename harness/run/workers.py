@@ -37,7 +37,7 @@ from typing import Any
 from harness.isolation.base import ArmHandle, IsolationBackend, ProxyInfo, ProxySettings
 from harness.run.memory.arm_stop import stop_arm
 from harness.run.orchestrator import Orchestrator, RunTally
-from harness.run.prepare import Plan
+from harness.run.stages.prepare import Plan
 from harness.study import ArmSpec, Item
 from rundir.atomic import write_atomic
 from rundir.control.proxy_file import instance_name

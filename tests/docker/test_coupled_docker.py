@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from harness.run.prepare import RunRequest, prepare
+from harness.run.stages.prepare import RunRequest, prepare
 from harness.study import load_study
 from tests.harness.studies import REPO, harness, header, read_jsonl
 

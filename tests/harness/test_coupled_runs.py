@@ -19,7 +19,7 @@ import pytest
 from harness.checks.masks import all_masks
 from harness.checks.pair_gate import check_pair
 from harness.errors import HarnessError
-from harness.run.prepare import RunRequest, prepare
+from harness.run.stages.prepare import RunRequest, prepare
 from harness.study import load_study
 from rundir.calls.packread import PackReader
 from rundir.runs.gate_record import GateCounts, GateRecord, GateRun, PairCheck

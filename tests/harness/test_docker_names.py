@@ -7,7 +7,7 @@ import pytest
 
 from harness.isolation.base import InfraError
 from harness.isolation.docker.names import MAX_INSTANCES, check_names, docker_name, host_name
-from harness.run.worker_names import instances
+from harness.run.stages.worker_names import instances
 
 
 def test_a_copy_gets_a_name_docker_accepts_and_its_arms_host_name() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.run.resume import finished_pairs, turn_records
+from harness.run.stages.resume import finished_pairs, turn_records
 from harness.run.workers import sort_turns
 from harness.study import load_items
 from rundir.turns.turns import read_turns

@@ -33,7 +33,7 @@ from harness.run.pilot.pilot_cost import (
     record_calls,
     unit_costs,
 )
-from harness.run.prepare import Isolation, RunRequest, check_live_needs, passing_record_run
+from harness.run.stages.prepare import Isolation, RunRequest, check_live_needs, passing_record_run
 from harness.study import Study
 from ledger.errors import LedgerError
 from ledger.ledger import Ledger

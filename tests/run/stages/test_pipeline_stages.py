@@ -13,10 +13,10 @@ from bench.flow_bench import Flow, FlowTracer
 from harness.errors import HarnessError
 from harness.isolation.base import PROXY_READY
 from harness.isolation.local import LocalBackend
-from harness.run.drive import Driven
-from harness.run.finish import finish
-from harness.run.prepare import RunRequest, prepare
-from harness.run.start import running
+from harness.run.stages.drive import Driven
+from harness.run.stages.finish import finish
+from harness.run.stages.prepare import RunRequest, prepare
+from harness.run.stages.start import running
 from harness.study import load_study
 from rundir.runs.header import read_header
 from tests.harness.studies import REPO

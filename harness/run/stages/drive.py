@@ -19,8 +19,8 @@ import structlog
 
 from harness.isolation.base import InfraError
 from harness.run.orchestrator import Orchestrator, RunTally
-from harness.run.prepare import Plan
-from harness.run.start import running
+from harness.run.stages.prepare import Plan
+from harness.run.stages.start import running
 from harness.run.watch.stray_watch import StrayConnection
 from rundir.turns.turns import TurnLog, TurnRecord
 

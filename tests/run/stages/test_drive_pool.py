@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from harness.run.drive import THREADS_PER_WORKER, drive_pool
+from harness.run.stages.drive import THREADS_PER_WORKER, drive_pool
 
 WORKERS = 8
 

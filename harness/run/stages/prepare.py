@@ -23,9 +23,9 @@ from harness.protocol.lock import check_protocol
 from harness.run.live.dropped import dropped_followers, without_dropped
 from harness.run.live.live_checks import cap_usd, check_branch, check_keys, vendors_called
 from harness.run.live.suite_record import check_suite
-from harness.run.resume import resumption
 from harness.run.shards import ShardSpec
-from harness.run.worker_names import check_workers, instances
+from harness.run.stages.resume import resumption
+from harness.run.stages.worker_names import check_workers, instances
 from harness.study import Item, Study, sha256
 from ledger.git_branch import from_environment
 from ledger.live_job import LiveJob
@@ -46,7 +46,7 @@ from rundir.runs.shards import Shard, shard_items
 
 log = structlog.get_logger("harness.study")
 
-PACKAGED_PRICES = Path(__file__).resolve().parents[2] / "ledger" / "prices.toml"
+PACKAGED_PRICES = Path(__file__).resolve().parents[3] / "ledger" / "prices.toml"
 Pair = tuple[str, str]  # (item id, arm)
 
 

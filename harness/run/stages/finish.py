@@ -21,8 +21,8 @@ from harness.checks.memory_controls import misses_per_arm
 from harness.errors import HarnessError
 from harness.isolation.base import PROXY_READY
 from harness.isolation.egress_book import attempts
-from harness.run.drive import Driven
-from harness.run.prepare import Plan
+from harness.run.stages.drive import Driven
+from harness.run.stages.prepare import Plan
 from harness.run.watch.strays import at_teardown, by_destination
 from ledger.ledger import chain_end
 from rundir.instances import by_arm
