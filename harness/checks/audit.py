@@ -11,8 +11,8 @@ Checks, each reported as a discrepancy naming where it is:
 - model: each pinned purpose's served model, its wrong_model flag and turn (identity_audit.py);
 - turn_context: each returned turn context hashes to its hash, and each receiver's hash is its
   source's for the same item and turn (context_audit.py);
-- parity: each main call of an arm under the study's [parity] names its answer model and asks for
-  its output limit (parity_audit.py);
+- parity: each main call of an arm under the study's [parity] names its answer model, asks for
+  its output limit and shows its recalled memories under its top-k (parity_audit.py);
 - proxy_egress: proxy_egress.jsonl parses, run.json's proxy_refused is its count, and a run
   whose proxy was refused anything did not pass (proxy_egress_audit.py);
 - guard: where the study has a [guard], every turn with text has its verdict, and the guard's
