@@ -1,7 +1,6 @@
-"""Live mode: each call forwarded to its vendor with the study's key, reserved against the cap,
-its reply metered, redacted and settled in the ledger; its setup and the
-mitmproxy read coalescing it installs. Loads nothing of stubs/
-(tests/proxy/live/test_loads_no_stubs.py).
+"""Live mode: each call pointed at its vendor with the study's key (upstream.py), reserved against
+the cap, its reply metered, redacted and settled in the ledger; its setup and the mitmproxy read
+coalescing it installs. Loads nothing of stubs/ (tests/proxy/live/test_loads_no_stubs.py).
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
@@ -12,4 +11,5 @@ __all__ = [
     "reserve",
     "settle",
     "setup",
+    "upstream",
 ]

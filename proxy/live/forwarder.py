@@ -10,19 +10,17 @@ client disconnect, shutdown.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
-from urllib.parse import urlsplit
 
 import structlog
 from mitmproxy import ctx, http
 
 from proxy.flow.callstate import CallState
-from proxy.flow.header_fields import rewrite
 from proxy.live.call import KEY_ENV, LiveCall, LiveConfig
 from proxy.live.read_coalesce import install as coalesce_reads
 from proxy.live.reserve import price_and_reserve
 from proxy.live.settle import book
+from proxy.live.upstream import Upstream, point_upstream
 
 # Re-exported (__all__): tests compute the bounds as the proxy does.
 from proxy.metering.billing import input_bound, max_output
@@ -43,30 +41,8 @@ __all__ = ["KEY_ENV", "LiveCall", "LiveConfig", "MeteredForwarder", "input_bound
 
 log = structlog.get_logger("harness.proxy")
 
-# `json.dumps(..., separators=(",", ":"))` builds an encoder per call; this one is made once.
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
 # Routes the vendors do not bill: forwarded without a reservation.
 FREE_ROUTES = frozenset({"anthropic.models", "openai.models", "anthropic.count_tokens"})
-# Whatever credential an arm sends is dropped; the study's key is set in the vendor's header.
-CREDENTIAL_HEADERS = (
-    "authorization",
-    "x-api-key",
-    "api-key",
-    "anthropic-api-key",
-    "x-goog-api-key",
-)
-
-
-class _Upstream:
-    """A vendor's upstream URL, read once into what `_point_upstream` sets."""
-
-    def __init__(self, url: str) -> None:
-        parts = urlsplit(url)
-        self.scheme = parts.scheme
-        self.netloc = parts.netloc
-        self.host = parts.hostname or ""
-        self.port = parts.port or (443 if parts.scheme == "https" else 80)
-        self.path = parts.path.rstrip("/")
 
 
 class MeteredForwarder:
@@ -83,7 +59,7 @@ class MeteredForwarder:
         self.redactor = SecretRedactor({KEY_ENV[v]: k for v, k in config.keys.items()})
         # Parsed once, with the parts every call reads (SplitResult's `hostname` and `port`
         # parse the netloc again on each read): every call is pointed at one of these.
-        self.upstreams = {vendor: _Upstream(url) for vendor, url in config.upstreams.items()}
+        self.upstreams = {vendor: Upstream(url) for vendor, url in config.upstreams.items()}
         # A reply's chunks that arrived in one read are relayed and metered as one piece.
         coalesce_reads()
 
@@ -127,7 +103,7 @@ class MeteredForwarder:
                 live.settled = True
                 raise OSError(f"cannot write the reservation journal: {e}") from e
             live.unjournaled = True
-        self._point_upstream(flow, state, body, key)
+        point_upstream(flow, state, self.upstreams[state.vendor], body, key)
         self.inflight[state.seq] = (flow, state)
         live.timer = asyncio.get_running_loop().call_later(
             cfg.deadline_s, self._deadline, flow, state
@@ -145,41 +121,6 @@ class MeteredForwarder:
         self.config.journal.note_call(
             state.seq, live.reservation.amount, live.model, state.route.name
         )
-
-    def _point_upstream(
-        self, flow: http.HTTPFlow, state: CallState, body: dict[str, Any], key: str
-    ) -> None:
-        req = flow.request
-        upstream = self.upstreams[state.vendor]
-        query = req.path.partition("?")[2]
-        req.scheme = upstream.scheme
-        # Through `data`: the `host` and `port` setters would each rebuild the Host header and
-        # the authority; the Host header is set below, the authority (HTTP/2) here, once.
-        req.data.host = upstream.host
-        req.data.port = upstream.port
-        if req.data.authority:
-            req.authority = upstream.netloc
-        req.path = upstream.path + state.path + (f"?{query}" if query else "")
-        # The arm's credentials out, the study's key in; chunks must arrive as the vendor sent
-        # them, not compressed, for the usage tap.
-        put = {"host": upstream.netloc, "accept-encoding": "identity"}
-        if state.vendor == "anthropic":
-            put["x-api-key"] = key
-        else:
-            put["authorization"] = f"Bearer {key}"
-        drop: tuple[str, ...] = CREDENTIAL_HEADERS
-        if state.rewrites:
-            # What mitmproxy's `content` setter does, in the one pass over the headers below:
-            # the body as is (intake let only identity through), its length unless the request
-            # is framed by transfer-encoding, and an encoding it cannot apply dropped.
-            content = _COMPACT.encode(body).encode()
-            req.raw_content = content
-            framed, odd_encoding = _framing(req.headers)
-            if not framed:
-                put["content-length"] = str(len(content))
-            if odd_encoding:
-                drop = (*CREDENTIAL_HEADERS, "content-encoding")
-        rewrite(req.headers, drop, put)
 
     # --- while the reply streams -------------------------------------------------------------
 
@@ -379,22 +320,6 @@ class MeteredForwarder:
         handler = self._handler(flow)
         if handler is not None and flow.server_conn in handler.transports:
             handler.close_connection(flow.server_conn)
-
-
-def _framing(headers: http.Headers) -> tuple[bool, bool]:
-    """(a transfer-encoding is set, a content-encoding other than identity is set), as
-    `Message.set_content` reads them."""
-    framed = False
-    encodings = []
-    for name, value in headers.fields:
-        lowered = name.lower()
-        if lowered == b"transfer-encoding":
-            framed = True
-        elif lowered == b"content-encoding":
-            encodings.append(value)
-    # Repeated fields fold with ", " (`Headers.get`); mitmproxy encodes with the folded value.
-    encoding = b", ".join(encodings).lower()
-    return framed, encoding not in (b"", b"identity")
 
 
 def _client_gone(flow: http.HTTPFlow) -> bool:

@@ -18,11 +18,9 @@ from typing import Any
 
 import pytest
 from mitmproxy import eventsequence
-from mitmproxy.http import Headers
-from mitmproxy.test import tflow, tutils
+from mitmproxy.test import tflow
 
 from proxy.flow.after_reply import MAX_TURNS
-from proxy.live.forwarder import _framing
 from rundir.calls.bodies import BodyStore
 from rundir.calls.journal import JournalBlock, JournalCall, read_journal, recover_spend
 from tests.fakevendor.server import FakeVendor
@@ -209,28 +207,3 @@ async def test_a_rewritten_body_goes_out_with_its_own_length_and_the_study_key(
     assert req.headers.get_all("content-length") == [str(len(req.raw_content))]
     assert req.headers.get_all("authorization") == [f"Bearer {STUDY_KEYS['OPENAI_API_KEY']}"]
     assert "x-harness-purpose" not in req.headers
-
-
-@pytest.mark.parametrize(
-    ("fields", "framing"),
-    [
-        ([], (False, False)),
-        ([(b"Content-Encoding", b"identity")], (False, False)),
-        ([(b"content-encoding", b"")], (False, False)),
-        ([(b"Content-Encoding", b" identity ")], (False, True)),  # mitmproxy cannot apply it
-        ([(b"content-encoding", b"identity"), (b"content-encoding", b"identity")], (False, True)),
-        ([(b"Transfer-Encoding", b"chunked")], (True, False)),
-    ],
-)
-def test_framing_reads_the_headers_as_mitmproxys_content_setter(
-    fields: list[tuple[bytes, bytes]], framing: tuple[bool, bool]
-) -> None:
-    headers = Headers([(b"content-type", b"application/json"), *fields])
-    assert _framing(headers) == framing
-    # The same answer from mitmproxy's own setter: keeps the length out beside a
-    # transfer-encoding, drops an encoding it cannot apply.
-    request = tutils.treq(headers=headers.copy(), content=b"{}")
-    request.content = b'{"a":1}'
-    assert ("content-length" in request.headers) == (not framing[0])
-    had_encoding = any(name.lower() == b"content-encoding" for name, _ in fields)
-    assert ("content-encoding" in request.headers) == (had_encoding and not framing[1])
