@@ -3,6 +3,7 @@ the shipped `retrieval` arm, projected from a run of N items.
 
     .venv/bin/python -m bench.t1_bench [--items 4] [--workers 4] [--variant default seam-only]
         [--src before=/tmp/t1-before] [--write BENCHMARKS.md]
+    .venv/bin/python -m bench.t1_bench --items 4 --compare-workers 1 4  # same runs? (t1_same.py)
 
 The file: a seeded LongMemEval-S-shaped JSON list at the published size (500 questions, about
 50 sessions and 115k tokens per history, ~250 MB; made once and kept in bench/results/), its
@@ -265,6 +266,7 @@ def record(
         "evidence": sum(bool(q.get("evidence_reached")) for q in questions),
         "clock": header["study"].get("clock_pinning"),
         "calls": len(calls),
+        "run": run,  # read while the bench's temporary folder lasts (bench/t1_same.py)
     }
 
 
@@ -361,6 +363,41 @@ def overlap(workers: int, src: Path = REPO, sessions: int = 12) -> tuple[float, 
     return len(starts) * WAIT_S / span, len(starts)
 
 
+def _compare_workers(args: argparse.Namespace) -> None:
+    """--compare-workers A B: the same requests, snapshots and answers (bench/t1_same.py)."""
+    from bench.t1_same import compare_workers
+
+    a, b = args.compare_workers
+    data = dataset(args.file_items, args.seed)
+    sources = [(s.split("=", 1)[0], Path(s.split("=", 1)[1])) for s in args.src]
+    source = sources[0] if args.skip_this and sources else ("this", REPO)
+    rows, same = compare_workers(data, args.items, args.seed, (a, b), args.variant[0], source)
+    print(same.line(a, b))
+    title = f"{SECTION}: {a} against {b} workers"
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    text = "\n".join(
+        [
+            f"## {title}",
+            "",
+            f"Measured {when}; {args.items} items of the seeded file, retrieval arm, "
+            f"{args.variant[0]} clock, record mode, local backend, checkout {source[0]}. "
+            "Repeat with:",
+            "",
+            "```sh",
+            "python -m bench.t1_bench " + " ".join(sys.argv[1:]),
+            "```",
+            "",
+            HEAD,
+            *rows,
+            "",
+            f"{same.line(a, b)}: " + ("the same." if same.same else "NOT the same."),
+        ]
+    )
+    print(text)
+    if args.write:
+        replace_section(args.write, title, text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=4, help="questions drawn and recorded")
@@ -385,7 +422,17 @@ def main() -> None:
     parser.add_argument(
         "--overlap", type=int, default=0, help="only measure N workers' overlapping waits"
     )
+    parser.add_argument(
+        "--compare-workers",
+        type=int,
+        nargs=2,
+        metavar=("A", "B"),
+        help="only record the items with A and with B workers and compare the runs",
+    )
     args = parser.parse_args()
+    if args.compare_workers:
+        _compare_workers(args)
+        return
     if args.overlap:
         checkouts = [("this", REPO)] + [
             (s.split("=", 1)[0], Path(s.split("=", 1)[1])) for s in args.src
