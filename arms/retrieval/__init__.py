@@ -9,9 +9,10 @@ A memory benchmark's history (seam v2 ingestion) is stored the same way: each ex
 history session (a user message and the reply after it), dated, is one memory, embedded in one
 call per session. A memory's vector is the sum of its messages' (unit) vectors, each message
 embedded alone: embedded as one text, a long reply outweighed the short message that holds the
-fact ("My locker code is 8927." against a 130-word reply), and at LongMemEval-S's size the
-question found its evidence among the top 3 of ~275 exchanges for 6 of 29 questions, against
-29 of 29 this way (bench/t1_bench.py's file, static stub vectors; BENCHMARKS.md).
+fact ("My locker code is 8927." against a 130-word reply): in record runs of 30 questions of
+bench/t1_bench.py's LongMemEval-S-sized file (~275 exchanges a history, the stub's static
+vectors, top 3) the evidence reached the answer for 18 of 27 questions, against 27 of 27 this
+way (BENCHMARKS.md).
 With $ARM_STATE_DIR each ingestion's new memories are appended there
 (`<session>.jsonl`, one memory a line) and read back when a session of that id opens, so the
 harness can snapshot the folder and start the arm afresh on a copy for each question. Appended,
