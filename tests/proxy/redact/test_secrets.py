@@ -5,37 +5,14 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 import random
 import re
 from urllib.parse import quote
 
 import pytest
-import structlog
 
-from proxy.redact.log_redaction import install_log_redaction, uninstall_log_redaction
 from proxy.redact.secrets import MIN_SECRET_LENGTH, SecretRedactor
-
-ANT = "sk-ant-api03-Zx9_qLm-0123456789abcdefABCDEF"
-OAI = "sk-proj-Qw3rty_UIOP-fedcba9876543210xyz"
-CO = "co-3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a"
-VOY = "pa-Voyage/Key+With/Slashes-0123456789"
-SECRETS = {
-    "ANTHROPIC_API_KEY": ANT,
-    "OPENAI_API_KEY": OAI,
-    "CO_API_KEY": CO,
-    "VOYAGE_API_KEY": VOY,
-}
-
-
-@pytest.fixture(scope="module")
-def redactor() -> SecretRedactor:
-    return SecretRedactor(SECRETS)
-
-
-def _no_secret(data: bytes) -> None:
-    for secret in SECRETS.values():
-        assert secret.encode() not in data, data
+from tests.proxy.redact.study_keys import ANT, CO, OAI, SECRETS, VOY, no_secret
 
 
 def test_each_secret_is_replaced_by_its_named_marker(redactor: SecretRedactor) -> None:
@@ -98,7 +75,7 @@ def test_a_stream_in_random_pieces_and_byte_by_byte(redactor: SecretRedactor) ->
         for s in rng.choices(list(SECRETS.values()), k=60)
     )
     whole, hits = redactor.redact(body)
-    _no_secret(whole)
+    no_secret(whole)
     for trial in range(20):
         stream = redactor.stream()
         out, at = b"", 0
@@ -207,7 +184,7 @@ def test_headers_with_escaped_or_encoded_secrets_are_redacted(
     assert hits == 1
     assert out[0] == fields[0] and out[2] == fields[2]
     assert f"[redacted:{name}]".encode() in out[1][1]
-    _no_secret(out[1][1])
+    no_secret(out[1][1])
 
 
 def test_a_clean_head_comes_back_as_it_was(redactor: SecretRedactor) -> None:
@@ -230,65 +207,6 @@ def test_text_and_structured_values(redactor: SecretRedactor) -> None:
         "n": 3,
         "nested": [{"k": b"[redacted:OPENAI_API_KEY]"}],
     }
-
-
-def test_log_redaction_covers_structlog_and_stdlib_logging(
-    redactor: SecretRedactor, capsys: pytest.CaptureFixture[str]
-) -> None:
-    saved = structlog.get_config()
-    factory = logging.getLogRecordFactory()
-    root = logging.getLogger()
-    try:
-        structlog.configure(
-            processors=[structlog.processors.JSONRenderer()],
-            logger_factory=structlog.PrintLoggerFactory(),
-            cache_logger_on_first_use=True,
-        )
-        log = structlog.get_logger("t")
-        log.info("before", key="none")  # cached now, before the redaction is installed
-        install_log_redaction(redactor)
-        install_log_redaction(redactor)  # idempotent
-        log.warning("upstream said", detail=f"Incorrect API key provided: {OAI}")
-        # A handler added after the redaction was installed is covered too.
-        handler = logging.StreamHandler()
-        root.addHandler(handler)
-        logging.getLogger("mitmproxy").warning("server said %s", ANT)
-        try:
-            raise ValueError(f"bad {CO}")
-        except ValueError:
-            logging.getLogger("mitmproxy").exception("failed")
-        root.removeHandler(handler)
-        out = capsys.readouterr()
-        text = out.out + out.err
-        assert "[redacted:OPENAI_API_KEY]" in text and "[redacted:ANTHROPIC_API_KEY]" in text
-        assert "ValueError: bad [redacted:CO_API_KEY]" in text
-        _no_secret(text.encode())
-    finally:
-        logging.setLogRecordFactory(factory)
-        structlog.configure(**saved)
-
-
-def test_a_second_proxys_keys_are_redacted_after_a_first_left_its_redaction_installed(
-    redactor: SecretRedactor, caplog: pytest.LogCaptureFixture
-) -> None:
-    """The record factory is process-global: a proxy of an earlier test (or an earlier run in
-    this process) must not keep a later proxy's keys out of the redaction."""
-    factory = logging.getLogRecordFactory()
-    earlier = SecretRedactor({"OPENAI_API_KEY": "sk-proj-Earlier_key-00000000000000000000"})
-    try:
-        install_log_redaction(earlier)
-        install_log_redaction(redactor)
-        logging.getLogger("mitmproxy").warning("server said %s and %s", ANT, OAI)
-        assert ANT not in caplog.text and OAI not in caplog.text
-        assert "[redacted:ANTHROPIC_API_KEY]" in caplog.text
-        uninstall_log_redaction(earlier)
-        uninstall_log_redaction(redactor)
-        assert logging.getLogRecordFactory() is factory
-        assert not any(
-            type(p).__name__ == "_LogProcessor" for p in structlog.get_config()["processors"]
-        )
-    finally:
-        logging.setLogRecordFactory(factory)
 
 
 def test_non_ascii_escapes_do_not_hide_a_key(redactor: SecretRedactor) -> None:
