@@ -4,7 +4,7 @@
 
 Runs the quickstart's `bare` arm (one streamed chat call per turn, answered by the stubs) in this
 process (`run_study`, record mode, local backend) with timers laid over the orchestrator: its
-work on an item on an arm (`Orchestrator._item_on_arm`: telling the proxy, the stray and bound
+work on an item on an arm (`ItemOnArm.run`: telling the proxy, the stray and bound
 checks, the records), the seam calls inside it (`TurnWatch.collect`, opening and closing the
 session: the arm, the proxy and the stub), and the clock pin (`pin_clock`, once per item and
 arm; libfaketime's cache is waited out, up to a second, which is waiting, not work). The
@@ -79,6 +79,7 @@ def make_study(folder: Path, items: list[dict[str, Any]]) -> Path:
 def measure(items: list[dict[str, Any]]) -> dict[str, float]:
     from arms.client import SeamClient
     from harness.isolation.local import LocalBackend
+    from harness.run.item_on_arm import ItemOnArm
     from harness.run.orchestrator import Orchestrator
     from harness.run.pipeline import RunRequest, run_study
     from harness.run.watch.stray_watch import StrayWatch
@@ -86,14 +87,14 @@ def measure(items: list[dict[str, Any]]) -> dict[str, float]:
     from harness.study import load_study
 
     timers = Timers()
-    saved = (Orchestrator._item_on_arm, TurnWatch.collect, LocalBackend.pin_clock)
+    saved = (ItemOnArm.run, TurnWatch.collect, LocalBackend.pin_clock)
     sessions = (SeamClient.open_session, SeamClient.close_session)
     parts = (Orchestrator._tell_proxy, StrayWatch.new, Orchestrator._met_bound)
     # Where the harness's own time goes (inside "item", outside the seam calls):
     timers.wrap_async(Orchestrator, "_tell_proxy", "tell")  # the control channel's round trip
     timers.wrap_async(StrayWatch, "new", "strays")  # a look at the egress sources after a turn
     timers.wrap_async(Orchestrator, "_met_bound", "bounds")  # the arm's bounds, after a turn
-    timers.wrap_async(Orchestrator, "_item_on_arm", "item")
+    timers.wrap_async(ItemOnArm, "run", "item")
     timers.wrap_async(TurnWatch, "collect", "seam")
     timers.wrap_async(SeamClient, "open_session", "seam")  # the arm's work on the seam too
     timers.wrap_async(SeamClient, "close_session", "seam")
@@ -111,7 +112,7 @@ def measure(items: list[dict[str, Any]]) -> dict[str, float]:
             calls = [json.loads(x) for x in (result.run_dir / "calls.jsonl").read_text().split()]
             turns = sum(1 for x in (result.run_dir / "turns.jsonl").read_text().splitlines() if x)
     finally:
-        Orchestrator._item_on_arm, TurnWatch.collect, LocalBackend.pin_clock = saved  # type: ignore[method-assign]
+        ItemOnArm.run, TurnWatch.collect, LocalBackend.pin_clock = saved  # type: ignore[method-assign]
         SeamClient.open_session, SeamClient.close_session = sessions  # type: ignore[method-assign]
         Orchestrator._tell_proxy, StrayWatch.new, Orchestrator._met_bound = parts  # type: ignore[method-assign]
     own = timers.spent["item"] - timers.spent["seam"] - timers.spent["pin"]
