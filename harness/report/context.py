@@ -40,8 +40,8 @@ class Context:
     anon: Anonymizer
     resamples: int
     seed: int
-    # Section 7's outcome and confirmatory rows (harness/report/confirm.py), for the first screen
-    # and report.json: computed once, read by both.
+    # Section 7's outcome and confirmatory rows (harness/report/confirmatory/section.py), for the
+    # first screen and report.json: computed once, read by both.
     confirmed: Confirmed | None = None
 
     def describe(self, file: ReadFile) -> str:

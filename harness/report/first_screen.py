@@ -2,8 +2,8 @@
 sure, at what cost), answered before section 1 in every format, then a table of contents.
 
 Nothing here computes a new statistic. The outcome and the confirmatory rows are the ones section
-7 computed (harness/report/confirm.py leaves them on the context, `Context.confirmed`); the
-per-arm scores use the same cluster bootstrap as section 6 (items, or the T1 pack's histories,
+7 computed (harness/report/confirmatory/section.py leaves them on the context, `Context.confirmed`);
+the per-arm scores use the same cluster bootstrap as section 6 (items, or the T1 pack's histories,
 as clusters); cost and latency come from `report.json`'s per-arm figures. So the first screen
 cannot say something the sections below it do not.
 """
@@ -14,8 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from harness.report.confirmatory.decision import interim_due
 from harness.report.context import Confirmed, ConfirmedRow, Context
-from harness.report.decision import interim_due
 from harness.report.drill_link import drill_href
 from harness.report.model import Section, money, seconds
 from harness.report.reading.unfinished import Progress

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.report import confirm, judging, money, sections, verdicts
+from harness.report import judging, money, sections, verdicts
 from harness.report.chromium import print_pdf
+from harness.report.confirmatory.section import verdicts_section
 from harness.report.context import Context
 from harness.report.drilldown import write_drilldown
 from harness.report.figures.perarm import RunReport, build_report
@@ -139,7 +140,7 @@ def build_sections(
         lambda: money.latency_section(ctx, with_charts),
         lambda: money.gate_section(ctx),
         lambda: money.ledger_section(ctx, with_charts),
-        *([lambda: confirm.verdicts_section(ctx, with_charts)] if ctx.inputs.analysis else []),
+        *([lambda: verdicts_section(ctx, with_charts)] if ctx.inputs.analysis else []),
         lambda: sections.limitations(ctx),
         lambda: sections.appendix(ctx),
     ]

@@ -1,7 +1,7 @@
 """Sections 6 and 7: results per family, metric and scale, and pairwise verdicts, from the
 judgments only (a judgment set or a JSONL file, harness/report/reading/judged.py), with the
 confirmatory verdicts of `--analysis` in their own section, "Verdicts", after section 11
-(harness/report/confirm.py).
+(harness/report/confirmatory/section.py).
 
 The generator never judges anything itself (it calls no model): it reads judgments someone else
 made (`--judgments`) and computes the statistics in harness/stats (a paired bootstrap over
@@ -17,8 +17,8 @@ from collections import defaultdict
 from itertools import combinations
 
 from harness.report import charts
+from harness.report.confirmatory.decision import interim_due
 from harness.report.context import Context
-from harness.report.decision import interim_due
 from harness.report.drill_link import drill_href
 from harness.report.model import Section, Table
 from harness.report.orientation import better_sign, oriented

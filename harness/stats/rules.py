@@ -1,7 +1,7 @@
 """The study design's decision rules on one endpoint (shared/study-design.txt, sections 4.4 and
-4.6), each a small function on numbers, so the report (harness/report/decision.py, bounds from a
-cluster bootstrap) and the plan simulation (harness/report/simulate.py, bounds from the normal
-approximation) read an endpoint the same way.
+4.6), each a small function on numbers, so the report (harness/report/confirmatory/decision.py,
+bounds from a cluster bootstrap) and the plan simulation (harness/report/confirmatory/simulate.py,
+bounds from the normal approximation) read an endpoint the same way.
 
 Every effect is oriented so that a positive value favours the candidate (a pair score enters as
 its share minus one half, so "above 0.5" is "above 0").

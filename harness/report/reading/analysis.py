@@ -1,5 +1,6 @@
 """`--analysis FILE.toml`: the study's frozen analysis plan, read by `harness report` for its
-verdicts (harness/report/decision.py). Its SHA-256 is printed in every report that uses it.
+verdicts (harness/report/confirmatory/decision.py). Its SHA-256 is printed in every report that
+uses it.
 
     schema = 1
     alpha = 0.05            # one-sided, per test, before Holm across the family

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from harness.report.decision import endpoint_results
+from harness.report.confirmatory.decision import endpoint_results
 from tests.harness.report_runs import turn, write_run
-from tests.harness.test_report_decision import context, row, verdicts
+from tests.report.confirmatory.test_decision import context, row, verdicts
 
 HEAD = """schema = 1
 alpha = 0.05

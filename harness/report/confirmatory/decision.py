@@ -16,8 +16,8 @@ unadjusted one-sided lower bound above minus the margin). When the winner's repl
 plain one in the tests, and both are printed.
 
 Below the planned n, at or past the interim look, each axis reads only "stop" (efficacy or harm at
-|z| >= 3.29, futility) or "continue"; the report shows nothing else of it (harness/report/
-confirm.py).
+|z| >= 3.29, futility) or "continue"; the report shows nothing else of it
+(harness/report/confirmatory/section.py).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.report.conditions import Verdict, holds
+from harness.report.confirmatory.conditions import Verdict, holds
+from harness.report.confirmatory.readings import Reading
 from harness.report.context import Context
 from harness.report.reading.analysis import Analysis, Endpoint
-from harness.report.readings import Reading
 from harness.stats import onesided, rules
 
 LONGER = 1.2  # the winner's mean reply length over the loser's that calls for length control

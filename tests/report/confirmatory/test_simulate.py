@@ -1,5 +1,5 @@
-"""`harness plan simulate PLAN` (harness/report/simulate.py): the vectorised simulation agrees,
-within Monte Carlo error, with a slow reference written plainly (one study at a time, the
+"""`harness plan simulate PLAN` (harness/report/confirmatory/simulate.py): the vectorised simulation
+agrees, within Monte Carlo error, with a slow reference written plainly (one study at a time, the
 standard library's normal distribution, the documented rule functions); a one-endpoint plan's
 P(GO) is the power statsmodels computes; the command is seeded and names a plan it cannot read."""
 
@@ -10,18 +10,19 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Hashable
 from pathlib import Path
 from statistics import NormalDist, fmean, stdev
 
 import pytest
 from statsmodels.stats.power import NormalIndPower
 
-from harness.report.conditions import Verdict, holds
+from harness.report.confirmatory.conditions import Verdict, holds
+from harness.report.confirmatory.simulate import Scenario, scenarios, simulate_studies
 from harness.report.reading.analysis import Analysis, load_analysis
-from harness.report.simulate import Scenario, scenarios, simulate_studies
 from harness.stats import rules
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "judged" / "analysis.toml"
 
 # Two contrasts, a pair served by reuse, a superiority-only endpoint, a guard outside the
@@ -104,8 +105,12 @@ def _read(values: list[float], alpha: float) -> dict[str, float]:
 def _statuses(plan: Analysis, data: dict[tuple[str, str], list[float]]) -> dict:
     eps = {ep.name: ep for ep in plan.endpoints}
     read = {axis: _read(values, plan.alpha) for axis, values in data.items()}
-    family = {axis: read[axis]["p"] for axis in read if eps[axis[1]].family}
-    same = [[a for a in family if a[1] == ep.name] for ep in plan.endpoints if ep.served_by_reuse]
+    family: dict[Hashable, float] = {a: read[a]["p"] for a in read if eps[a[1]].family}
+    same = [
+        [a for a in read if a in family and a[1] == ep.name]
+        for ep in plan.endpoints
+        if ep.served_by_reuse
+    ]
     adjusted = rules.holm_once(family, same)
     out = {}
     for axis, r in read.items():

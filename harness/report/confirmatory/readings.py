@@ -1,6 +1,6 @@
 """The validity gates' and the ceilings' readings for the confirmatory verdicts
-(harness/report/decision.py): each gate the analysis plan declares (judges, aa, stability,
-determinism, n) passed, failed or not run; each ceiling held, broken or not read."""
+(harness/report/confirmatory/decision.py): each gate the analysis plan declares (judges, aa,
+stability, determinism, n) passed, failed or not run; each ceiling held, broken or not read."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from harness.report.reading.analysis import Analysis, Endpoint
 
 
 class Measured(Protocol):
-    """What the n gate reads of an endpoint's result (harness/report/decision.py's
+    """What the n gate reads of an endpoint's result (harness/report/confirmatory/decision.py's
     EndpointResult; named by its fields so decision.py, which imports this module, is not
     imported back)."""
 

@@ -7,8 +7,8 @@ more than section 7 does.
 
 from __future__ import annotations
 
+from harness.report.confirmatory.decision import EndpointResult, Reading
 from harness.report.context import Confirmed, ConfirmedRow
-from harness.report.decision import EndpointResult, Reading
 
 
 def confirmed_record(

@@ -37,7 +37,7 @@ import numpy as np
 from scipy import stats
 
 from harness.errors import HarnessError
-from harness.report.conditions import Verdict, holds
+from harness.report.confirmatory.conditions import Verdict, holds
 from harness.report.reading.analysis import Analysis, Endpoint
 from harness.stats import onesided, rules
 

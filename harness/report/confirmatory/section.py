@@ -3,8 +3,8 @@ Appendix A; only with --analysis: a run's report applies no decision rule): the 
 hash, each contrast and endpoint with its interval, tests (superiority Holm-adjusted;
 non-inferiority and WORSE unadjusted), win conditions, status, planned and achieved n and
 minimum detectable effect, the length-controlled estimate where it applies, the validity gates'
-and ceilings' readings, the interim look and the outcome (harness/report/decision.py). At an
-interim look that does not stop every axis, the section shows each axis's "stop" or "continue"
+and ceilings' readings, the interim look and the outcome (harness/report/confirmatory/decision.py).
+At an interim look that does not stop every axis, the section shows each axis's "stop" or "continue"
 and nothing of any effect. Then B - A and C - A on every endpoint, as descriptions with no
 outcome ("not measured" where no judged pair covers a contrast on an axis judged only in
 pairs)."""
@@ -12,8 +12,7 @@ pairs)."""
 from __future__ import annotations
 
 from harness.report import charts
-from harness.report.context import Context
-from harness.report.decision import (
+from harness.report.confirmatory.decision import (
     LONGER,
     EndpointResult,
     endpoint_results,
@@ -21,10 +20,11 @@ from harness.report.decision import (
     outcome,
     units,
 )
-from harness.report.first_screen_record import confirmed_record
+from harness.report.confirmatory.readings import ceiling_readings, gate_readings
+from harness.report.confirmatory.record import confirmed_record
+from harness.report.context import Context
 from harness.report.model import VERDICTS_NUMBER, Section, Table
 from harness.report.reading.analysis import Analysis, Endpoint
-from harness.report.readings import ceiling_readings, gate_readings
 from harness.stats import onesided
 
 
@@ -104,71 +104,77 @@ def confirmatory(ctx: Context, s: Section, with_charts: bool) -> None:
         + ", ".join(f"{role} = {arm}" for role, arm in sorted(plan.arms.items()))
         + "."
     )
-    rows, bars = [], []
-    for r in results:
-        p, adj = r.p or {}, r.adjusted or {}
-        tests = (
-            f"{p['better']:.4g} ({adj['better']:.4g}) / {p['non-inferior']:.4g} / {p['worse']:.4g}"
-            if p
-            else "-"
-        )
-        win = "; ".join(f"{name}: {'yes' if ok else 'no'}" for name, ok in r.win.items())
-        controlled = "-"
-        if r.controlled is not None:
-            c = r.controlled
-            controlled = f"{c[0]:+.4f} [{c[1]:+.4f}, {c[2]:+.4f}]"
-        elif r.length_ratio is not None and r.length_ratio >= LONGER:
-            controlled = "lengths never differ within a pair: not estimable"
-        ratio = "-" if r.length_ratio is None else f"{r.length_ratio:.2f}"
-        rows.append(
-            [
-                r.contrast,
-                r.endpoint.name,
-                r.endpoint.metric,
-                "yes" if r.endpoint.family else "no",
-                f"{r.endpoint.planned_n} / {r.n}",
-                _f(r.estimate),
-                "-" if r.low is None else f"[{r.low:+.4f}, {r.high:+.4f}]",
-                _margins(r.endpoint),
-                tests,
-                win or "-",
-                _f(r.mde, sign=False),
-                ratio,
-                controlled,
-                (f"{r.status} ({r.why})" if r.why else r.status),
-            ]
-        )
-        if r.estimate is not None and r.low is not None and r.high is not None:
-            margin = None if r.endpoint.superiority_only else r.endpoint.margin
-            bars.append((f"{r.contrast} {r.endpoint.name}", r.estimate, r.low, r.high, margin))
     columns = ["contrast", "endpoint", "metric", "in family", "planned / achieved n",
                "effect (+ = candidate better)", f"{level:.0%} interval",
                "margins: non-inferiority / sizing",
                "p: better (Holm) / non-inferior / worse (two-sided)", "win conditions",
                "MDE at planned n",
                "winner's length ratio", "length-controlled effect", "status"]  # fmt: skip
-    s.tables.append(Table(columns, rows))
-    s.tables.append(
-        Table(
-            ["validity gate", "reading", "detail"],
-            [[g.name, g.state, g.detail] for g in gates] or [["none declared", "-", "-"]],
+    s.tables.append(Table(columns, [_result_row(r) for r in results]))
+    for name, readings in (("validity gate", gates), ("ceiling", ceilings)):
+        s.tables.append(
+            Table(
+                [name, "reading", "detail"],
+                [[g.name, g.state, g.detail] for g in readings] or [["none declared", "-", "-"]],
+            )
         )
-    )
-    s.tables.append(
-        Table(
-            ["ceiling", "reading", "detail"],
-            [[c.name, c.state, c.detail] for c in ceilings] or [["none declared", "-", "-"]],
+    s.paragraphs += _how_read(plan)
+    bars = [
+        (f"{r.contrast} {r.endpoint.name}", r.estimate, r.low, r.high,
+         None if r.endpoint.superiority_only else r.endpoint.margin)
+        for r in results
+        if r.estimate is not None and r.low is not None and r.high is not None
+    ]  # fmt: skip
+    if with_charts and bars:
+        s.chart = charts.forest_plot(
+            f"Effects (+ = candidate better), {level:.0%} intervals; dashed: minus the margin",
+            bars,
+            "verdicts",
         )
+
+
+def _result_row(r: EndpointResult) -> list[str]:
+    """One contrast on one endpoint: its effect, interval, tests, win conditions and status."""
+    p, adj = r.p or {}, r.adjusted or {}
+    tests = (
+        f"{p['better']:.4g} ({adj['better']:.4g}) / {p['non-inferior']:.4g} / {p['worse']:.4g}"
+        if p
+        else "-"
     )
+    win = "; ".join(f"{name}: {'yes' if ok else 'no'}" for name, ok in r.win.items())
+    controlled = "-"
+    if r.controlled is not None:
+        c = r.controlled
+        controlled = f"{c[0]:+.4f} [{c[1]:+.4f}, {c[2]:+.4f}]"
+    elif r.length_ratio is not None and r.length_ratio >= LONGER:
+        controlled = "lengths never differ within a pair: not estimable"
+    return [
+        r.contrast,
+        r.endpoint.name,
+        r.endpoint.metric,
+        "yes" if r.endpoint.family else "no",
+        f"{r.endpoint.planned_n} / {r.n}",
+        _f(r.estimate),
+        "-" if r.low is None else f"[{r.low:+.4f}, {r.high:+.4f}]",
+        _margins(r.endpoint),
+        tests,
+        win or "-",
+        _f(r.mde, sign=False),
+        "-" if r.length_ratio is None else f"{r.length_ratio:.2f}",
+        controlled,
+        (f"{r.status} ({r.why})" if r.why else r.status),
+    ]
+
+
+def _how_read(plan: Analysis) -> list[str]:
+    """The interim look and the reading of each status and rule, as the plan declares them."""
     look = plan.interim
-    s.paragraphs.append(
+    return [
         "Interim look: none declared."
         if look is None
         else f"Interim look at n {look.at_n}: an axis stops for efficacy or harm at |z| >= "
         f"{look.z:g}, and for futility when its upper 95% bound is below its sizing margin and "
-        "its estimate is at most 0; the interim output says only stop or continue."
-    )
-    s.paragraphs.append(
+        "its estimate is at most 0; the interim output says only stop or continue.",
         "BETTER: the one-sided lower bound above 0 (0.5 for a pair score), Holm-adjusted across "
         "the family (a pair served by reuse counted once), and every win condition the endpoint "
         "declares; WORSE: the unadjusted two-sided 95% upper bound below 0; NON-INFERIOR: the "
@@ -177,14 +183,8 @@ def confirmatory(ctx: Context, s: Section, with_charts: bool) -> None:
         + "; ".join(
             f"{rule.outcome} when {' and '.join(rule.when) or 'always'}" for rule in plan.rules
         )
-        + ". A validity gate that failed or was not run gives NO VERDICT first."
-    )
-    if with_charts and bars:
-        s.chart = charts.forest_plot(
-            f"Effects (+ = candidate better), {level:.0%} intervals; dashed: minus the margin",
-            bars,
-            "verdicts",
-        )
+        + ". A validity gate that failed or was not run gives NO VERDICT first.",
+    ]
 
 
 def _margins(ep: Endpoint) -> str:

@@ -13,8 +13,8 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from harness.errors import HarnessError
+from harness.report.confirmatory.decision import endpoint_results
 from harness.report.context import Context
-from harness.report.decision import endpoint_results
 from harness.report.figures.perarm import build_report
 from harness.report.generate import generate
 from harness.report.public import Anonymizer

@@ -1,5 +1,6 @@
 """A decision rule's conditions read against the endpoints' verdicts, for the report
-(harness/report/decision.py) and the plan simulation (harness/report/simulate.py) alike.
+(harness/report/confirmatory/decision.py) and the plan simulation
+(harness/report/confirmatory/simulate.py) alike.
 
 A condition is `any|all|no CONTRAST STATUS[|STATUS...]`, optionally `on NAME[,NAME...]` or
 `except NAME[,NAME...]`, or `gates passed|failed`, or `ceiling NAME held|broken`
