@@ -22,6 +22,7 @@ from typing import Literal
 import structlog
 
 from harness.errors import HarnessError
+from harness.run.live.admission import check_live_needs, passing_record_run
 from harness.run.live.dropped import dropped_followers
 from harness.run.live.live_job import live_job
 from harness.run.live.suite_record import check_suite
@@ -33,7 +34,7 @@ from harness.run.pilot.pilot_cost import (
     record_calls,
     unit_costs,
 )
-from harness.run.stages.prepare import Isolation, RunRequest, check_live_needs, passing_record_run
+from harness.run.stages.prepare import Isolation, RunRequest
 from harness.study import Study
 from ledger.errors import LedgerError
 from ledger.ledger import Ledger

@@ -1,10 +1,10 @@
 """The pipeline's first stage: everything that can be checked is checked before a process starts.
 
-It picks the arms and items, refuses a live run without a clean record run and a passing gate,
-works out what a resumed run skips, chooses the isolation backend (the header records which and
-why), creates the run directory and writes its header, run.json. What the later stages need is
-in the `Plan` it returns; they read the study, the backend and the header from there and never
-come back here.
+It picks the arms and items, refuses a live run without a clean record run and a passing gate
+(harness/run/live/admission.py), works out what a resumed run skips, chooses the isolation backend
+(the header records which and why), creates the run directory and writes its header, run.json. What
+the later stages need is in the `Plan` it returns; they read the study, the backend and the header
+from there and never come back here.
 """
 
 from __future__ import annotations
@@ -19,25 +19,21 @@ import structlog
 from harness.checks.masks import proxy_masks
 from harness.errors import HarnessError
 from harness.isolation.base import Isolation, IsolationBackend, ProxySettings
-from harness.protocol.lock import check_protocol
+from harness.protocol.lock import CheckedProtocol, check_protocol
+from harness.run.live.admission import admit_live
 from harness.run.live.dropped import dropped_followers, without_dropped
-from harness.run.live.live_checks import cap_usd, check_branch, check_keys, vendors_called
-from harness.run.live.suite_record import check_suite
 from harness.run.shards import ShardSpec
 from harness.run.stages.resume import resumption
 from harness.run.stages.worker_names import check_workers, instances
 from harness.study import Item, Study, sha256
-from ledger.git_branch import from_environment
 from ledger.live_job import LiveJob
 from rundir.atomic import write_atomic
-from rundir.errors import RunDirError
-from rundir.runs.gate_record import passing_gate
+from rundir.control.proxy_file import PurposeRule
 from rundir.runs.header import (
     RunHeader,
     StudyRun,
     new_run_id,
     now_iso,
-    read_header,
     versions,
     write_header,
 )
@@ -88,34 +84,43 @@ class Plan:
     workers: int = 1  # independent sets of arms running items in parallel (workers.py)
 
 
+@dataclass
+class Chosen:
+    """What the checks chose to run: the arms and items, the pairs a resume skips, this shard,
+    and in live mode the arms a failed pair gate dropped and V0's suite line."""
+
+    arms: list[str]
+    items: list[Item]
+    skip: frozenset[Pair]
+    shard: Shard | None
+    dropped: dict[str, str]
+    suite: str | None
+
+
+@dataclass
+class Taken:
+    """What the run takes from the study, read once and before anything is written: a file that
+    does not read fails the run before its directory exists."""
+
+    prices: Path
+    prices_sha256: str | None
+    stubs_sha256: str | None
+    capabilities: dict[str, list[str]]
+    upstreams: list[str]
+    purposes: list[PurposeRule]
+    masks: list[str]
+    workers: int
+
+
 def prepare(request: RunRequest) -> Plan:
     """One pass, in the order the files are needed: the checks, what the run takes from the
     study (read once, here), the run id, the backend, then run.json and the proxy's settings."""
     study = request.study
     # First: a run under a changed frozen protocol file must not start, whatever else is wrong.
     protocol = check_protocol(study)
-    arms = select_arms(study, request.arms)
-    items = select_items(study, request.limit)
-    shard = _shard(request.shard, items)
-    if shard is not None:
-        items = [item for item in items if item.id in set(shard.items)]
-    dropped: dict[str, str] = {}
-    suite = None
-    if request.mode == "live":
-        gate, suite = _check_live(request)
-        dropped = dropped_followers(study, gate)  # before any spend (harness/run/live/dropped.py)
-        arms = without_dropped(arms, request.arms, dropped)
-    arms, skip = _resumed(request, arms, items)
-    prices = study.prices_path or PACKAGED_PRICES
-    name, deadline_ms = study.name, study.deadline_ms
-    stubs_sha256 = sha256(study.stubs_path) if study.stubs_path else None
-    prices_sha256 = sha256(prices) if prices.is_file() else None
-    capabilities = {arm: study.capabilities(arm) for arm in arms}
-    upstreams, purposes = study.upstreams(), study.purpose_rules()
-    masks = proxy_masks(study)
-    workers = request.workers if request.workers is not None else study.file.workers
-    check_workers(workers)  # before the run directory exists
-    run_id, started, tool_versions = new_run_id(name), now_iso(), versions()
+    chosen = _choose(request)
+    taken = _take(request, chosen.arms)
+    run_id, started, tool_versions = new_run_id(study.name), now_iso(), versions()
     run_dir = request.run_root / run_id
     try:
         run_dir.mkdir(parents=True)
@@ -135,44 +140,119 @@ def prepare(request: RunRequest) -> Plan:
         mode=request.mode,
         kind="study",
         started=started,
-        stubs_sha256=stubs_sha256,
+        stubs_sha256=taken.stubs_sha256,
         versions=tool_versions,
-        study=StudyRun(
-            name=name,
-            study_path=str(study.path),
-            study_sha256=study.study_sha256,
-            compose_sha256=study.compose_sha256,
-            items_sha256=study.items_sha256,
-            prices_sha256=prices_sha256,
-            pins=study.pins.model_dump(exclude_none=True),
-            parity=study.file.parity.model_dump(exclude_none=True) if study.file.parity else {},
-            isolation=backend.isolation,
-            isolation_reason=backend.isolation_reason,
-            clock_pinning=backend.clock_pinning,
-            clock_pin=backend.clock_pin or None,
-            seeds={"arm_order_seed": study.file.arm_order_seed},
-            arms=arms,
-            items=len(items),
-            deadline_ms=deadline_ms,
-            resumed_from=str(request.resume_from.resolve()) if request.resume_from else None,
-            skipped_pairs=sum((item.id, arm) in skip for item in items for arm in arms),
-            capabilities=capabilities if backend.isolation == "docker" else {},
-            on_stray=study.file.on_stray,
-            limits=study.file.limits,
-            shard=shard,
-            allow_misses=request.allow_misses,
-            subject=study.file.subject,
-            protocol=protocol.record if protocol is not None else None,
-            dropped_arms=dropped,
-            suite=suite,
-        ),
+        study=_study_run(request, backend, chosen, taken, protocol),
     )
     write_header(run_dir, header)
-    settings = ProxySettings(
+    arms, items, skip = chosen.arms, chosen.items, chosen.skip
+    return Plan(
+        request=request,
+        study=study,
+        arms=arms,
+        items=items,
+        skip=skip,
+        run_dir=run_dir,
+        backend=backend,
+        header=header,
+        settings=_proxy_settings(request, run_dir, run_id, arms, taken),
+        prices=taken.prices if taken.prices.is_file() else None,
+        turns_to_run=sum(
+            len(item.turns) for item in items for arm in arms if (item.id, arm) not in skip
+        ),
+        workers=taken.workers,
+    )
+
+
+def _choose(request: RunRequest) -> Chosen:
+    """The arms and items this run runs, after the live checks and the resume."""
+    study = request.study
+    arms = select_arms(study, request.arms)
+    items = select_items(study, request.limit)
+    shard = _shard(request.shard, items)
+    if shard is not None:
+        items = [item for item in items if item.id in set(shard.items)]
+    dropped: dict[str, str] = {}
+    suite = None
+    if request.mode == "live":
+        gate, suite = admit_live(
+            study,
+            request.run_root,
+            request.cap,
+            skip_suite=request.skip_suite,
+            new_branch=request.new_ledger_branch,
+        )
+        dropped = dropped_followers(study, gate)  # before any spend (harness/run/live/dropped.py)
+        arms = without_dropped(arms, request.arms, dropped)
+    arms, skip = _resumed(request, arms, items)
+    return Chosen(arms, items, skip, shard, dropped, suite)
+
+
+def _take(request: RunRequest, arms: list[str]) -> Taken:
+    study = request.study
+    prices = study.prices_path or PACKAGED_PRICES
+    stubs_sha256 = sha256(study.stubs_path) if study.stubs_path else None
+    prices_sha256 = sha256(prices) if prices.is_file() else None
+    capabilities = {arm: study.capabilities(arm) for arm in arms}
+    upstreams, purposes = study.upstreams(), study.purpose_rules()
+    masks = proxy_masks(study)
+    workers = request.workers if request.workers is not None else study.file.workers
+    check_workers(workers)  # before the run directory exists
+    return Taken(
+        prices, prices_sha256, stubs_sha256, capabilities, upstreams, purposes, masks, workers
+    )
+
+
+def _study_run(
+    request: RunRequest,
+    backend: IsolationBackend,
+    chosen: Chosen,
+    taken: Taken,
+    protocol: CheckedProtocol | None,
+) -> StudyRun:
+    """run.json's record of the study as this run runs it."""
+    study, arms, items, skip = request.study, chosen.arms, chosen.items, chosen.skip
+    return StudyRun(
+        name=study.name,
+        study_path=str(study.path),
+        study_sha256=study.study_sha256,
+        compose_sha256=study.compose_sha256,
+        items_sha256=study.items_sha256,
+        prices_sha256=taken.prices_sha256,
+        pins=study.pins.model_dump(exclude_none=True),
+        parity=study.file.parity.model_dump(exclude_none=True) if study.file.parity else {},
+        isolation=backend.isolation,
+        isolation_reason=backend.isolation_reason,
+        clock_pinning=backend.clock_pinning,
+        clock_pin=backend.clock_pin or None,
+        seeds={"arm_order_seed": study.file.arm_order_seed},
+        arms=arms,
+        items=len(items),
+        deadline_ms=study.deadline_ms,
+        resumed_from=str(request.resume_from.resolve()) if request.resume_from else None,
+        skipped_pairs=sum((item.id, arm) in skip for item in items for arm in arms),
+        capabilities=taken.capabilities if backend.isolation == "docker" else {},
+        on_stray=study.file.on_stray,
+        limits=study.file.limits,
+        shard=chosen.shard,
+        allow_misses=request.allow_misses,
+        subject=study.file.subject,
+        protocol=protocol.record if protocol is not None else None,
+        dropped_arms=chosen.dropped,
+        suite=chosen.suite,
+    )
+
+
+def _proxy_settings(
+    request: RunRequest, run_dir: Path, run_id: str, arms: list[str], taken: Taken
+) -> ProxySettings:
+    """The settings the proxy starts with (the start stage hands them to the backend)."""
+    study = request.study
+    return ProxySettings(
         run_dir=run_dir,
         run_id=run_id,
         mode=request.mode,
-        arms=instances(arms, workers),  # each worker's copy of each arm: its own listeners
+        arms=instances(arms, taken.workers),  # each worker's copy of each arm: its own listeners
         stubs=study.stubs_path,
         # The proxy reads a [pins] table from a TOML file: the study file has one.
         pins=study.path if study.file.pins else None,
@@ -184,32 +264,16 @@ def prepare(request: RunRequest) -> Plan:
         ledger_url=study.ledger_url or "",
         stage=study.file.stage,
         stage_cap=study.file.stage_cap or "",
-        upstreams=upstreams,
+        upstreams=taken.upstreams,
         ca_bundle=study.ca_bundle_path,
-        deadline=deadline_ms / 1000,
-        masks=masks,
-        purposes=purposes,
+        deadline=study.deadline_ms / 1000,
+        masks=taken.masks,
+        purposes=taken.purposes,
         reuse=[
             f"{leader}={follower}"
             for leader, follower in (study.file.coupling.reuse if study.file.coupling else [])
         ],
         replay_from=request.replay_from,
-    )
-    return Plan(
-        request=request,
-        study=study,
-        arms=arms,
-        items=items,
-        skip=skip,
-        run_dir=run_dir,
-        backend=backend,
-        header=header,
-        settings=settings,
-        prices=prices if prices.is_file() else None,
-        turns_to_run=sum(
-            len(item.turns) for item in items for arm in arms if (item.id, arm) not in skip
-        ),
-        workers=workers,
     )
 
 
@@ -267,64 +331,6 @@ def select_items(study: Study, limit: int | None) -> list[Item]:
     if limit is not None and limit <= 0:
         raise HarnessError("--limit must be a positive number of items")
     return study.items[:limit] if limit else list(study.items)
-
-
-def _check_live(request: RunRequest) -> tuple[Path, str]:
-    """The passing gate that lets the live run start (its path) and V0's suite line, else
-    HarnessError."""
-    study = request.study
-    if not request.cap:
-        raise HarnessError("live mode needs a cap", hint="pass --cap USD, e.g. --cap 10")
-    cap_usd(request.cap)
-    suite = check_suite(request.skip_suite)  # V0 first: no other check matters on untested code
-    record = passing_record_run(study, request.run_root)
-    if record is None:
-        raise HarnessError(
-            f"no passing record run of this study under {request.run_root}",
-            hint=f"run `harness record {study.path} --run-dir {request.run_root}` first; "
-            "live mode starts only after a record run of the same study and compose file "
-            "passed with no stray connection",
-        )
-    gate = passing_gate(study.study_sha256, study.compose_sha256, request.run_root)
-    if gate is None:
-        raise HarnessError(
-            f"no passing determinism gate of this study under {request.run_root}",
-            hint=f"run `harness gate {study.path} --run-dir {request.run_root}` first; live "
-            "mode starts only after two record runs of the same study and compose file sent "
-            "the same requests",
-        )
-    check_live_needs(study, record, new_branch=request.new_ledger_branch)
-    return gate, suite
-
-
-def check_live_needs(study: Study, record_run: Path, *, new_branch: bool) -> None:
-    """The keys the record run's vendors need, and the ledger's repository and branch: found
-    missing here, before a stage opens or a run directory exists, not after the spend."""
-    check_keys(vendors_called(record_run))
-    branch = from_environment(study.file.ledger_repo, study.file.ledger_branch, study.path.parent)
-    check_branch(branch, study.ledger_location, new_branch=new_branch)
-
-
-def passing_record_run(study: Study, run_root: Path) -> Path | None:
-    """A record run of this very study (same study and compose hashes) that passed with no
-    stray connection: live mode spends money only on a study that has run clean for free."""
-    for header_path in sorted(run_root.glob("*/run.json"), reverse=True):
-        try:
-            header = read_header(header_path.parent)
-        except RunDirError:
-            continue  # not a run this harness reads: never the proof a live run needs
-        run = header.study
-        if (
-            header.mode == "record"
-            and run is not None
-            and run.study_sha256 == study.study_sha256
-            and run.compose_sha256 == study.compose_sha256
-            and run.passed
-        ):
-            egress = header_path.parent / "egress.jsonl"
-            if egress.exists() and not egress.read_text().strip():
-                return header_path.parent
-    return None
 
 
 def _docker_ledger_reachable(backend: IsolationBackend, ledger_url: str, run_dir: Path) -> None:
