@@ -26,7 +26,8 @@ class Head:
     question_date: datetime
     sessions: list[tuple[str, datetime]]  # (id, date) in the file's order
     evidence_sessions: list[str]
-    # The has_answer turns' text: what must reach the arm's main call (question_records.py).
+    # The has_answer turns' text: what must reach the arm's main call
+    # (harness/run/memory/question_records.py).
     evidence_texts: list[str]
 
     def row(self) -> list[Any]:

@@ -1,9 +1,9 @@
 """One study run end to end, in four stages that each own their files.
 
 prepare (harness/run/stages/prepare.py): the checks, the run directory and its header, run.json;
-start (start.py): the proxy up, and everything that started down again at the end;
-drive (drive.py): every item's turns through every arm, into turns.jsonl;
-finish (finish.py): the strays, memory controls and verdict, and the manifest in run.json.
+start (stages/start.py): the proxy up, and everything that started down again at the end;
+drive (stages/drive.py): every item's turns through every arm, into turns.jsonl;
+finish (stages/finish.py): the strays, memory controls and verdict, and the manifest in run.json.
 Each stage hands the next what it needs, so none goes back into another's files
 (`python -m bench.flow_bench` measures the path).
 """

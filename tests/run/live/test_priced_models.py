@@ -1,4 +1,4 @@
-"""Every model a study names is looked up in the price table at load (harness/run/
+"""Every model a study names is looked up in the price table at load (harness/run/live/
 priced_models.py): a typo is a warning in record mode and a refusal in live mode, before any
 container starts, naming the model and where the study names it."""
 
