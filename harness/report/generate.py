@@ -10,15 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.report import judging, money, sections, verdicts
 from harness.report.chromium import print_pdf
 from harness.report.confirmatory.section import verdicts_section
 from harness.report.context import Context
 from harness.report.drilldown import write_drilldown
 from harness.report.figures.perarm import RunReport, build_report
-from harness.report.first_screen import first_screen
 from harness.report.model import Section
-from harness.report.paper_trail import without_voided
 from harness.report.public import Anonymizer, Private, check_public, host_names
 from harness.report.reading.crosscheck import check_inputs, no_duplicates
 from harness.report.reading.gold import score_gold
@@ -28,6 +25,9 @@ from harness.report.reading.unfinished import Progress, progress, refuse_unless_
 from harness.report.records import records, write_records
 from harness.report.render import render_html, render_markdown
 from harness.report.report_json import ReportFile, report_file
+from harness.report.sections import frame, judging, money, verdicts
+from harness.report.sections.first_screen import first_screen
+from harness.report.sections.paper_trail import without_voided
 from rundir.atomic import write_atomic
 from rundir.runs.manifest import tool_version
 
@@ -129,10 +129,10 @@ def build_sections(
     """The sections in their order; `step` is told each before it is computed (the progress a
     terminal shows for a large run's report)."""
     builders: list[Callable[[], Section]] = [
-        lambda: sections.identity(ctx),
-        lambda: sections.question(ctx),
-        lambda: sections.arms(ctx),
-        lambda: sections.families(ctx),
+        lambda: frame.identity(ctx),
+        lambda: frame.question(ctx),
+        lambda: frame.arms(ctx),
+        lambda: frame.families(ctx),
         lambda: judging.metrics(ctx),
         lambda: verdicts.results(ctx, with_charts),
         lambda: verdicts.verdicts(ctx, with_charts),
@@ -141,8 +141,8 @@ def build_sections(
         lambda: money.gate_section(ctx),
         lambda: money.ledger_section(ctx, with_charts),
         *([lambda: verdicts_section(ctx, with_charts)] if ctx.inputs.analysis else []),
-        lambda: sections.limitations(ctx),
-        lambda: sections.appendix(ctx),
+        lambda: frame.limitations(ctx),
+        lambda: frame.appendix(ctx),
     ]
     built = []
     for n, build in enumerate(builders, 1):

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from harness.report.first_screen import FirstScreen
 from harness.report.md_escape import escape, table_row
 from harness.report.model import Section
+from harness.report.sections.first_screen import FirstScreen
 
 
 def _html_environment() -> Environment:

@@ -9,9 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.report.context import Confirmed
 from harness.report.figures.perarm import RunReport
-from harness.report.first_screen import FirstScreen
 from harness.report.model import Section
 from harness.report.reading.unfinished import Progress
+from harness.report.sections.first_screen import FirstScreen
 
 REPORT_FILE_SCHEMA = 3  # 3: outcome, verdicts, gates, ceilings, results, progress, sections
 

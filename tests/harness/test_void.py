@@ -12,10 +12,10 @@ import pytest
 
 from harness.report.context import Context
 from harness.report.figures.perarm import build_report
-from harness.report.paper_trail import voids_table, without_voided
 from harness.report.public import Anonymizer
 from harness.report.reading.inputs import Inputs
 from harness.report.reading.rundata import load_runs
+from harness.report.sections.paper_trail import voids_table, without_voided
 from tests.harness.studies import harness, header, only_run, read_jsonl, toy_arm, write_study
 
 pytestmark = pytest.mark.integration

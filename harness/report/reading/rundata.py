@@ -40,7 +40,7 @@ RUN_FILES = (
     "protocol/addendum.toml",
 )
 # The study's addendum as it is now, which may hold entries added after the run (a later
-# amendment is that run's deviation): harness/report/paper_trail.py.
+# amendment is that run's deviation): harness/report/sections/paper_trail.py.
 ADDENDUM_NOW = "study addendum (now)"
 
 

@@ -29,7 +29,7 @@ def test_a_run_and_its_resume_read_as_one_study(tmp_path: Path) -> None:
         [call("r-first", 1, "a", "y", 0, cost="0.5")],
     )
     # The resume re-ran exactly the pair the first run did not finish (its header names the run
-    # it resumes, as `--resume` writes it; two unrelated runs are refused, test_report_crosscheck).
+    # it resumes, as `--resume` writes it; two unrelated runs are refused: test_crosscheck.py).
     resumed = write_run(
         tmp_path, "r-resume", ["a", "b"], [turn("r-resume", "a", "y", 0)],
         [call("r-resume", 1, "a", "y", 0, cost="0.25")], resumed_from=first,

@@ -7,14 +7,14 @@ from collections import Counter
 from decimal import Decimal
 from typing import Any
 
-from harness.report import paper_trail
 from harness.report.context import Context
 from harness.report.figures.guard_tally import guard_table
-from harness.report.identity import pins_table
 from harness.report.model import NOT_RUN, Section, Table, money, plain
-from harness.report.outcomes import outcomes_table, unturned_calls
 from harness.report.reading.rundata import ADDENDUM_NOW
-from harness.report.strays import refused_table, stray_turns
+from harness.report.sections import paper_trail
+from harness.report.sections.identity import pins_table
+from harness.report.sections.outcomes import outcomes_table, unturned_calls
+from harness.report.sections.strays import refused_table, stray_turns
 
 
 def identity(ctx: Context) -> Section:

@@ -19,10 +19,10 @@ from itertools import combinations
 from harness.report import charts
 from harness.report.confirmatory.decision import interim_due
 from harness.report.context import Context
-from harness.report.drill_link import drill_href
 from harness.report.model import Section, Table
-from harness.report.orientation import better_sign, oriented
 from harness.report.reading.judged import Judgment, PairJudgment
+from harness.report.sections.drill_link import drill_href
+from harness.report.sections.orientation import better_sign, oriented
 from harness.stats.bootstrap import mean_interval, paired_cluster_bootstrap
 from harness.stats.controls import aa_control, must_fail_control
 from harness.stats.scorers import NET_LAMBDAS, net_sweep

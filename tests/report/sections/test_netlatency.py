@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rundir.calls.calllog import Timing
+from rundir.calls.calllog import CallRecord, Timing
+from rundir.turns.turns import TurnRecord
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness
 
@@ -16,7 +17,8 @@ pytestmark = pytest.mark.integration
 
 def test_each_arm_latency_minus_its_round_trips(tmp_path: Path) -> None:
     run = "r-net"
-    turns, calls = [], []
+    turns: list[TurnRecord] = []
+    calls: list[CallRecord] = []
     for n in range(4):
         item = f"i{n}"
         turns.append(turn(run, "near", item, 0, last=0.5))

@@ -9,7 +9,6 @@ import hashlib
 from decimal import Decimal
 from pathlib import Path
 
-from harness.report import money
 from harness.report.context import Context
 from harness.report.figures.perarm import build_report
 from harness.report.generate import build_sections
@@ -17,11 +16,12 @@ from harness.report.model import Section, Table
 from harness.report.public import Anonymizer
 from harness.report.reading.inputs import load_inputs
 from harness.report.reading.rundata import load_runs
+from harness.report.sections import money
 from ledger.prices import load_prices
 from rundir.calls.calllog import Timing, Tokens
 from tests.harness.report_runs import call, turn, write_run
 
-PRICES = Path(__file__).resolve().parents[2] / "ledger" / "prices.toml"
+PRICES = Path(__file__).resolve().parents[3] / "ledger" / "prices.toml"
 RUN = "r-ceil"
 
 

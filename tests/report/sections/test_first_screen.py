@@ -1,8 +1,8 @@
-"""The report's first screen (harness/report/first_screen.py): the outcome and each arm's headline
-before section 1, a linked table of contents, report.json carrying what the report states, and a
-run that has not finished refused unless --partial, then marked as such
+"""The report's first screen (harness/report/sections/first_screen.py): the outcome and each arm's
+headline before section 1, a linked table of contents, report.json carrying what the report
+states, and a run that has not finished refused unless --partial, then marked as such
 (harness/report/reading/unfinished.py). The judged example's own first screen is held by
-test_report_judged_example."""
+tests/report/test_judged_example.py."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def test_an_unfinished_run_is_refused_unless_partial_then_marked(tmp_path: Path)
     run_dir = a_run(tmp_path, finished=False, items=ITEMS[:3])
     with pytest.raises(HarnessError) as refused:
         make(tmp_path, run_dir, ITEMS[:3])
-    assert "not finished" in str(refused.value) and "--partial" in refused.value.hint
+    assert "not finished" in str(refused.value) and "--partial" in str(refused.value.hint)
     assert not (tmp_path / "out" / "report.md").exists()
     out = make(tmp_path, run_dir, ITEMS[:3], partial=True)
     md = (out / "report.md").read_text()

@@ -1,4 +1,5 @@
-"""The report's cost section counts reuse hits and the dollars saved (harness/report/reuse.py)."""
+"""The report's cost section counts reuse hits and the dollars saved
+(harness/report/sections/reuse.py)."""
 
 from __future__ import annotations
 

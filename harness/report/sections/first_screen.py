@@ -16,9 +16,9 @@ from decimal import Decimal
 
 from harness.report.confirmatory.decision import interim_due
 from harness.report.context import Confirmed, ConfirmedRow, Context
-from harness.report.drill_link import drill_href
 from harness.report.model import Section, money, seconds
 from harness.report.reading.unfinished import Progress
+from harness.report.sections.drill_link import drill_href
 from harness.stats.bootstrap import mean_interval
 
 # Turn outcomes that are an arm's failure (infrastructure failures are dropped, not failures).
@@ -157,7 +157,7 @@ def money_short(value: float) -> str:
 def _scores(ctx: Context) -> tuple[list[str], dict[str, dict[str, Score]]]:
     """Per arm and per (metric, scale), the mean of its kept judgments with the section 6
     interval: a metric's families pooled, each metric on its own scale."""
-    from harness.report.verdicts import cluster_of, kept_judgments
+    from harness.report.sections.verdicts import cluster_of, kept_judgments
 
     grouped: dict[str, dict[str, list[tuple[str, str, float]]]] = defaultdict(
         lambda: defaultdict(list)

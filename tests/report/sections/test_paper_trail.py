@@ -1,6 +1,6 @@
 """Every report of the quickstart names its subject model in sections 1 and 3, and section 1 lists
 the vendors and models the call log shows were called, with counts, without `--prices`
-(harness/report/paper_trail.py)."""
+(harness/report/sections/paper_trail.py)."""
 
 from __future__ import annotations
 

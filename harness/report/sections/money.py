@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections import defaultdict
 from decimal import Decimal
 
-from harness.report import ceilings, charts
+from harness.report import charts
 from harness.report.context import Context
 from harness.report.figures.perarm import turn_costs
-from harness.report.judging import stability
 from harness.report.model import Section, Table, money, seconds
-from harness.report.netlatency import net_latency
-from harness.report.reuse import reuse_line
+from harness.report.sections import ceilings
+from harness.report.sections.judging import stability
+from harness.report.sections.netlatency import net_latency
+from harness.report.sections.reuse import reuse_line
 from ledger.prices import TokenCounts, cost
 
 

@@ -1,0 +1,27 @@
+"""The report's sections, each built from the `Context` into a format-free `Section`
+(harness/report/model.py): the frame around the results, sections 1-4, 12 and 13 (`frame.py`,
+with the paper trail `paper_trail.py`, the pins `identity.py`, outcomes `outcomes.py` and refused
+connections `strays.py`); section 5, metrics and judges (`judging.py`); 6 and 7, results and
+pairwise verdicts (`verdicts.py`, one orientation for every difference `orientation.py`, links
+into the drill-down `drill_link.py`); 8-11, cost, latency, the gate and the ledger (`money.py`,
+with `ceilings.py`, `netlatency.py`, `reuse.py`); and the first screen before section 1
+(`first_screen.py`). The confirmatory "Verdicts" is harness/report/confirmatory/section.py.
+
+Submodules are imported where used (not here), so importing one loads only what it needs."""
+
+__all__ = [
+    "ceilings",
+    "drill_link",
+    "first_screen",
+    "frame",
+    "identity",
+    "judging",
+    "money",
+    "netlatency",
+    "orientation",
+    "outcomes",
+    "paper_trail",
+    "reuse",
+    "strays",
+    "verdicts",
+]
