@@ -210,7 +210,7 @@ def test_only_record_and_replay_import_the_stubs() -> None:
     assert offenders == []
 
 
-@pytest.mark.parametrize("room", ["proxy", "stubs", "harness/isolation", "rundir"])
+@pytest.mark.parametrize("room", ["proxy", "stubs", "harness/isolation", "harness/run", "rundir"])
 def test_every_part_says_what_it_holds(room: str) -> None:
     """Each sub-package has an `__init__` with a docstring and an `__all__`."""
     missing = []
