@@ -300,13 +300,13 @@ HEAD = (
 )
 
 
-MEMORY_ARM = REPO / "tests" / "harness" / "memory_arm.py"
+MEMORY_ARM = REPO / "tests" / "toy_arms" / "memory_arm.py"
 WAIT_S = 1.0  # each session's ingestion: the toy arm waits this long (an engine's vendor call)
 
 
 def overlap(workers: int, src: Path = REPO, sessions: int = 12) -> tuple[float, int]:
     """How many of the arms' waits overlap with `workers` workers: the toy memory arm
-    (tests/harness/memory_arm.py) waits WAIT_S per session, `workers` items of `sessions`
+    (tests/toy_arms/memory_arm.py) waits WAIT_S per session, `workers` items of `sessions`
     sessions each, clock on the seam only. Every session is dated 2023-01-01 00:00 UTC, so the
     arm's `lag=` (its real clock less the session's date) is the real time each wait began.
     Returns (the total of the waits / their span, the waits counted)."""

@@ -15,10 +15,11 @@ import pytest
 from harness.checks.prompt_audit import placement_problem
 from rundir.calls.packread import PackReader
 from tests.harness.studies import harness, only_run, read_jsonl, write_study
+from tests.toy_arms import TOY_ARMS
 
 pytestmark = pytest.mark.integration
 
-STUDY_ARM = Path(__file__).parents[1] / "harness" / "study_arm.py"
+STUDY_ARM = TOY_ARMS / "study_arm.py"
 ITEMS = [
     {
         "id": f"item{n}",

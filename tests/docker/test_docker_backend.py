@@ -312,10 +312,10 @@ def test_cleanup_removes_what_a_crashed_run_left(
 
 
 def write_sleeper_study(tmp_path: Path) -> Path:
-    """One arm, one item, one 6-second turn (tests/harness/study_arm.py)."""
+    """One arm, one item, one 6-second turn (tests/toy_arms/study_arm.py)."""
     study_dir = tmp_path / "study"
     study_dir.mkdir()
-    shutil.copy(REPO / "tests" / "harness" / "study_arm.py", study_dir / "study_arm.py")
+    shutil.copy(REPO / "tests" / "toy_arms" / "study_arm.py", study_dir / "study_arm.py")
     item = {"id": "slow", "clock": "2024-05-01T10:00:00Z", "turns": [{"user": "sleep 6"}]}
     study = StudyBuilder(name="kill", items=[item]).arm("sleeper", "python study_arm.py")
     study.set(ledger="ledger.jsonl").write(study_dir)
@@ -388,7 +388,7 @@ def test_an_engine_that_hard_codes_vendor_hosts_reaches_the_proxy_from_its_conta
     pinned 2024 clock; a host that is not a vendor is refused by the proxy and named."""
     study_dir = tmp_path / "study"
     study_dir.mkdir()
-    shutil.copy(REPO / "tests" / "harness" / "hardcoded_arm.py", study_dir / "hardcoded_arm.py")
+    shutil.copy(REPO / "tests" / "toy_arms" / "hardcoded_arm.py", study_dir / "hardcoded_arm.py")
     turns = ["openai hello", "anthropic tell me a story", "fetch https://exfiltrate.example/x"]
     item = {"id": "i1", "clock": "2024-05-01T10:00:00Z", "turns": [{"user": t} for t in turns]}
     builder = StudyBuilder(name="hardcoded", items=[item]).set(on_stray="fail")

@@ -14,6 +14,7 @@ from rundir.turns.questions import read_questions
 from tests.datasets.fixtures import locomo_file
 from tests.harness.studies import harness, header, only_run
 from tests.study_builder import StudyBuilder
+from tests.toy_arms import TOY_ARMS
 
 pytestmark = pytest.mark.integration
 
@@ -98,7 +99,7 @@ def test_a_bound_met_while_ingesting_is_the_arms_resource_limit(tmp_path: Path) 
     from tests.harness.studies import read_jsonl
 
     del sys  # the arm runs in the image's Python
-    arm_file = Path(__file__).resolve().parents[1] / "harness" / "memory_arm.py"
+    arm_file = TOY_ARMS / "memory_arm.py"
     (tmp_path / "study").mkdir()
     shutil.copy(arm_file, tmp_path / "study" / "memory_arm.py")  # containers see the study only
     arms = {

@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.study_builder import StudyBuilder
+from tests.toy_arms import TOY_ARMS
 
-GATE_ARM = Path(__file__).with_name("gate_arm.py")
+GATE_ARM = TOY_ARMS / "gate_arm.py"
 ITEMS = [
     {"id": "one", "clock": "2024-05-01T10:00:00", "turns": [{"user": "hello"}, {"user": "more"}]},
     {"id": "two", "clock": "2024-05-02T10:00:00", "turns": [{"user": "again"}]},

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from tests.study_builder import StudyBuilder
+from tests.toy_arms import TOY_ARMS
 
 REPO = Path(__file__).resolve().parents[2]
-TOY_ARM = Path(__file__).with_name("study_arm.py")
+TOY_ARM = TOY_ARMS / "study_arm.py"
 RUN_TIMEOUT = 240
 
 

@@ -21,8 +21,9 @@ import pytest
 from harness.isolation.clock import FAKETIME_ENV, PIN_METHOD, offset_line
 from harness.isolation.local import find_libfaketime
 from tests.harness.studies import harness, header, read_jsonl, write_study
+from tests.toy_arms import TOY_ARMS
 
-CLOCK_ARM = Path(__file__).with_name("clock_arm.py")
+CLOCK_ARM = TOY_ARMS / "clock_arm.py"
 DATES = ["2024-05-01T10:00:00", "2023-01-02T03:04:05", "2025-07-04T12:00:00", "2022-03-03T08:00:00"]
 NO_FAKETIME = {"HARNESS_FAKETIME": "0"}
 needs_libfaketime = pytest.mark.skipif(

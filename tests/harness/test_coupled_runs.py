@@ -24,9 +24,10 @@ from harness.study import load_study
 from rundir.calls.packread import PackReader
 from rundir.runs.gate_record import GateCounts, GateRecord, GateRun, PairCheck
 from tests.harness.studies import REPO, harness, header, only_run, read_jsonl
+from tests.toy_arms import TOY_ARMS
 
 EXAMPLE = REPO / "examples" / "coupled"
-DYING_ARM = Path(__file__).with_name("dying_toy_arm.py")
+DYING_ARM = TOY_ARMS / "dying_toy_arm.py"
 ORDER = ["B", "C0", "C1", "Z"]
 ELEMENT = "\n\nThe user sounded frustrated last turn: acknowledge it before anything else."
 

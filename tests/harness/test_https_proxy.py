@@ -28,10 +28,11 @@ from tests.harness.studies import (
 )
 from tests.proxy.live_helpers import STUDY_ANTHROPIC_KEY, STUDY_KEYS, STUDY_OPENAI_KEY
 from tests.study_builder import StudyBuilder
+from tests.toy_arms import TOY_ARMS
 
 pytestmark = pytest.mark.integration
 
-HARDCODED_ARM = Path(__file__).with_name("hardcoded_arm.py")
+HARDCODED_ARM = TOY_ARMS / "hardcoded_arm.py"
 ITEMS = [
     {
         "id": "i1",

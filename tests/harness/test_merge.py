@@ -31,6 +31,7 @@ from tests.harness.studies import (
     write_study,
 )
 from tests.study_builder import StudyBuilder
+from tests.toy_arms import TOY_ARMS
 
 # The module's shards are five harness runs: a loaded machine takes longer than the default.
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -333,7 +334,7 @@ def test_a_killed_or_interrupted_shard_is_refused_and_its_rerun_merges(tmp_path:
     assert merged["items"] == len(SLOW_ITEMS) and merged["passed"]
 
 
-MEMORY_ARM = Path(__file__).resolve().parent / "memory_arm.py"
+MEMORY_ARM = TOY_ARMS / "memory_arm.py"
 
 
 @pytest.mark.parametrize("source", ["longmemeval", "locomo"])

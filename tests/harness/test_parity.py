@@ -21,8 +21,9 @@ from rundir.calls.calllog import CallRecord
 from rundir.calls.packread import PackReader
 from rundir.runs.header import read_header
 from tests.harness.studies import harness, only_run, read_jsonl, write_study
+from tests.toy_arms import TOY_ARMS
 
-OWN_TOP_K = Path(__file__).with_name("own_top_k_arm.py")
+OWN_TOP_K = TOY_ARMS / "own_top_k_arm.py"
 PARITY = {
     "arms": ["recall", "recall2"],
     "top_k": 2,
@@ -93,7 +94,7 @@ def test_the_block_reaches_every_arm_under_it_and_the_audit_holds_it(tmp_path: P
 @pytest.mark.integration
 def test_the_audit_finds_an_arm_that_recalled_under_another_top_k(tmp_path: Path) -> None:
     """Top-k in the captured requests: `recall` takes the block but recalls 3, its own default
-    (tests/harness/own_top_k_arm.py); the audit names each of its calls that shows it."""
+    (tests/toy_arms/own_top_k_arm.py); the audit names each of its calls that shows it."""
     runs = tmp_path / "runs"
     study = _study(tmp_path / "study", PARITY)
     text = study.read_text().replace(

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from tests.harness.studies import REPO, harness, header, read_jsonl, write_study
+from tests.toy_arms import TOY_ARMS
 
 pytestmark = pytest.mark.integration
 
 QUICKSTART = REPO / "examples" / "quickstart" / "study.toml"
-REPLAY_ARM = Path(__file__).with_name("replay_arm.py")
+REPLAY_ARM = TOY_ARMS / "replay_arm.py"
 # Empty keys are no keys: the replay must not need one.
 NO_KEYS = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""}
 

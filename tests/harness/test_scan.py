@@ -12,10 +12,11 @@ import pytest
 
 from harness.checks.scan import ScanResult
 from tests.harness.studies import harness, only_run, write_study
+from tests.toy_arms import TOY_ARMS
 
 pytestmark = pytest.mark.integration
 
-SCAN_ARM = Path(__file__).with_name("scan_arm.py")
+SCAN_ARM = TOY_ARMS / "scan_arm.py"
 CANARY = "ZEBRA-7731"
 ITEMS = [
     {

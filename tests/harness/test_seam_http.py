@@ -1,4 +1,4 @@
-"""The harness's seam client speaks to a real arm (tests/harness/study_arm.py, started as the
+"""The harness's seam client speaks to a real arm (tests/toy_arms/study_arm.py, started as the
 backends start arms) over plain HTTP without building TLS machinery: the same health, session
 and turn as `arms.client.SeamClient`, for a small fraction of its CPU per client."""
 

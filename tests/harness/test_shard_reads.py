@@ -16,10 +16,11 @@ from rundir.runs.shards import shard_items
 from tests.datasets.fixtures import longmemeval_file
 from tests.harness.studies import harness
 from tests.study_builder import StudyBuilder
+from tests.toy_arms import TOY_ARMS
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
-MEMORY_ARM = Path(__file__).resolve().parent / "memory_arm.py"
+MEMORY_ARM = TOY_ARMS / "memory_arm.py"
 
 
 def test_a_question_broken_outside_a_shard_fails_only_the_shard_that_runs_it(

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.harness.studies import harness, header, only_run, read_jsonl, write_study
+from tests.toy_arms import TOY_ARMS
 
 pytestmark = pytest.mark.integration
 
-HOSTILE_ARM = Path(__file__).with_name("hostile_arm.py")
+HOSTILE_ARM = TOY_ARMS / "hostile_arm.py"
 
 
 def hostile_arm() -> dict[str, str]:

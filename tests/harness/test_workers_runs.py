@@ -26,9 +26,10 @@ from tests.harness.studies import (
     write_study,
 )
 from tests.study_builder import StudyBuilder
+from tests.toy_arms import TOY_ARMS
 
 pytestmark = pytest.mark.integration
-MEMORY_ARM = Path(__file__).resolve().parent / "memory_arm.py"
+MEMORY_ARM = TOY_ARMS / "memory_arm.py"
 # Nothing answers there (TEST-NET-3); the local guard refuses it before a packet leaves.
 NOWHERE = "203.0.113.9 81"
 

@@ -20,10 +20,11 @@ from rundir.turns.turns import read_turns
 from tests.datasets.fixtures import longmemeval_file
 from tests.harness.studies import harness, read_jsonl
 from tests.study_builder import StudyBuilder
+from tests.toy_arms import TOY_ARMS
 
 pytestmark = pytest.mark.integration
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "coupled-memory"
-MEMORY_ARM = Path(__file__).resolve().parents[1] / "harness" / "memory_arm.py"
+MEMORY_ARM = TOY_ARMS / "memory_arm.py"
 
 
 def _record(study: Path, runs: Path, *args: str, passes: bool = True) -> Path:

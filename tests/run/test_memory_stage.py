@@ -18,9 +18,10 @@ from rundir.turns.turns import read_turns
 from tests.datasets.fixtures import locomo_file, longmemeval_file
 from tests.harness.studies import harness, header, only_run, read_jsonl, spawn_harness
 from tests.study_builder import StudyBuilder
+from tests.toy_arms import TOY_ARMS
 
 pytestmark = pytest.mark.integration
-ARM = Path(__file__).resolve().parents[1] / "harness" / "memory_arm.py"
+ARM = TOY_ARMS / "memory_arm.py"
 
 
 def _arm(**env: str) -> dict[str, object]:

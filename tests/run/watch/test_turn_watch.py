@@ -1,5 +1,5 @@
 """Watching a running turn, on a real local backend: a real proxy and a real hostile arm
-(tests/harness/hostile_arm.py) whose refused connections its guard logs. A halting run stops a
+(tests/toy_arms/hostile_arm.py) whose refused connections its guard logs. A halting run stops a
 turn as soon as the watch sees its stray, keeping the answer of a turn that ends within the
 grace; a failing run lets the turn finish; a failure is the machinery's when the arm's process is
 gone or its seam refused the connection."""
@@ -26,10 +26,11 @@ from harness.run.watch import turn_watch
 from harness.run.watch.stray_watch import StrayConnection, StrayWatch
 from harness.run.watch.turn_watch import DEATH_GRACE_S, WATCH_S, TurnWatch
 from harness.study import ArmSpec
+from tests.toy_arms import TOY_ARMS
 
 pytestmark = pytest.mark.integration
 
-HOSTILE_ARM = Path(__file__).resolve().parents[2] / "harness" / "hostile_arm.py"
+HOSTILE_ARM = TOY_ARMS / "hostile_arm.py"
 CLOCK = datetime(2024, 5, 1, 10, 0, 0)
 DEADLINE_S = 60.0
 
