@@ -80,7 +80,6 @@ import re
 import shlex
 import tomllib
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Literal
 
@@ -104,6 +103,7 @@ from harness.parity import Parity, parity_problems
 from ledger.errors import LedgerError
 from ledger.ledger import is_url, refuse_password, where
 from ledger.pg_store import is_postgres_url
+from ledger.usd import BadAmount, parse_usd
 from rundir.control.proxy_file import PurposeRule as ProxyPurposeRule
 from rundir.jsonlines import read_lines
 from rundir.runs.limits import ResourceLimits
@@ -373,12 +373,10 @@ class StudyFile(BaseModel):
     @classmethod
     def _usd(cls, value: str | None) -> str | None:
         if value is not None:
-            try:
-                amount = Decimal(value)
-            except InvalidOperation:
-                raise ValueError(f'{value!r} is not an amount in USD, e.g. "10"') from None
-            if not amount.is_finite() or amount < 0:
-                raise ValueError("must be a non-negative amount in USD")
+            try:  # the one USD reader, as for --stage-cap; zero closes the stage
+                parse_usd(value, "stage_cap", allow_zero=True, example='e.g. stage_cap = "10"')
+            except BadAmount as e:
+                raise ValueError(str(e)) from None
         return value
 
     @field_validator("vendors")

@@ -1,5 +1,6 @@
 """The one reader of an amount of US dollars as a user writes it (every `--cap`, `--stage-cap`,
-`HARNESS_CAP`): a plain decimal number of dollars, nothing else.
+`HARNESS_CAP`, a study's `stage_cap`, the caps the live proxy is started with): a plain decimal
+number of dollars, nothing else.
 
 `$10`, `10 USD`, `1e3`, `abc`, `-5`, `NaN` and `Infinity` are refused, each in one line that names
 the option and shows what to write: a cap the user did not mean must never reach the ledger.
@@ -20,10 +21,13 @@ class BadAmount(LedgerError):
     """An option's value is not an amount of USD this harness accepts."""
 
 
-def parse_usd(text: str, option: str = "--cap", *, allow_zero: bool = False) -> Decimal:
-    """`text` as dollars, or BadAmount naming `option` and saying what to write."""
+def parse_usd(
+    text: str, option: str = "--cap", *, allow_zero: bool = False, example: str = ""
+) -> Decimal:
+    """`text` as dollars, or BadAmount naming `option` and saying what to write (`example`: how,
+    for a value that is not a flag's, e.g. a study file's field)."""
     value = text.strip()
-    example = f"e.g. {option} 10 or {option} 2.50"
+    example = example or f"e.g. {option} 10 or {option} 2.50"
     if not _PLAIN.fullmatch(value):
         why = "is not an amount in USD"
         if value.startswith("-"):

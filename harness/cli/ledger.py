@@ -17,7 +17,6 @@ from ledger.ledger import Ledger, Location, as_location, entry_lines, exists, ve
 from ledger.prices import ModelPrice, load_prices
 from ledger.reconcile import group_by_runs, read_usage_export
 from ledger.state import LedgerState
-from ledger.usd import BadAmount, parse_usd
 from rundir.atomic import write_atomic
 
 ledger_app = typer_app(help="The durable spend ledger: show, verify, export, settle, reconcile.")
@@ -33,14 +32,6 @@ LEDGER_OPTION = typer.Option(
 PRICES_OPTION = typer.Option(
     None, "--prices", help="A price table TOML file (default: the packaged one)."
 )
-
-
-def _usd(text: str, what: str) -> Decimal:
-    """The one USD reader (ledger/usd.py); a stage's cap may be zero (a closed stage)."""
-    try:
-        return parse_usd(text, what, allow_zero=True)
-    except BadAmount as e:
-        raise HarnessError(str(e)) from None
 
 
 @contextmanager
@@ -221,7 +212,10 @@ def open_stage(
     ledger: str = LEDGER_OPTION,
 ) -> None:
     """Open a stage with a cap (runs reserve their caps inside it)."""
-    dollars = _usd(cap, "--cap")  # before the ledger is opened: a refusal creates no file
+    from harness.run.live.live_checks import cap_usd
+
+    # Before the ledger is opened: a refusal creates no file. Zero closes a stage.
+    dollars = cap_usd(cap, "--cap", allow_zero=True)
     with _open(ledger, must_exist=False) as led:
         entry = led.open_stage(stage, dollars, replace=replace)
     typer.echo(f"stage {stage!r} cap ${cap}" + (" (unchanged)" if entry is None else ""))

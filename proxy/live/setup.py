@@ -15,6 +15,7 @@ from ledger.errors import CapExceeded, LedgerError
 from ledger.ledger import Ledger, where
 from ledger.prices import PriceTable, load_prices
 from ledger.settlements import SettlementWriter
+from ledger.usd import parse_usd
 from proxy.live.forwarder import LiveConfig, MeteredForwarder
 from proxy.metering.tokencount import preload
 from proxy.redact.log_redaction import install_log_redaction, uninstall_log_redaction
@@ -79,7 +80,11 @@ def start_live(
     location = opts.harness_ledger_url or opts.harness_ledger
     if not location:
         raise LiveSetupError("live mode needs a ledger: pass --ledger FILE or a postgresql:// URL")
-    cap = Decimal(opts.harness_cap)
+    # Both checked by the same reader as the options were set (proxy/app/configure.py).
+    cap = parse_usd(opts.harness_cap, "harness_cap")
+    stage_cap = (
+        parse_usd(opts.harness_stage_cap, "harness_stage_cap") if opts.harness_stage_cap else cap
+    )
     try:
         prices = load_prices(Path(opts.harness_prices) if opts.harness_prices else None)
     except (LedgerError, OSError) as e:
@@ -90,7 +95,6 @@ def start_live(
     except (LedgerError, OSError) as e:
         raise LiveSetupError(f"cannot open the ledger {where(location)}: {e}") from e
     try:
-        stage_cap = Decimal(opts.harness_stage_cap) if opts.harness_stage_cap else cap
         if opts.harness_stage not in ledger.state().stages:
             ledger.open_stage(opts.harness_stage, stage_cap)
         # A proxy started again for this run adopts its open reservation (no second entry),

@@ -32,6 +32,20 @@ def test_a_bad_deadline_is_named(tmp_path: Path, deadline: int) -> None:
     assert "greater than 0" in str(e.value)
 
 
+@pytest.mark.parametrize(
+    ("cap", "words"), [("1e3", "not an amount in USD"), ("$10", "no $ or USD")]
+)
+def test_a_stage_cap_is_read_as_every_cap_is(tmp_path: Path, cap: str, words: str) -> None:
+    """The one USD reader (ledger/usd.py): what `--stage-cap` refuses, study.toml refuses too."""
+    path = write_study(tmp_path, {"a": toy_arm()}, [ITEM], stage_cap=cap)
+    with pytest.raises(HarnessError) as e:
+        load_study(path)
+    assert f"stage_cap {cap!r}" in str(e.value) and words in str(e.value)
+    assert 'e.g. stage_cap = "10"' in str(e.value)
+    closed = write_study(tmp_path / "closed", {"a": toy_arm()}, [ITEM], stage_cap="0")
+    assert load_study(closed).file.stage_cap == "0"
+
+
 def test_an_unreadable_items_file_is_named(tmp_path: Path) -> None:
     path = write_study(tmp_path, {"a": toy_arm()}, [ITEM])
     (tmp_path / "items.jsonl").unlink()

@@ -33,10 +33,11 @@ KEY_ENV = {
 NEW_BRANCH_FLAG = "--new-ledger-branch"
 
 
-def cap_usd(text: str, option: str = "--cap") -> Decimal:
-    """The cap in dollars, or HarnessError in one line naming the option."""
+def cap_usd(text: str, option: str = "--cap", *, allow_zero: bool = False) -> Decimal:
+    """The cap in dollars, or HarnessError in one line naming the option (zero: a closed stage,
+    where `allow_zero`)."""
     try:
-        return parse_usd(text, option)
+        return parse_usd(text, option, allow_zero=allow_zero)
     except BadAmount as e:
         raise HarnessError(str(e)) from None
 
