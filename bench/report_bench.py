@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench import walltime
 from bench.walltime import Figures, harness, measured
-from harness.report.chromium import find_chromium
+from harness.report.formats.chromium import find_chromium
 from rundir.calls.bodies import BodyStore
 from rundir.calls.calllog import CallRecord
 from rundir.turns.turns import TurnOutcome, TurnRecord

@@ -79,7 +79,10 @@ FORMATS = (
             "rundir.judgments.seal:Seal",
         ),
     ),
-    Format("report.json (in `harness report --out`)", ("harness.report.report_json:ReportFile",)),
+    Format(
+        "report.json (in `harness report --out`)",
+        ("harness.report.formats.report_json:ReportFile",),
+    ),
 )
 
 # Models of rundir/ that are not a file's record: messages between processes.

@@ -55,12 +55,12 @@ def report(
 ) -> None:
     """Write the study report (13 sections; markdown, HTML, PDF) with report.json and
     records.jsonl into --out, from the runs' files and the optional inputs; calls no model."""
+    from harness.report.formats.table import render_table
+    from harness.report.formats.terminal import report_progress
     from harness.report.generate import generate, private_words
     from harness.report.public import check_public as scan_public
     from harness.report.reading.inputs import load_inputs
     from harness.report.reading.rundata import load_runs
-    from harness.report.table import render_table
-    from harness.report.terminal import report_progress
 
     if resamples < 1:
         raise HarnessError(

@@ -10,11 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.report.chromium import print_pdf
 from harness.report.confirmatory.section import verdicts_section
 from harness.report.context import Context
-from harness.report.drilldown import write_drilldown
 from harness.report.figures.perarm import RunReport, build_report
+from harness.report.formats.chromium import print_pdf
+from harness.report.formats.drilldown import write_drilldown
+from harness.report.formats.records import records, write_records
+from harness.report.formats.render import render_html, render_markdown
+from harness.report.formats.report_json import ReportFile, report_file
 from harness.report.model import Section
 from harness.report.public import Anonymizer, Private, check_public, host_names
 from harness.report.reading.crosscheck import check_inputs, no_duplicates
@@ -22,9 +25,6 @@ from harness.report.reading.gold import score_gold
 from harness.report.reading.inputs import Inputs
 from harness.report.reading.rundata import RunData, load_runs
 from harness.report.reading.unfinished import Progress, progress, refuse_unless_partial
-from harness.report.records import records, write_records
-from harness.report.render import render_html, render_markdown
-from harness.report.report_json import ReportFile, report_file
 from harness.report.sections import frame, judging, money, verdicts
 from harness.report.sections.first_screen import first_screen
 from harness.report.sections.paper_trail import without_voided

@@ -123,7 +123,7 @@ def _outcome(folder: Path) -> str | None:
 
 def index_page(lines: list[RunLine], root: Path, out: Path) -> str:
     """The static index: the same table, each report linked relative to the page."""
-    from harness.report.render import HTML_TEMPLATES
+    from harness.report.formats.render import HTML_TEMPLATES
 
     rows = []
     for line in lines:

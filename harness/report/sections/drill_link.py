@@ -1,5 +1,6 @@
 """Links into drilldown.html from the report's rows: the drill-down filters its rows by the text
-after `#q=` in its address (harness/report/drilldown.py), so a link needs no id of its own."""
+after `#q=` in its address (harness/report/formats/drilldown.py), so a link needs no id of its
+own."""
 
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ def test_verdicts_and_controls_from_judgments(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     markdown = (out / "report.md").read_text()
     results = markdown.split("## 6 Results per family")[1].split("## 7 ")[0]
-    # The interval's brackets are escaped (harness.report.md_escape): they render as typed.
+    # The interval's brackets are escaped (harness.report.formats.md_escape): they render as typed.
     assert "| recall | correct | 0/1 | strong | 30 | 0.9000 | \\[" in results
     assert "| recall | correct | 0/1 | weak | 30 | 0.3333 | \\[" in results
     verdicts = markdown.split("## 7 Pairwise verdicts")[1].split("## 8 ")[0]

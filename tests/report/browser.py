@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.chromium import find_chromium, run_chromium
+from harness.report.formats.chromium import find_chromium, run_chromium
 
 
 @pytest.fixture(scope="session")

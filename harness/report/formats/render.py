@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from harness.report.md_escape import escape, table_row
+from harness.report.formats.md_escape import escape, table_row
 from harness.report.model import Section
 from harness.report.sections.first_screen import FirstScreen
 
 
 def _html_environment() -> Environment:
     return Environment(
-        loader=PackageLoader("harness.report", "templates"),
+        loader=PackageLoader("harness.report.formats", "templates"),
         autoescape=select_autoescape(enabled_extensions=("html.j2",), default=True),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
@@ -29,7 +29,7 @@ def _html_environment() -> Environment:
 
 def _markdown_environment() -> Environment:
     env = Environment(
-        loader=PackageLoader("harness.report", "templates"),
+        loader=PackageLoader("harness.report.formats", "templates"),
         autoescape=False,
         finalize=escape,  # every {{ }} value; a table row is escaped cell by cell (`row`)
         undefined=StrictUndefined,

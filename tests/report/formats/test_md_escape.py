@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from harness.report.md_escape import escape
+from harness.report.formats.md_escape import escape
 from ledger.ledger import Ledger
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.browser import chromium, open_page
 from tests.harness.studies import harness
+from tests.report.browser import chromium, open_page
 
 pytestmark = pytest.mark.integration
 

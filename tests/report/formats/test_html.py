@@ -12,9 +12,11 @@ from pypdf import PdfReader
 
 from harness.report.model import TITLES
 from ledger.ledger import Ledger
-from tests.harness.browser import Hits, chromium, hits, open_page
+from rundir.calls.calllog import CallRecord
+from rundir.turns.turns import TurnRecord
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness
+from tests.report.browser import Hits, chromium, hits, open_page
 
 pytestmark = pytest.mark.integration
 
@@ -23,7 +25,8 @@ __all__ = ["chromium", "hits"]  # fixtures
 
 def a_report(tmp_path: Path, lure: str) -> Path:
     run = "r-html"
-    turns, calls = [], []
+    turns: list[TurnRecord] = []
+    calls: list[CallRecord] = []
     for arm in ("bare", "retrieval"):
         for n in range(12):
             last = 0.4 + n / 10 if arm == "bare" else 0.9 + n / 20

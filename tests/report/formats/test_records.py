@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rundir.calls.calllog import CallRecord
+from rundir.turns.turns import TurnOutcome, TurnRecord
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness, read_jsonl
 
@@ -18,10 +20,11 @@ pytestmark = pytest.mark.integration
 
 def test_every_per_arm_aggregate_recomputes_from_the_records(tmp_path: Path) -> None:
     run = "r-records"
-    turns, calls = [], []
+    turns: list[TurnRecord] = []
+    calls: list[CallRecord] = []
     for arm in ("a", "b"):
         for n in range(20):
-            outcome = "cut" if arm == "b" and n % 7 == 0 else "done"
+            outcome: TurnOutcome = "cut" if arm == "b" and n % 7 == 0 else "done"
             outcome = "infra_failed" if arm == "a" and n == 3 else outcome
             turns.append(turn(run, arm, f"it{n}", 0, outcome=outcome, last=0.5 + n / 10))
             calls.append(call(run, len(calls) + 1, arm, f"it{n}", 0, cost=f"0.0{n % 9}1",
