@@ -1,9 +1,11 @@
-"""The study report: `harness report RUN_DIR [RUN_DIR ...]`.
+"""The study report: `harness report RUN_DIR [RUN_DIR ...]`, and `harness runs ROOT`.
 
-rundata.py reads a run's files; perarm.py computes the per-arm figures (report.json) with
-latency.py's percentiles; inputs.py reads the optional inputs (gate, ledger, prices, judgments,
-provenance, header); sections.py, verdicts.py and money.py build the thirteen sections;
-render.py writes them as markdown and HTML (Jinja2), charts.py draws the SVG charts (pygal),
-chromium.py prints the PDF; records.py exports the raw rows; public.py anonymises and scans a
-public copy; generate.py ties them together and writes outside the run directory.
+The data flows down the page: `reading/` reads the runs and the optional inputs and checks them
+against each other; `figures/` computes the per-arm figures (report.json's); `context.py` holds
+all of it for the section builders; `confirmatory/` reads the verdicts under a frozen analysis
+plan; `sections/` builds the thirteen sections and the first screen as format-free `Section`s
+(`model.py`), with SVG charts (`charts.py`); `formats/` writes them as markdown, HTML, PDF,
+report.json and records.jsonl. `public.py` anonymises a public copy and scans it;
+`generate.py` ties them together and writes outside the run directory; `runs_index.py` lists the
+runs under a folder.
 """

@@ -3,7 +3,7 @@ endpoint with its test and interval (`decision.py`), the validity gates' and cei
 (`readings.py`), the decision rules' conditions (`conditions.py`), the outcome as a record for
 the first screen and report.json (`record.py`), its own section, "Verdicts" (`section.py`), and
 `harness plan simulate`, the same rules at zero spend (`simulate.py`). The plan file itself is
-read in `reading/analysis.py`.
+read in harness/report/reading/analysis.py.
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
