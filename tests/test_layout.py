@@ -210,7 +210,40 @@ def test_only_record_and_replay_import_the_stubs() -> None:
     assert offenders == []
 
 
-@pytest.mark.parametrize("room", ["proxy", "stubs", "harness/isolation", "harness/run", "rundir"])
+# harness/report/'s parts in the order its data flows: each may import only those listed. reading
+# reads the runs and inputs; figures computes on them; context holds both for the builders;
+# confirmatory reads the verdicts; sections builds the sections; formats writes them out.
+REPORT_PARTS: dict[str, set[str]] = {
+    "model": set(),
+    "public": set(),
+    "charts": set(),
+    "reading": set(),
+    "figures": {"reading", "model"},
+    "context": {"reading", "figures", "public"},
+    "confirmatory": {"reading", "context", "model", "charts"},
+    "sections": {"reading", "figures", "context", "confirmatory", "model", "charts"},
+    "formats": {"reading", "figures", "context", "sections", "model", "public"},
+    "runs_index": {"reading", "formats"},
+}
+
+
+def test_report_parts_import_only_the_parts_below_them() -> None:
+    """generate.py, the entry, may import every part; no other part imports it."""
+    parts: dict[str, set[str]] = {}
+    for module, targets in import_graph().items():
+        if module.startswith("harness.report."):
+            arrows = parts.setdefault(module.split(".")[2], set())
+            arrows |= {t.split(".")[2] for t in targets if t.startswith("harness.report.")}
+    allowed = {**REPORT_PARTS, "generate": set(REPORT_PARTS) - {"runs_index"}}
+    wrong = {
+        part: sorted(arrows - allowed.get(part, set()) - {part}) for part, arrows in parts.items()
+    }
+    assert {part: arrows for part, arrows in wrong.items() if arrows} == {}
+
+
+@pytest.mark.parametrize(
+    "room", ["proxy", "stubs", "harness/isolation", "harness/run", "harness/report", "rundir"]
+)
 def test_every_part_says_what_it_holds(room: str) -> None:
     """Each sub-package has an `__init__` with a docstring and an `__all__`."""
     missing = []
