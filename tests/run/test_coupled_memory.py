@@ -31,7 +31,9 @@ def _record(study: Path, runs: Path, *args: str, passes: bool = True) -> Path:
     """The newest run `harness record` left in `runs` (one with infrastructure failures does
     not pass: `passes=False`)."""
     done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local", *args)
-    assert (done.returncode == 0) == passes, done.stdout + done.stderr[-3000:]
+    output = done.stdout + done.stderr[-3000:]
+    assert (done.returncode == 0) == passes, output
+    assert "infrastructure failures" in done.stdout, output  # it ran to its summary
     return max((p for p in runs.iterdir() if (p / "run.json").exists()), key=lambda p: p.name)
 
 
