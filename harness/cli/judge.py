@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from rundir.judgments.records import JudgmentSet
 
 
 def judge(
@@ -47,18 +51,9 @@ def judge(
     from harness.errors import HarnessError
 
     if verify is not None:
-        from harness.judge.verify import verify_set
-
-        problems = verify_set(verify, seal)
-        for problem in problems:
-            typer.echo(problem)
-        typer.echo(f"{verify}: {len(problems)} problem(s)")
-        raise typer.Exit(1 if problems else 0)
+        _verify(verify, seal)
     if open_set is not None:
-        from harness.judge.outcomes import read_outcomes
-
-        sealed = seal or open_set.parent / f"{open_set.name}.seal.json"
-        typer.echo(read_outcomes(open_set, sealed).model_dump_json(indent=2))
+        _open_outcomes(open_set, seal)
         return
     if not run_dirs or rubrics is None or judges is None or out is None:
         raise HarnessError(
@@ -82,6 +77,35 @@ def judge(
     )
     with judging_progress():
         manifest = run_stage(list(run_dirs), rubrics, judges, out, options)
+    _echo_manifest(manifest)
+    _echo_bill(out)
+    typer.echo(
+        f"wrote {out} ({len(manifest.set_aside)} set aside); sealed {seal_path_for(out, options)}"
+    )
+    raise typer.Exit(0 if all(a.status == "passed" for a in manifest.axes) else 1)
+
+
+def _verify(verify: Path, seal: Path | None) -> None:
+    """`--verify`: every problem of a set on its line; exits 1 if there is any."""
+    from harness.judge.verify import verify_set
+
+    problems = verify_set(verify, seal)
+    for problem in problems:
+        typer.echo(problem)
+    typer.echo(f"{verify}: {len(problems)} problem(s)")
+    raise typer.Exit(1 if problems else 0)
+
+
+def _open_outcomes(open_set: Path, seal: Path | None) -> None:
+    """`--open`: the set's outcomes, its seal opened, as JSON."""
+    from harness.judge.outcomes import read_outcomes
+
+    sealed = seal or open_set.parent / f"{open_set.name}.seal.json"
+    typer.echo(read_outcomes(open_set, sealed).model_dump_json(indent=2))
+
+
+def _echo_manifest(manifest: JudgmentSet) -> None:
+    """Each bar, A/A control, third pass, halt and axis of the set, a line each."""
     for b in [*manifest.calibration, *manifest.running, *manifest.stability]:
         value = "-" if b.value is None else f"{b.value:.2f}"
         typer.echo(
@@ -101,11 +125,6 @@ def judge(
         typer.echo(f"axis {axis.rubric}: {axis.status.upper()}")
         for reason in axis.reasons:
             typer.echo(f"  {reason}")
-    _echo_bill(out)
-    typer.echo(
-        f"wrote {out} ({len(manifest.set_aside)} set aside); sealed {seal_path_for(out, options)}"
-    )
-    raise typer.Exit(0 if all(a.status == "passed" for a in manifest.axes) else 1)
 
 
 def _echo_bill(out: Path) -> None:
