@@ -1,8 +1,9 @@
 """A coupled study's memory question (harness/run/coupled_item.py): what its turn records are
 when the arm's history could not be taken in, and when another arm's snapshot failed.
 
-The uncoupled path says the same in harness/run/orchestrator.py (`_attempt`, `_settle`); a
-coupled item keeps its records per arm and turn until the item is over, so it asks here.
+The uncoupled path says the same in harness/run/item_on_arm.py (`ItemOnArm._not_asked`) and
+harness/run/orchestrator.py (`_settle`); a coupled item keeps its records per arm and turn until
+the item is over, so it asks here.
 """
 
 from __future__ import annotations
