@@ -29,7 +29,7 @@ from stubs.vectors.minilm import minilm_embeddings
 from stubs.vectors.static import static_embeddings
 from vendors.errors import VendorRequestError
 from vendors.reply import Usage, VendorReply
-from vendors.requests.embeddings import _inputs, _model
+from vendors.requests.embeddings import embedding_inputs, requested_embedding_model
 
 # Native widths of OpenAI's embedding models: a request without `dimensions` gets these, as a
 # vector store sized for the real model expects. Other models get ctx.embedding_dims.
@@ -95,8 +95,8 @@ class VectorSettings(Protocol):
 
 def openai_embeddings(req: StubRequest, ctx: VectorSettings) -> VendorReply:
     body = req.body
-    model = _model(body)
-    texts, tokens = _inputs(body.get("input"))
+    model = requested_embedding_model(body)
+    texts, tokens = embedding_inputs(body.get("input"))
     dims = _dimensions(body, model, ctx)
     encoding = body.get("encoding_format", "float")
     if encoding is None:

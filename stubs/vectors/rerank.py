@@ -22,7 +22,12 @@ from stubs.request import StubRequest
 from stubs.vectors.embeddings import VectorSettings, embed_texts
 from vendors.errors import VendorRequestError
 from vendors.reply import Usage, VendorReply
-from vendors.requests.rerank import _cohere_text, _documents, _limit, _string
+from vendors.requests.rerank import (
+    cohere_document_text,
+    required_string,
+    rerank_documents,
+    top_limit,
+)
 from vendors.tokens import estimate_tokens
 
 _DIMS = 1024  # wide enough that hash bucket collisions barely move scores; the others pad
@@ -57,10 +62,10 @@ def _relevance(cosine: float) -> float:
 
 def cohere_rerank(req: StubRequest, ctx: VectorSettings) -> VendorReply:
     body = req.body
-    model = _string(body, "model")
-    query = _string(body, "query")
-    documents = [_cohere_text(d, i) for i, d in enumerate(_documents(body))]
-    top_n = _limit(body, "top_n", len(documents))
+    model = required_string(body, "model")
+    query = required_string(body, "query")
+    documents = [cohere_document_text(d, i) for i, d in enumerate(rerank_documents(body))]
+    top_n = top_limit(body, "top_n", len(documents))
     ranked = rank(query, documents, ctx.embedding_model)[:top_n]
     payload = {
         # Cohere's ids are UUIDs; this one is derived from the request, never random.
@@ -78,15 +83,15 @@ def cohere_rerank(req: StubRequest, ctx: VectorSettings) -> VendorReply:
 
 def voyage_rerank(req: StubRequest, ctx: VectorSettings) -> VendorReply:
     body = req.body
-    model = _string(body, "model")
-    query = _string(body, "query")
-    documents = _documents(body)
+    model = required_string(body, "model")
+    query = required_string(body, "query")
+    documents = rerank_documents(body)
     for i, doc in enumerate(documents):
         if not isinstance(doc, str):
             raise VendorRequestError(
                 400, f"documents.{i}: Input should be a valid string", "documents"
             )
-    top_k = _limit(body, "top_k", len(documents))
+    top_k = top_limit(body, "top_k", len(documents))
     return_documents = body.get("return_documents", False)
     if not isinstance(return_documents, bool):
         raise VendorRequestError(

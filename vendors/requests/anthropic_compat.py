@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from vendors.errors import VendorRequestError
-from vendors.requests.anthropic_messages import _check_output_config_format, _check_thinking
+from vendors.requests.anthropic_messages import check_output_config_format, check_thinking
 from vendors.requests.openai_chat import check_chat
 
 # Fields the layer accepts and drops (the page's "Ignored" rows, and the OpenAI-only fields it
@@ -52,8 +52,8 @@ def compat_body(body: dict[str, Any]) -> dict[str, Any]:
     if n is not None and n != 1:
         raise VendorRequestError(400, "n: Only n=1 is supported", "n")
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
-    _check_thinking(body, max_tokens if isinstance(max_tokens, int) else None)
-    _check_output_config_format(body)
+    check_thinking(body, max_tokens if isinstance(max_tokens, int) else None)
+    check_output_config_format(body)
     out = {k: v for k, v in body.items() if k not in IGNORED and k not in ANTHROPIC_FIELDS}
     temperature = out.get("temperature")
     if isinstance(temperature, (int, float)) and not isinstance(temperature, bool):

@@ -154,7 +154,7 @@ def _check_tool_choice(body: dict[str, Any], tools: dict[str, dict[str, Any]]) -
     return None
 
 
-def _check_thinking(body: dict[str, Any], max_tokens: int | None) -> tuple[bool, int | None, bool]:
+def check_thinking(body: dict[str, Any], max_tokens: int | None) -> tuple[bool, int | None, bool]:
     """(thinking on, budget, display omitted). `max_tokens` None: not checked against the budget."""
     thinking = body.get("thinking")
     if thinking is None:
@@ -250,11 +250,11 @@ def _check_output_format(body: dict[str, Any], configured: bool) -> dict[str, An
 
 
 def _check_output_config(body: dict[str, Any]) -> dict[str, Any] | None:
-    schema = _check_output_config_format(body)
+    schema = check_output_config_format(body)
     return _check_output_format(body, schema is not None) or schema
 
 
-def _check_output_config_format(body: dict[str, Any]) -> dict[str, Any] | None:
+def check_output_config_format(body: dict[str, Any]) -> dict[str, Any] | None:
     config = body.get("output_config")
     if config is None:
         return None
@@ -302,7 +302,7 @@ def plan_messages(body: dict[str, Any], total_input: int, per_model: bool = True
     check_messages(body)
     tools = _check_tools(body)
     forced = _check_tool_choice(body, tools)
-    thinking, budget, omitted = _check_thinking(body, max_tokens if per_model else None)
+    thinking, budget, omitted = check_thinking(body, max_tokens if per_model else None)
     if thinking and forced is not None:
         raise _fail("Thinking may not be enabled when tool_choice forces tool use.", "tool_choice")
     _check_sampling(body, thinking and per_model)

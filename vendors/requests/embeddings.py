@@ -18,11 +18,11 @@ MAX_INPUT_TOKENS = 8192  # OpenAI's per-input context limit for its embedding mo
 def check_embeddings(body: dict[str, Any]) -> None:
     """The checks of what the live proxy reads (proxy.flow.intake runs them in both modes); the
     encoding and dimensions are checked by the stub, which knows each model's width."""
-    _model(body)
-    _inputs(body.get("input"))
+    requested_embedding_model(body)
+    embedding_inputs(body.get("input"))
 
 
-def _model(body: dict[str, Any]) -> str:
+def requested_embedding_model(body: dict[str, Any]) -> str:
     model = body.get("model")
     if model is None:
         raise VendorRequestError(400, "you must provide a model parameter", "model")
@@ -49,7 +49,7 @@ def _is_token_ids(value: Any) -> bool:
     )
 
 
-def _inputs(value: Any) -> tuple[list[str], list[int]]:
+def embedding_inputs(value: Any) -> tuple[list[str], list[int]]:
     """The texts to embed and the tokens each costs. Token-id inputs embed their decimal text."""
     if value is None:
         raise VendorRequestError(400, "Missing required parameter: 'input'.", "input")

@@ -12,20 +12,20 @@ _MAX_DOCUMENTS = 1000  # both vendors' per-request limit
 
 def check_cohere(body: dict[str, Any]) -> None:
     """The request checks (proxy.flow.intake runs them in both modes)."""
-    _string(body, "model")
-    _string(body, "query")
-    documents = [_cohere_text(d, i) for i, d in enumerate(_documents(body))]
-    _limit(body, "top_n", len(documents))
+    required_string(body, "model")
+    required_string(body, "query")
+    documents = [cohere_document_text(d, i) for i, d in enumerate(rerank_documents(body))]
+    top_limit(body, "top_n", len(documents))
 
 
 def check_voyage(body: dict[str, Any]) -> None:
-    _string(body, "model")
-    _string(body, "query")
-    documents = _documents(body)
-    _limit(body, "top_k", len(documents))
+    required_string(body, "model")
+    required_string(body, "query")
+    documents = rerank_documents(body)
+    top_limit(body, "top_k", len(documents))
 
 
-def _string(body: dict[str, Any], name: str) -> str:
+def required_string(body: dict[str, Any], name: str) -> str:
     value = body.get(name)
     if value is None:
         raise VendorRequestError(400, f"{name}: Field required", name)
@@ -36,7 +36,7 @@ def _string(body: dict[str, Any], name: str) -> str:
     return value
 
 
-def _documents(body: dict[str, Any]) -> list[Any]:
+def rerank_documents(body: dict[str, Any]) -> list[Any]:
     docs = body.get("documents")
     if docs is None:
         raise VendorRequestError(400, "documents: Field required", "documents")
@@ -51,7 +51,7 @@ def _documents(body: dict[str, Any]) -> list[Any]:
     return docs
 
 
-def _cohere_text(doc: Any, index: int) -> str:
+def cohere_document_text(doc: Any, index: int) -> str:
     if isinstance(doc, str):
         return doc
     # Older v2 clients may still send {"text": ...} or other string fields (RerankDocument).
@@ -60,7 +60,7 @@ def _cohere_text(doc: Any, index: int) -> str:
     raise VendorRequestError(400, f"documents.{index}: Input should be a valid string", "documents")
 
 
-def _limit(body: dict[str, Any], name: str, count: int) -> int:
+def top_limit(body: dict[str, Any], name: str, count: int) -> int:
     value = body.get(name)
     if value is None:
         return count
