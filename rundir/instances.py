@@ -5,7 +5,7 @@ listeners); worker 0's copy is `A` itself, so a one-worker run names nothing new
 and the proxy see instance names; every file of the run names the study's arm, and where the
 worker matters (egress.jsonl: whose copy reached out) a `worker` field beside it, so a count per
 arm sums every copy exactly once and does not depend on N. rundir/control/proxy_file.py holds the
-same mark (`WORKER_MARK`): an arm name cannot hold "@" (harness/study.py).
+same mark (`WORKER_MARK`): an arm name cannot hold "@" (harness/study/).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from pathlib import Path
 import canonical
 from harness.checks.body_diff import compared_view, first_difference, request_body
 from harness.checks.elements import ElementsError, Firing, read_elements
-from harness.coupling import GatePair
+from harness.study import GatePair
 from rundir.calls.calllog import CallRecord, read_calls
 from rundir.calls.packread import PackReader
 from rundir.runs.gate_record import PairCheck

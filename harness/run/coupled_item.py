@@ -1,4 +1,4 @@
-"""One item of a coupled study (harness/coupling.py), run turn by turn across its arms.
+"""One item of a coupled study (harness/study/coupling.py), run turn by turn across its arms.
 
 Every arm's turn t runs before any arm's turn t+1, the arms of each turn in the item's order
 (the study's leaders first, then the rest seeded per item), so a candidate's turn follows its
@@ -40,9 +40,7 @@ import structlog
 from arms.client import SeamClient, SeamError, TurnResult
 from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
-from harness.coupling import Coupling, turn_order
 from harness.isolation.base import InfraError, IsolationBackend
-from harness.parity import parity_for
 from harness.run.coupled_memory import unasked, voided
 from harness.run.memory.question_records import QuestionRecorder
 from harness.run.memory.snapshot import SnapshotError
@@ -52,7 +50,7 @@ from harness.run.turns.tally import RunTally
 from harness.run.turns.turn_records import AttemptRecords
 from harness.run.watch.stray_watch import StrayConnection, StrayWatch, strongest
 from harness.run.watch.turn_watch import TurnWatch
-from harness.study import Item, Study
+from harness.study import Coupling, Item, Study, parity_for, turn_order
 from rundir.instances import join
 from rundir.turns.turns import TurnLog, TurnRecord, addon_sha256
 

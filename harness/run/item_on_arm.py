@@ -25,14 +25,13 @@ from arms.client import SeamClient, SeamError
 from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
 from harness.isolation.base import InfraError
-from harness.parity import parity_for
 from harness.run.coupled_item import Driver
 from harness.run.memory.snapshot import SnapshotError
 from harness.run.memory_stage import MemoryStage, Prepared
 from harness.run.turns.retries import BACKOFF_S, MAX_RETRIES
 from harness.run.turns.turn_records import AttemptRecords
 from harness.run.watch.stray_watch import StrayConnection, strongest
-from harness.study import Item, TurnScript
+from harness.study import Item, TurnScript, parity_for
 from rundir.instances import join
 from rundir.turns.ingestions import IngestionRecord
 from rundir.turns.turns import TurnRecord

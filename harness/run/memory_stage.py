@@ -44,12 +44,11 @@ from arms.seam import INGEST_VERSION, Health, Ingest, IngestMessage, OpenSession
 from harness.datasets.model import History
 from harness.isolation.base import InfraError, IsolationBackend
 from harness.isolation.seam_http import seam_client
-from harness.parity import Parity, parity_for
 from harness.run.memory import snapshot
 from harness.run.memory.arm_stop import stop_arm
 from harness.run.proxy_control import ProxyControl
 from harness.run.turns.limit_check import describe
-from harness.study import Item
+from harness.study import Item, Parity, parity_for
 from rundir.errors import RunDirError
 from rundir.instances import join
 from rundir.runs.header import read_header
@@ -109,7 +108,7 @@ class MemoryStage:
         self.clients = clients  # the orchestrator's: a restart here replaces its client
         self.seam_urls = seam_urls
         self.deadline_ms = ingest_deadline_ms
-        self.parity: Parity | None = None  # the study's engine parity (harness/parity.py)
+        self.parity: Parity | None = None  # the study's engine parity (harness/study/parity.py)
         self.health: dict[str, Health] = {}
         self.snapshots: dict[tuple[str, str], Snapshot] = {}
         self.adopted = False  # the resumed runs' snapshots were looked for

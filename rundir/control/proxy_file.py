@@ -30,7 +30,7 @@ MODES = ("record", "live", "replay")
 # Settings only live mode reads: left out of the options otherwise, so a record run's options
 # never name a ledger or a cap it does not use.
 # `--workers N`: worker k > 0 runs arm A as instance `A@k` (its own listeners and process); an
-# arm name cannot hold "@" (harness/study.py), so the arm a call is charged to is unambiguous.
+# arm name cannot hold "@" (harness/study/), so the arm a call is charged to is unambiguous.
 WORKER_MARK = "@"
 
 

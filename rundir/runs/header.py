@@ -38,7 +38,7 @@ class StudyRun(BaseModel):
     items_sha256: str
     prices_sha256: str | None = None
     pins: dict[str, object] = Field(default_factory=dict)
-    # The study's engine parity (harness/parity.py): `arms` and the fields it fixes, handed to
+    # The study's engine parity (harness/study/parity.py): `arms` and the fields it fixes, handed to
     # those arms over the seam; {} when the study sets none.
     parity: dict[str, object] = Field(default_factory=dict)
     isolation: str
