@@ -20,7 +20,7 @@ from rundir.network.proxy_egress import (
 )
 from rundir.runs.header import RunHeader, StudyRun
 from tests.harness.studies import harness, only_run
-from tests.harness.test_coupled_runs import copy_example
+from tests.run.test_coupled_runs import copy_example
 
 REFUSED = [
     ProxyEgressEntry(destination="172.17.0.1:37409", time="t", kind="refused", protocol="tcp"),

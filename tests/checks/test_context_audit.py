@@ -14,7 +14,7 @@ import pytest
 
 from harness.checks.context_audit import turn_context_findings
 from tests.harness.studies import harness, only_run, read_jsonl
-from tests.harness.test_coupled_runs import copy_example
+from tests.run.test_coupled_runs import copy_example
 from tests.toy_arms import TOY_ARMS
 
 BULKY_ARM = TOY_ARMS / "bulky_toy_arm.py"
