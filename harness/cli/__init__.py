@@ -11,7 +11,7 @@ from rundir.errors import UserError
 
 # Every command, in the order `harness --help` lists them: name, where it lives, its one-line
 # help. A command's module is imported only when that command runs, so `harness --help` and
-# every command pay only for what they use (tests/harness/test_cli.py checks each line here
+# every command pay only for what they use (tests/cli/test_cli.py checks each line here
 # against the command's own docstring). Add a command by adding its line.
 COMMANDS = (
     Lazy(
