@@ -90,6 +90,7 @@ from harness.study.items import Item
 from harness.study.parity import Parity
 from ledger.usd import BadAmount, parse_usd
 from rundir.control.proxy_file import PurposeRule as ProxyPurposeRule
+from rundir.instances import WORKER_MARK
 from rundir.runs.limits import ResourceLimits
 from vendors.hosts import VENDORS
 from vendors.pins import Pins
@@ -227,6 +228,14 @@ class StudyFile(BaseModel):
     def _some_arms(cls, value: list[str] | dict[str, ArmSpec]) -> list[str] | dict[str, ArmSpec]:
         if not value:
             raise ValueError("name at least one arm")
+        # A worker's copy of an arm is named ARM@k in every run file (rundir/instances.py): an
+        # arm whose own name held the mark would be read back as another arm's copy.
+        marked = [name for name in value if WORKER_MARK in name]
+        if marked:
+            raise ValueError(
+                f"arm name {', '.join(map(repr, marked))} holds {WORKER_MARK!r}, which marks a "
+                f"worker's copy of an arm (A{WORKER_MARK}2); rename the arm"
+            )
         return value
 
     @field_validator("cap_add")
