@@ -54,7 +54,7 @@ def bind(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Accepted connections inherit it. Without it a reply written in two parts (headers, then
     # body or a stream's line) waits for the client's delayed ACK: about 40 ms per response on
-    # a warm connection, measured by the seam probe (harness/run/rtt.py).
+    # a warm connection, measured by the seam probe (harness/run/control/rtt.py).
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.set_inheritable(True)

@@ -18,10 +18,10 @@ study's keys (only PATH and the like, as an arm's, and placeholder keys), and th
 variables point at the proxy listener of the arm whose text it checks (OPENAI_BASE_URL, ...), so
 a model call it makes is metered, capped, logged in calls.jsonl and booked in the ledger like any
 other. Its purpose is `guard` by the harness's word, not the guard's: while it runs the orchestrator
-tells the proxy (phase `guard`, harness/run/proxy_control.py) and every call on that listener is
-booked as purpose guard on the turn it checks, whatever X-Harness-Purpose it sends or omits
-(HARNESS_PURPOSE says so); the sampling rewrite never touches it. An arm's own call sent on its
-listener in that window is booked as guard too (the arm's turn is over by then). A
+tells the proxy (phase `guard`, harness/run/control/proxy_control.py) and every call on that
+listener is booked as purpose guard on the turn it checks, whatever X-Harness-Purpose it sends or
+omits (HARNESS_PURPOSE says so); the sampling rewrite never touches it. An arm's own call sent on
+its listener in that window is booked as guard too (the arm's turn is over by then). A
 Python guard also gets the local arms' socket guard: any other connection is refused inside it
 and logged in the run's `egress/guard/egress.jsonl` (its verdict then most likely `error`). It
 runs on the host, whatever the backend: not a sandbox (a non-Python guard is not held).

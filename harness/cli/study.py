@@ -45,7 +45,7 @@ def _run(
 ) -> int:
     from harness.run.live.priced_models import check_priced_models
     from harness.run.pipeline import RunRequest, run_study
-    from harness.run.shards import resolve_shard
+    from harness.run.stages.shards import resolve_shard
     from harness.study import load_study
 
     spec = resolve_shard(shard)

@@ -96,8 +96,8 @@ class StoredHistory(History):
     """A drawn question's history held as its sessions' ids and dates (their messages empty):
     500 LongMemEval-S histories are ~265 MB of text, several times that as objects. `full()`
     reads the question from its offsets and checks it in full when its item's turn comes
-    (harness/run/memory_stage.py), so a run holds one history's messages per worker, and reads
-    only the questions it runs (a shard: its own)."""
+    (harness/run/memory/memory_stage.py), so a run holds one history's messages per worker, and
+    reads only the questions it runs (a shard: its own)."""
 
     _path: Path = PrivateAttr()
     _entry: IndexEntry = PrivateAttr()

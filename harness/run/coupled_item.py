@@ -16,9 +16,9 @@ The records go to turns.jsonl once the item is over, turn by turn in the order t
 naming that order (`order`), the turn context it received (`addon_from`, `addon_sha256`) and the
 one it returned (`addon_returned`, `addon_returned_sha256`).
 
-A memory benchmark's item (harness/run/memory_stage.py) is prepared on every arm, in the item's
-order, before its question's first turn runs anywhere: each arm ingests the history session by
-session at each session's date (or restores the snapshot of it another question took), and its
+A memory benchmark's item (harness/run/memory/memory_stage.py) is prepared on every arm, in the
+item's order, before its question's first turn runs anywhere: each arm ingests the history session
+by session at each session's date (or restores the snapshot of it another question took), and its
 question's session is the one the history went into. So the question turn runs coupled like any
 other (the reference first, its context handed, reuse and pins alike), each arm on its own store.
 An arm whose preparation failed its retries, hit a bound or cannot ingest answers nothing; the
@@ -42,9 +42,9 @@ from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
 from harness.isolation.base import InfraError, IsolationBackend
 from harness.run.coupled_memory import unasked, voided
+from harness.run.memory.memory_stage import MemoryStage, Prepared
 from harness.run.memory.question_records import QuestionRecorder
 from harness.run.memory.snapshot import SnapshotError
-from harness.run.memory_stage import MemoryStage, Prepared
 from harness.run.turns.retries import BACKOFF_S, MAX_RETRIES
 from harness.run.turns.tally import RunTally
 from harness.run.turns.turn_records import AttemptRecords

@@ -8,7 +8,7 @@ the item is over, so it asks here.
 
 from __future__ import annotations
 
-from harness.run.memory_stage import Prepared
+from harness.run.memory.memory_stage import Prepared
 from harness.run.turns.turn_records import AttemptRecords
 from rundir.turns.turns import TurnRecord
 

@@ -2,11 +2,11 @@
 another; a coupled study runs an item turn by turn across arms instead: coupled_item.py).
 
 An attempt opens a fresh session (a memory question's history ingested first:
-harness/run/memory_stage.py) and runs the item's turns in order, each under the same wall deadline
-at the seam, with the arm's clock pinned to the item's date. A failure of the machinery (the arm's
-process died, its seam refused the connection) is retried from the item's first turn on a fresh
-arm, up to MAX_RETRIES times (harness/run/turns/retries.py), and counted apart from the arm's own
-failures (cut, error). A running turn is watched (harness/run/watch/turn_watch.py): with the
+harness/run/memory/memory_stage.py) and runs the item's turns in order, each under the same wall
+deadline at the seam, with the arm's clock pinned to the item's date. A failure of the machinery
+(the arm's process died, its seam refused the connection) is retried from the item's first turn on a
+fresh arm, up to MAX_RETRIES times (harness/run/turns/retries.py), and counted apart from the arm's
+own failures (cut, error). A running turn is watched (harness/run/watch/turn_watch.py): with the
 study's `on_stray = "halt"` the first stray connection cuts it, records it `stray_connection` and
 stops the run (StrayConnection).
 """
@@ -26,8 +26,8 @@ from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
 from harness.isolation.base import InfraError
 from harness.run.coupled_item import Driver
+from harness.run.memory.memory_stage import MemoryStage, Prepared
 from harness.run.memory.snapshot import SnapshotError
-from harness.run.memory_stage import MemoryStage, Prepared
 from harness.run.turns.retries import BACKOFF_S, MAX_RETRIES
 from harness.run.turns.turn_records import AttemptRecords
 from harness.run.watch.stray_watch import StrayConnection, strongest
@@ -145,7 +145,7 @@ class ItemOnArm:
         """The attempt's session, opened (after a memory question's history), or None when the
         attempt ends before its first turn (its records, if any, in `done`)."""
         item, arm, turns = self.item, self.arm, len(self.item.turns)
-        # A memory benchmark's question: its history first (harness/run/memory_stage.py).
+        # A memory benchmark's question: its history first (harness/run/memory/memory_stage.py).
         prepared = await self.o.memory.prepare(item, arm, attempt) if item.memory else None
         if prepared is not None and (ended := self._not_asked(prepared, records)) is not None:
             done += ended

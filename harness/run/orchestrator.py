@@ -4,9 +4,9 @@ It starts the arms (one at a time, each once the proxy listens), hands out the i
 each on its arms: one arm after another in a seeded order (no arm always goes first, and the
 order is reproducible), each from a fresh session (harness/run/item_on_arm.py); a coupled study
 runs its items turn by turn across arms instead (harness/run/coupled_item.py). Before each turn
-the proxy is told which arm, item and turn is running (harness/run/proxy_control.py), so every
-call is attributed. Every record passes through here once, in order, on its way to turns.jsonl:
-the model's identity checked and the study's guard run on its text.
+the proxy is told which arm, item and turn is running (harness/run/control/proxy_control.py), so
+every call is attributed. Every record passes through here once, in order, on its way to
+turns.jsonl: the model's identity checked and the study's guard run on its text.
 
 A running turn is watched (harness/run/watch/turn_watch.py): its arm still alive, and every
 refused connection (any arm's, from any source: guard, proxy, kernel log) seen as it happens
@@ -32,13 +32,13 @@ from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
 from harness.isolation.seam_http import seam_client
 from harness.run.control.guard_route import guard_route
 from harness.run.control.probe_route import probe_env
+from harness.run.control.proxy_control import ProxyControl
+from harness.run.control.rtt import live_upstreams, probe_all
 from harness.run.coupled_item import CoupledItem
 from harness.run.item_on_arm import Held, ItemOnArm
+from harness.run.memory.memory_stage import MemoryStage, state_env
 from harness.run.memory.net_score import DEFAULT_LAMBDA
 from harness.run.memory.question_records import QuestionRecorder
-from harness.run.memory_stage import MemoryStage, state_env
-from harness.run.proxy_control import ProxyControl
-from harness.run.rtt import live_upstreams, probe_all
 from harness.run.turns.limit_check import describe, limit_records
 from harness.run.turns.signals import CtrlC
 from harness.run.turns.tally import RunTally
@@ -88,8 +88,8 @@ class Orchestrator:
         self.turns = turns
         self.on_turn = on_turn or (lambda record: None)
         self.skip = skip  # (item, arm) pairs a resumed run already finished
-        # --workers N (harness/run/workers.py): one tally for all workers, and the items handed
-        # out from one iterator in the study's order, each to the first worker that is free.
+        # --workers N (harness/run/stages/workers.py): one tally for all workers, and the items
+        # handed out from one iterator in the study's order, each to the first worker that is free.
         self.tally = tally if tally is not None else RunTally()
         self.hand_out = hand_out
         self.worker = worker  # --workers: this worker's index (its arms' instance names)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness.studies import harness, only_run, read_jsonl
-from tests.harness.test_coupled_runs import copy_example
+from tests.run.test_coupled_runs import copy_example
 
 pytestmark = pytest.mark.integration
 

@@ -1,6 +1,6 @@
 """Section 9's latency minus the network round trip, per arm, through harness/stats/latency.py.
 
-The floors come from the run's probes (rtt.jsonl, harness/run/rtt.py) where it has them:
+The floors come from the run's probes (rtt.jsonl, harness/run/control/rtt.py) where it has them:
 - each arm's seam, `GET /health` on a warm keep-alive connection before its first turn and
   after its last: one seam round trip comes off every turn of that arm;
 - in live mode each vendor's host, timed TCP handshakes: that vendor's routes get it as floor.

@@ -71,8 +71,8 @@ async def _drive(plan: Plan, advance: Callable[[TurnRecord], None], driven: Driv
     turns = TurnLog(plan.run_dir / "turns.jsonl")
     try:
         async with running(plan.backend, plan.settings) as proxy:
-            if plan.workers > 1:  # items in parallel, one proxy (harness/run/workers.py)
-                from harness.run.workers import drive_workers
+            if plan.workers > 1:  # items in parallel, one proxy (harness/run/stages/workers.py)
+                from harness.run.stages.workers import drive_workers
 
                 return await drive_workers(plan, proxy, turns, advance, driven.tally)
             orchestrator = Orchestrator(
@@ -92,7 +92,7 @@ async def _drive(plan: Plan, advance: Callable[[TurnRecord], None], driven: Driv
         # for its finally blocks, so the turn log is closed whichever way the drive ends.
         turns.close()
         if plan.workers > 1:  # in the items' order, as one worker writes it
-            from harness.run.workers import sort_turns
+            from harness.run.stages.workers import sort_turns
 
             sort_turns(turns.path, plan.items)
             sort_turns(plan.run_dir / "questions.jsonl", plan.items)

@@ -22,8 +22,8 @@ from harness.isolation.base import Isolation, IsolationBackend, ProxySettings
 from harness.protocol.lock import CheckedProtocol, check_protocol
 from harness.run.live.admission import admit_live
 from harness.run.live.dropped import dropped_followers, without_dropped
-from harness.run.shards import ShardSpec
 from harness.run.stages.resume import resumption
+from harness.run.stages.shards import ShardSpec
 from harness.run.stages.worker_names import check_workers, instances
 from harness.study import Item, Study, sha256
 from ledger.live_job import LiveJob

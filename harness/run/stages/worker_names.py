@@ -1,6 +1,6 @@
 """`--workers N`: the count checked, and the names of each worker's arm instances.
 
-Apart from harness/run/workers.py (which drives the workers) so the preparing stage can check
+Apart from harness/run/stages/workers.py (which drives the workers) so the preparing stage can check
 and name them without importing the orchestrator.
 """
 
@@ -13,7 +13,7 @@ from rundir.control.proxy_file import instance_name
 def check_workers(workers: int) -> None:
     """One clear line for a worker count that cannot run. Every backend and kind of study runs
     with workers: local and docker arms are copied per worker (`A@k`), and a memory study's
-    histories each go to one worker (harness/run/workers.py)."""
+    histories each go to one worker (harness/run/stages/workers.py)."""
     if workers < 1:
         raise HarnessError(
             f"--workers must be 1 or more, not {workers}",

@@ -1,5 +1,5 @@
 """What a run's drive counts as it goes: outcomes, infrastructure failures, strays seen, each
-arm copy's last turn end. One tally for all workers (harness/run/workers.py)."""
+arm copy's last turn end. One tally for all workers (harness/run/stages/workers.py)."""
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ async def test_record_mode_reuses_the_leaders_reply(tmp_path: Path, stream: bool
 
 # Plain only: the test kit reads an upstream reply whole and never runs live mode's stream tap,
 # which is what collects a streamed reply's bytes (record mode's streams are tested above; live
-# streams through a real proxy process: tests/harness/test_reuse_live_stream.py).
+# streams through a real proxy process: tests/run/control/test_reuse_live_stream.py).
 @pytest.mark.parametrize("stream", [False], ids=["plain"])
 async def test_live_mode_reuses_without_a_vendor_call_or_booking(
     tmp_path: Path, stream: bool, monkeypatch: pytest.MonkeyPatch

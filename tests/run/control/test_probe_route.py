@@ -15,7 +15,7 @@ from harness.errors import HarnessError
 from harness.run.control.probe_route import PROBE_ROUTE_ENV, probe_env
 from rundir.network.probe_file import ProbeCheck, ProbeDecision, write_probe
 from tests.harness.studies import harness, only_run, read_jsonl
-from tests.harness.test_coupled_runs import copy_example
+from tests.run.test_coupled_runs import copy_example
 
 
 def _decide(path: Path, route: str) -> None:

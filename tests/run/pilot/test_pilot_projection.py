@@ -16,8 +16,8 @@ from ledger.prices import load_prices
 from rundir.calls.calllog import read_calls
 from tests.fakevendor.server import FakeVendor
 from tests.harness.studies import gate_then_live, header
-from tests.harness.test_coupled_runs import copy_example
 from tests.proxy.live_helpers import STUDY_KEYS
+from tests.run.test_coupled_runs import copy_example
 
 pytestmark = pytest.mark.integration
 

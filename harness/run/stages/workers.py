@@ -16,7 +16,7 @@ arms as today. turns.jsonl (and a memory study's questions.jsonl) is sorted by t
 once the workers are done (records of one item keep their order), so it does not depend on N
 either.
 
-Memory studies (seam v2, harness/run/memory_stage.py): the items that share a history (LoCoMo
+Memory studies (seam v2, harness/run/memory/memory_stage.py): the items that share a history (LoCoMo
 asks many questions of one conversation) are handed out together, as one unit, to one worker,
 which runs them in the study's order. So each history is ingested once per arm, by the item that
 ingests it with one worker, into that worker's copy of the arm (its own state folder,

@@ -11,7 +11,7 @@ import pytest
 
 from harness.isolation.base import InfraError
 from harness.isolation.ports import free_port
-from harness.run.proxy_control import ProxyControl
+from harness.run.control.proxy_control import ProxyControl
 from proxy.flow.control import TurnRef
 from tests.proxy.addon_kit import addon_context
 

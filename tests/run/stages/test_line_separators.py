@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.run.stages.resume import finished_pairs, turn_records
-from harness.run.workers import sort_turns
+from harness.run.stages.workers import sort_turns
 from harness.study import load_items
 from rundir.turns.turns import read_turns
 from tests.harness.studies import REPO, harness

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import HarnessError
-from harness.run.shards import ShardSpec, resolve_shard
+from harness.run.stages.shards import ShardSpec, resolve_shard
 
 TASK = "SLURM_ARRAY_TASK_ID"
 

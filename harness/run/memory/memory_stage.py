@@ -44,9 +44,9 @@ from arms.seam import INGEST_VERSION, Health, Ingest, IngestMessage, OpenSession
 from harness.datasets.model import History
 from harness.isolation.base import InfraError, IsolationBackend
 from harness.isolation.seam_http import seam_client
+from harness.run.control.proxy_control import ProxyControl
 from harness.run.memory import snapshot
 from harness.run.memory.arm_stop import stop_arm
-from harness.run.proxy_control import ProxyControl
 from harness.run.turns.limit_check import describe
 from harness.study import Item, Parity, parity_for
 from rundir.errors import RunDirError

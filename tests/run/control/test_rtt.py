@@ -1,6 +1,6 @@
-"""Round-trip probes (harness/run/rtt.py) and what the report does with them and with strays:
-a real record run of a real seam arm under local isolation, a real stray, and synthetic runs for
-the placements a real arm would take minutes to produce (teardown, start-up)."""
+"""Round-trip probes (harness/run/control/rtt.py) and what the report does with them and with
+strays: a real record run of a real seam arm under local isolation, a real stray, and synthetic runs
+for the placements a real arm would take minutes to produce (teardown, start-up)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.run.rtt import probe_seam, probe_upstream
+from harness.run.control.rtt import probe_seam, probe_upstream
 from rundir.network.rtt import read_probes
 from rundir.network.strays_seen import StraySeen
 from tests.harness.report_runs import call, turn, write_run
 from tests.harness.studies import harness, header, only_run, read_jsonl, toy_arm, write_study
-from tests.harness.test_proxy_control import no_ca_store
 from tests.harness.test_stray_halt import hostile_arm
+from tests.run.control.test_proxy_control import no_ca_store
 
 
 def _report(run_dir: Path, out: Path) -> str:

@@ -17,7 +17,7 @@ import pytest
 
 from harness.isolation.base import ProxyInfo, ProxySettings
 from harness.isolation.local import LocalBackend
-from harness.run.proxy_control import ProxyControl
+from harness.run.control.proxy_control import ProxyControl
 from tests.fakevendor.server import FakeVendor
 from tests.proxy.live_helpers import STUDY_KEYS, settled_seqs
 
