@@ -26,9 +26,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from harness.checks.money_audit import token_counts
 from harness.errors import HarnessError
 from ledger.errors import UnknownModelError
-from ledger.prices import ModelPrice, PriceTable, TokenCounts, cost, worst_case
+from ledger.prices import ModelPrice, PriceTable, cost, worst_case
 from rundir.calls.calllog import CallRecord, read_calls
 from rundir.calls.packread import PackReader
 from rundir.calls.rewrites import as_sent
@@ -54,18 +55,6 @@ class Projection:
     expected: Decimal = Decimal(0)
     worst: Decimal = Decimal(0)
     calls: int = 0
-
-
-def token_counts(call: CallRecord) -> TokenCounts:
-    t = call.tokens
-    return TokenCounts(
-        input=t.input,
-        output=t.output,
-        cache_read=t.cache_read,
-        cache_write_5m=t.cache_write - t.cache_write_1h,
-        cache_write_1h=t.cache_write_1h,
-        reasoning=t.reasoning,
-    )
 
 
 def sent_body(call: CallRecord, pack: PackReader | None) -> tuple[dict[str, Any], int] | None:
