@@ -30,9 +30,7 @@ written with the turn records.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import httpx
 import structlog
@@ -40,62 +38,16 @@ import structlog
 from arms.client import SeamClient, SeamError, TurnResult
 from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
-from harness.isolation.base import InfraError, IsolationBackend
+from harness.isolation.base import InfraError
 from harness.run.coupled_memory import unasked, voided
-from harness.run.memory.memory_stage import MemoryStage, Prepared
-from harness.run.memory.question_records import QuestionRecorder
+from harness.run.driver import Driver, halted_turn, strays_after_turn
+from harness.run.memory.memory_stage import Prepared
 from harness.run.memory.snapshot import SnapshotError
 from harness.run.turns.retries import BACKOFF_S, MAX_RETRIES
-from harness.run.turns.tally import RunTally
 from harness.run.turns.turn_records import AttemptRecords
-from harness.run.watch.stray_watch import StrayConnection, StrayWatch, strongest
-from harness.run.watch.turn_watch import TurnWatch
-from harness.study import Coupling, Item, Study, parity_for, turn_order
-from rundir.instances import join
-from rundir.turns.turns import TurnLog, TurnRecord, addon_sha256
-
-
-class Driver(Protocol):
-    """What a coupled item uses of the orchestrator (harness/run/orchestrator.py), which runs
-    it: the arms' clients and watches, the tally, and its turn-level steps."""
-
-    study: Study
-    arms: list[str]
-    skip: frozenset[tuple[str, str]]
-    run_id: str
-    backend: IsolationBackend
-    clients: dict[str, SeamClient]
-    watch: TurnWatch
-    strays: StrayWatch
-    tally: RunTally
-    turns: TurnLog
-    deadline_s: float
-    worker: int
-    limited: set[str]
-    memory: MemoryStage
-    questions: QuestionRecorder
-    spoiled: dict[str, str]  # memory item -> why its snapshot failed (every arm fails it)
-
-    @property
-    def stopping(self) -> bool: ...
-
-    async def _restart(self, arm: str) -> None: ...
-
-    async def _tell_proxy(self, arm: str, item: str | None, turn: int) -> None: ...
-
-    async def _met_bound(
-        self,
-        arm: str,
-        records: AttemptRecords,
-        number: int,
-        turns: int,
-        done: list[TurnRecord],
-        result: TurnResult | None = None,
-        strays: int = 0,
-    ) -> bool: ...
-
-    def _write(self, record: TurnRecord) -> None: ...
-
+from harness.run.watch.stray_watch import StrayConnection
+from harness.study import Coupling, Item, parity_for, turn_order
+from rundir.turns.turns import TurnRecord, addon_sha256
 
 log = structlog.get_logger("harness.run.coupled")
 
@@ -181,7 +133,7 @@ class CoupledItem:
                 await asyncio.sleep(BACKOFF_S * 2 ** (lane.attempt - 1))
                 lane.attempt += 1
                 lane.session_id, lane.next_turn = "", 0
-                await self.o._restart(lane.arm)
+                await self.o.restart(lane.arm)
 
     def _give_up(self, lane: Lane, error: str) -> None:
         """The retries are spent: turns this attempt completed keep their outcome, the rest
@@ -245,7 +197,7 @@ class CoupledItem:
     async def _turn(self, lane: Lane, number: int) -> None:
         o, item, arm = self.o, self.item, lane.arm
         records = AttemptRecords(o.run_id, item.id, arm, lane.attempt)
-        await o._tell_proxy(arm, item.id, number)
+        await o.tell_proxy(arm, item.id, number)
         addon, source = self._addon_for(arm, number)
         turn = Turn(
             turn=number,
@@ -260,14 +212,7 @@ class CoupledItem:
         try:
             result = await o.watch.collect(arm, client, lane.session_id, turn, o.deadline_s)
         except StrayConnection as stray:
-            error = f"run halted: {stray}"
-            if stray.result is not None:  # it ended within the grace: its answer is kept
-                record = records.answered(number, stray.result)
-                record.outcome, record.error = "stray_connection", error
-            else:
-                record = records.failed(number, "stray_connection", error)
-            record.stray_connections = o.strays.this_turn[arm]
-            self._keep(lane, record)
+            self._keep(lane, halted_turn(o, arm, records, number, stray))
             raise
         except (SeamError, httpx.HTTPError, InfraError) as e:
             if await self._bound(lane, records, number):
@@ -295,15 +240,11 @@ class CoupledItem:
             else:
                 record.addon_returned = result.addon
                 record.addon_returned_sha256 = addon_sha256(result.addon)
-        o.tally.last_turn_end[join(arm, o.worker)] = time.time()
-        new = await o.strays.new(f"{arm} {item.id} turn {number}")
-        o.strays.turn_ended()
-        record.stray_connections = o.strays.this_turn[arm]
-        if new and o.strays.halt:
-            halt = StrayConnection(strongest(new))
-            record.outcome, record.error = "stray_connection", f"run halted: {halt}"
+        try:
+            await strays_after_turn(o, record)
+        except StrayConnection:
             self._keep(lane, record)
-            raise halt
+            raise
         if await self._bound(lane, records, number, result, record.stray_connections):
             return
         self._keep(lane, record)
@@ -319,7 +260,7 @@ class CoupledItem:
         """The arm met a bound in this turn: this turn and its later ones are `resource_limit`."""
         limited: list[TurnRecord] = []
         turns = len(self.item.turns)
-        if not await self.o._met_bound(lane.arm, records, number, turns, limited, result, strays):
+        if not await self.o.met_bound(lane.arm, records, number, turns, limited, result, strays):
             return False
         for record in limited:
             self._keep(lane, record)
@@ -354,7 +295,7 @@ class CoupledItem:
             # The arm is between turns: the proxy answers once it logged every call that ended
             # before, so the memory controls below see them all.
             try:
-                await self.o._tell_proxy(lane.arm, None, 0)
+                await self.o.tell_proxy(lane.arm, None, 0)
             except InfraError as e:
                 unreachable = e  # raised once the item's records are kept
             done = [lane.records[n] for n in sorted(lane.records)]
@@ -366,7 +307,7 @@ class CoupledItem:
                 self._question(lane)
             if lane.arm in self.o.limited:  # a fork bomb's leftovers must not slow the next arm
                 self.o.limited.discard(lane.arm)
-                await self.o._restart(lane.arm)
+                await self.o.restart(lane.arm)
         self._write()
         structlog.contextvars.unbind_contextvars("item", "arm")
         if unreachable is not None:
@@ -391,4 +332,4 @@ class CoupledItem:
             for arm in self.order:
                 record = self.lanes[arm].records.get(number)
                 if record is not None:
-                    self.o._write(record)
+                    self.o.write(record)

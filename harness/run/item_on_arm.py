@@ -14,7 +14,6 @@ stops the run (StrayConnection).
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -25,14 +24,13 @@ from arms.client import SeamClient, SeamError
 from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
 from harness.isolation.base import InfraError
-from harness.run.coupled_item import Driver
+from harness.run.driver import Driver, halted_turn, strays_after_turn
 from harness.run.memory.memory_stage import MemoryStage, Prepared
 from harness.run.memory.snapshot import SnapshotError
 from harness.run.turns.retries import BACKOFF_S, MAX_RETRIES
 from harness.run.turns.turn_records import AttemptRecords
-from harness.run.watch.stray_watch import StrayConnection, strongest
+from harness.run.watch.stray_watch import StrayConnection
 from harness.study import Item, TurnScript, parity_for
-from rundir.instances import join
 from rundir.turns.ingestions import IngestionRecord
 from rundir.turns.turns import TurnRecord
 
@@ -72,7 +70,7 @@ class ItemOnArm:
         done = await self._attempts()
         if self.arm in self.o.limited:  # a fork bomb's leftovers must not slow the next arm
             self.o.limited.discard(self.arm)
-            await self.o._restart(self.arm)
+            await self.o.restart(self.arm)
         await self._keep(done)
         structlog.contextvars.unbind_contextvars("item", "arm")
 
@@ -89,7 +87,7 @@ class ItemOnArm:
                 return done
             except StrayConnection:
                 for record in done:  # what ran, the halted turn included, is kept
-                    self.o._write(record)
+                    self.o.write(record)
                 raise
             except InfraError as e:
                 self.o.tally.infra_failures += 1
@@ -102,7 +100,7 @@ class ItemOnArm:
                     return done
                 await asyncio.sleep(BACKOFF_S * 2 ** (attempt - 1))
                 attempt += 1
-                await self.o._restart(arm)
+                await self.o.restart(arm)
 
     async def _keep(self, done: list[TurnRecord]) -> None:
         # The arm is between turns. The proxy answers this only once it has logged every call
@@ -110,7 +108,7 @@ class ItemOnArm:
         # the memory controls, which read the calls of this item's turns, see them all.
         unreachable: InfraError | None = None
         try:
-            await self.o._tell_proxy(self.arm, None, 0)
+            await self.o.tell_proxy(self.arm, None, 0)
         except InfraError as e:
             unreachable = e  # raised once the item's records are kept
         item = self.item
@@ -118,7 +116,7 @@ class ItemOnArm:
         if item.memory is not None:  # recorded after the proxy logged the item's calls (above)
             self.o.held.append(Held(self.arm, done, *self.o.memory.account(item, self.arm)))
         for record in done if item.memory is None else []:
-            self.o._write(record)
+            self.o.write(record)
         if unreachable is not None:
             raise unreachable
 
@@ -196,7 +194,7 @@ class ItemOnArm:
         """Run turn `number`, its record into `done`; False when the attempt ends here (the arm
         met a bound). Raises InfraError (the machinery failed) or StrayConnection (halt)."""
         o, arm, turns = self.o, self.arm, len(self.item.turns)
-        await o._tell_proxy(arm, self.item.id, number)
+        await o.tell_proxy(arm, self.item.id, number)
         turn = Turn(
             turn=number,
             user=script.user,
@@ -208,18 +206,11 @@ class ItemOnArm:
         try:
             result = await o.watch.collect(arm, client, session_id, turn, o.deadline_s)
         except StrayConnection as stray:
-            error = f"run halted: {stray}"
-            if stray.result is not None:  # it ended within the grace: its answer is kept
-                record = records.answered(number, stray.result)
-                record.outcome, record.error = "stray_connection", error
-            else:
-                record = records.failed(number, "stray_connection", error)
-            record.stray_connections = o.strays.this_turn[arm]
-            done.append(record)
+            done.append(halted_turn(o, arm, records, number, stray))
             raise
         except (SeamError, httpx.HTTPError, InfraError) as e:
             # An arm that died of its own bound (OOM-killed) failed: no retry on a fresh arm.
-            if await o._met_bound(arm, records, number, turns, done):
+            if await o.met_bound(arm, records, number, turns, done):
                 return False
             if isinstance(e, InfraError):
                 raise
@@ -230,26 +221,19 @@ class ItemOnArm:
         # A stream broken by the arm's death of its own bound (OOM-killed) is not a failure of
         # the machinery to retry.
         broken = result.outcome == "broken"
-        if broken and await o._met_bound(arm, records, number, turns, done):
+        if broken and await o.met_bound(arm, records, number, turns, done):
             return False
         if broken and await o.watch.machinery_failed(arm, None):
             raise InfraError(f"turn {number}: the arm's process died ({result.error})")
         record = records.answered(number, result)
-        # Later strays are its teardown's; per worker's copy (strays.at_teardown).
-        o.tally.last_turn_end[join(arm, o.worker)] = time.time()
-        new = await o.strays.new(f"{arm} {self.item.id} turn {number}")
-        o.strays.turn_ended()
-        record.stray_connections = o.strays.this_turn[arm]
-        if new and o.strays.halt:
-            # The turn ended before the watch saw it: its answer is kept, its outcome says why
-            # the run stopped.
-            halt = StrayConnection(strongest(new))
-            record.outcome, record.error = "stray_connection", f"run halted: {halt}"
+        try:
+            await strays_after_turn(o, record)
+        except StrayConnection:
             done.append(record)
-            raise halt
+            raise
         # After the strays: a halt outranks a bound, and its entries are charged to this turn.
         strays = record.stray_connections
-        if await o._met_bound(arm, records, number, turns, done, result, strays):
+        if await o.met_bound(arm, records, number, turns, done, result, strays):
             return False
         done.append(record)
         return True

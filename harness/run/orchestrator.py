@@ -197,7 +197,7 @@ class Orchestrator:
             log.info("arm ready", arm=name, seam=handle.seam_url)
             await self.strays.halt_if_new("start-up")  # an arm that reached out while starting
 
-    async def _restart(self, arm: str) -> None:
+    async def restart(self, arm: str) -> None:
         try:
             handle = await self.backend.restart_arm(arm)
         except InfraError as restart_error:
@@ -207,7 +207,7 @@ class Orchestrator:
         self.clients[arm] = seam_client(handle.seam_url)
         self.seam_urls[arm] = handle.seam_url
 
-    async def _met_bound(
+    async def met_bound(
         self,
         arm: str,
         records: AttemptRecords,
@@ -235,7 +235,7 @@ class Orchestrator:
             return
         await probe_all(self.rtt, self.run_id, self.seam_urls, self.upstreams, phase)
 
-    async def _tell_proxy(self, arm: str, item: str | None, turn: int) -> None:
+    async def tell_proxy(self, arm: str, item: str | None, turn: int) -> None:
         assert self.control is not None
         await self.control.tell(arm, item, turn)
 
@@ -252,9 +252,9 @@ class Orchestrator:
             if done:
                 self.questions.record(item, kept.arm, done, kept.ingested, kept.snapshot_sha256)
             for record in done:
-                self._write(record)
+                self.write(record)
 
-    def _write(self, record: TurnRecord) -> None:
+    def write(self, record: TurnRecord) -> None:
         record = self.identity.check(record)  # a main call served by an unpinned model fails it
         guard = self.study.file.guard
         if guard is not None and record.text:
