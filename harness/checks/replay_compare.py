@@ -175,7 +175,7 @@ def compare_turns(source: Path, replay: Path) -> tuple[int, list[TurnDivergence]
     return len(before.keys() | after.keys()), divergences
 
 
-def compare_runs(source: Path, replay: Path, masks: list[str] | None = None) -> ReplayComparison:
+def compare_replay(source: Path, replay: Path, masks: list[str] | None = None) -> ReplayComparison:
     """`masks`: what the replay's proxy masked (harness.checks.masks.all_masks of the study),
     so the body diffs show what the request hashes covered; default the proxy's own."""
     recorded = _calls(source)

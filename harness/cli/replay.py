@@ -33,7 +33,7 @@ def replay(
     """Replay a recorded run with no key and no network; exit 1 on any divergence or miss."""
     # Imported here: loading a study pulls in the vendor SDKs, which other commands need not pay.
     from harness.checks.masks import all_masks
-    from harness.checks.replay_compare import compare_runs, verdict_lines, write_comparison
+    from harness.checks.replay_compare import compare_replay, verdict_lines, write_comparison
     from harness.run.pipeline import RunRequest, run_study
     from harness.study import load_study
     from rundir.runs.header import read_header
@@ -79,7 +79,7 @@ def replay(
         workers=workers,
     )
     result = run_study(request)
-    comparison = compare_runs(source, result.run_dir, all_masks(loaded))  # the proxy's masks
+    comparison = compare_replay(source, result.run_dir, all_masks(loaded))  # the proxy's masks
     write_comparison(result.run_dir / "replay.json", comparison)
     typer.echo(f"replay of {header.run_id} -> {result.header.run_id}")
     for line in verdict_lines(comparison):
