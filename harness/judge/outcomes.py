@@ -17,14 +17,15 @@ repeats and the A/A pairs are the stage's own checks and are not outcomes.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rundir.judgments.files import read_exact, read_manifest, read_tasks, read_votes
-from rundir.judgments.records import JudgmentTask
-from rundir.judgments.seal import open_seal
+from rundir.judgments.records import JudgmentSet, JudgmentTask
+from rundir.judgments.seal import Seal, open_seal
 
 
 class FlagOutcome(BaseModel):
@@ -92,13 +93,47 @@ def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
     seal = open_seal(set_dir, seal_path)  # refuses a seal that is not this set's
     axes = {a.rubric: a.status for a in manifest.axes}
     accepted = {v.task: v.verdict for v in read_votes(set_dir) if v.status == "accepted"}
+    grades = _exact_grades(set_dir, seal, axes)
+    flags: list[FlagOutcome] = []
+    pairs: list[PairOutcome] = []
+    set_aside: list[str] = []
+    for name, group in sorted(_confirmatory_groups(set_dir, manifest).items()):
+        verdicts = [accepted.get(t.id) for t in group]
+        if any(v is None for v in verdicts):
+            set_aside.append(name)
+            continue
+        outcome = _outcome(group, [str(v) for v in verdicts], seal, axes)
+        if isinstance(outcome, GradeOutcome):
+            grades.append(outcome)
+        elif isinstance(outcome, FlagOutcome):
+            flags.append(outcome)
+        else:
+            pairs.append(outcome)
+    grades.sort(key=lambda g: (g.metric, g.run, g.arm, g.item, g.turn))
+    return JudgedOutcomes(
+        stage=manifest.stage,
+        axes=axes,
+        flags=flags,
+        pairs=pairs,
+        set_aside=set_aside,
+        grades=grades,
+    )
+
+
+def _confirmatory_groups(set_dir: Path, manifest: JudgmentSet) -> dict[str, list[JudgmentTask]]:
+    """The confirmatory tasks by judgment, each from a judge that votes on its rubric."""
     groups: dict[str, list[JudgmentTask]] = defaultdict(list)
     voters = {r.name: manifest.voters(r.name) for r in manifest.rubrics}
     for task in read_tasks(set_dir):
         # A third judge's votes count only where a third pass resolved its rubric.
         if task.role == "confirmatory" and task.judge in voters.get(task.rubric, set()):
             groups[task.judgment].append(task)
-    flags, pairs, set_aside, grades = [], [], [], []
+    return groups
+
+
+def _exact_grades(set_dir: Path, seal: Seal, axes: Mapping[str, str]) -> list[GradeOutcome]:
+    """Probe answers settled by exact match: right, with no vote."""
+    grades = []
     for exact in read_exact(set_dir):
         who = seal.codes[exact.label]
         grades.append(
@@ -115,76 +150,62 @@ def read_outcomes(set_dir: Path, seal_path: Path) -> JudgedOutcomes:
                 axis=axes.get(exact.rubric, "incomplete"),
             )
         )
-    for name, group in sorted(groups.items()):
-        verdicts = [accepted.get(t.id) for t in group]
-        if any(v is None for v in verdicts):
-            set_aside.append(name)
-            continue
-        first = group[0]
-        assert first.item is not None and first.turn is not None
-        if first.kind == "qa":
-            who = seal.codes[first.labels[0]]
-            grades.append(
-                GradeOutcome(
-                    run=who.run,
-                    arm=who.arm,
-                    item=first.item,
-                    turn=first.turn,
-                    metric=first.rubric,
-                    value=sum(v == "yes" for v in verdicts) / len(verdicts),
-                    votes=len(verdicts),
-                    method="judged",
-                    question_type=first.question_type,
-                    axis=axes.get(first.rubric, "incomplete"),
-                    by_judge=judge_shares(group, [float(v == "yes") for v in verdicts]),
-                )
-            )
-            continue
-        if first.kind == "flag":
-            who = seal.codes[first.labels[0]]
-            share = sum(v == "FLAG" for v in verdicts) / len(verdicts)
-            flags.append(
-                FlagOutcome(
-                    run=who.run,
-                    arm=who.arm,
-                    item=first.item,
-                    turn=first.turn,
-                    metric=first.rubric,
-                    value=share,
-                    votes=len(verdicts),
-                    agreed=share in (0.0, 1.0),
-                    axis=axes.get(first.rubric, "incomplete"),
-                    by_judge=judge_shares(group, [float(v == "FLAG") for v in verdicts]),
-                )
-            )
-            continue
-        a, b = sorted(first.labels, key=lambda code: seal.codes[code].arm)
-        points = []
-        for task, verdict in zip(group, verdicts, strict=True):
-            chosen = "TIE" if verdict == "TIE" else task.labels[int(str(verdict)[-1]) - 1]
-            points.append(0.5 if chosen == "TIE" else float(chosen == a))
-        pairs.append(
-            PairOutcome(
-                run=seal.codes[a].run,
-                item=first.item,
-                turn=first.turn,
-                metric=first.rubric,
-                arm_a=seal.codes[a].arm,
-                arm_b=seal.codes[b].arm,
-                value=sum(points) / len(points),
-                votes=len(points),
-                axis=axes.get(first.rubric, "incomplete"),
-                by_judge=judge_shares(group, points),
-            )
+    return grades
+
+
+def _outcome(
+    group: list[JudgmentTask], verdicts: list[str], seal: Seal, axes: Mapping[str, str]
+) -> GradeOutcome | FlagOutcome | PairOutcome:
+    """One judgment's full vote set as the outcome its rubric's kind gives."""
+    first = group[0]
+    assert first.item is not None and first.turn is not None
+    axis = axes.get(first.rubric, "incomplete")
+    if first.kind == "qa":
+        who = seal.codes[first.labels[0]]
+        return GradeOutcome(
+            run=who.run,
+            arm=who.arm,
+            item=first.item,
+            turn=first.turn,
+            metric=first.rubric,
+            value=sum(v == "yes" for v in verdicts) / len(verdicts),
+            votes=len(verdicts),
+            method="judged",
+            question_type=first.question_type,
+            axis=axis,
+            by_judge=judge_shares(group, [float(v == "yes") for v in verdicts]),
         )
-    grades.sort(key=lambda g: (g.metric, g.run, g.arm, g.item, g.turn))
-    return JudgedOutcomes(
-        stage=manifest.stage,
-        axes=axes,
-        flags=flags,
-        pairs=pairs,
-        set_aside=set_aside,
-        grades=grades,
+    if first.kind == "flag":
+        who = seal.codes[first.labels[0]]
+        share = sum(v == "FLAG" for v in verdicts) / len(verdicts)
+        return FlagOutcome(
+            run=who.run,
+            arm=who.arm,
+            item=first.item,
+            turn=first.turn,
+            metric=first.rubric,
+            value=share,
+            votes=len(verdicts),
+            agreed=share in (0.0, 1.0),
+            axis=axis,
+            by_judge=judge_shares(group, [float(v == "FLAG") for v in verdicts]),
+        )
+    a, b = sorted(first.labels, key=lambda code: seal.codes[code].arm)
+    points = []
+    for task, verdict in zip(group, verdicts, strict=True):
+        chosen = "TIE" if verdict == "TIE" else task.labels[int(verdict[-1]) - 1]
+        points.append(0.5 if chosen == "TIE" else float(chosen == a))
+    return PairOutcome(
+        run=seal.codes[a].run,
+        item=first.item,
+        turn=first.turn,
+        metric=first.rubric,
+        arm_a=seal.codes[a].arm,
+        arm_b=seal.codes[b].arm,
+        value=sum(points) / len(points),
+        votes=len(points),
+        axis=axis,
+        by_judge=judge_shares(group, points),
     )
 
 
