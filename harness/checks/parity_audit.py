@@ -9,7 +9,7 @@ shows (counted by their markers) no more than that. An arm may show fewer (its s
 its engine's search returned fewer): that is the engine's recall, not a setting, and is not
 flagged. A request without a section recalled nothing; an arm under the block none of whose main
 calls has one, while another's do, does not show what it recalled, and is flagged. The answer
-prompt and the embedding model are handed over the seam with them; tests/harness/test_parity.py
+prompt and the embedding model are handed over the seam with them; tests/study/test_parity.py
 reads those in two arms' captured requests.
 """
 

@@ -1,4 +1,4 @@
-"""`[pins] from_arm` at study load (harness/study.py): the reference arm must be an arm of the
+"""`[pins] from_arm` at study load (harness/study/): the reference arm must be an arm of the
 study and lead every turn (`[coupling] order` first), else the study is refused in one message;
 the default output cap is in the loaded pins (so in run.json's pins)."""
 

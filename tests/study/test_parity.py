@@ -1,4 +1,4 @@
-"""Engine parity as a study setting (issue 36 item 5, harness/parity.py): a `[parity]` block's
+"""Engine parity as a study setting (issue 36 item 5, harness/study/parity.py): a `[parity]` block's
 fields reach the memory arms it names over the seam and show in their captured requests (the
 answer model, the output limit, the answer prompt, the number of memories recalled), run.json
 records it, the audit finds a main call that does not hold to it, and an arm overriding it is

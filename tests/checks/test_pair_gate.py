@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.checks.pair_gate import check_pair, differs_by_exactly
-from harness.coupling import GatePair
+from harness.study import GatePair
 
 PAIR = GatePair(arms=("C0", "C1"), differ_by="elements.txt")
 

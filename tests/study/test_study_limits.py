@@ -1,5 +1,5 @@
 """A study's [limits] table: read with its sizes, defaulted when absent, and a mistake named
-before anything starts (harness/study.py, rundir/runs/limits.py)."""
+before anything starts (harness/study/model.py, rundir/runs/limits.py)."""
 
 from __future__ import annotations
 

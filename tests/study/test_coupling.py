@@ -1,6 +1,6 @@
-"""The coupled study's rules (harness/coupling.py): the turn order (leaders first in the study's
-order, the rest seeded per item and reproducible) and the study's checks of [coupling] and
-[[gate.pairs]], refused at load in one message naming the field."""
+"""The coupled study's rules (harness/study/coupling.py): the turn order (leaders first in the
+study's order, the rest seeded per item and reproducible) and the study's checks of [coupling]
+and [[gate.pairs]], refused at load in one message naming the field."""
 
 from __future__ import annotations
 
@@ -8,9 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.coupling import Coupling, GatePair, GateSection, coupling_problems, turn_order
 from harness.errors import HarnessError
-from harness.study import load_study
+from harness.study import (
+    Coupling,
+    GatePair,
+    GateSection,
+    coupling_problems,
+    load_study,
+    turn_order,
+)
 from tests.study_builder import StudyBuilder
 
 ARMS = ["Z", "C1", "A", "B", "C0", "Y"]

@@ -1,11 +1,11 @@
-"""`[coupling] reuse` pairs (harness/coupling.py): the leader runs before its follower, and a
+"""`[coupling] reuse` pairs (harness/study/coupling.py): the leader runs before its follower, and a
 follower has one leader."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from harness.coupling import Coupling, GateSection, coupling_problems
+from harness.study import Coupling, GateSection, coupling_problems
 
 ARMS = ["B", "C0", "C1", "Z"]
 
