@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.report_bench [--rounds 3] [--write BENCHMARKS.md]
 
-The run is written with the harness's own record types (tests/harness/report_runs.py): 4 arms,
+The run is written with the harness's own record types (tests/helpers/report_runs.py): 4 arms,
 250 items of 2 turns, 5 calls per turn (half of them non-streamed, with their response bodies in
 bodies/pack.bin so the report reads their sizes from the pack), some turns cut at the deadline,
 one item failed for infrastructure reasons, and a judgments file for every turn. Each round
@@ -25,7 +25,7 @@ from harness.report.formats.chromium import find_chromium
 from rundir.calls.bodies import BodyStore
 from rundir.calls.calllog import CallRecord
 from rundir.turns.turns import TurnOutcome, TurnRecord
-from tests.harness.report_runs import call, turn, write_run
+from tests.helpers.report_runs import call, turn, write_run
 
 SECTION = "Report generation on 10,000 calls"
 TARGET_S = 10.0

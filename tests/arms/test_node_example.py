@@ -13,7 +13,7 @@ import pytest
 
 from arms.chat import system_prompt
 from rundir.calls.packread import PackReader
-from tests.harness.studies import harness, header, only_run, read_jsonl, write_study
+from tests.helpers.studies import harness, header, only_run, read_jsonl, write_study
 
 pytestmark = pytest.mark.integration
 

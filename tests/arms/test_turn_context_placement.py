@@ -14,7 +14,7 @@ import pytest
 
 from harness.checks.prompt_audit import placement_problem
 from rundir.calls.packread import PackReader
-from tests.harness.studies import harness, only_run, read_jsonl, write_study
+from tests.helpers.studies import harness, only_run, read_jsonl, write_study
 from tests.toy_arms import TOY_ARMS
 
 pytestmark = pytest.mark.integration

@@ -13,8 +13,8 @@ import pytest
 
 from harness.checks.arm_verdict import arm_failures, one_line, per_arm
 from rundir.turns.turns import TurnRecord
-from tests.harness.report_runs import call, turn, write_run
-from tests.harness.studies import harness, header, only_run, toy_arm, write_study
+from tests.helpers.report_runs import call, turn, write_run
+from tests.helpers.studies import harness, header, only_run, toy_arm, write_study
 
 HOSTILE_ERROR = "engine down <img src=x onerror=alert(9)>"
 

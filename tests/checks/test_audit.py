@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tests.fakevendor.server import FakeVendor
-from tests.harness.checks import gate_study
-from tests.harness.studies import REPO, harness, read_jsonl
+from tests.helpers.gate_studies import gate_study
+from tests.helpers.studies import REPO, harness, read_jsonl
 from tests.proxy.live_helpers import STUDY_KEYS
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from harness.checks.context_audit import turn_context_findings
-from tests.harness.studies import harness, only_run, read_jsonl
+from tests.helpers.studies import harness, only_run, read_jsonl
 from tests.run.test_coupled_runs import copy_example
 from tests.toy_arms import TOY_ARMS
 

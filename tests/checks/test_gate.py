@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.harness.checks import gate_study
-from tests.harness.studies import REPO, harness
+from tests.helpers.gate_studies import gate_study
+from tests.helpers.studies import REPO, harness
 
 pytestmark = pytest.mark.integration
 

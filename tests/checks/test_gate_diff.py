@@ -9,8 +9,8 @@ from pathlib import Path
 
 from harness.checks.body_diff import LONG, MAX_LINES, MISSING, body_diff
 from tests.e2e.test_replay import NO_KEYS, REPLAY_ARM
-from tests.harness.checks import gate_study
-from tests.harness.studies import harness, header, write_study
+from tests.helpers.gate_studies import gate_study
+from tests.helpers.studies import harness, header, write_study
 
 
 def test_a_changed_field_shows_as_a_removed_and_an_added_line() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.checks.guard_audit import guard_findings
 from rundir.calls.calllog import CallRecord
 from rundir.runs.header import read_header
-from tests.harness.report_runs import call, turn, write_run
+from tests.helpers.report_runs import call, turn, write_run
 
 GUARDED = '[guard]\ncommand = ["python", "guard.py"]\n'
 

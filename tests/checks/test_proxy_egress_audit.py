@@ -19,7 +19,7 @@ from rundir.network.proxy_egress import (
     write_proxy_egress,
 )
 from rundir.runs.header import RunHeader, StudyRun
-from tests.harness.studies import harness, only_run
+from tests.helpers.studies import harness, only_run
 from tests.run.test_coupled_runs import copy_example
 
 REFUSED = [

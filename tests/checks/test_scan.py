@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.checks.scan import ScanResult
-from tests.harness.studies import harness, only_run, write_study
+from tests.helpers.studies import harness, only_run, write_study
 from tests.toy_arms import TOY_ARMS
 
 pytestmark = pytest.mark.integration

@@ -11,7 +11,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from tests.harness.studies import harness
+from tests.helpers.studies import harness
 
 pytestmark = pytest.mark.integration
 

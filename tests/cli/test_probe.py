@@ -15,8 +15,8 @@ import pytest
 
 from rundir.network.probe_file import read_probe
 from tests.fakevendor.server import FakeVendor
-from tests.harness.report_runs import call, turn, write_run
-from tests.harness.studies import harness
+from tests.helpers.report_runs import call, turn, write_run
+from tests.helpers.studies import harness
 from tests.proxy.live_helpers import start_live_proxy
 
 pytestmark = pytest.mark.integration

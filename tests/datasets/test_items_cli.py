@@ -9,7 +9,7 @@ import pytest
 
 from harness.study import load_study
 from tests.datasets.fixtures import locomo_file, longmemeval_entry, longmemeval_file
-from tests.harness.studies import harness
+from tests.helpers.studies import harness
 from tests.study_builder import StudyBuilder
 
 pytestmark = pytest.mark.integration

@@ -10,7 +10,7 @@ import pytest
 
 from harness.isolation.choose import choose_isolation
 from harness.study import load_study
-from tests.harness.studies import read_jsonl
+from tests.helpers.studies import read_jsonl
 from tests.study_builder import StudyBuilder
 
 REPO = Path(__file__).resolve().parents[2]

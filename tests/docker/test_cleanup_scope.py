@@ -19,7 +19,7 @@ import pytest
 from harness.isolation import firewall, owner, pids
 from harness.isolation.docker.backend import PROXY_IMAGE
 from tests.docker.test_docker_backend import leftovers
-from tests.harness.studies import harness
+from tests.helpers.studies import harness
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 

@@ -17,7 +17,7 @@ import pytest
 
 from harness.run.stages.prepare import RunRequest, prepare
 from harness.study import load_study
-from tests.harness.studies import REPO, harness, header, read_jsonl
+from tests.helpers.studies import REPO, harness, header, read_jsonl
 
 pytestmark = pytest.mark.integration
 EXAMPLE = REPO / "examples" / "coupled"

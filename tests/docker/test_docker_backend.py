@@ -28,7 +28,7 @@ import pytest
 
 from harness.images.image import ARM
 from harness.isolation.docker import network_gateway
-from tests.harness.studies import read_jsonl
+from tests.helpers.studies import read_jsonl
 from tests.study_builder import StudyBuilder
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]

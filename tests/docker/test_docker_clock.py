@@ -18,7 +18,7 @@ from ruamel.yaml import YAML
 
 from harness.images.image import ARM, PYTHON
 from harness.isolation.docker.clock import PRELOAD_ENV, clock_pinning_for, faketime_preload
-from tests.harness.studies import harness, header, only_run, read_jsonl
+from tests.helpers.studies import harness, header, only_run, read_jsonl
 from tests.study_builder import StudyBuilder
 
 REPO = Path(__file__).resolve().parents[2]

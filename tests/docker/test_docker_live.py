@@ -32,7 +32,7 @@ from rundir.calls.packread import PackReader
 from tests.docker.test_docker_backend import leftovers
 from tests.fakevendor.records import ReceivedRequest, Served
 from tests.fakevendor.server import FakeVendor
-from tests.harness.studies import harness, read_jsonl
+from tests.helpers.studies import harness, read_jsonl
 from tests.proxy.live_helpers import STUDY_ANTHROPIC_KEY, STUDY_KEYS, STUDY_OPENAI_KEY
 from tests.study_builder import StudyBuilder
 

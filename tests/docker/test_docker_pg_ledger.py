@@ -19,7 +19,7 @@ import pytest
 
 from tests.docker.test_docker_live import bridge_gateway, write_study
 from tests.fakevendor.server import FakeVendor
-from tests.harness.studies import harness
+from tests.helpers.studies import harness
 from tests.pg_server import PgServer
 from tests.proxy.live_helpers import STUDY_ANTHROPIC_KEY, STUDY_KEYS, STUDY_OPENAI_KEY
 

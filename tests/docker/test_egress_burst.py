@@ -23,7 +23,7 @@ import docker
 import pytest
 
 from harness.isolation.egress_book import attempts
-from tests.harness.studies import read_jsonl
+from tests.helpers.studies import read_jsonl
 from tests.study_builder import StudyBuilder
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]

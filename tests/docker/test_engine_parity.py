@@ -15,7 +15,7 @@ from arms.recall import counted
 from harness.errors import HarnessError
 from harness.study import load_study
 from rundir.calls.packread import PackReader
-from tests.harness.studies import harness, only_run, read_jsonl
+from tests.helpers.studies import harness, only_run, read_jsonl
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 

@@ -17,7 +17,7 @@ import docker
 import pytest
 
 from harness.run.watch.strays import by_destination
-from tests.harness.studies import harness, header, read_jsonl
+from tests.helpers.studies import harness, header, read_jsonl
 from tests.study_builder import StudyBuilder
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]

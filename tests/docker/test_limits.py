@@ -20,7 +20,7 @@ import docker
 import pytest
 
 from harness.checks.audit import audit_run
-from tests.harness.studies import read_jsonl, write_study
+from tests.helpers.studies import read_jsonl, write_study
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

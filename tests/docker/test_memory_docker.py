@@ -12,7 +12,7 @@ import pytest
 from rundir.turns.ingestions import IngestionRecord, SnapshotRecord, read_ingestions
 from rundir.turns.questions import read_questions
 from tests.datasets.fixtures import locomo_file
-from tests.harness.studies import harness, header, only_run
+from tests.helpers.studies import harness, header, only_run
 from tests.study_builder import StudyBuilder
 from tests.toy_arms import TOY_ARMS
 
@@ -96,7 +96,7 @@ def test_a_bound_met_while_ingesting_is_the_arms_resource_limit(tmp_path: Path) 
     import sys
 
     from tests.datasets.fixtures import longmemeval_file
-    from tests.harness.studies import read_jsonl
+    from tests.helpers.studies import read_jsonl
 
     del sys  # the arm runs in the image's Python
     arm_file = TOY_ARMS / "memory_arm.py"

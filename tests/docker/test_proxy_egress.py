@@ -29,7 +29,7 @@ from harness.isolation import egress_probe
 from tests.docker.test_docker_backend import leftovers
 from tests.docker.test_docker_live import bridge_gateway, write_study
 from tests.fakevendor.server import FakeVendor
-from tests.harness.studies import REPO, harness, read_jsonl
+from tests.helpers.studies import REPO, harness, read_jsonl
 from tests.proxy.live_helpers import STUDY_ANTHROPIC_KEY, STUDY_KEYS, STUDY_OPENAI_KEY
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]

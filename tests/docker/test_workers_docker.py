@@ -16,7 +16,7 @@ from harness.checks.masks import all_masks
 from harness.study import load_study
 from rundir.runs.gate_record import GateCounts
 from tests.datasets.fixtures import locomo_file
-from tests.harness.studies import harness, header, only_run, read_jsonl
+from tests.helpers.studies import harness, header, only_run, read_jsonl
 from tests.study_builder import StudyBuilder
 
 pytestmark = pytest.mark.integration

@@ -12,7 +12,7 @@ import pytest
 from typer.main import get_command
 
 from harness.cli import app
-from tests.harness.studies import REPO
+from tests.helpers.studies import REPO
 
 ROW = re.compile(r"^\| `(?P<name>[a-z][a-z -]*)` \| [^|]+ \| `(?P<example>harness [^`]+)` \|$")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.studies import REPO, harness, header, read_jsonl, write_study
+from tests.helpers.studies import REPO, harness, header, read_jsonl, write_study
 from tests.toy_arms import TOY_ARMS
 
 pytestmark = pytest.mark.integration

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.studies import REPO, harness
+from tests.helpers.studies import REPO, harness
 
 pytestmark = pytest.mark.integration
 

@@ -33,9 +33,9 @@ from ruamel.yaml import YAML
 from harness.run.live.suite_record import SKIPPED
 from ledger.ledger import Ledger, verify
 from tests.fakevendor.server import FakeVendor
-from tests.harness.checks import GATE_ARM
-from tests.harness.shard_runs import same_checkout
-from tests.harness.studies import REPO, harness, header, read_jsonl
+from tests.helpers.gate_studies import GATE_ARM
+from tests.helpers.shard_runs import same_checkout
+from tests.helpers.studies import REPO, harness, header, read_jsonl
 from tests.pg_server import PgServer, running_server
 from tests.proxy.live_helpers import STUDY_KEYS
 from tests.slurm_cluster import Slurm, running_slurm

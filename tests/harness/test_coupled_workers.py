@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.studies import harness, only_run, read_jsonl
+from tests.helpers.studies import harness, only_run, read_jsonl
 from tests.run.test_coupled_runs import copy_example
 
 pytestmark = pytest.mark.integration

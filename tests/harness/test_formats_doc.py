@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 import rundir
 from harness import formats_doc
 from rundir.model import RunDirModel
-from tests.harness.studies import REPO
+from tests.helpers.studies import REPO
 
 PAGE = REPO / "docs" / "formats.md"
 

@@ -15,8 +15,8 @@ from harness.isolation.base import SECRET_SUFFIXES
 from harness.isolation.sdk_env import PLACEHOLDER_KEY
 from harness.run.control.guard_route import guard_route
 from harness.study import load_study
-from tests.harness.checks import GATE_ARM, ITEMS
-from tests.harness.studies import harness, read_jsonl
+from tests.helpers.gate_studies import GATE_ARM, ITEMS
+from tests.helpers.studies import harness, read_jsonl
 from tests.proxy.live_helpers import STUDY_KEYS
 from tests.study_builder import StudyBuilder
 

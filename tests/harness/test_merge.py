@@ -21,8 +21,8 @@ from harness.checks.gate import compare_runs
 from harness.checks.masks import all_masks
 from harness.study import load_study
 from rundir.runs.gate_record import GateCounts
-from tests.harness.shard_runs import same_checkout
-from tests.harness.studies import (
+from tests.helpers.shard_runs import same_checkout
+from tests.helpers.studies import (
     harness,
     header,
     read_jsonl,

@@ -17,9 +17,9 @@ import pytest
 
 from rundir.control.proxy_file import PROXY_READY
 from tests.fakevendor.server import FakeVendor
-from tests.harness.checks import GATE_ARM
-from tests.harness.shard_runs import same_checkout
-from tests.harness.studies import harness, header, spawn_harness
+from tests.helpers.gate_studies import GATE_ARM
+from tests.helpers.shard_runs import same_checkout
+from tests.helpers.studies import harness, header, spawn_harness
 from tests.proxy.live_helpers import STUDY_KEYS
 from tests.study_builder import StudyBuilder
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakevendor.server import FakeVendor
-from tests.harness.checks import GATE_ARM, ITEMS
-from tests.harness.studies import harness, read_jsonl
+from tests.helpers.gate_studies import GATE_ARM, ITEMS
+from tests.helpers.studies import harness, read_jsonl
 from tests.proxy.live_helpers import STUDY_KEYS
 from tests.study_builder import StudyBuilder
 

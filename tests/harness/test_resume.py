@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.studies import (
+from tests.helpers.studies import (
     harness,
     header,
     read_jsonl,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.studies import harness, header, only_run, read_jsonl, write_study
+from tests.helpers.studies import harness, header, only_run, read_jsonl, write_study
 from tests.toy_arms import TOY_ARMS
 
 pytestmark = pytest.mark.integration

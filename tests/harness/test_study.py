@@ -8,7 +8,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.study import load_study
-from tests.harness.studies import harness, toy_arm, write_study
+from tests.helpers.studies import harness, toy_arm, write_study
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ from harness.report.public import Anonymizer
 from harness.report.reading.inputs import Inputs
 from harness.report.reading.rundata import load_runs
 from harness.report.sections.paper_trail import voids_table, without_voided
-from tests.harness.studies import harness, header, only_run, read_jsonl, toy_arm, write_study
+from tests.helpers.studies import harness, header, only_run, read_jsonl, toy_arm, write_study
 
 pytestmark = pytest.mark.integration
 

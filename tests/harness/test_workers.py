@@ -21,8 +21,8 @@ from harness.checks.gate import compare_runs
 from harness.checks.masks import all_masks
 from harness.study import load_study
 from rundir.runs.gate_record import GateCounts
-from tests.harness.studies import harness, header, read_jsonl, toy_arm, write_study
 from tests.harness.test_merge import quickstart_like, record
+from tests.helpers.studies import harness, header, read_jsonl, toy_arm, write_study
 
 pytestmark = pytest.mark.integration
 
@@ -142,7 +142,7 @@ def test_live_workers_share_one_ledger_that_audits(tmp_path: Path) -> None:
     """Live with two workers against a fake vendor: one proxy, so one ledger and one cap; the
     run's audit (re-priced calls, the ledger's hash chain) passes."""
     from tests.fakevendor.server import FakeVendor
-    from tests.harness.checks import gate_study
+    from tests.helpers.gate_studies import gate_study
     from tests.proxy.live_helpers import STUDY_KEYS
 
     runs = tmp_path / "runs"

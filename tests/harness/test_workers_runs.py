@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.datasets.fixtures import locomo_file
-from tests.harness.studies import (
+from tests.helpers.studies import (
     harness,
     header,
     only_run,
@@ -177,7 +177,7 @@ def test_two_workers_draw_on_one_live_cap_that_their_calls_never_pass(tmp_path: 
     (a second in flight at once, or any after the first is booked, does not fit), the others are
     refused `over_cap`, the booked spend stays under the cap, and the ledger's audit passes."""
     from tests.fakevendor.server import FakeVendor
-    from tests.harness.checks import gate_study
+    from tests.helpers.gate_studies import gate_study
     from tests.proxy.live_helpers import STUDY_KEYS
 
     runs = tmp_path / "runs"

@@ -9,7 +9,7 @@ import pytest
 
 from harness.isolation.choose import choose_isolation
 from harness.study import load_study
-from tests.harness.studies import harness, header, only_run, toy_arm, write_study
+from tests.helpers.studies import harness, header, only_run, toy_arm, write_study
 
 pytestmark = pytest.mark.integration
 

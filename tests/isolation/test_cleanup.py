@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.isolation.pids import start_time
-from tests.harness.studies import harness
+from tests.helpers.studies import harness
 
 pytestmark = pytest.mark.integration
 

@@ -18,7 +18,7 @@ import pytest
 
 from harness.isolation import firewall, owner, pids
 from harness.isolation.local import proxy_rule
-from tests.harness.studies import harness
+from tests.helpers.studies import harness
 
 pytestmark = pytest.mark.skipif(
     proxy_rule.unavailable() is not None, reason="needs root, iptables and cgroup2"

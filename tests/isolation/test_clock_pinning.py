@@ -20,7 +20,7 @@ import pytest
 
 from harness.isolation.clock import FAKETIME_ENV, PIN_METHOD, offset_line
 from harness.isolation.local import find_libfaketime
-from tests.harness.studies import harness, header, read_jsonl, write_study
+from tests.helpers.studies import harness, header, read_jsonl, write_study
 from tests.toy_arms import TOY_ARMS
 
 CLOCK_ARM = TOY_ARMS / "clock_arm.py"

@@ -18,7 +18,7 @@ import pytest
 
 from harness.isolation.proxy_ca import ensure_ca, fingerprint
 from tests.fakevendor.server import FakeVendor
-from tests.harness.studies import (
+from tests.helpers.studies import (
     gate_then_live,
     harness,
     header,

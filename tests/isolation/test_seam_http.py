@@ -16,7 +16,7 @@ from arms.client import SeamClient
 from arms.seam import OpenSession, Turn
 from arms.server import parse_ready_line
 from harness.isolation.seam_http import PlainSeamClient, seam_client
-from tests.harness.studies import TOY_ARM
+from tests.helpers.studies import TOY_ARM
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 
 from ledger.entries import CallSettlement
 from ledger.ledger import Ledger
-from tests.harness.studies import harness as run_harness
+from tests.helpers.studies import harness as run_harness
 
 pytestmark = pytest.mark.integration
 

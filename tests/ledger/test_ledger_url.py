@@ -14,7 +14,7 @@ import pytest
 from harness.errors import HarnessError
 from harness.study import load_study
 from ledger.ledger import Ledger, verify
-from tests.harness.studies import harness
+from tests.helpers.studies import harness
 from tests.pg_server import PgServer, running_server
 from tests.study_builder import StudyBuilder
 

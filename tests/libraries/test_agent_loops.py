@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from rundir.calls.packread import PackReader
-from tests.harness.studies import harness, header, read_jsonl, write_study
+from tests.helpers.studies import harness, header, read_jsonl, write_study
 from tests.libraries.conftest import REPO
 
 pytestmark = pytest.mark.integration

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rundir.calls.packread import PackReader
-from tests.harness.studies import harness, header, read_jsonl, write_study
+from tests.helpers.studies import harness, header, read_jsonl, write_study
 from tests.libraries.conftest import REPO
 
 pytestmark = pytest.mark.integration

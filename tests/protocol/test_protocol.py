@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.studies import (
+from tests.helpers.studies import (
     gate_then_live,
     harness,
     header,

@@ -14,8 +14,8 @@ from pypdf import PdfReader
 
 from harness.report.model import TITLES
 from tests.fakevendor.server import FakeVendor
-from tests.harness.checks import ITEMS, gate_study
-from tests.harness.studies import gate_then_live, harness, only_run, read_jsonl
+from tests.helpers.gate_studies import ITEMS, gate_study
+from tests.helpers.studies import gate_then_live, harness, only_run, read_jsonl
 from tests.proxy.live_helpers import STUDY_KEYS
 from tests.report.browser import chromium
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.studies import harness
+from tests.helpers.studies import harness
 from tests.report.browser import chromium, open_page
 
 pytestmark = pytest.mark.integration

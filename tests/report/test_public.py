@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.studies import harness, only_run
+from tests.helpers.studies import harness, only_run
 
 pytestmark = pytest.mark.integration
 

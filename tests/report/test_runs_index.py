@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.report.runs_index import index_page, list_runs
-from tests.harness.report_runs import turn, write_run
-from tests.harness.studies import harness
+from tests.helpers.report_runs import turn, write_run
+from tests.helpers.studies import harness
 
 
 def two_runs(root: Path) -> tuple[Path, Path]:

@@ -23,7 +23,7 @@ from harness.run.stages.prepare import RunRequest, prepare
 from harness.study import load_study
 from rundir.calls.packread import PackReader
 from rundir.runs.gate_record import GateCounts, GateRecord, GateRun, PairCheck
-from tests.harness.studies import REPO, harness, header, only_run, read_jsonl
+from tests.helpers.studies import REPO, harness, header, only_run, read_jsonl
 from tests.toy_arms import TOY_ARMS
 
 EXAMPLE = REPO / "examples" / "coupled"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from harness.run.orchestrator import arm_order
-from tests.harness.studies import harness, header, only_run, read_jsonl, toy_arm, write_study
+from tests.helpers.studies import harness, header, only_run, read_jsonl, toy_arm, write_study
 
 pytestmark = pytest.mark.integration
 
@@ -170,7 +170,7 @@ def test_ctrl_c_settles_the_turn_in_flight_and_stops_every_process(tmp_path: Pat
     import signal
     import time
 
-    from tests.harness.studies import spawn_harness
+    from tests.helpers.studies import spawn_harness
 
     items = [
         {"id": f"i{n}", "clock": "2024-05-01T10:00:00", "turns": [{"user": "sleep 2"}]}

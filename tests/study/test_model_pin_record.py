@@ -11,8 +11,8 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.study import load_study
-from tests.harness.checks import GATE_ARM, ITEMS
-from tests.harness.studies import harness, only_run, read_jsonl
+from tests.helpers.gate_studies import GATE_ARM, ITEMS
+from tests.helpers.studies import harness, only_run, read_jsonl
 from tests.study_builder import StudyBuilder
 
 

@@ -20,7 +20,7 @@ from harness.study import load_study
 from rundir.calls.calllog import CallRecord
 from rundir.calls.packread import PackReader
 from rundir.runs.header import read_header
-from tests.harness.studies import harness, only_run, read_jsonl, write_study
+from tests.helpers.studies import harness, only_run, read_jsonl, write_study
 from tests.toy_arms import TOY_ARMS
 
 OWN_TOP_K = TOY_ARMS / "own_top_k_arm.py"

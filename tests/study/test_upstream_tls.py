@@ -13,8 +13,8 @@ import pytest
 from harness.errors import HarnessError
 from harness.study import load_study
 from tests.fakevendor.server import FakeVendor
-from tests.harness.checks import gate_study
-from tests.harness.studies import gate_then_live, read_jsonl
+from tests.helpers.gate_studies import gate_study
+from tests.helpers.studies import gate_then_live, read_jsonl
 from tests.proxy.live_helpers import STUDY_KEYS
 
 pytestmark = pytest.mark.integration

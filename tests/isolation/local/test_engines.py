@@ -17,7 +17,7 @@ import pytest
 
 from harness.isolation.local.memory_cgroup import find
 from rundir.runs.limits import ResourceLimits
-from tests.harness.studies import REPO, harness, header, only_run, read_jsonl
+from tests.helpers.studies import REPO, harness, header, only_run, read_jsonl
 from tests.study_builder import StudyBuilder
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]

@@ -19,7 +19,7 @@ import pytest
 from harness.isolation import egress_probe, owner, proxy_dns
 from harness.isolation.local import proxy_rule as local_proxy_rule
 from rundir.control.proxy_file import ProxySettings
-from tests.harness.studies import read_jsonl
+from tests.helpers.studies import read_jsonl
 
 NEEDS_ROOT = pytest.mark.skipif(
     local_proxy_rule.unavailable() is not None, reason="needs root and cgroup2"

@@ -22,8 +22,8 @@ from harness.isolation.local import proxy_rule as local_proxy_rule
 from ledger.ledger import Ledger
 from rundir.control.proxy_file import ProxyFile, ProxySettings
 from tests.fakevendor.server import FakeVendor
-from tests.harness.checks import gate_study
-from tests.harness.studies import REPO, harness, header, only_run, read_jsonl
+from tests.helpers.gate_studies import gate_study
+from tests.helpers.studies import REPO, harness, header, only_run, read_jsonl
 from tests.pg_server import PgServer, pg_bin
 from tests.proxy.live_helpers import STUDY_KEYS
 

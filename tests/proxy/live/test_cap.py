@@ -26,7 +26,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from ledger.prices import load_prices, worst_case
 from proxy.live.forwarder import input_bound, max_output
 from tests.fakevendor.server import FakeVendor
-from tests.harness.studies import harness
+from tests.helpers.studies import harness
 from tests.proxy.live_helpers import start_live_proxy
 from tests.proxy.proxy_process import ProxyProcess
 

@@ -40,7 +40,7 @@ from harness.errors import HarnessError
 from ledger.prices import TokenCounts, cost, load_prices
 from tests.fakevendor.records import Served
 from tests.fakevendor.server import FakeVendor
-from tests.harness.studies import harness
+from tests.helpers.studies import harness
 from tests.proxy.live_helpers import STUDY_KEYS
 from tests.proxy.proxy_process import ProxyProcess
 

@@ -13,7 +13,7 @@ import pytest
 
 from ledger.prices import TokenCounts, cost, load_prices
 from tests.fakevendor.server import FakeVendor
-from tests.harness.studies import harness
+from tests.helpers.studies import harness
 from tests.proxy.live_helpers import (
     STUDY_ANTHROPIC_KEY,
     STUDY_OPENAI_KEY,

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.fakevendor.server import FakeVendor
-from tests.harness.studies import harness
+from tests.helpers.studies import harness
 from tests.proxy.live_helpers import start_live_proxy
 
 pytestmark = pytest.mark.integration

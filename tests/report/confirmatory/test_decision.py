@@ -21,7 +21,7 @@ from harness.report.public import Anonymizer
 from harness.report.reading.analysis import Analysis
 from harness.report.reading.inputs import load_inputs
 from harness.report.reading.rundata import load_runs
-from tests.harness.report_runs import turn, write_run
+from tests.helpers.report_runs import turn, write_run
 
 ITEMS = [f"q{k:02d}" for k in range(20)]
 ARMS = {"bare": "B", "lean": "C0", "rich": "C1"}

@@ -14,7 +14,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from harness.report.confirmatory.decision import endpoint_results
-from tests.harness.report_runs import turn, write_run
+from tests.helpers.report_runs import turn, write_run
 from tests.report.confirmatory.test_decision import context, row, verdicts
 
 HEAD = """schema = 1

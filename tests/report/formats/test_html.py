@@ -14,8 +14,8 @@ from harness.report.model import TITLES
 from ledger.ledger import Ledger
 from rundir.calls.calllog import CallRecord
 from rundir.turns.turns import TurnRecord
-from tests.harness.report_runs import call, turn, write_run
-from tests.harness.studies import harness
+from tests.helpers.report_runs import call, turn, write_run
+from tests.helpers.studies import harness
 from tests.report.browser import Hits, chromium, hits, open_page
 
 pytestmark = pytest.mark.integration

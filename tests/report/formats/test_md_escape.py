@@ -20,8 +20,8 @@ from markdown_it import MarkdownIt
 
 from harness.report.formats.md_escape import escape
 from ledger.ledger import Ledger
-from tests.harness.report_runs import call, turn, write_run
-from tests.harness.studies import harness
+from tests.helpers.report_runs import call, turn, write_run
+from tests.helpers.studies import harness
 
 pytestmark = pytest.mark.integration
 

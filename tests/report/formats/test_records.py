@@ -12,8 +12,8 @@ import pytest
 
 from rundir.calls.calllog import CallRecord
 from rundir.turns.turns import TurnOutcome, TurnRecord
-from tests.harness.report_runs import call, turn, write_run
-from tests.harness.studies import harness, read_jsonl
+from tests.helpers.report_runs import call, turn, write_run
+from tests.helpers.studies import harness, read_jsonl
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,8 @@ from harness.errors import HarnessError
 from harness.report.generate import generate
 from harness.report.reading.inputs import load_inputs
 from ledger.ledger import Ledger
-from tests.harness.report_runs import turn, write_run
-from tests.harness.studies import harness
+from tests.helpers.report_runs import turn, write_run
+from tests.helpers.studies import harness
 
 
 def a_run(folder: Path, run: str = "r-x") -> Path:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ledger.ledger import Ledger
-from tests.harness.report_runs import call, turn, write_run
-from tests.harness.studies import harness
+from tests.helpers.report_runs import call, turn, write_run
+from tests.helpers.studies import harness
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from harness.errors import HarnessError
 from harness.report.formats.drilldown import script_hash
 from harness.report.generate import generate
 from harness.report.reading.inputs import load_inputs
-from tests.harness.report_runs import turn, write_run
+from tests.helpers.report_runs import turn, write_run
 from tests.report.browser import Hits, chromium, hits, open_page
 
 __all__ = ["chromium", "hits"]  # fixtures

@@ -19,7 +19,7 @@ from harness.report.reading.rundata import load_runs
 from harness.report.sections import money
 from ledger.prices import load_prices
 from rundir.calls.calllog import Timing, Tokens
-from tests.harness.report_runs import call, turn, write_run
+from tests.helpers.report_runs import call, turn, write_run
 
 PRICES = Path(__file__).resolve().parents[3] / "ledger" / "prices.toml"
 RUN = "r-ceil"

@@ -17,8 +17,8 @@ from harness.errors import HarnessError
 from harness.report.formats.chromium import run_chromium
 from harness.report.generate import generate
 from harness.report.reading.inputs import load_inputs
-from tests.harness.report_runs import turn, write_run
-from tests.harness.studies import harness
+from tests.helpers.report_runs import turn, write_run
+from tests.helpers.studies import harness
 from tests.report.browser import chromium
 
 __all__ = ["chromium"]  # a fixture

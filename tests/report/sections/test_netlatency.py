@@ -9,8 +9,8 @@ import pytest
 
 from rundir.calls.calllog import CallRecord, Timing
 from rundir.turns.turns import TurnRecord
-from tests.harness.report_runs import call, turn, write_run
-from tests.harness.studies import harness
+from tests.helpers.report_runs import call, turn, write_run
+from tests.helpers.studies import harness
 
 pytestmark = pytest.mark.integration
 

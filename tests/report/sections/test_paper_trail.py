@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.studies import REPO, harness, only_run, read_jsonl
+from tests.helpers.studies import REPO, harness, only_run, read_jsonl
 
 pytestmark = pytest.mark.integration
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.harness.report_runs import call, turn, write_run
-from tests.harness.studies import harness
+from tests.helpers.report_runs import call, turn, write_run
+from tests.helpers.studies import harness
 
 
 def test_the_cost_section_counts_hits_and_dollars_saved(tmp_path: Path) -> None:

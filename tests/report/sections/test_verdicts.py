@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.report_runs import turn, write_run
-from tests.harness.studies import harness
+from tests.helpers.report_runs import turn, write_run
+from tests.helpers.studies import harness
 
 pytestmark = pytest.mark.integration
 

@@ -14,7 +14,7 @@ import pytest
 from harness.errors import HarnessError
 from harness.run.control.probe_route import PROBE_ROUTE_ENV, probe_env
 from rundir.network.probe_file import ProbeCheck, ProbeDecision, write_probe
-from tests.harness.studies import harness, only_run, read_jsonl
+from tests.helpers.studies import harness, only_run, read_jsonl
 from tests.run.test_coupled_runs import copy_example
 
 

@@ -16,9 +16,9 @@ import pytest
 from harness.run.control.rtt import probe_seam, probe_upstream
 from rundir.network.rtt import read_probes
 from rundir.network.strays_seen import StraySeen
-from tests.harness.report_runs import call, turn, write_run
-from tests.harness.studies import harness, header, only_run, read_jsonl, toy_arm, write_study
 from tests.harness.test_stray_halt import hostile_arm
+from tests.helpers.report_runs import call, turn, write_run
+from tests.helpers.studies import harness, header, only_run, read_jsonl, toy_arm, write_study
 from tests.run.control.test_proxy_control import no_ca_store
 
 
@@ -220,8 +220,8 @@ def test_the_report_uses_upstream_probes_for_their_vendors_routes(
 
 def test_a_live_run_probes_its_vendor_and_the_report_uses_it(tmp_path: Path) -> None:
     from tests.fakevendor.server import FakeVendor
-    from tests.harness.checks import gate_study
-    from tests.harness.studies import gate_then_live
+    from tests.helpers.gate_studies import gate_study
+    from tests.helpers.studies import gate_then_live
     from tests.proxy.live_helpers import STUDY_KEYS
 
     with FakeVendor() as vendor:

@@ -11,8 +11,8 @@ import pytest
 from harness.errors import HarnessError
 from harness.run.live.admission import admit_live, passing_record_run
 from harness.study import Study, load_study
-from tests.harness.checks import GATE_ARM
-from tests.harness.studies import harness, only_run
+from tests.helpers.gate_studies import GATE_ARM
+from tests.helpers.studies import harness, only_run
 from tests.study_builder import StudyBuilder
 
 

@@ -15,8 +15,8 @@ from harness.errors import HarnessError
 from harness.run.live.live_checks import KEY_ENV, check_branch, check_keys
 from ledger.git_branch import LedgerBranch
 from ledger.ledger import Ledger
-from tests.harness.checks import GATE_ARM
-from tests.harness.studies import harness
+from tests.helpers.gate_studies import GATE_ARM
+from tests.helpers.studies import harness
 from tests.study_builder import StudyBuilder
 
 NO_KEYS: dict[str, str | None] = {name: None for name in KEY_ENV.values()}

@@ -11,7 +11,7 @@ import pytest
 from harness.errors import HarnessError
 from harness.run.live.priced_models import check_priced_models
 from harness.study import load_study
-from tests.harness.studies import harness
+from tests.helpers.studies import harness
 from tests.study_builder import StudyBuilder
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.run.live.suite_record import RECORD_NAME, SKIPPED, check_suite, write_record
-from tests.harness.checks import GATE_ARM
-from tests.harness.studies import harness
+from tests.helpers.gate_studies import GATE_ARM
+from tests.helpers.studies import harness
 from tests.study_builder import StudyBuilder
 
 

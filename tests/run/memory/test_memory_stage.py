@@ -16,7 +16,7 @@ from rundir.turns.ingestions import IngestionRecord, SnapshotRecord, read_ingest
 from rundir.turns.questions import read_questions
 from rundir.turns.turns import read_turns
 from tests.datasets.fixtures import locomo_file, longmemeval_file
-from tests.harness.studies import harness, header, only_run, read_jsonl, spawn_harness
+from tests.helpers.studies import harness, header, only_run, read_jsonl, spawn_harness
 from tests.study_builder import StudyBuilder
 from tests.toy_arms import TOY_ARMS
 

@@ -22,8 +22,8 @@ import pytest
 import tomli_w
 
 from tests.fakevendor.server import FakeVendor
-from tests.harness.checks import GATE_ARM
-from tests.harness.studies import REPO, harness, header, read_jsonl
+from tests.helpers.gate_studies import GATE_ARM
+from tests.helpers.studies import REPO, harness, header, read_jsonl
 from tests.proxy.live_helpers import STUDY_KEYS
 from tests.study_builder import StudyBuilder
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.run.pilot.legs import check_against_study, load_legs
 from harness.study import load_study
-from tests.harness.studies import REPO
+from tests.helpers.studies import REPO
 
 
 def test_the_pages_legs_file_loads_against_the_coupled_example(tmp_path: Path) -> None:

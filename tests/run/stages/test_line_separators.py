@@ -14,7 +14,7 @@ from harness.run.stages.resume import finished_pairs, turn_records
 from harness.run.stages.workers import sort_turns
 from harness.study import load_items
 from rundir.turns.turns import read_turns
-from tests.harness.studies import REPO, harness
+from tests.helpers.studies import REPO, harness
 
 SEPARATED = "one\u2028two\u2029three\u0085four"
 

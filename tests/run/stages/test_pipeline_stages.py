@@ -19,7 +19,7 @@ from harness.run.stages.prepare import RunRequest, prepare
 from harness.run.stages.start import running
 from harness.study import load_study
 from rundir.runs.header import read_header
-from tests.harness.studies import REPO
+from tests.helpers.studies import REPO
 
 QUICKSTART = REPO / "examples" / "quickstart" / "study.toml"
 

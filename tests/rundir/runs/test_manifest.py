@@ -14,7 +14,7 @@ from rundir.runs.header import RunHeader, now_iso
 from rundir.runs.manifest import tool_version
 from rundir.runs.seal import write_manifest
 from tests.fakevendor.server import FakeVendor
-from tests.harness.studies import harness, header, only_run, toy_arm, write_study
+from tests.helpers.studies import harness, header, only_run, toy_arm, write_study
 from tests.proxy.live_helpers import start_live_proxy
 
 pytestmark = pytest.mark.integration
