@@ -84,6 +84,9 @@ class StudyRun(BaseModel):
     on_stray: Literal["halt", "fail"] = "halt"
     # on_stray = "halt": the refused connection that stopped the run, in one line.
     halted: str | None = None
+    # The bad input that stopped the run when its item came (a LongMemEval question whose turns
+    # are broken: harness/datasets), in one line; the run failed.
+    stopped: str | None = None
     # The study's bounds for every arm, and per arm what the backend held as it read it back
     # (rundir/runs/limits.py): the audit checks that every arm ran under the same.
     limits: ResourceLimits | None = None

@@ -1,7 +1,7 @@
 """A shard of a LongMemEval study reads only the questions it runs (harness/datasets/head.py,
 longmemeval.py): a question broken in another shard's part of the file does not stop it, and
-stops the shard that runs it, in one line naming the field. (That shards merge into one run is
-tests/harness/test_merge.py's.)"""
+stops the shard that runs it, in one line naming the field, the run ended as failed. (That
+shards merge into one run is tests/harness/test_merge.py's.)"""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from harness.study import load_study
 from rundir.runs.shards import shard_items
 from tests.datasets.fixtures import longmemeval_file
-from tests.harness.studies import harness
+from tests.helpers.studies import harness, header, only_run
 from tests.study_builder import StudyBuilder
 from tests.toy_arms import TOY_ARMS
 
@@ -47,3 +47,10 @@ def test_a_question_broken_outside_a_shard_fails_only_the_shard_that_runs_it(
     [said] = [line for line in second.stderr.splitlines() if line.startswith("harness: error:")]
     assert f"[{at}].haystack_sessions[0][0].role: 'robot' is not user or assistant" in said
     assert "Traceback" not in second.stderr
+    # The stopped run ended failed, saying why: not left `running` for `harness runs` and the
+    # report to show as still going.
+    study_run = header(only_run(runs / "2"))["study"]
+    assert study_run["passed"] is False and study_run["stopped"] in said
+    listed = harness("runs", str(runs / "2"))
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert "failed" in listed.stdout and "running" not in listed.stdout

@@ -2,7 +2,8 @@
 
 It owns turns.jsonl (opened and closed here, written by the orchestrator) and the progress
 display, and turns how the drive ended (done, Ctrl-C, an infrastructure failure, a stray that
-halted the run) into a `Driven` record the finishing stage reads without catching anything.
+halted the run, a question found broken) into a `Driven` record the finishing stage reads
+without catching anything.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from harness.datasets.model import DatasetError
 from harness.isolation.base import InfraError
 from harness.run.orchestrator import Orchestrator, RunTally
 from harness.run.stages.prepare import Plan
@@ -47,6 +49,7 @@ class Driven:
     outcomes: dict[str, int] = field(default_factory=dict)  # empty: count them from turns.jsonl
     fatal: str | None = None  # the infrastructure failure that stopped the run
     halted: StrayConnection | None = None
+    bad_input: DatasetError | None = None  # a question found broken when its item ran
 
 
 def drive(plan: Plan) -> Driven:
@@ -62,6 +65,10 @@ def drive(plan: Plan) -> Driven:
             driven.fatal, driven.infra_failures = str(e), 1
         except StrayConnection as e:
             driven.halted = e
+        except DatasetError as e:
+            # The user's error (one line) once the run is ended as failed (finish.py), so that
+            # `harness runs` and the report do not show a stopped run as still running.
+            driven.bad_input = e
     return driven
 
 

@@ -3,8 +3,8 @@
 Everything is stopped by now (the start stage stops what it started). This stage reads what the
 backend refused, attributes strays to turns or to teardown, counts memory-control misses, decides
 whether the run passed and completes run.json with the file list (rundir/runs/manifest.py rewrites
-the header prepare wrote). A run that stopped on an infrastructure failure raises here, after its
-run.json says so.
+the header prepare wrote). A run that stopped on an infrastructure failure or on a broken
+question raises here, after its run.json says so.
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ def finish(plan: Plan, driven: Driven) -> RunResult:
     ran = driven.tally
     run.teardown_strays = by_destination(at_teardown(stray, ran.seen_strays, ran.last_turn_end))
     run.halted = str(driven.halted) if driven.halted else None
+    run.stopped = str(driven.bad_input) if driven.bad_input else None
     # Per arm, not per worker's copy (rundir/instances.py): every copy holds the same bounds,
     # and what the kernel log lost is summed over the copies.
     run.arm_limits = by_arm(backend.applied_limits(), lambda first, _copy: first)
@@ -72,6 +73,7 @@ def finish(plan: Plan, driven: Driven) -> RunResult:
     run.passed = (
         driven.fatal is None
         and driven.halted is None
+        and driven.bad_input is None
         and not driven.interrupted
         and not stray
         and not run.proxy_refused  # the proxy itself tried a connection outside its rule
@@ -94,6 +96,8 @@ def finish(plan: Plan, driven: Driven) -> RunResult:
     if driven.fatal:
         hint = f"see the logs in {run_dir}/logs"
         raise HarnessError(f"the run stopped: {driven.fatal}", hint=hint)
+    if driven.bad_input:
+        raise driven.bad_input  # the user's one line (exit 2), now that run.json says it ended
     if driven.halted:
         # A failed run (exit 1, with its summary), not a usage error: run.json says why.
         log.error(
