@@ -1,6 +1,6 @@
 """One `configure_logging()` for every harness process: console on a terminal, JSON otherwise.
 
-It lives in proxy/logs.py, which the proxy's process (importing nothing of harness/) shares.
+It lives in rundir/logs.py, which the proxy's process (importing nothing of harness/) shares.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`python -m proxy CONFIG.json`: the run's proxy, one listener per arm.
 
-proxy/server.py serves one listener; a study needs one per arm so the proxy attributes each call
-by the port it arrived on (`harness_arm_ports`), plus the control endpoint (proxy/control.py).
+proxy/app/server.py serves one listener; a study needs one per arm so the proxy attributes each call
+by the port it arrived on (`harness_arm_ports`), plus the control endpoint (proxy/flow/control.py).
 It runs in its own process so mitmproxy's event loop, signal handling and imports stay out of the
 orchestrator, as a proxy container would with the docker backend.
 """

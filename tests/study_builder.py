@@ -4,7 +4,7 @@ Tests used to write study.toml line by line with f-strings, each copy quoting (o
 way; here the study is a dict written by tomli_w, so any value a test needs (a path with quotes,
 a nested `[vendors]` or `[pins]` table, an arm's env) is written as TOML means it.
 
-    study = StudyBuilder(items=ITEMS).arm("toy", "python toy.py", GREETING="hi")
+    study = StudyBuilder(items=ITEMS).arm("toy", "python study_arm.py", GREETING="hi")
     path = study.set(deadline_ms=20000, vendors={"openai": url}).write(tmp_path / "study")
 """
 

@@ -62,7 +62,7 @@ def split_vendor(path: str, host: str, headers: dict[str, str]) -> tuple[Vendor,
 
 def default_purpose(route: str) -> str:
     """A call's purpose when neither its X-Harness-Purpose header nor a study's `[purposes]`
-    rule (proxy/settings.py PurposeRule, applied by the addon) names one."""
+    rule (rundir/control/proxy_file.py's PurposeRule, applied by the addon) names one."""
     if route.endswith(".embeddings"):
         return "embedding"
     if route.endswith(".rerank"):

@@ -16,7 +16,7 @@ Why not let mitmproxy make the CA and its per-host certificates: it dates both f
 and arms run with their wall clock pinned to the item's date (libfaketime), often years back, so
 every handshake would fail as "certificate not yet valid". The harness CA and the one certificate
 it signs for the vendor hosts (served for every CONNECT through mitmproxy's `certs` option; other
-hosts are refused before TLS by proxy/forward_guard.py) are valid from 2000 to 2099 instead.
+hosts are refused before TLS by proxy/app/forward_guard.py) are valid from 2000 to 2099 instead.
 """
 
 from __future__ import annotations

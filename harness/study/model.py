@@ -98,7 +98,7 @@ from vendors.pins import Pins
 STUDY_SCHEMA = 1
 DEFAULT_DEADLINE_MS = 60_000
 DEFAULT_INGEST_DEADLINE_MS = 120_000
-# A purpose is a key into pins and delays and a label in reports (proxy/failsafe.py's shape).
+# A purpose is a key into pins and delays and a label in reports (proxy/flow/failsafe.py's shape).
 _PURPOSE_NAME = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 

@@ -1,7 +1,7 @@
 """A tiny TCP relay: `listen host:port` -> `127.0.0.1:target`.
 
-The proxy's control endpoint (proxy/control.py) binds to 127.0.0.1 on purpose: arms must never be
-able to tell the proxy which arm or turn is running. In a container that loopback is out of the
+The proxy's control endpoint (proxy/flow/control.py) binds to 127.0.0.1 on purpose: arms must never
+be able to tell the proxy which arm or turn is running. In a container that loopback is out of the
 orchestrator's reach too, so the docker backend asks `python -m proxy` (proxy.json's
 `control_relay`) to relay one address that only the host can reach (the proxy's address on the
 run's control network, which no arm joins).

@@ -33,7 +33,7 @@ from vendors.reply import VendorReply
 log = structlog.get_logger("harness.proxy")
 
 # Conflict: the request conflicts with the recording. Both SDKs raise ConflictError; the body's
-# type is each vendor's for a 409 (stubs/errors.py: conflict_error, invalid_request_error).
+# type is each vendor's for a 409 (vendors/errors.py: conflict_error, invalid_request_error).
 MISS_STATUS = 409
 # Both official SDKs retry a 409 unless told not to; a retry of a miss can only miss again.
 NO_RETRY = {"x-should-retry": "false"}

@@ -1,6 +1,6 @@
 """Pure helpers of the docker backend: what compose.yaml says, files.
 
-Kept apart from docker.py so the backend module stays about containers and networks.
+Kept apart from backend.py so the backend module stays about containers and networks.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rundir.atomic import write_atomic
 
-__all__ = ["compose_images", "read_text", "write_atomic"]  # docker.py takes write_atomic from here
+__all__ = ["compose_images", "read_text", "write_atomic"]  # backend.py takes write_atomic from here
 
 
 def compose_images(compose: Path | None) -> dict[str, str]:

@@ -16,7 +16,7 @@ from harness.isolation.base import InfraError
 from rundir.instances import split
 
 RESERVED = ("ctl", "proxy")  # the proxy's network and container
-# Each listener of the proxy takes a port from its range (docker.py: 8100+i, 8200+i).
+# Each listener of the proxy takes a port from its range (backend.py: 8100+i, 8200+i).
 MAX_INSTANCES = 100
 
 

@@ -83,7 +83,8 @@ def arms(ctx: Context) -> Section:
     columns = ["arm", "turns", "calls", "refused connections", "canary scan",
                "stray_connection turns"]  # fmt: skip
     s.tables.append(Table(columns, rows))
-    # What each arm's turns ended in, and whether that fails the run (harness/report/outcomes).
+    # What each arm's turns ended in, and whether that fails the run
+    # (harness/report/sections/outcomes.py).
     s.tables.append(outcomes_table(ctx))
     guarded = guard_table({name: arm.guard for name, arm in ctx.report.arms.items()})
     if guarded is not None:  # the study's [guard]: its verdicts beside the outcomes, not in them

@@ -2,8 +2,8 @@
 
 Before each turn the proxy is told the arm, item and turn, and with `item` None once the arm is
 between turns, so every call the arm sends is charged to the turn that ran when it was sent. The
-message is a `TurnMessage` (rundir/control/turn_message.py), the model proxy/control.py validates
-with.
+message is a `TurnMessage` (rundir/control/turn_message.py), the model proxy/flow/control.py
+validates with.
 """
 
 from __future__ import annotations

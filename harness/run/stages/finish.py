@@ -55,7 +55,7 @@ def finish(plan: Plan, driven: Driven) -> RunResult:
     run.outcomes = driven.outcomes or _count(run_dir / "turns.jsonl")
     run.stray_connections = sum(attempts(entry) for entry in stray)  # a line may count several
     run.memory_miss = misses_per_arm(run_dir / "turns.jsonl")
-    # Each arm's outcomes, and the arms whose failures fail the run (harness/checks/arm_verdict).
+    # Each arm's outcomes, and the arms whose failures fail the run (harness/checks/arm_verdict.py).
     arms = per_arm(read_turns(run_dir / "turns.jsonl"))
     run.arm_outcomes = {name: dict(arm.outcomes) for name, arm in arms.items()}
     run.max_failure_rate = plan.study.file.verdict.max_failure_rate

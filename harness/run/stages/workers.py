@@ -3,7 +3,7 @@
 What is shared: the run directory, the one proxy (its call log, its stubs, in live mode its one
 ledger and cap), its control channel, turns.jsonl, the tally and the progress display. What is
 not: each worker starts its own copy of every arm (`A`, `A@1`, `A@2`, ... for worker 0, 1, 2;
-proxy/settings.py `instance_name`), each with its own proxy listeners, process and seam.
+rundir/control/proxy_file.py `instance_name`), each with its own proxy listeners, process and seam.
 
 Why attribution holds: the proxy charges a call to the listener it arrived on, and each instance
 has its own; the control channel's board is keyed by instance (a worker tells the proxy

@@ -18,7 +18,7 @@ from harness.run.watch.strays import Key
 
 
 def refuse(run_dir: Path, arm: str, destination: str) -> None:
-    """A refusal as the proxy's forward guard appends it (proxy/forward_guard.py)."""
+    """A refusal as the proxy's forward guard appends it (proxy/app/forward_guard.py)."""
     entry = {
         "schema": 1,
         "arm": arm,
