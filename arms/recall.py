@@ -1,6 +1,6 @@
 """The recalled memories in a memory arm's answer prompt, laid out so they can be counted in the
 captured request: the audit checks a study's `[parity] top_k` there (harness/checks/
-parity_audit.py), in what the model was sent, not in what an arm says of itself.
+audit/parity.py), in what the model was sent, not in what an arm says of itself.
 
     What you remember about this user from earlier in the conversation (top_k=5):
     [memory 1]

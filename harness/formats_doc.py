@@ -68,7 +68,7 @@ FORMATS = (
         ("rundir.network.probe_file:ProbeDecision", "rundir.network.probe_file:ProbeCheck"),
     ),
     Format("replay.json", ("harness.checks.replay_compare:ReplayComparison",)),
-    Format("audit.json", ("harness.checks.audit:AuditRecord",)),
+    Format("audit.json", ("harness.checks.audit.run:AuditRecord",)),
     Format(
         "judgment sets (SET/, SET.seal.json)",
         (

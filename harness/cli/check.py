@@ -1,5 +1,5 @@
 """`harness gate STUDY` and `harness audit RUN_DIR`: the checks that make a run's numbers
-believable (harness/run/gate.py, harness/checks/audit.py). Exit 0 when the check passes, 1 when
+believable (harness/run/gate.py, harness/checks/audit/run.py). Exit 0 when the check passes, 1 when
 it finds a difference, 2 on a usage error."""
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def audit(
     Also re-checks the judgment sets that judge it (every vote traced to a prompt and a reply),
     the served models against the study's pins, the frozen protocol's hashes and, in a coupled
     study, every turn context handed between arms against its hashes."""
-    from harness.checks.audit import AUDIT_FILE, audit_run
+    from harness.checks.audit.run import AUDIT_FILE, audit_run
     from ledger.ledger import as_location
 
     record = audit_run(run, prices, as_location(ledger) if ledger else None, list(judgments))

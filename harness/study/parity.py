@@ -12,7 +12,7 @@ prompt, and embed with one model, whatever each arm's own defaults.
 
 The fields set are handed to each arm over the seam when its session opens (`OpenSession.parity`,
 arms/seam.py EngineParity), recorded in run.json (`study.parity`), and checked across the arms in
-the captured requests (harness/checks/parity_audit.py). An arm under parity that sets one of them
+the captured requests (harness/checks/audit/parity.py). An arm under parity that sets one of them
 its own way (ARM_TOP_K = "8" in its env while top_k = 5) is refused when the study loads: a
 study cannot say both.
 """

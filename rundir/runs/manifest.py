@@ -3,10 +3,10 @@ hashes that tie a run's numbers to its inputs (study, compose, items, prices, st
 to the tool that produced them.
 
 Written once, at the end of a run, after every process that writes into the run directory has
-stopped; an audit re-hashes the files against it (harness/checks/audit.py). Files that are written
-into a run directory after the run by other tools (audit.json, gate.json) are not listed; the
-voids `harness void` appends are not either, but each one moves the manifest's `voids` count and
-`voids_head` (the end of their hash chain, rundir/runs/voids.py).
+stopped; an audit re-hashes the files against it (harness/checks/audit/run.py). Files that are
+written into a run directory after the run by other tools (audit.json, gate.json) are not listed;
+the voids `harness void` appends are not either, but each one moves the manifest's `voids` count
+and `voids_head` (the end of their hash chain, rundir/runs/voids.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ context, handed over the seam (`addon_from`), is a system prompt of the receiver
 never in the user's message. A coupled study on the local backend with the toy B as the source
 and the shipped bare, retrieval and Node example arms as receivers (mem0 and graphiti share
 arms/engine.py's turn: tests/docker/test_engines.py runs them); `harness audit`'s prompt check
-(the design's V2, harness/checks/prompt_audit.py) passes them and names an arm that drops it."""
+(the design's V2, harness/checks/audit/prompt.py) passes them and names an arm that drops it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks.prompt_audit import placement_problem
+from harness.checks.audit.prompt import placement_problem
 from rundir.calls.packread import PackReader
 from tests.helpers.studies import harness, only_run, read_jsonl, write_study
 from tests.toy_arms import TOY_ARMS

@@ -2,7 +2,7 @@
 the vendor's replies, every call is metered and booked to the arm that made it, the ledger's
 chain and the run's audit pass, and the study's key stays in the proxy container.
 
-The fake vendor (plain HTTP, as in tests/checks/test_audit.py: a study names no CA bundle)
+The fake vendor (plain HTTP, as in tests/checks/audit/test_run.py: a study names no CA bundle)
 listens on the default bridge's gateway address, a host address that the proxy container
 reaches through its control network (not internal in live mode) and that no arm may reach
 (docker/arm_rules.py's rules refuse every new connection from an arm subnet to the host). It answers

@@ -19,7 +19,7 @@ from typing import Any
 import docker
 import pytest
 
-from harness.checks.audit import audit_run
+from harness.checks.audit.run import audit_run
 from tests.helpers.studies import read_jsonl, write_study
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.coupled_example import copy_example
 from tests.helpers.studies import harness, only_run, read_jsonl
-from tests.run.test_coupled_runs import copy_example
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks.audit import audit_run
+from harness.checks.audit.run import audit_run
 from harness.judge.plan import Settings
 from harness.judge.stage import StageOptions, run_stage
 from rundir.judgments.files import read_tasks

@@ -23,21 +23,13 @@ from harness.run.stages.prepare import RunRequest, prepare
 from harness.study import load_study
 from rundir.calls.packread import PackReader
 from rundir.runs.gate_record import GateCounts, GateRecord, GateRun, PairCheck
-from tests.helpers.studies import REPO, harness, header, only_run, read_jsonl
+from tests.helpers.coupled_example import copy_example
+from tests.helpers.studies import harness, header, only_run, read_jsonl
 from tests.toy_arms import TOY_ARMS
 
-EXAMPLE = REPO / "examples" / "coupled"
 DYING_ARM = TOY_ARMS / "dying_toy_arm.py"
 ORDER = ["B", "C0", "C1", "Z"]
 ELEMENT = "\n\nThe user sounded frustrated last turn: acknowledge it before anything else."
-
-
-def copy_example(folder: Path) -> Path:
-    shutil.copytree(EXAMPLE, folder)
-    study = folder / "study.toml"
-    text = study.read_text().replace('ledger = "../../ledger.jsonl"', 'ledger = "ledger.jsonl"')
-    study.write_text(text)
-    return study
 
 
 @pytest.fixture(scope="module")

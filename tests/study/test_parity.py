@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from arms.recall import recall_section
-from harness.checks.parity_audit import parity_findings, recall_problem
+from harness.checks.audit.parity import parity_findings, recall_problem
 from harness.errors import HarnessError
 from harness.study import load_study
 from rundir.calls.calllog import CallRecord

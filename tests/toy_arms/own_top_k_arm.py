@@ -1,6 +1,6 @@
 """A retrieval arm that takes the study's [parity] but recalls under its own top-k (3) anyway: an
 arm the load-time check cannot catch (its environment sets nothing), which the audit must find
-in its captured requests (harness/checks/parity_audit.py)."""
+in its captured requests (harness/checks/audit/parity.py)."""
 
 from __future__ import annotations
 

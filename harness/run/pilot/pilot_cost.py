@@ -26,7 +26,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from harness.checks.money_audit import token_counts
+from harness.checks.audit.money import token_counts
 from harness.errors import HarnessError
 from ledger.errors import UnknownModelError
 from ledger.prices import ModelPrice, PriceTable, cost, worst_case

@@ -17,7 +17,7 @@ import anthropic
 import openai
 import pytest
 
-from harness.checks.money_audit import expected_cost
+from harness.checks.audit.money import expected_cost
 from ledger.prices import TokenCounts, cost, load_prices
 from rundir.calls.calllog import CallRecord
 from tests.fakevendor.server import FakeVendor

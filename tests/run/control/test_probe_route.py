@@ -14,8 +14,8 @@ import pytest
 from harness.errors import HarnessError
 from harness.run.control.probe_route import PROBE_ROUTE_ENV, probe_env
 from rundir.network.probe_file import ProbeCheck, ProbeDecision, write_probe
+from tests.helpers.coupled_example import copy_example
 from tests.helpers.studies import harness, only_run, read_jsonl
-from tests.run.test_coupled_runs import copy_example
 
 
 def _decide(path: Path, route: str) -> None:

@@ -15,9 +15,9 @@ from harness.run.pilot.pilot_cost import project_calls, record_calls
 from ledger.prices import load_prices
 from rundir.calls.calllog import read_calls
 from tests.fakevendor.server import FakeVendor
+from tests.helpers.coupled_example import copy_example
 from tests.helpers.studies import gate_then_live, header
 from tests.proxy.live_helpers import STUDY_KEYS
-from tests.run.test_coupled_runs import copy_example
 
 pytestmark = pytest.mark.integration
 

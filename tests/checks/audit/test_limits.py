@@ -1,9 +1,9 @@
 """The audit flags an arm whose bounds differ from another's or from the study's
-(harness/checks/limits_audit.py)."""
+(harness/checks/audit/limits.py)."""
 
 from __future__ import annotations
 
-from harness.checks.limits_audit import unequal_limits
+from harness.checks.audit.limits import unequal_limits
 from rundir.runs.header import RunHeader, StudyRun
 from rundir.runs.limits import MIB, AppliedLimits, ResourceLimits
 

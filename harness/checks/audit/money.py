@@ -1,6 +1,6 @@
-"""The audit's money checks (harness/checks/audit.py runs them): the price table given is the one
-the run was priced with (`prices`), and every call re-priced from its recorded tokens costs what
-it logged (`cost`). Each finding is (where, detail); the audit names its check."""
+"""The audit's money checks (harness/checks/audit/run.py runs them): the price table given is
+the one the run was priced with (`prices`), and every call re-priced from its recorded tokens
+costs what it logged (`cost`). Each finding is (where, detail); the audit names its check."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`harness audit` re-checks the study's output guard (harness/checks/guard_audit.py): where the
+"""`harness audit` re-checks the study's output guard (harness/checks/audit/guard.py): where the
 study has a [guard], a turn with text and no verdict is named; the guard's calls are noted with
 their cost; a study without a guard asks for nothing."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from harness.checks.guard_audit import guard_findings
+from harness.checks.audit.guard import guard_findings
 from rundir.calls.calllog import CallRecord
 from rundir.runs.header import read_header
 from tests.helpers.report_runs import call, turn, write_run

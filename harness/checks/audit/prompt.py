@@ -2,7 +2,7 @@
 where a turn handed B's context to an arm (turns.jsonl `addon_from`), that arm's first main
 request of the turn must hold the handed text as a system prompt, once, and in no user message.
 
-The turn-context audit (context_audit.py) proves the harness handed the right bytes; this proves
+The turn-context audit (audit/context.py) proves the harness handed the right bytes; this proves
 the arm placed them where the design says (docs/coupled.md): an arm that drops the context, puts
 it in the user's message or sends it twice is a discrepancy naming the arm, item and turn. Of
 V2's other checks (4.7), the one the harness can read without a product's prompt layout is this:

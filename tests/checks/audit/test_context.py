@@ -1,4 +1,4 @@
-"""`harness audit` re-checks a coupled run's handed turn context (harness/checks/context_audit.py):
+"""`harness audit` re-checks a coupled run's handed turn context (harness/checks/audit/context.py):
 a recorded run passes; a receiver's hash or a source's returned text edited in turns.jsonl fails,
 naming the line, arm, item and turn. A source arm returning a turn context over the 64 KiB cap
 fails that turn (outcome error, said why) and hands nothing (harness/run/coupled_item.py)."""
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from harness.checks.context_audit import turn_context_findings
+from harness.checks.audit.context import turn_context_findings
+from tests.helpers.coupled_example import copy_example
 from tests.helpers.studies import harness, only_run, read_jsonl
-from tests.run.test_coupled_runs import copy_example
 from tests.toy_arms import TOY_ARMS
 
 BULKY_ARM = TOY_ARMS / "bulky_toy_arm.py"

@@ -1,4 +1,4 @@
-"""The audit's ledger checks (harness/checks/audit.py runs them): the ledger's hash chain holds
+"""The audit's ledger checks (harness/checks/audit/run.py runs them): the ledger's hash chain holds
 and still reaches the head each run (or each merged shard) ended at (`ledger_chain`), and the
 run's settlements in it equal the call log, seq by seq and in total (`ledger_sum`)."""
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from harness.checks.money_audit import ZERO
+from harness.checks.audit.money import ZERO
 from ledger.errors import LedgerError
 from ledger.ledger import Location, display_name, entry_lines, exists, verify
 from rundir.calls.calllog import CallRecord

@@ -11,7 +11,7 @@ A receiver is matched with the latest record of its source for the same item and
 before it (records are written turn by turn, the source's before its receivers'; a resumed item
 appends its records again, each run of the item self-contained).
 
-Then the prompt audit (prompt_audit.py, the design's V2): each receiver's first main request of
+Then the prompt audit (audit/prompt.py, the design's V2): each receiver's first main request of
 the turn holds the handed text as a system prompt, once, and in no user message.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.checks.prompt_audit import prompt_findings
+from harness.checks.audit.prompt import prompt_findings
 from rundir.turns.turns import TurnRecord, addon_sha256, read_turns
 
 

@@ -1,5 +1,5 @@
 """`harness audit` re-checks proxy_egress.jsonl against run.json
-(harness/checks/proxy_egress_audit.py): a run whose proxy was refused something but says it
+(harness/checks/audit/proxy_egress.py): a run whose proxy was refused something but says it
 passed, a run.json `proxy_refused` that disagrees with the log, and a log that does not parse
 each fail the audit, naming the file."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks.proxy_egress_audit import proxy_egress_findings
+from harness.checks.audit.proxy_egress import proxy_egress_findings
 from rundir.network.proxy_egress import (
     PROXY_EGRESS_FILE,
     ProxyEgressEntry,
@@ -19,8 +19,8 @@ from rundir.network.proxy_egress import (
     write_proxy_egress,
 )
 from rundir.runs.header import RunHeader, StudyRun
+from tests.helpers.coupled_example import copy_example
 from tests.helpers.studies import harness, only_run
-from tests.run.test_coupled_runs import copy_example
 
 REFUSED = [
     ProxyEgressEntry(destination="172.17.0.1:37409", time="t", kind="refused", protocol="tcp"),

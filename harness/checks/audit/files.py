@@ -1,4 +1,4 @@
-"""The audit's checks of the run's own files (harness/checks/audit.py runs them): calls.jsonl
+"""The audit's checks of the run's own files (harness/checks/audit/run.py runs them): calls.jsonl
 parses as this run's calls (`call_log`), every body a call names is in the pack and hashes to its
 name (`body`), and every file of run.json's manifest is there as listed, none added (`file`).
 Each finding is (where, detail); the audit names its check and counts what was checked."""

@@ -7,16 +7,16 @@ Checks, each reported as a discrepancy naming where it is:
 - file: every file in run.json's manifest is there with its size and SHA-256, and none was added;
 - ledger_chain: the ledger's hash chain holds, and still reaches the head the run ended at;
 - ledger_sum: the run's settlements in the ledger equal the call log, seq by seq and in total;
-- protocol: the frozen files' and the addendum's hashes in run.json hold (protocol_audit.py);
-- model: each pinned purpose's served model, its wrong_model flag and turn (identity_audit.py);
+- protocol: the frozen files' and the addendum's hashes in run.json hold (audit/protocol.py);
+- model: each pinned purpose's served model, its wrong_model flag and turn (audit/identity.py);
 - turn_context: each returned turn context hashes to its hash, and each receiver's hash is its
-  source's for the same item and turn (context_audit.py);
+  source's for the same item and turn (audit/context.py);
 - parity: each main call of an arm under the study's [parity] names its answer model, asks for
-  its output limit and shows its recalled memories under its top-k (parity_audit.py);
+  its output limit and shows its recalled memories under its top-k (audit/parity.py);
 - proxy_egress: proxy_egress.jsonl parses, run.json's proxy_refused is its count, and a run
-  whose proxy was refused anything did not pass (proxy_egress_audit.py);
+  whose proxy was refused anything did not pass (audit/proxy_egress.py);
 - guard: where the study has a [guard], every turn with text has its verdict, and the guard's
-  calls are noted (priced and settled by the cost and ledger checks) (guard_audit.py);
+  calls are noted (priced and settled by the cost and ledger checks) (audit/guard.py);
 - shard: a merged run's every shard is still the run the merge took (its id and manifest hash)
   and its files still hash as its manifest lists them (rundir/merge/checks.py).
 Nothing in the run directory or the ledger is changed; audit.json is written next to run.json.
@@ -31,16 +31,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.checks.context_audit import turn_context_findings
-from harness.checks.files_audit import body_findings, manifest_findings, read_call_log
-from harness.checks.guard_audit import guard_findings
-from harness.checks.identity_audit import identity_findings
-from harness.checks.ledger_audit import check_ledger
-from harness.checks.limits_audit import unequal_limits
-from harness.checks.money_audit import ZERO, price_table_findings, reprice
-from harness.checks.parity_audit import parity_findings
-from harness.checks.protocol_audit import protocol_findings
-from harness.checks.proxy_egress_audit import proxy_egress_findings
+from harness.checks.audit.context import turn_context_findings
+from harness.checks.audit.files import body_findings, manifest_findings, read_call_log
+from harness.checks.audit.guard import guard_findings
+from harness.checks.audit.identity import identity_findings
+from harness.checks.audit.ledger import check_ledger
+from harness.checks.audit.limits import unequal_limits
+from harness.checks.audit.money import ZERO, price_table_findings, reprice
+from harness.checks.audit.parity import parity_findings
+from harness.checks.audit.protocol import protocol_findings
+from harness.checks.audit.proxy_egress import proxy_egress_findings
 from harness.errors import HarnessError
 from ledger.errors import PriceTableError
 from ledger.ledger import Location, as_location, where
@@ -66,13 +66,13 @@ Check = Literal[
     "ledger_chain",
     "ledger_sum",
     "limits",
-    "protocol",  # harness/checks/protocol_audit.py
-    "model",  # harness/checks/identity_audit.py: served model against the purpose's pin
-    "turn_context",  # harness/checks/context_audit.py: coupled arms' handed turn context
-    "parity",  # harness/checks/parity_audit.py: main calls of arms under [parity] hold to it
+    "protocol",  # harness/checks/audit/protocol.py
+    "model",  # harness/checks/audit/identity.py: served model against the purpose's pin
+    "turn_context",  # harness/checks/audit/context.py: coupled arms' handed turn context
+    "parity",  # harness/checks/audit/parity.py: main calls of arms under [parity] hold to it
     "judgments",  # harness/judge/audit.py: the judgment sets that judge the run
-    "proxy_egress",  # harness/checks/proxy_egress_audit.py: the proxy's own refused traffic
-    "guard",  # harness/checks/guard_audit.py: every turn's verdict where the study has a guard
+    "proxy_egress",  # harness/checks/audit/proxy_egress.py: the proxy's own refused traffic
+    "guard",  # harness/checks/audit/guard.py: every turn's verdict where the study has a guard
     "shard",  # rundir/merge/checks.py: a merged run's shards, each re-hashed where it is
 ]
 

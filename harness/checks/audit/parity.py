@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from arms.recall import counted
+from harness.checks.audit.prompt import prompt_parts
 from harness.checks.body_diff import request_body
-from harness.checks.prompt_audit import prompt_parts
 from rundir.calls.calllog import CallRecord
 from rundir.calls.packread import PackReader
 from rundir.runs.header import RunHeader
