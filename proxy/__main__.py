@@ -15,11 +15,16 @@ from pathlib import Path
 
 from mitmproxy import ctx
 
-from proxy.app.addons import HarnessChain, harness_addons
-from proxy.app.relay import start_relay
-from proxy.app.server import BASE_OPTIONS, NOWHERE, reverse_master
-from proxy.app.startup_heap import FreezeStartupHeap
-from rundir.control.proxy_file import PROXY_READY, ProxyFile, ProxySettingsError
+from proxy.app import (
+    BASE_OPTIONS,
+    NOWHERE,
+    FreezeStartupHeap,
+    HarnessChain,
+    harness_addons,
+    reverse_master,
+    start_relay,
+)
+from rundir.control import PROXY_READY, ProxyFile, ProxySettingsError
 from rundir.logs import configure_logging
 
 

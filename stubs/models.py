@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from stubs.request import StubRequest
-from stubs.rules.context import StubContext
+from stubs.rules import StubContext
 from vendors.reply import VendorReply
 
 # A fixed epoch keeps the lists byte-identical across runs (2025-01-01T00:00:00Z).

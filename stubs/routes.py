@@ -10,7 +10,7 @@ import importlib
 from collections.abc import Callable
 
 from stubs.request import StubRequest
-from stubs.rules.context import StubContext
+from stubs.rules import StubContext
 from vendors.reply import VendorReply
 from vendors.routes import Route
 

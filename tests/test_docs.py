@@ -4,8 +4,11 @@ path outside the checkout (the design notes that lived beside it, a home or work
 
 from __future__ import annotations
 
+import ast
+import io
 import re
 import subprocess
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -135,3 +138,64 @@ def test_no_tracked_file_names_a_path_outside_the_repository() -> None:
             if OUTSIDE.search(line):
                 found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()[:100]}")
     assert not found, "\n".join(found)
+
+
+# Paths in Python comments and docstrings (`see harness/report/charts.py`): a name whose first
+# folder is one of the repository's, or a bare file name ending in .py, must still exist. Files the
+# code builds or that belong to Python itself are not the repository's to keep.
+COMMENT_PATH = re.compile(r"(?<![\w./<>*-])([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.*-]+)+)/?")
+BARE_MODULE = re.compile(r"(?<![\w./<>*-])([A-Za-z_][A-Za-z0-9_]*\.py)\b")
+NOT_OURS_TO_KEEP = (
+    "site.py",  # Python's own start-up module, which sitecustomize.py extends
+    "images/arm/sleepfix.so",  # compiled into the arm image at build time
+    "bench/results/",  # what the benchmarks write (ignored by git)
+)
+
+
+def comments_and_docstrings(path: Path) -> list[tuple[int, str]]:
+    source = path.read_text(encoding="utf-8")
+    found = [
+        (token.start[0], token.string)
+        for token in tokenize.generate_tokens(io.StringIO(source).readline)
+        if token.type == tokenize.COMMENT
+    ]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc:
+                found.append((getattr(node, "lineno", 1), doc))
+    return found
+
+
+def stale_names(path: Path, folders: set[str], basenames: set[str]) -> list[str]:
+    where = path.relative_to(REPO) if REPO in path.parents else path
+    stale = []
+    for line, text in comments_and_docstrings(path):
+        named = [p for p in COMMENT_PATH.findall(text) if p.split("/")[0] in folders]
+        gone = [p for p in named if not list(REPO.glob(p.rstrip(".")))]
+        gone += [
+            b
+            for b in BARE_MODULE.findall(text)
+            if b not in basenames and not (path.parent / b).exists()
+        ]
+        stale += [f"{where}:{line}: {name}" for name in gone]
+    return [s for s in stale if not s.rpartition(": ")[2].startswith(NOT_OURS_TO_KEEP)]
+
+
+def test_no_comment_or_docstring_names_a_file_that_is_gone() -> None:
+    files = tracked()
+    folders = {p.relative_to(REPO).parts[0] for p in files if len(p.relative_to(REPO).parts) > 1}
+    basenames = {p.name for p in files}
+    found = [s for p in files if p.suffix == ".py" for s in stale_names(p, folders, basenames)]
+    assert found == [], "\n".join(found)
+
+
+def test_a_comment_naming_a_file_that_is_gone_is_found(tmp_path: Path) -> None:
+    module = tmp_path / "module.py"
+    module.write_text(
+        '"""Reads proxy/live.py and rundir/atomic.py."""\n# see gone_module.py and conftest.py\n'
+    )
+    assert sorted(stale_names(module, {"proxy", "rundir"}, {"conftest.py"})) == [
+        f"{module}:1: proxy/live.py",
+        f"{module}:2: gone_module.py",
+    ]

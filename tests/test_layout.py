@@ -355,3 +355,112 @@ def test_every_backend_cleans_up_after_itself() -> None:
         assert "cleanup" in vars(backend), backend.__name__
     cli = import_graph()["harness.cli.study"]
     assert {t for t in cli if t.startswith(f"{ISOLATION}.")} <= {DOCKER, f"{ISOLATION}.local"}
+
+
+# --- faces: a part is used through its __init__ -------------------------------------------------
+# A part is a sub-package of a room (harness.report, proxy.flow, rundir.calls, ...). Shipped code
+# outside a part names only what the part's __init__ exports (`from harness.report import
+# build_report`), never a module inside it, so a part can rearrange its modules without touching its
+# users. A part's own sub-parts are faces too (`from harness.isolation.docker import DockerBackend`
+# loads the docker backend only for who asks for it). Inside a part, modules import their siblings
+# directly (never through their own face: that would load the whole part from inside it). The room
+# itself (harness, proxy, ...) is not a face: its modules are imported by name.
+
+
+def _packages() -> set[str]:
+    return {module for module, path in _modules().items() if path.name == "__init__.py"}
+
+
+def face_for(importer: str, target: str, packages: set[str]) -> str | None:
+    """The face `importer` must use to reach module `target`, or None if it may import it
+    directly: the package holding `target`, unless `importer` is inside that package too."""
+    if target in packages:
+        return None  # a face, however deep
+    parent = target.rpartition(".")[0]
+    if parent.count(".") < 1 or parent not in packages:
+        return None  # a module directly in a room (rundir/atomic.py) is its own face
+    if importer == parent or importer.startswith(f"{parent}."):
+        return None
+    return parent
+
+
+def test_the_face_is_the_package_holding_the_module() -> None:
+    packages = {"harness.report", "harness.report.sections", "rundir.calls", "rundir"}
+    assert face_for("harness.cli.report", "harness.report.generate", packages) == "harness.report"
+    assert face_for("harness.cli.report", "harness.report.sections", packages) is None
+    assert face_for("harness.report.generate", "harness.report.sections.table", packages) == (
+        "harness.report.sections"
+    )
+    assert face_for("harness.report.sections.a", "harness.report.sections.b", packages) is None
+    assert face_for("harness.report.generate", "harness.report.model", packages) is None
+    assert face_for("proxy.app.addon", "rundir.calls.log", packages) == "rundir.calls"
+    assert face_for("proxy.app.addon", "rundir.atomic", packages) is None
+
+
+def reach_ins() -> list[str]:
+    """Every import of a module inside a part from outside it (`a -> b.c.d (use b.c)`)."""
+    modules, packages = _modules(), _packages()
+
+    def known(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    found = []
+    for module, path in modules.items():
+        for name in _imports(path):
+            target = known(name)
+            face = face_for(module, target, packages) if target else None
+            if face and target != face and not offered_by_face(face, target):
+                found.append(f"{module} -> {target} (use {face})")
+    return sorted(set(found))
+
+
+@functools.cache
+def offered_by_face(face: str, module: str) -> bool:
+    """A face may offer one of its own modules as a namespace (`from harness.stats import rules`,
+    then `rules.status(...)`), or a name spelled as a module is (`drive` in stages/drive.py): it
+    imports that name itself and lists it in `__all__`."""
+    parent, _, name = module.rpartition(".")
+    if parent != face:
+        return False
+    tree = ast.parse(_modules()[face].read_text(encoding="utf-8"))
+    bound = {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    declared = {
+        element.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+        and isinstance(node.value, (ast.List, ast.Tuple))
+        for element in node.value.elts
+        if isinstance(element, ast.Constant)
+    }
+    return name in bound and name in declared
+
+
+def test_parts_are_used_through_their_faces() -> None:
+    assert reach_ins() == []
+
+
+def test_no_private_name_crosses_a_module() -> None:
+    """`from a.b import _name` ties a module to another's insides; what is shared is public."""
+    crossing = []
+    for module, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.level == 0
+                and node.module.split(".")[0] in OURS
+            ):
+                crossing += [
+                    f"{module} <- {node.module}.{a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
+    assert crossing == []

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from harness.study import DEFAULT_MAX_FAILURE_RATE
-from rundir.turns.turns import TurnRecord
+from rundir.turns import TurnRecord
 
 # The arm's own failures (rundir/turns/turns.py): above the ceiling, they fail the run.
 ARM_FAILURES = ("cut", "error", "resource_limit", "wrong_model")

@@ -18,9 +18,7 @@ import difflib
 import json
 from typing import Any
 
-from rundir.calls.calllog import CallRecord
-from rundir.calls.masking import mask_body
-from rundir.calls.packread import PackReader
+from rundir.calls import CallRecord, PackReader, mask_body
 
 LONG = 200  # a string longer than this is shown as a window
 BEFORE = 60  # characters kept before a string's first difference

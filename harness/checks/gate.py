@@ -24,13 +24,8 @@ from harness.checks.body_diff import (
     first_difference,
     request_body,
 )
-from rundir.calls.calllog import CallRecord, read_calls
-from rundir.calls.packread import PackReader
-from rundir.runs.gate_record import (
-    Divergence,
-    GateCounts,
-    GateRequest,
-)
+from rundir.calls import CallRecord, PackReader, read_calls
+from rundir.runs import Divergence, GateCounts, GateRequest
 
 _SHOWN = 160  # characters of a value shown in a diff line
 TurnKey = tuple[str, str | None, int | None]

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from harness.errors import HarnessError
 from harness.study import Study
-from rundir.calls.masking import DEFAULT_BODY_MASKS
-from rundir.calls.value_masks import MaskError, is_value_mask, parse_value_mask
+from rundir.calls import DEFAULT_BODY_MASKS, MaskError, is_value_mask, parse_value_mask
 
 # Body fields that carry a per-call random id or a timestamp in common engines' requests.
 HARNESS_BODY_MASKS: tuple[str, ...] = (

@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.study import Item
-from rundir.calls.calllog import CALL_SCHEMA, CallRecord
-from rundir.calls.packread import PackReader
+from rundir.calls import CALL_SCHEMA, CallRecord, PackReader
 from rundir.jsonlines import read_lines
-from rundir.turns.turns import TurnRecord, read_turns
+from rundir.turns import TurnRecord, read_turns
 
 # The call log line of a streamed main call is written when its stream ends, which can be a
 # moment after the arm's last delta reached the orchestrator: wait that long for it.

@@ -20,10 +20,9 @@ import canonical
 from harness.checks.body_diff import compared_view, first_difference, request_body
 from harness.checks.elements import ElementsError, Firing, read_elements
 from harness.study import GatePair
-from rundir.calls.calllog import CallRecord, read_calls
-from rundir.calls.packread import PackReader
-from rundir.runs.gate_record import PairCheck
-from rundir.turns.turns import read_turns
+from rundir.calls import CallRecord, PackReader, read_calls
+from rundir.runs import PairCheck
+from rundir.turns import read_turns
 
 _SHOWN = 80  # characters shown either side of a difference
 

@@ -23,13 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.checks.body_diff import MISSING, body_diff, compared_view, diff_block, request_body
 from harness.checks.pinning import pinning_difference
 from rundir.atomic import write_atomic
-from rundir.calls.calllog import CallRecord, read_calls
-from rundir.calls.masking import DEFAULT_BODY_MASKS
-from rundir.calls.packread import PackReader
+from rundir.calls import DEFAULT_BODY_MASKS, CallRecord, PackReader, read_calls
 from rundir.errors import RunDirError
 from rundir.model import RunDirModel
-from rundir.runs.header import read_header
-from rundir.turns.turns import read_turns
+from rundir.runs import read_header
+from rundir.turns import read_turns
 
 REPLAY_SCHEMA: Literal[1] = 1
 

@@ -42,11 +42,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from harness.checks.scan_text import body_texts, file_texts
 from harness.errors import HarnessError
 from harness.study import load_items
-from rundir.calls.calllog import read_calls
-from rundir.calls.packread import PackReader
+from rundir.calls import PackReader, read_calls
 from rundir.jsonlines import split_lines
-from rundir.runs.header import read_header
-from rundir.turns.turns import read_turns
+from rundir.runs import read_header
+from rundir.turns import read_turns
 
 SCAN_SCHEMA: Literal[1] = 1
 
@@ -289,7 +288,7 @@ def _item_clocks(header: dict[str, Any]) -> dict[str, datetime]:
     except (OSError, ValueError, KeyError) as e:
         raise HarnessError(f"an event_time canary needs the study's items ({e})", hint=hint) from e
     items_path = study_path.parent / items_name
-    from rundir.runs.header import sha256_file
+    from rundir.runs import sha256_file
 
     if not items_path.is_file() or sha256_file(items_path) != study.get("items_sha256"):
         raise HarnessError(f"{items_path} is not the items file this run used", hint=hint)

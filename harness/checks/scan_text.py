@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from rundir.calls.content_decode import DecodeError, decode_body
+from rundir.calls import DecodeError, decode_body
 from rundir.jsonlines import split_lines
 
 # Magic numbers of the encodings a vendor or an engine's store may have compressed with.

@@ -21,8 +21,8 @@ def gate(
 ) -> int:
     """Run the study twice in record mode and check both runs sent the same requests."""
     # Imported here: loading a study and the orchestrator costs seconds other commands skip.
-    from harness.checks.body_diff import diff_block
-    from harness.run.gate import run_gate
+    from harness.checks import diff_block
+    from harness.run import run_gate
     from harness.study import load_study
 
     record, path = run_gate(load_study(study), run_dir, isolation_choice(isolation), allow_misses)
@@ -90,7 +90,7 @@ def audit(
     Also re-checks the judgment sets that judge it (every vote traced to a prompt and a reply),
     the served models against the study's pins, the frozen protocol's hashes and, in a coupled
     study, every turn context handed between arms against its hashes."""
-    from harness.checks.audit.run import AUDIT_FILE, audit_run
+    from harness.checks.audit import AUDIT_FILE, audit_run
     from ledger.ledger import as_location
 
     record = audit_run(run, prices, as_location(ledger) if ledger else None, list(judgments))

@@ -7,8 +7,7 @@ import time
 import typer
 
 from harness.cli.lazy import typer_app
-from harness.images.build import BuildOptions, build_images, list_images
-from harness.images.image import ImageInfo
+from harness.images import BuildOptions, ImageInfo, build_images, list_images
 
 images_app = typer_app(
     help="Build and list the Docker images (base, harness-python, harness-arm, harness-proxy).",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from rundir.judgments.records import JudgmentSet
+    from rundir.judgments import JudgmentSet
 
 
 def judge(
@@ -60,9 +60,7 @@ def judge(
             "judging needs run directories, --rubrics, --judges and --out",
             hint="harness judge RUN_DIR --rubrics DIR --judges judges.toml --out SET",
         )
-    from harness.judge.plan import Settings
-    from harness.judge.progress import judging_progress
-    from harness.judge.stage import StageOptions, run_stage, seal_path_for
+    from harness.judge import Settings, StageOptions, judging_progress, run_stage, seal_path_for
 
     options = StageOptions(
         stage=stage,
@@ -87,7 +85,7 @@ def judge(
 
 def _verify(verify: Path, seal: Path | None) -> None:
     """`--verify`: every problem of a set on its line; exits 1 if there is any."""
-    from harness.judge.verify import verify_set
+    from harness.judge import verify_set
 
     problems = verify_set(verify, seal)
     for problem in problems:
@@ -98,7 +96,7 @@ def _verify(verify: Path, seal: Path | None) -> None:
 
 def _open_outcomes(open_set: Path, seal: Path | None) -> None:
     """`--open`: the set's outcomes, its seal opened, as JSON."""
-    from harness.judge.outcomes import read_outcomes
+    from harness.judge import read_outcomes
 
     sealed = seal or open_set.parent / f"{open_set.name}.seal.json"
     typer.echo(read_outcomes(open_set, sealed).model_dump_json(indent=2))
@@ -131,7 +129,7 @@ def _echo_bill(out: Path) -> None:
     """What the HTTP judges' calls cost at the price table, from votes.jsonl (their bill)."""
     from decimal import Decimal
 
-    from rundir.judgments.files import read_votes
+    from rundir.judgments import read_votes
 
     http = [v for v in read_votes(out) if v.cost_usd is not None or v.unpriced is not None]
     if http:

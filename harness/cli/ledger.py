@@ -212,7 +212,7 @@ def open_stage(
     ledger: str = LEDGER_OPTION,
 ) -> None:
     """Open a stage with a cap (runs reserve their caps inside it)."""
-    from harness.run.live.live_checks import cap_usd
+    from harness.run.live import cap_usd
 
     # Before the ledger is opened: a refusal creates no file. Zero closes a stage.
     dollars = cap_usd(cap, "--cap", allow_zero=True)
@@ -233,7 +233,7 @@ def settle(
 
     The total is never below the settlements already booked in the ledger.
     """
-    from harness.run.live.settle_open import settle_left_open
+    from harness.run.live import settle_left_open
 
     with _open(ledger) as led:
         done = settle_left_open(led, run, run_dir)

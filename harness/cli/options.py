@@ -15,7 +15,7 @@ import typer
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
-    from harness.isolation.base import Isolation
+    from harness.isolation import Isolation
 
 STUDY_FILE = typer.Argument(..., help="The study file (study.toml).")
 RUN_DIR = typer.Option(Path("runs"), "--run-dir", envvar="HARNESS_RUN_DIR", help="Run root.")

@@ -47,9 +47,8 @@ def pilot(
 ) -> int:
     """Run the live pilot's legs under one ledger stage: legs dropped in the fixed order (never
     the first five) when the projection passes the cap; writes unit_costs.json."""
-    from harness.run.live.live_checks import cap_usd
-    from harness.run.pilot.legs import load_legs
-    from harness.run.pilot.pilot import default_stage, run_pilot
+    from harness.run.live import cap_usd
+    from harness.run.pilot import default_stage, load_legs, run_pilot
     from harness.study import load_study
 
     dollars = cap_usd(cap)  # before the study is read: nothing is written on a refusal

@@ -28,9 +28,9 @@ def simulate(
     P(GO) for each, every endpoint's MDE at the plan's power and whether the targets P(GO | one
     better) >= 0.80 and P(GO | all equal) <= 0.05 are met. Calls nothing, spends nothing."""
     from harness.errors import HarnessError
-    from harness.report.confirmatory.simulate import describe
-    from harness.report.confirmatory.simulate import simulate as run
-    from harness.report.reading.analysis import load_analysis
+    from harness.report.confirmatory import describe
+    from harness.report.confirmatory import simulate as run
+    from harness.report.reading import load_analysis
 
     if not plan.is_file():
         raise HarnessError(f"{plan}: no such file", hint="pass the study's analysis.toml")

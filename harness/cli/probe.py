@@ -49,8 +49,8 @@ def run_probe(base_url: str, model: str, key: str, timeout: float = 60.0) -> Any
     """The probe's three calls and its decision (a rundir.network.probe_file.ProbeDecision)."""
     import httpx
 
-    from rundir.network.probe_file import ProbeCheck, ProbeDecision
-    from rundir.runs.header import now_iso
+    from rundir.network import ProbeCheck, ProbeDecision
+    from rundir.runs import now_iso
 
     url = base_url.rstrip("/") + "/v1/chat/completions"
     headers = {"authorization": f"Bearer {key}", "x-harness-purpose": "probe"}
@@ -97,7 +97,7 @@ def probe(
 ) -> int:
     """Probe Anthropic's OpenAI-compatible route (a valid call, `thinking` and effort honoured);
     write probe.json (route compat, or messages as a fallback the report prints as a deviation)."""
-    from rundir.network.probe_file import PROBE_FILE, write_probe
+    from rundir.network import PROBE_FILE, write_probe
 
     folder = study if study.is_dir() else study.parent
     if not folder.is_dir():

@@ -23,8 +23,8 @@ def freeze(
 ) -> None:
     """Lock FILE's SHA-256 and today's date in protocol.lock.json beside the study; from then on
     every run of the study refuses to start if its bytes differ."""
-    from harness.protocol.lock import freeze as lock
-    from harness.protocol.lock import lock_path
+    from harness.protocol import freeze as lock
+    from harness.protocol import lock_path
     from harness.study import load_study
 
     loaded = load_study(study)
@@ -38,8 +38,7 @@ def freeze(
 def show(study: Path = STUDY_FILE) -> None:
     """Check the frozen files against their lock (exit 1 on a change, naming it) and list the
     addendum's entries."""
-    from harness.protocol.addendum import load_addendum
-    from harness.protocol.lock import check_protocol
+    from harness.protocol import check_protocol, load_addendum
     from harness.study import load_study
 
     loaded = load_study(study)

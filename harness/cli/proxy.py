@@ -12,12 +12,12 @@ import typer
 
 from harness.cli.lazy import typer_app
 from harness.errors import HarnessError
-from harness.isolation.sdk_env import sdk_env
-from rundir.runs.header import RunHeader, new_run_id, now_iso, sha256_file, versions, write_header
+from harness.isolation import sdk_env
+from rundir.runs import RunHeader, new_run_id, now_iso, sha256_file, versions, write_header
 
 if TYPE_CHECKING:
     from ledger.live_job import LiveJob
-    from rundir.control.proxy_file import ProxySettings
+    from rundir.control import ProxySettings
 
 proxy_app = typer_app(help="Run the harness proxy on its own.", no_args_is_help=True)
 
@@ -112,7 +112,7 @@ def serve_command(
         _live_checks(cap or "", stage_cap, ledger or "ledger.jsonl", new_ledger_branch)
     _check_files(stubs=stubs, prices=prices, ca_bundle=ca_bundle, pins=pins)
     ledger_at = _ledger_location(ledger)
-    from rundir.control.proxy_file import ProxySettings
+    from rundir.control import ProxySettings
 
     run = _start_run(mode, run_dir, stubs, ledger_at)
     settings = ProxySettings(
@@ -203,7 +203,7 @@ def _start_run(
     print(f"# proxy's own traffic: {SERVE_PROXY_RULE}", file=sys.stderr, flush=True)
     job = None
     if mode == "live":
-        from harness.run.live.live_job import live_job
+        from harness.run.live import live_job
 
         # One live job at a time on this ledger: refused here, before a run directory exists.
         job = live_job(ledger_at, run_id, run_dir)
@@ -221,7 +221,7 @@ def _serve(settings: ProxySettings, host: str, port: int) -> None:
     # mitmproxy takes seconds to import: only the command that runs the proxy pays for it.
     from mitmproxy.exceptions import OptionsError
 
-    from proxy.app.server import serve
+    from proxy.app import serve
 
     def on_ready(listen_host: str, listen_port: int) -> None:
         where = f"{listen_host}:{listen_port}"
@@ -248,7 +248,7 @@ def _end_run(run: _ServedRun, *, prices: Path | None, ledger_at: Path | str) -> 
         live = run.header.mode == "live"
         _close_run(run.run_dir, run.header, live=live, prices=prices, ledger_at=ledger_at)
         if run.job is not None:
-            from harness.run.live.live_job import commit_to_branch
+            from harness.run.live import commit_to_branch
             from ledger.git_branch import from_environment
 
             # The run is settled: commit the ledger to $HARNESS_LEDGER_GIT's branch, if set.
@@ -261,7 +261,7 @@ def _end_run(run: _ServedRun, *, prices: Path | None, ledger_at: Path | str) -> 
 def _live_checks(cap: str, stage_cap: str | None, ledger: str, new_branch: bool) -> None:
     """Before run.json or a lock exists: the caps as dollars, a vendor key, and the ledger's
     branch ($HARNESS_LEDGER_GIT), each refused in one line naming the option."""
-    from harness.run.live.live_checks import cap_usd, check_branch, check_keys
+    from harness.run.live import cap_usd, check_branch, check_keys
     from ledger.git_branch import from_environment
     from ledger.ledger import as_location
 
@@ -277,7 +277,7 @@ def _close_run(
 ) -> None:
     """The proxy has stopped: list the run's files and the price table and ledger it used."""
     from ledger.ledger import chain_end
-    from rundir.runs.seal import write_manifest
+    from rundir.runs import write_manifest
 
     header.ended = now_iso()
     packaged = Path(__file__).resolve().parents[2] / "ledger" / "prices.toml"

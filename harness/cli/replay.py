@@ -32,11 +32,10 @@ def replay(
 ) -> int:
     """Replay a recorded run with no key and no network; exit 1 on any divergence or miss."""
     # Imported here: loading a study pulls in the vendor SDKs, which other commands need not pay.
-    from harness.checks.masks import all_masks
-    from harness.checks.replay_compare import compare_replay, verdict_lines, write_comparison
-    from harness.run.pipeline import RunRequest, run_study
+    from harness.checks import all_masks, compare_replay, verdict_lines, write_comparison
+    from harness.run import RunRequest, run_study
     from harness.study import load_study
-    from rundir.runs.header import read_header
+    from rundir.runs import read_header
 
     header = read_header(source)
     recorded = header.study

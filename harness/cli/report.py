@@ -10,7 +10,7 @@ import typer
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
-    from harness.report.reading.inputs import Inputs
+    from harness.report.reading import Inputs
 
 # The command's options, declared once here so its signature reads as a list of names.
 RUN_DIRS = typer.Argument(
@@ -80,10 +80,9 @@ def report(
 ) -> None:
     """Write the study report (13 sections; markdown, HTML, PDF) with report.json and
     records.jsonl into --out, from the runs' files and the optional inputs; calls no model."""
-    from harness.report.formats.table import render_table
-    from harness.report.formats.terminal import report_progress
-    from harness.report.generate import generate
-    from harness.report.reading.inputs import load_inputs
+    from harness.report import generate
+    from harness.report.formats import render_table, report_progress
+    from harness.report.reading import load_inputs
 
     if resamples < 1:
         raise HarnessError(
@@ -130,9 +129,9 @@ def report(
 
 def scan_public_copy(copy: Path, runs: list[Path], inputs: Inputs) -> int:
     """`--check-public`: print what the public copy still names of the runs; 1 if anything."""
-    from harness.report.generate import private_words
-    from harness.report.public import check_public as scan_public
-    from harness.report.reading.rundata import load_runs
+    from harness.report import check_public as scan_public
+    from harness.report import private_words
+    from harness.report.reading import load_runs
 
     if not runs:
         raise HarnessError(

@@ -23,8 +23,8 @@ def runs(
     """List the runs under a folder: study, mode, status, items done of planned, a headline and
     the report; --html writes a static index page. Reads the files only."""
     from harness.errors import HarnessError
-    from harness.report.formats.table import text_table
-    from harness.report.runs_index import COLUMNS, index_page, list_runs
+    from harness.report import COLUMNS, index_page, list_runs
+    from harness.report.formats import text_table
     from rundir.atomic import write_atomic
 
     if watch < 0:

@@ -32,7 +32,7 @@ def scan(
 ) -> int:
     """Search every request and response body, turn text and exported store of a run for canary
     tokens and forgotten words. Exits 1 when a canary served before its event voids an arm."""
-    from harness.checks.scan import Canary, ForgetWord, load_entries, scan_run
+    from harness.checks import Canary, ForgetWord, load_entries, scan_run
 
     if canaries is None and forget is None:
         raise HarnessError(

@@ -25,7 +25,7 @@ from harness.cli.options import (
 if TYPE_CHECKING:
     # Imported when a command runs: loading a study pulls in the vendor SDKs (pins), seconds
     # that every other `harness` command should not pay.
-    from harness.run.pipeline import RunResult
+    from harness.run import RunResult
 
 
 def _run(
@@ -43,9 +43,9 @@ def _run(
     new_ledger_branch: bool = False,
     skip_suite: bool = False,
 ) -> int:
-    from harness.run.live.priced_models import check_priced_models
-    from harness.run.pipeline import RunRequest, run_study
-    from harness.run.stages.shards import resolve_shard
+    from harness.run import RunRequest, run_study
+    from harness.run.live import check_priced_models
+    from harness.run.stages import resolve_shard
     from harness.study import load_study
 
     spec = resolve_shard(shard)
@@ -109,7 +109,7 @@ def _report(result: RunResult) -> int:
             f"  {run.stray_connections} stray connection(s) refused: see "
             f"{result.run_dir / 'egress.jsonl'}"
         )
-        from harness.run.watch.strays import summary_lines
+        from harness.run.watch import summary_lines
 
         for line in summary_lines(run.refused, run.teardown_strays):
             typer.echo(f"    {line}")
@@ -137,7 +137,7 @@ def arm_lines(
 ) -> list[str]:
     """Each arm's outcomes on a line, then a FAILED line for each arm whose outcomes fail the
     run (harness/checks/arm_verdict.py), naming its first failed turn."""
-    from harness.checks.arm_verdict import outcome_summary
+    from harness.checks import outcome_summary
 
     lines = [
         f"    {arm}: {outcome_summary(outcomes, memory_miss.get(arm, 0))}"
@@ -224,8 +224,7 @@ def merge(
 ) -> int:
     """Join the shards of one study run into one run directory (refuses a missing, edited or
     foreign shard, naming it). A folder of runs gives, per shard, its latest run that passed."""
-    from rundir.merge.join import merge_shards
-    from rundir.merge.pick import pick_runs
+    from rundir.merge import merge_shards, pick_runs
 
     taken, left_out = pick_runs(list(runs))
     for left in left_out:

@@ -18,9 +18,16 @@ def void(
     reason: str = typer.Option(..., "--reason", help="The defect found, in one line."),
 ) -> int:
     """Void items of a run in every arm (a harness defect found after it), with a dated reason."""
-    from rundir.runs.header import now_iso, read_header, write_header
-    from rundir.runs.voids import VoidRecord, append_void, chain_next, voided_items
-    from rundir.turns.turns import read_turns
+    from rundir.runs import (
+        VoidRecord,
+        append_void,
+        chain_next,
+        now_iso,
+        read_header,
+        voided_items,
+        write_header,
+    )
+    from rundir.turns import read_turns
 
     header = read_header(run)
     if header.study is None:

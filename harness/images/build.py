@@ -41,8 +41,7 @@ from harness.images.wheelhouse import (
     sha256_text,
     source_hash,
 )
-from harness.isolation.proxy_ca import ensure_ca, fingerprint
-from harness.isolation.sleepfix import compile_sleepfix
+from harness.isolation import compile_sleepfix, ensure_ca, fingerprint
 
 
 @dataclass(frozen=True)

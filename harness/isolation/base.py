@@ -17,8 +17,8 @@ from harness.study import ArmSpec
 
 # What the run's proxy needs, whatever runs it, and the line it prints once it listens: the
 # proxy's own model (proxy.json holds it), which imports no mitmproxy into the orchestrator.
-from rundir.control.proxy_file import PROXY_READY, ProxySettings
-from rundir.runs.limits import AppliedLimits, ResourceLimits
+from rundir.control import PROXY_READY, ProxySettings
+from rundir.runs import AppliedLimits, ResourceLimits
 
 __all__ = ["PROXY_READY", "ProxySettings"]
 

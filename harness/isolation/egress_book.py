@@ -27,7 +27,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rundir.instances import split
-from rundir.network.egress import EgressEntry
+from rundir.network import EgressEntry
 
 Entry = dict[str, object]
 FIELD_MAX = 300  # an arm's text kept in a field: enough to read, not enough to flood a report

@@ -40,12 +40,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from harness.isolation import firewall, proxy_dns
-from rundir.network.proxy_egress import (
-    PROXY_EGRESS_FILE,
-    ProxyEgressEntry,
-    by_destination,
-    write_proxy_egress,
-)
+from rundir.network import PROXY_EGRESS_FILE, ProxyEgressEntry, by_destination, write_proxy_egress
 from vendors.hosts import DEFAULT_UPSTREAMS
 
 HTTPS_PORT = 443

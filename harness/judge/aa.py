@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from harness.stats import mean_interval
-from rundir.judgments.records import AAResult, JudgmentTask, Vote
+from rundir.judgments import AAResult, JudgmentTask, Vote
 
 AA_PAIRS = 30
 

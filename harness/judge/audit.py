@@ -15,7 +15,7 @@ from pathlib import Path
 
 from harness.judge.verify import verify_set
 from rundir.errors import RunDirError
-from rundir.judgments.files import MANIFEST_FILE, read_manifest, sha256_bytes
+from rundir.judgments import MANIFEST_FILE, read_manifest, sha256_bytes
 
 
 def _judges(set_dir: Path, run_id: str) -> bool:

@@ -27,7 +27,7 @@ from itertools import combinations
 from typing import Literal
 
 from harness.judge.agreement import clopper_pearson, cohens_kappa
-from rundir.judgments.records import BarResult, JudgmentTask, Vote
+from rundir.judgments import BarResult, JudgmentTask, Vote
 
 FLAG_BARS: dict[str, tuple[Literal[">=", "<="], float]] = {
     "strong": (">=", 0.90),

@@ -26,7 +26,7 @@ from harness.judge.planting import watch_needs
 from harness.judge.rubrics import Rubric
 from harness.judge.send import RUNNING_MIN_CONTROLS, RunningDetection, send
 from harness.judge.third import Asking, run_reask, run_third_pass
-from rundir.judgments.records import (
+from rundir.judgments import (
     AAResult,
     AxisStatus,
     BarResult,

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.judge.runs import Source
-from harness.stats.answer_text import normalise
+from harness.stats import normalise
 
 LONGMEMEVAL_OWN = ("temporal-reasoning", "knowledge-update", "single-session-preference")
 LOCOMO_NEAREST = {2: "temporal-reasoning", 5: "abstention"}

@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from harness.errors import HarnessError
 from harness.judge.box import BoxError, boxed_argv, described, judge_env
-from rundir.judgments.records import JudgePin
+from rundir.judgments import JudgePin
 
 
 class JudgeEntry(BaseModel):

@@ -23,9 +23,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rundir.judgments.files import read_exact, read_manifest, read_tasks, read_votes
-from rundir.judgments.records import JudgmentSet, JudgmentTask
-from rundir.judgments.seal import Seal, open_seal
+from rundir.judgments import (
+    JudgmentSet,
+    JudgmentTask,
+    Seal,
+    open_seal,
+    read_exact,
+    read_manifest,
+    read_tasks,
+    read_votes,
+)
 
 
 class FlagOutcome(BaseModel):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.judge.prompts import FLAG_VERDICTS, PAIRWISE_VERDICTS, QA_VERDICTS
-from rundir.judgments.records import JudgePin
+from rundir.judgments import JudgePin
 
 HEADER = re.compile(r"judge: engine=(\S+) model=(\S+) effort=(\S+)")
 VERDICT = re.compile(r"verdict: (.+)")

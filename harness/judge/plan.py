@@ -26,8 +26,7 @@ from harness.judge.prompts import flag_prompt, pairwise_prompt, qa_prompt
 from harness.judge.rubrics import Rubric
 from harness.judge.runs import Source
 from harness.judge.send import RUNNING_BAR, RUNNING_MIN_CONTROLS
-from rundir.judgments.files import sha256_bytes
-from rundir.judgments.records import ExactMatch, JudgmentTask, Role
+from rundir.judgments import ExactMatch, JudgmentTask, Role, sha256_bytes
 
 
 @dataclass(frozen=True)

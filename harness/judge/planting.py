@@ -28,8 +28,8 @@ from harness.judge.grading import QaAnswer, wrong_golds
 from harness.judge.perturb import FLAG_CONTROLS, FROM_CLEAN_SET, PAIRWISE_CONTROLS, Perturbation
 from harness.judge.rubrics import Rubric
 from harness.judge.runs import Source
-from harness.stats.answer_text import normalise
-from rundir.judgments.records import Phase, Role, Strength
+from harness.stats import normalise
+from rundir.judgments import Phase, Role, Strength
 
 # A grading rubric's controls: the gold itself must be graded right (clean), another question's
 # gold must be graded wrong (strong).

@@ -25,9 +25,16 @@ from harness.judge.flow import DERIVED, Flow, judge_flow
 from harness.judge.judges import Judge, JudgeEntry
 from harness.judge.send import RunningDetection
 from harness.judge.third import Asking
-from rundir.judgments.files import MANIFEST_FILE, PROMPTS_DIR, TASKS_FILE, VOTES_FILE
-from rundir.judgments.records import JudgmentSet, JudgmentTask, Vote
-from rundir.judgments.seal import Seal
+from rundir.judgments import (
+    MANIFEST_FILE,
+    PROMPTS_DIR,
+    TASKS_FILE,
+    VOTES_FILE,
+    JudgmentSet,
+    JudgmentTask,
+    Seal,
+    Vote,
+)
 
 
 @dataclass

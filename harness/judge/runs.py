@@ -14,10 +14,9 @@ from random import Random
 
 from harness.errors import HarnessError
 from harness.study import Item, load_study
-from rundir.judgments.records import RunRef
-from rundir.judgments.seal import SealedArm
-from rundir.runs.header import read_header
-from rundir.turns.turns import read_turns
+from rundir.judgments import RunRef, SealedArm
+from rundir.runs import read_header
+from rundir.turns import read_turns
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes are read by people
 

@@ -21,8 +21,7 @@ from pathlib import Path
 from harness.judge.judges import Judge, JudgeClient, JudgeError
 from harness.judge.parse import parse_reply
 from harness.judge.progress import task_done, tasks_added
-from rundir.judgments.files import PROMPTS_DIR, REPLIES_DIR, VoteLog, sha256_bytes
-from rundir.judgments.records import JudgmentTask, Vote
+from rundir.judgments import PROMPTS_DIR, REPLIES_DIR, JudgmentTask, Vote, VoteLog, sha256_bytes
 
 RUNNING_MIN_CONTROLS = 10
 RUNNING_BAR = 0.90

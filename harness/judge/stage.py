@@ -25,19 +25,23 @@ from harness.judge.prompts import template_hashes
 from harness.judge.rubrics import Rubric, load_rubrics
 from harness.judge.runs import Source, load_source
 from harness.judge.third import Asking
-from rundir.judgments.files import (
+from rundir.judgments import (
     PROMPTS_DIR,
     REPLIES_DIR,
     VOTES_FILE,
+    JudgmentSet,
+    JudgmentTask,
+    RubricRef,
+    Seal,
     VoteLog,
+    bind_seal,
     sha256_bytes,
     write_exact,
     write_manifest,
+    write_seal,
     write_tasks,
 )
-from rundir.judgments.records import JudgmentSet, JudgmentTask, RubricRef
-from rundir.judgments.seal import Seal, bind_seal, write_seal
-from rundir.runs.header import now_iso
+from rundir.runs import now_iso
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,7 @@ from harness.judge.calibration import calibration_bars, kappa_bars
 from harness.judge.judges import Judge
 from harness.judge.rubrics import Rubric
 from harness.judge.send import send
-from rundir.judgments.files import PROMPTS_DIR, VoteLog
-from rundir.judgments.records import BarResult, JudgmentTask, ThirdPass, Vote
+from rundir.judgments import PROMPTS_DIR, BarResult, JudgmentTask, ThirdPass, Vote, VoteLog
 
 
 @dataclass(frozen=True)

@@ -19,18 +19,21 @@ from pathlib import Path
 from harness.judge.parse import parse_reply
 from harness.judge.recheck import recheck
 from rundir.errors import RunDirError
-from rundir.judgments.files import (
+from rundir.judgments import (
     EXACT_FILE,
     PROMPTS_DIR,
     TASKS_FILE,
     VOTES_FILE,
+    JudgmentSet,
+    JudgmentTask,
+    Vote,
     read_manifest,
+    read_seal,
     read_tasks,
     read_votes,
+    seal_binding,
     sha256_bytes,
 )
-from rundir.judgments.records import JudgmentSet, JudgmentTask, Vote
-from rundir.judgments.seal import read_seal, seal_binding
 
 
 def default_seal(set_dir: Path) -> Path:

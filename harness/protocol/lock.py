@@ -24,8 +24,7 @@ from harness.protocol.addendum import parse_addendum
 from harness.study import Study
 from rundir.atomic import write_atomic
 from rundir.model import RunDirModel
-from rundir.runs.header import now_iso
-from rundir.runs.protocol import FrozenHash, ProtocolRecord
+from rundir.runs import FrozenHash, ProtocolRecord, now_iso
 
 LOCK_FILE = "protocol.lock.json"
 LOCK_SCHEMA: Literal[1] = 1

@@ -9,3 +9,16 @@ report.json and records.jsonl. `public.py` anonymises a public copy and scans it
 `generate.py` ties them together and writes outside the run directory; `runs_index.py` lists the
 runs under a folder.
 """
+
+from harness.report.generate import generate, private_words
+from harness.report.public import check_public
+from harness.report.runs_index import COLUMNS, index_page, list_runs
+
+__all__ = [
+    "COLUMNS",
+    "check_public",
+    "generate",
+    "index_page",
+    "list_runs",
+    "private_words",
+]

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.report.figures.perarm import RunReport
+from harness.report.figures import RunReport
 from harness.report.public import Anonymizer
-from harness.report.reading.inputs import Inputs
-from harness.report.reading.rundata import ReadFile, RunData
+from harness.report.reading import Inputs, ReadFile, RunData
 
 
 @dataclass

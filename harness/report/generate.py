@@ -10,26 +10,35 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.report.confirmatory.section import verdicts_section
+from harness.report.confirmatory import verdicts_section
 from harness.report.context import Context
-from harness.report.figures.perarm import RunReport, build_report
-from harness.report.formats.chromium import print_pdf
-from harness.report.formats.drilldown import write_drilldown
-from harness.report.formats.records import records, write_records
-from harness.report.formats.render import render_html, render_markdown
-from harness.report.formats.report_json import ReportFile, report_file
+from harness.report.figures import RunReport, build_report
+from harness.report.formats import (
+    ReportFile,
+    print_pdf,
+    records,
+    render_html,
+    render_markdown,
+    report_file,
+    write_drilldown,
+    write_records,
+)
 from harness.report.model import Section
 from harness.report.public import Anonymizer, Private, check_public, host_names
-from harness.report.reading.crosscheck import check_inputs, no_duplicates
-from harness.report.reading.gold import score_gold
-from harness.report.reading.inputs import Inputs
-from harness.report.reading.rundata import RunData, load_runs
-from harness.report.reading.unfinished import Progress, progress, refuse_unless_partial
-from harness.report.sections import frame, judging, money, verdicts
-from harness.report.sections.first_screen import first_screen
-from harness.report.sections.paper_trail import without_voided
+from harness.report.reading import (
+    Inputs,
+    Progress,
+    RunData,
+    check_inputs,
+    load_runs,
+    no_duplicates,
+    progress,
+    refuse_unless_partial,
+    score_gold,
+)
+from harness.report.sections import first_screen, frame, judging, money, verdicts, without_voided
 from rundir.atomic import write_atomic
-from rundir.runs.manifest import tool_version
+from rundir.runs import tool_version
 
 FORMATS = ("md", "html", "pdf")
 PAPERS = {"a4": "A4", "letter": "letter"}

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.report.reading.unfinished import run_status
+from harness.report.reading import run_status
 from rundir.errors import RunDirError
-from rundir.runs.header import RunHeader, read_header
-from rundir.turns.turns import read_turns
+from rundir.runs import RunHeader, read_header
+from rundir.turns import read_turns
 
 
 @dataclass
@@ -123,7 +123,7 @@ def _outcome(folder: Path) -> str | None:
 
 def index_page(lines: list[RunLine], root: Path, out: Path) -> str:
     """The static index: the same table, each report linked relative to the page."""
-    from harness.report.formats.render import HTML_TEMPLATES
+    from harness.report.formats import HTML_TEMPLATES
 
     rows = []
     for line in lines:

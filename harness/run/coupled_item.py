@@ -38,16 +38,14 @@ import structlog
 from arms.client import SeamClient, SeamError, TurnResult
 from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
-from harness.isolation.base import InfraError
+from harness.isolation import InfraError
 from harness.run.coupled_memory import unasked, voided
 from harness.run.driver import Driver, halted_turn, strays_after_turn
-from harness.run.memory.memory_stage import Prepared
-from harness.run.memory.snapshot import SnapshotError
-from harness.run.turns.retries import BACKOFF_S, MAX_RETRIES
-from harness.run.turns.turn_records import AttemptRecords
-from harness.run.watch.stray_watch import StrayConnection
+from harness.run.memory import Prepared, SnapshotError
+from harness.run.turns import BACKOFF_S, MAX_RETRIES, AttemptRecords
+from harness.run.watch import StrayConnection
 from harness.study import Coupling, Item, parity_for, turn_order
-from rundir.turns.turns import TurnRecord, addon_sha256
+from rundir.turns import TurnRecord, addon_sha256
 
 log = structlog.get_logger("harness.run.coupled")
 

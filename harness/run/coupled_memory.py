@@ -8,9 +8,9 @@ the item is over, so it asks here.
 
 from __future__ import annotations
 
-from harness.run.memory.memory_stage import Prepared
-from harness.run.turns.turn_records import AttemptRecords
-from rundir.turns.turns import TurnRecord
+from harness.run.memory import Prepared
+from harness.run.turns import AttemptRecords
+from rundir.turns import TurnRecord
 
 
 def unasked(prepared: Prepared, records: AttemptRecords, turns: int) -> list[TurnRecord] | None:

@@ -10,16 +10,13 @@ import time
 from typing import Protocol
 
 from arms.client import SeamClient, TurnResult
-from harness.isolation.base import IsolationBackend
-from harness.run.memory.memory_stage import MemoryStage
-from harness.run.memory.question_records import QuestionRecorder
-from harness.run.turns.tally import RunTally
-from harness.run.turns.turn_records import AttemptRecords
-from harness.run.watch.stray_watch import StrayConnection, StrayWatch, strongest
-from harness.run.watch.turn_watch import TurnWatch
+from harness.isolation import IsolationBackend
+from harness.run.memory import MemoryStage, QuestionRecorder
+from harness.run.turns import AttemptRecords, RunTally
+from harness.run.watch import StrayConnection, StrayWatch, TurnWatch, strongest
 from harness.study import Study
 from rundir.instances import join
-from rundir.turns.turns import TurnLog, TurnRecord
+from rundir.turns import TurnLog, TurnRecord
 
 
 class Driver(Protocol):

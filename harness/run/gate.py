@@ -9,15 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.checks.gate import compare_runs
-from harness.checks.masks import EXCLUDED_HEADERS, all_masks
-from harness.checks.pair_gate import check_pair
-from harness.checks.pinning import pinning_difference
+from harness.checks import EXCLUDED_HEADERS, all_masks, check_pair, compare_runs, pinning_difference
 from harness.run.pipeline import Isolation, RunRequest, RunResult, run_study
 from harness.study import Study
 from rundir.atomic import write_atomic
-from rundir.runs.gate_record import GATE_FILE, GateCounts, GateRecord, GateRun
-from rundir.runs.header import new_run_id, now_iso
+from rundir.runs import GATE_FILE, GateCounts, GateRecord, GateRun, new_run_id, now_iso
 
 RUNS = 2
 

@@ -23,16 +23,13 @@ import structlog
 from arms.client import SeamClient, SeamError
 from arms.seam import OpenSession, Turn
 from harness.checks import memory_controls
-from harness.isolation.base import InfraError
+from harness.isolation import InfraError
 from harness.run.driver import Driver, halted_turn, strays_after_turn
-from harness.run.memory.memory_stage import MemoryStage, Prepared
-from harness.run.memory.snapshot import SnapshotError
-from harness.run.turns.retries import BACKOFF_S, MAX_RETRIES
-from harness.run.turns.turn_records import AttemptRecords
-from harness.run.watch.stray_watch import StrayConnection
+from harness.run.memory import MemoryStage, Prepared, SnapshotError
+from harness.run.turns import BACKOFF_S, MAX_RETRIES, AttemptRecords
+from harness.run.watch import StrayConnection
 from harness.study import Item, TurnScript, parity_for
-from rundir.turns.ingestions import IngestionRecord
-from rundir.turns.turns import TurnRecord
+from rundir.turns import IngestionRecord, TurnRecord
 
 log = structlog.get_logger("harness.run.orchestrator")
 

@@ -26,30 +26,19 @@ from contextlib import nullcontext
 import structlog
 
 from arms.client import SeamClient, TurnResult
-from harness.datasets.source import ItemsSource
+from harness.datasets import ItemsSource
 from harness.guard import run_guard
-from harness.isolation.base import InfraError, IsolationBackend, ProxyInfo
-from harness.isolation.seam_http import seam_client
-from harness.run.control.guard_route import guard_route
-from harness.run.control.probe_route import probe_env
-from harness.run.control.proxy_control import ProxyControl
-from harness.run.control.rtt import live_upstreams, probe_all
+from harness.isolation import InfraError, IsolationBackend, ProxyInfo, seam_client
+from harness.run.control import ProxyControl, guard_route, live_upstreams, probe_all, probe_env
 from harness.run.coupled_item import CoupledItem
 from harness.run.item_on_arm import Held, ItemOnArm
-from harness.run.memory.memory_stage import MemoryStage, state_env
-from harness.run.memory.net_score import DEFAULT_LAMBDA
-from harness.run.memory.question_records import QuestionRecorder
-from harness.run.turns.limit_check import describe, limit_records
-from harness.run.turns.signals import CtrlC
-from harness.run.turns.tally import RunTally
-from harness.run.turns.turn_records import AttemptRecords
-from harness.run.watch.model_identity import ModelIdentityWatch
-from harness.run.watch.stray_watch import StrayWatch
-from harness.run.watch.turn_watch import TurnWatch
+from harness.run.memory import DEFAULT_LAMBDA, MemoryStage, QuestionRecorder, state_env
+from harness.run.turns import AttemptRecords, CtrlC, RunTally, describe, limit_records
+from harness.run.watch import ModelIdentityWatch, StrayWatch, TurnWatch
 from harness.study import Item, Study
 from rundir.instances import join
-from rundir.network.rtt import ProbePhase, RttLog
-from rundir.turns.turns import TurnLog, TurnRecord
+from rundir.network import ProbePhase, RttLog
+from rundir.turns import TurnLog, TurnRecord
 
 log = structlog.get_logger("harness.run.orchestrator")
 

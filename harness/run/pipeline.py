@@ -17,10 +17,8 @@ from contextlib import contextmanager
 import structlog
 
 from harness.errors import HarnessError
-from harness.run.live.live_job import commit_to_branch, live_job
-from harness.run.stages.drive import drive
-from harness.run.stages.finish import RunResult, finish
-from harness.run.stages.prepare import Isolation, Plan, RunRequest, prepare
+from harness.run.live import commit_to_branch, live_job
+from harness.run.stages import Isolation, Plan, RunRequest, RunResult, drive, finish, prepare
 from ledger.git_branch import from_environment
 
 __all__ = ["Isolation", "RunRequest", "RunResult", "run_study"]

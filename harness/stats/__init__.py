@@ -4,6 +4,8 @@ Pure numpy/scipy; it imports nothing else of the harness, so the report (or anyo
 run's `records.jsonl`) can recompute every figure with it.
 """
 
+from harness.stats import onesided, rules
+from harness.stats.answer_text import normalise
 from harness.stats.bootstrap import Interval, mean_interval, paired_cluster_bootstrap
 from harness.stats.controls import Comparison, ControlResult, aa_control, must_fail_control
 from harness.stats.latency import (
@@ -17,6 +19,9 @@ from harness.stats.latency import (
     turn_minus_round_trip,
 )
 from harness.stats.scorers import (
+    ABSTENTIONS,
+    NET_LAMBDAS,
+    Judgement,
     NetSweep,
     choice_log_loss,
     exact_match,
@@ -29,10 +34,13 @@ from harness.stats.scorers import (
 from harness.stats.significance import discordant_pairs, holm, holm_rejects, mcnemar
 
 __all__ = [
+    "ABSTENTIONS",
+    "NET_LAMBDAS",
     "CallTiming",
     "Comparison",
     "ControlResult",
     "Interval",
+    "Judgement",
     "NetCall",
     "NetSweep",
     "NetTurn",
@@ -52,8 +60,11 @@ __all__ = [
     "net",
     "net_item_scores",
     "net_sweep",
+    "normalise",
     "normalize_answer",
+    "onesided",
     "paired_cluster_bootstrap",
     "round_trip_floor",
+    "rules",
     "turn_minus_round_trip",
 ]

@@ -10,9 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from harness.datasets.draw import Drawn
-from harness.datasets.model import DatasetError, Memory
-from harness.datasets.source import ItemsSource, draw_from, load_drawn
+from harness.datasets import DatasetError, Drawn, ItemsSource, Memory, draw_from, load_drawn
 from harness.errors import HarnessError
 from harness.study.invalid import field_errors
 from rundir.jsonlines import read_lines

@@ -13,9 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from harness.datasets.index import file_sha256
-from harness.datasets.model import DatasetError
-from harness.datasets.source import ItemsSource
+from harness.datasets import DatasetError, ItemsSource, file_sha256
 from harness.errors import HarnessError
 from harness.study.arms import arm_specs
 from harness.study.coupling import coupling_problems

@@ -81,17 +81,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.datasets.draw import Drawn
-from harness.datasets.source import ItemsSource
+from harness.datasets import Drawn, ItemsSource
 from harness.guard import GuardSpec
 from harness.study.arms import ArmSpec, capability_names
 from harness.study.coupling import Coupling, GateSection
 from harness.study.items import Item
 from harness.study.parity import Parity
 from ledger.usd import BadAmount, parse_usd
-from rundir.control.proxy_file import PurposeRule as ProxyPurposeRule
+from rundir.control import PurposeRule as ProxyPurposeRule
 from rundir.instances import WORKER_MARK
-from rundir.runs.limits import ResourceLimits
+from rundir.runs import ResourceLimits
 from vendors.hosts import VENDORS
 from vendors.pins import Pins
 

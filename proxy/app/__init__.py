@@ -4,14 +4,18 @@ options and their configuration, the one list of addons every harness proxy load
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
+from proxy.app.addons import HarnessChain, harness_addons
+from proxy.app.relay import start_relay
+from proxy.app.server import BASE_OPTIONS, NOWHERE, reverse_master, serve
+from proxy.app.startup_heap import FreezeStartupHeap
+
 __all__ = [
-    "addon",
-    "addons",
-    "arrival",
-    "configure",
-    "forward_guard",
-    "options",
-    "relay",
-    "server",
-    "startup_heap",
+    "BASE_OPTIONS",
+    "NOWHERE",
+    "FreezeStartupHeap",
+    "HarnessChain",
+    "harness_addons",
+    "reverse_master",
+    "serve",
+    "start_relay",
 ]

@@ -22,37 +22,37 @@ from proxy.app.arrival import (
     name_purpose,
 )
 from proxy.app.configure import AddonConfig
-from proxy.calllog.sink import CallSink
-from proxy.flow.after_reply import AfterReply
-from proxy.flow.arm_pins import ReferenceBook
-from proxy.flow.callstate import CallState
-from proxy.flow.control import HarnessControl, TurnBoard
-from proxy.flow.failsafe import (
+from proxy.calllog import CallSink
+from proxy.flow import (
+    AfterReply,
+    CallState,
+    HarnessControl,
+    ReferenceBook,
+    Refusal,
+    ReuseBook,
+    TurnBoard,
     as_response,
     bad_purpose,
+    flag_unpinned_model,
+    intake,
     internal_reply,
+    keep_request,
+    lowered,
     mark_failed,
     misbilled_judge,
+    parse_refusal,
+    pin_call,
+    reply_as_sent,
 )
-from proxy.flow.framing import Refusal, parse_refusal
-from proxy.flow.header_fields import lowered
-from proxy.flow.identity import flag_unpinned_model
-from proxy.flow.intake import intake, keep_request
-from proxy.flow.reuse import ReuseBook, reply_as_sent
-from proxy.flow.sampling import pin_call
-from proxy.modes.base import Mode
-from proxy.modes.record import RecordMode
-from proxy.modes.replay import CUT_OUTCOMES
-from proxy.modes.stream_server import StreamServer
-from rundir.calls.calllog import UNSTORED_FLAGS, Tokens
-from rundir.calls.masking import DEFAULT_BODY_MASKS
-from rundir.control.proxy_file import PurposeRule
-from stubs.rules.context import StubContext
+from proxy.modes import CUT_OUTCOMES, Mode, RecordMode, StreamServer
+from rundir.calls import DEFAULT_BODY_MASKS, UNSTORED_FLAGS, Tokens
+from rundir.control import PurposeRule
+from stubs.rules import StubContext
 from vendors.errors import error_reply
 from vendors.hosts import split_vendor
 from vendors.pins import Pins
 from vendors.reply import VendorReply
-from vendors.requests.body import check_body
+from vendors.requests import check_body
 
 log = structlog.get_logger("harness.proxy")
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from proxy.app.addon import HarnessAddon
 from proxy.app.forward_guard import VendorHostsOnly
-from proxy.flow.control import HarnessControl
+from proxy.flow import HarnessControl
 
 
 def harness_addons() -> list[Any]:

@@ -11,13 +11,8 @@ import time
 
 from mitmproxy import http
 
-from proxy.flow.callstate import CallState
-from proxy.flow.control import TurnBoard
-from proxy.flow.failsafe import safe_text
-from proxy.flow.framing import Refusal
-from proxy.flow.header_fields import rewrite
-from rundir.control.proxy_file import PurposeRule, arm_of, rule_purpose
-from rundir.control.turn_message import GUARD_PHASE
+from proxy.flow import CallState, Refusal, TurnBoard, rewrite, safe_text
+from rundir.control import GUARD_PHASE, PurposeRule, arm_of, rule_purpose
 from vendors.hosts import default_purpose, split_vendor
 from vendors.routes import find_route
 

@@ -24,18 +24,13 @@ from proxy.app.options import (
     parse_upstreams,
     parse_usd,
 )
-from proxy.calllog.sink import CallSink
-from proxy.flow.framing import install as install_framing
-from proxy.flow.reuse import ReuseBook, parse_reuse
-from proxy.modes.base import Mode
-from proxy.modes.live import LiveMode
-from proxy.modes.record import RecordMode
-from proxy.modes.replay import ReplayMode, ReplaySourceError
-from proxy.modes.stream_server import StreamServer
-from rundir.calls.masking import DEFAULT_BODY_MASKS
-from rundir.control.proxy_file import MODES, PurposeRule
-from stubs.rules.context import StubContext
-from stubs.rules.replies import ReplyBook, StubsFileError
+from proxy.calllog import CallSink
+from proxy.flow import ReuseBook, parse_reuse
+from proxy.flow import install as install_framing
+from proxy.modes import LiveMode, Mode, RecordMode, ReplayMode, ReplaySourceError, StreamServer
+from rundir.calls import DEFAULT_BODY_MASKS
+from rundir.control import MODES, PurposeRule
+from stubs.rules import ReplyBook, StubContext, StubsFileError
 from vendors.pins import Pins, load_pins
 
 T = TypeVar("T")
@@ -133,7 +128,7 @@ class AddonConfig:
         if opts.harness_mode == "replay" and self.mode.name != "replay":
             self.mode = self._start_replay()
         if opts.harness_mode == "live" and self.mode.name != "live" and opts.harness_run_dir:
-            from proxy.live.setup import LiveSetupError, start_live
+            from proxy.live import LiveSetupError, start_live
 
             try:
                 setup, live = start_live(opts, self.upstreams(), live_keys(), self.pins)

@@ -15,7 +15,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import ValidationError
 from pydantic_core import PydanticUndefined
 
-from rundir.control.proxy_file import ProxySettings, PurposeRule, option_value
+from rundir.control import ProxySettings, PurposeRule, option_value
 from vendors.hosts import DEFAULT_UPSTREAMS, VENDORS
 
 
@@ -103,6 +103,6 @@ def parse_usd(option: str, value: str) -> Decimal:
 
 def live_keys() -> dict[str, str]:
     """The study's vendor keys, from the proxy's own environment only."""
-    from proxy.live.forwarder import KEY_ENV
+    from proxy.live import KEY_ENV
 
     return {vendor: os.environ[env] for vendor, env in KEY_ENV.items() if os.environ.get(env)}

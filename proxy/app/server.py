@@ -20,7 +20,7 @@ from mitmproxy.addons import (
 
 from proxy.app.addons import HarnessChain, harness_addons
 from proxy.app.startup_heap import FreezeStartupHeap
-from rundir.control.proxy_file import ProxySettings
+from rundir.control import ProxySettings
 
 # Record mode never contacts this address: every call is answered by the addon or replayed by
 # its local stream server. Reverse mode still needs a target; this one refuses connections.

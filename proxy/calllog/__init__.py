@@ -3,7 +3,8 @@ the proxy forwarding when it cannot write.
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
+from proxy.calllog.sink import CallSink
+
 __all__ = [
-    "record",
-    "sink",
+    "CallSink",
 ]

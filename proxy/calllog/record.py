@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from proxy.flow.callstate import CallState
-from proxy.flow.control import TurnRef
-from proxy.flow.failsafe import safe_text
-from rundir.calls.bodies import BodyStore
-from rundir.calls.calllog import CallRecord, Timing, Tokens
+from proxy.flow import CallState, TurnRef, safe_text
+from rundir.calls import BodyStore, CallRecord, Timing, Tokens
 
 
 def store_response(state: CallState, bodies: BodyStore | None) -> str | None:

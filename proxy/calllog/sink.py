@@ -16,9 +16,8 @@ from typing import Literal
 import structlog
 
 from proxy.calllog.record import build_record, store_response
-from proxy.flow.callstate import CallState
-from rundir.calls.bodies import BodyStore
-from rundir.calls.calllog import UNSTORED_FLAGS, CallLog, CallLogError
+from proxy.flow import CallState
+from rundir.calls import UNSTORED_FLAGS, BodyStore, CallLog, CallLogError
 from vendors.errors import error_reply
 from vendors.reply import VendorReply
 

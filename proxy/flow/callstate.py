@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from rundir.calls.calllog import CallRecord, Outcome, Rewrite, Tokens
+from rundir.calls import CallRecord, Outcome, Rewrite, Tokens
 from vendors.hosts import Vendor
 from vendors.reply import VendorReply
 from vendors.routes import Route

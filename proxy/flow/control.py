@@ -26,7 +26,7 @@ from mitmproxy.addonmanager import Loader
 from pydantic import ValidationError
 
 from proxy.flow.safe_json import HostileJSON, parse_body
-from rundir.control.turn_message import GUARD_PHASE, TurnMessage
+from rundir.control import GUARD_PHASE, TurnMessage
 
 log = structlog.get_logger("harness.proxy.control")
 

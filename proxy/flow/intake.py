@@ -15,8 +15,7 @@ from typing import Any
 
 from proxy.flow.callstate import CallState
 from proxy.flow.safe_json import HostileJSON, parse_body
-from rundir.calls.bodies import BodyStore
-from rundir.calls.masking import hash_masked, mask_body, request_hash
+from rundir.calls import BodyStore, hash_masked, mask_body, request_hash
 from vendors.errors import VendorRequestError, error_reply
 from vendors.fields import unknown_field
 from vendors.hosts import default_purpose

@@ -24,7 +24,7 @@ import functools
 from typing import Any
 
 from proxy.flow.callstate import CallState
-from rundir.calls.calllog import Rewrite
+from rundir.calls import Rewrite
 from vendors.errors import error_reply
 from vendors.models import is_reasoning_model
 from vendors.pins import MIN_THINKING_BUDGET, Pins

@@ -4,12 +4,11 @@ coalescing it installs. Loads nothing of stubs/ (tests/proxy/live/test_loads_no_
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
+from proxy.live.forwarder import KEY_ENV
+from proxy.live.setup import LiveSetupError, start_live
+
 __all__ = [
-    "call",
-    "forwarder",
-    "read_coalesce",
-    "reserve",
-    "settle",
-    "setup",
-    "upstream",
+    "KEY_ENV",
+    "LiveSetupError",
+    "start_live",
 ]

@@ -9,10 +9,9 @@ from dataclasses import dataclass, field
 from ledger.budget import Reservation, RunBudget
 from ledger.prices import ModelPrice, PriceTable
 from ledger.settlements import SettlementWriter
-from proxy.metering.server_tools import ToolPlan
-from proxy.metering.usage import StreamMeter
-from proxy.redact.stream import StreamCleaner
-from rundir.calls.journal import ReservationJournal
+from proxy.metering import StreamMeter, ToolPlan
+from proxy.redact import StreamCleaner
+from rundir.calls import ReservationJournal
 from vendors.hosts import Vendor
 from vendors.pins import Pins
 

@@ -15,7 +15,7 @@ from typing import Any
 import structlog
 from mitmproxy import ctx, http
 
-from proxy.flow.callstate import CallState
+from proxy.flow import CallState
 from proxy.live.call import KEY_ENV, LiveCall, LiveConfig
 from proxy.live.read_coalesce import install as coalesce_reads
 from proxy.live.reserve import price_and_reserve
@@ -23,17 +23,17 @@ from proxy.live.settle import book
 from proxy.live.upstream import Upstream, point_upstream
 
 # Re-exported (__all__): tests compute the bounds as the proxy does.
-from proxy.metering.billing import input_bound, max_output
-from proxy.metering.usage import (
+from proxy.metering import (
     STREAM_ROUTES,
     MeteredUsage,
     StreamMeter,
+    input_bound,
+    max_output,
     model_from_body,
     usage_from_body,
 )
-from proxy.redact.secrets import SecretRedactor
-from proxy.redact.stream import UNDECODABLE, StreamCleaner, redact_head, redact_plain
-from rundir.calls.content_decode import DecodeError
+from proxy.redact import UNDECODABLE, SecretRedactor, StreamCleaner, redact_head, redact_plain
+from rundir.calls import DecodeError
 from vendors.errors import error_reply
 from vendors.reply import VendorReply
 

@@ -10,11 +10,10 @@ import structlog
 
 from ledger.errors import BudgetExceeded, UnknownModelError
 from ledger.prices import worst_case
-from proxy.flow.callstate import CallState
+from proxy.flow import CallState
 from proxy.live.call import LiveCall, LiveConfig
-from proxy.metering.billing import budget_refusal, max_output, reserved_input, unpriced_option
-from proxy.metering.server_tools import plan_tools
-from rundir.calls.calllog import Rewrite
+from proxy.metering import budget_refusal, max_output, plan_tools, reserved_input, unpriced_option
+from rundir.calls import Rewrite
 from vendors.errors import error_reply
 from vendors.reply import VendorReply
 

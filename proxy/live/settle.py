@@ -7,16 +7,16 @@ import structlog
 
 from ledger.entries import CallSettlement
 from ledger.prices import TokenCounts, cost
-from proxy.flow.callstate import CallState
+from proxy.flow import CallState
 from proxy.live.call import LiveCall, LiveConfig
-from proxy.metering.billing import (
+from proxy.metering import (
     PREMIUM_TIER_WORST_MULTIPLE,
     PREMIUM_TIERS,
+    MeteredUsage,
     billable,
     booked_tool_uses,
 )
-from proxy.metering.usage import MeteredUsage
-from rundir.calls.calllog import Tokens, TokenSource
+from rundir.calls import Tokens, TokenSource
 from vendors.pins import WRONG_MODEL_FLAG, served_matches
 
 log = structlog.get_logger("harness.proxy")

@@ -17,9 +17,9 @@ from ledger.prices import PriceTable, load_prices
 from ledger.settlements import SettlementWriter
 from ledger.usd import parse_usd
 from proxy.live.forwarder import LiveConfig, MeteredForwarder
-from proxy.metering.tokencount import preload
-from proxy.redact.log_redaction import install_log_redaction, uninstall_log_redaction
-from rundir.calls.journal import ReservationJournal
+from proxy.metering import preload
+from proxy.redact import install_log_redaction, uninstall_log_redaction
+from rundir.calls import ReservationJournal
 from vendors.pins import Pins
 
 log = structlog.get_logger("harness.proxy")

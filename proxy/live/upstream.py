@@ -10,8 +10,7 @@ from urllib.parse import urlsplit
 
 from mitmproxy import http
 
-from proxy.flow.callstate import CallState
-from proxy.flow.header_fields import rewrite
+from proxy.flow import CallState, rewrite
 
 # `json.dumps(..., separators=(",", ":"))` builds an encoder per call; this one is made once.
 _COMPACT = json.JSONEncoder(separators=(",", ":"))

@@ -3,11 +3,43 @@ the billing that prices a reservation and a settlement.
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
+from proxy.metering.billing import (
+    PREMIUM_TIER_WORST_MULTIPLE,
+    PREMIUM_TIERS,
+    billable,
+    booked_tool_uses,
+    budget_refusal,
+    input_bound,
+    max_output,
+    reserved_input,
+    unpriced_option,
+)
+from proxy.metering.server_tools import ToolPlan, plan_tools
+from proxy.metering.tokencount import preload
+from proxy.metering.usage import (
+    STREAM_ROUTES,
+    MeteredUsage,
+    StreamMeter,
+    model_from_body,
+    usage_from_body,
+)
+
 __all__ = [
-    "billing",
-    "server_tools",
-    "tokencount",
-    "unbounded",
-    "usage",
-    "vendor_usage",
+    "PREMIUM_TIERS",
+    "PREMIUM_TIER_WORST_MULTIPLE",
+    "STREAM_ROUTES",
+    "MeteredUsage",
+    "StreamMeter",
+    "ToolPlan",
+    "billable",
+    "booked_tool_uses",
+    "budget_refusal",
+    "input_bound",
+    "max_output",
+    "model_from_body",
+    "plan_tools",
+    "preload",
+    "reserved_input",
+    "unpriced_option",
+    "usage_from_body",
 ]

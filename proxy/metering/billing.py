@@ -12,7 +12,7 @@ from ledger.prices import ModelPrice, PriceTable, TokenCounts
 from proxy.metering.server_tools import PER_CALL, ToolPlan
 from proxy.metering.unbounded import InputBound, unbounded_inputs
 from proxy.metering.usage import MeteredUsage, count_request_input
-from rundir.calls.calllog import TokenSource
+from rundir.calls import TokenSource
 from vendors.errors import error_reply
 from vendors.hosts import Vendor
 from vendors.models import is_reasoning_model

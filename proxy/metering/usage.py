@@ -17,8 +17,7 @@ from typing import Any
 
 from httpx_sse import ServerSentEvent
 
-from proxy.flow.sse_block import DONE, PlainBlock, Relay
-from proxy.flow.sse_events import UNPARSED, EventFramer
+from proxy.flow import DONE, UNPARSED, EventFramer, PlainBlock, Relay
 from proxy.metering.server_tools import anthropic_block, anthropic_uses, openai_items
 from proxy.metering.tokencount import count_request_input, count_tokens
 from proxy.metering.vendor_usage import (

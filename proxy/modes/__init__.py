@@ -3,10 +3,18 @@ live (proxy/live/ as a Mode); the local stream server that plays their streamed 
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
+from proxy.modes.base import Mode
+from proxy.modes.live import LiveMode
+from proxy.modes.record import RecordMode
+from proxy.modes.replay import CUT_OUTCOMES, ReplayMode, ReplaySourceError
+from proxy.modes.stream_server import StreamServer
+
 __all__ = [
-    "base",
-    "live",
-    "record",
-    "replay",
-    "stream_server",
+    "CUT_OUTCOMES",
+    "LiveMode",
+    "Mode",
+    "RecordMode",
+    "ReplayMode",
+    "ReplaySourceError",
+    "StreamServer",
 ]

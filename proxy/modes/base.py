@@ -12,7 +12,7 @@ from typing import Literal, Protocol
 
 from mitmproxy import http
 
-from proxy.flow.callstate import CallState
+from proxy.flow import CallState
 from vendors.reply import VendorReply
 
 ModeName = Literal["record", "live", "replay"]

@@ -11,8 +11,7 @@ from typing import Any, Protocol
 
 from mitmproxy import http
 
-from proxy.flow.callstate import CallState
-from proxy.flow.failsafe import INTERNAL_ERROR_FLAG
+from proxy.flow import INTERNAL_ERROR_FLAG, CallState
 from proxy.modes.base import ModeName
 from proxy.modes.record import RecordMode
 from vendors.reply import VendorReply

@@ -11,14 +11,12 @@ import traceback
 import structlog
 from mitmproxy import http
 
-from proxy.flow.callstate import CallState
-from proxy.flow.intake import stub_digest
+from proxy.flow import CallState, stub_digest
 from proxy.modes.base import LocalMode, ModeName
 from proxy.modes.stream_server import Playback, StreamServer
 from stubs.request import StubRequest
 from stubs.routes import stub_handler
-from stubs.rules.context import StubContext
-from stubs.rules.delays import delay_for
+from stubs.rules import StubContext, delay_for
 from vendors.errors import VendorRequestError, error_reply
 from vendors.reply import VendorReply
 from vendors.routes import ROUTES

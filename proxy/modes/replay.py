@@ -21,12 +21,11 @@ from typing import ClassVar
 import structlog
 from mitmproxy import http
 
-from proxy.flow.callstate import CallState
+from proxy.flow import CallState
 from proxy.modes.base import LocalMode, ModeName
 from proxy.modes.stream_server import Playback, StreamServer
-from rundir.calls.bodies import BodyStore
-from rundir.calls.calllog import CallRecord, Tokens, read_calls
-from stubs.rules.delays import DelayRule
+from rundir.calls import BodyStore, CallRecord, Tokens, read_calls
+from stubs.rules import DelayRule
 from vendors.errors import error_reply
 from vendors.reply import VendorReply
 

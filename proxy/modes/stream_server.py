@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import h11
 
-from stubs.rules.delays import DelayRule
+from stubs.rules import DelayRule
 from vendors.reply import VendorReply
 
 PLAY_PREFIX = "/_harness_play/"

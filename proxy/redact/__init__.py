@@ -5,10 +5,16 @@ runs on plain and streamed replies.
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
+from proxy.redact.log_redaction import install_log_redaction, uninstall_log_redaction
+from proxy.redact.secrets import SecretRedactor
+from proxy.redact.stream import UNDECODABLE, StreamCleaner, redact_head, redact_plain
+
 __all__ = [
-    "events",
-    "log_redaction",
-    "secret_forms",
-    "secrets",
-    "stream",
+    "UNDECODABLE",
+    "SecretRedactor",
+    "StreamCleaner",
+    "install_log_redaction",
+    "redact_head",
+    "redact_plain",
+    "uninstall_log_redaction",
 ]

@@ -25,10 +25,9 @@ from typing import Any
 
 from httpx_sse import ServerSentEvent
 
-from proxy.flow.sse_block import DONE, Relay, plain_block
-from proxy.flow.sse_events import UNPARSED, EventFramer, RawEvent, Relayed
+from proxy.flow import DONE, UNPARSED, EventFramer, RawEvent, Relay, Relayed, plain_block
 from proxy.redact.secrets import SecretRedactor
-from rundir.calls.content_decode import DecodeError
+from rundir.calls import DecodeError
 from vendors.chat_chunk import ChatChunk
 
 # OpenAI's `refusal` and the reasoning text compatible upstreams stream (`reasoning_content`,

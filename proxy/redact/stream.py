@@ -13,11 +13,10 @@ from __future__ import annotations
 import structlog
 from mitmproxy import http
 
-from proxy.flow.callstate import CallState
-from proxy.flow.sse_block import Relay
+from proxy.flow import CallState, Relay
 from proxy.redact.events import EventTextGuard
 from proxy.redact.secrets import FLAG, SecretRedactor, StreamRedactor
-from rundir.calls.content_decode import DecodeError, StreamDecoder, decode_body
+from rundir.calls import DecodeError, StreamDecoder, decode_body
 from vendors.errors import error_reply
 
 log = structlog.get_logger("harness.proxy")

@@ -5,13 +5,52 @@ forwarded (`reservations.jsonl`), and the decoding of a reply's content-encoding
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
+from rundir.calls.bodies import BodyStore
+from rundir.calls.calllog import (
+    CALL_SCHEMA,
+    UNSTORED_FLAGS,
+    CallLog,
+    CallLogError,
+    CallRecord,
+    Outcome,
+    Rewrite,
+    Timing,
+    Tokens,
+    TokenSource,
+    read_calls,
+)
+from rundir.calls.content_decode import DecodeError, StreamDecoder, decode_body
+from rundir.calls.journal import ReservationJournal, recover_spend
+from rundir.calls.masking import DEFAULT_BODY_MASKS, hash_masked, mask_body, request_hash
+from rundir.calls.packread import PackReader
+from rundir.calls.rewrites import as_sent
+from rundir.calls.value_masks import MaskError, is_value_mask, parse_value_mask
+
 __all__ = [
-    "bodies",
-    "calllog",
-    "content_decode",
-    "journal",
-    "masking",
-    "packread",
-    "rewrites",
-    "value_masks",
+    "CALL_SCHEMA",
+    "DEFAULT_BODY_MASKS",
+    "UNSTORED_FLAGS",
+    "BodyStore",
+    "CallLog",
+    "CallLogError",
+    "CallRecord",
+    "DecodeError",
+    "MaskError",
+    "Outcome",
+    "PackReader",
+    "ReservationJournal",
+    "Rewrite",
+    "StreamDecoder",
+    "Timing",
+    "TokenSource",
+    "Tokens",
+    "as_sent",
+    "decode_body",
+    "hash_masked",
+    "is_value_mask",
+    "mask_body",
+    "parse_value_mask",
+    "read_calls",
+    "recover_spend",
+    "request_hash",
 ]

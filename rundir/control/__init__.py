@@ -3,4 +3,33 @@ options) and, before each turn, the `/turn` message naming the item and turn an 
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
-__all__ = ["proxy_file", "turn_message"]
+from rundir.control.proxy_file import (
+    MODES,
+    PROXY_READY,
+    ControlRelay,
+    ProxyFile,
+    ProxySettings,
+    ProxySettingsError,
+    PurposeRule,
+    arm_of,
+    instance_name,
+    option_value,
+    rule_purpose,
+)
+from rundir.control.turn_message import GUARD_PHASE, TurnMessage
+
+__all__ = [
+    "GUARD_PHASE",
+    "MODES",
+    "PROXY_READY",
+    "ControlRelay",
+    "ProxyFile",
+    "ProxySettings",
+    "ProxySettingsError",
+    "PurposeRule",
+    "TurnMessage",
+    "arm_of",
+    "instance_name",
+    "option_value",
+    "rule_purpose",
+]

@@ -4,4 +4,12 @@ gives (pick).
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
-__all__ = ["checks", "join", "pick"]
+from rundir.merge.checks import shard_findings
+from rundir.merge.join import merge_shards
+from rundir.merge.pick import pick_runs
+
+__all__ = [
+    "merge_shards",
+    "pick_runs",
+    "shard_findings",
+]

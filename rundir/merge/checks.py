@@ -17,8 +17,7 @@ import hashlib
 from pathlib import Path
 
 from rundir.errors import RunDirError
-from rundir.runs.header import RunHeader, read_header
-from rundir.runs.manifest import NOT_LISTED, Manifest, file_sha256
+from rundir.runs import NOT_LISTED, Manifest, RunHeader, file_sha256, read_header
 
 # A shard's fields that must be the same in every shard for the merged run to be one study run.
 # ... and the bounds every arm held (rundir/runs/limits.py): a shard whose arms ran under other

@@ -34,15 +34,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from rundir.calls.bodies import BodyStore
-from rundir.calls.packread import PackReader
+from rundir.calls import BodyStore, PackReader
 from rundir.errors import RunDirError
 from rundir.jsonlines import read_lines
 from rundir.merge.checks import check_shards, manifest_digest
 from rundir.merge.pick import failure_reason, pick_runs
-from rundir.runs.header import RunHeader, StudyRun, read_header
-from rundir.runs.seal import write_manifest
-from rundir.runs.shards import MergedShard
+from rundir.runs import MergedShard, RunHeader, StudyRun, read_header, write_manifest
 
 # Files the merge writes itself at the top of the merged run (not copied under shards/).
 HEADER_FILES = {"run.json", "audit.json", "gate.json", "replay.json"}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rundir.errors import RunDirError
-from rundir.runs.header import RunHeader, read_header
+from rundir.runs import RunHeader, read_header
 
 
 @dataclass(frozen=True)

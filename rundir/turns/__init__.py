@@ -4,4 +4,21 @@ per memory benchmark question per arm).
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
-__all__ = ["ingestions", "questions", "turns"]
+from rundir.turns.ingestions import IngestionRecord, IngestOutcome, SnapshotRecord, read_ingestions
+from rundir.turns.questions import QuestionLog, QuestionRecord, read_questions
+from rundir.turns.turns import TurnLog, TurnOutcome, TurnRecord, addon_sha256, read_turns
+
+__all__ = [
+    "IngestOutcome",
+    "IngestionRecord",
+    "QuestionLog",
+    "QuestionRecord",
+    "SnapshotRecord",
+    "TurnLog",
+    "TurnOutcome",
+    "TurnRecord",
+    "addon_sha256",
+    "read_ingestions",
+    "read_questions",
+    "read_turns",
+]

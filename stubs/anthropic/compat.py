@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from stubs.openai.chat import chat_completions
+from stubs.openai import chat_completions
 from stubs.request import StubRequest
-from stubs.rules.context import StubContext
+from stubs.rules import StubContext
 from vendors.reply import VendorReply
-from vendors.requests.anthropic_compat import compat_body
+from vendors.requests import compat_body
 
 # Thinking tokens per effort step, as the Messages stub scales its own (low .. max).
 _EFFORT_SCALE = {"low": 2, "medium": 4, "high": 6, "xhigh": 8, "max": 10}

@@ -18,19 +18,14 @@ import jsonschema
 
 from stubs.anthropic.schema_hints import restore_hints
 from stubs.anthropic.stream import message_events
-from stubs.formats.text_reply import text_reply
-from stubs.prompt.conversation import turn_of
-from stubs.prompt.grounding import grounding_of
-from stubs.prompt.tool_policy import OfferedTool, focus_of, tools_to_call
+from stubs.formats import text_reply
+from stubs.prompt import OfferedTool, focus_of, grounding_of, tools_to_call, turn_of
 from stubs.request import StubRequest
-from stubs.rules.context import StubContext
-from stubs.rules.replies import conversation_texts
-from stubs.schema.instance import instance_for
-from stubs.schema.patch_doc import patch_when_nothing_new
-from stubs.schema.structured import structured_value
+from stubs.rules import StubContext, conversation_texts
+from stubs.schema import instance_for, patch_when_nothing_new, structured_value
 from vendors.errors import VendorRequestError
 from vendors.reply import Usage, VendorReply
-from vendors.requests.anthropic_messages import MessagesPlan, check_messages, plan_messages
+from vendors.requests import MessagesPlan, check_messages, plan_messages
 from vendors.tokens import estimate_input_tokens, estimate_tokens
 
 # What the vendor counts as input: the same fields for a call and for count_tokens.

@@ -23,11 +23,16 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from stubs.prompt.conversation import Turn
-from stubs.prompt.grounding import Grounding, field_kind, grounding_from
-from stubs.prompt.said import field_sections
-from stubs.prompt.tool_policy import OfferedTool, fit_score
-from stubs.schema.instance import instance_for
+from stubs.prompt import (
+    Grounding,
+    OfferedTool,
+    Turn,
+    field_kind,
+    field_sections,
+    fit_score,
+    grounding_from,
+)
+from stubs.schema import instance_for
 
 COMPLETED = "[[ ## completed ## ]]"
 _FIELD_LINE_RE = re.compile(r"^\d{1,3}\. `(\w{1,80})` \(([^)\n]{0,300})\)", re.M)

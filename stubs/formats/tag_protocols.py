@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import re
 
-from stubs.prompt.conversation import Turn
-from stubs.prompt.grounding import sentences_of
-from stubs.prompt.said import engine_tag_text, without_assistant
+from stubs.prompt import Turn, engine_tag_text, sentences_of, without_assistant
 
 # `<facts>` then (after an optional comment) `<fact>`: a list the reply fills item by item.
 _LIST_OPEN_RE = re.compile(

@@ -18,11 +18,10 @@ from typing import Any
 from stubs.formats.dspy_protocol import dspy_reply as dspy_text
 from stubs.formats.dspy_protocol import is_dspy, output_fields
 from stubs.formats.tag_protocols import markdown_sections_reply, xml_list_reply
-from stubs.prompt.conversation import turn_of
+from stubs.prompt import turn_of
 from stubs.request import StubRequest
-from stubs.rules.replies import ReplyBook
-from stubs.schema.json_shape import described_schema
-from stubs.schema.structured import structured_json
+from stubs.rules import ReplyBook
+from stubs.schema import described_schema, structured_json
 from vendors.errors import VendorRequestError
 
 

@@ -3,11 +3,8 @@ request checks are in vendors.requests).
 
 Submodules are imported where used (not here), so loading one does not load the others."""
 
+from stubs.openai.chat import chat_completions
+
 __all__ = [
-    "chat",
-    "chat_wire",
-    "common",
-    "responses",
-    "responses_stream",
-    "tools",
+    "chat_completions",
 ]

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from stubs.formats.output_limit import cut_to_tokens
-from stubs.formats.text_reply import json_object_reply, text_reply
+from stubs.formats import cut_to_tokens, json_object_reply, text_reply
 from stubs.openai.chat_wire import ChatChoice, plain_choice, stream_events
 from stubs.openai.common import (
     CREATED,
@@ -20,10 +19,10 @@ from stubs.openai.common import (
 )
 from stubs.openai.tools import functions_to_call
 from stubs.request import StubRequest
-from stubs.rules.context import StubContext
-from stubs.schema.structured import structured_json
+from stubs.rules import StubContext
+from stubs.schema import structured_json
 from vendors.reply import Usage, VendorReply
-from vendors.requests.openai_chat import ChatParams, parse_chat
+from vendors.requests import ChatParams, parse_chat
 from vendors.tokens import estimate_input_tokens, estimate_tokens
 
 # A choice's thinking tokens, for a route whose models think on other terms than OpenAI's

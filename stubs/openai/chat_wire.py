@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stubs.openai.common import CREATED, SYSTEM_FINGERPRINT, group, pieces, sse_data
-from vendors.requests.openai_chat import ChatParams
+from vendors.requests import ChatParams
 
 _TOKENS_PER_DELTA = 3  # "a few words" per content chunk, as the vendor streams
 _ARGUMENT_PIECE = 16  # characters of tool arguments per delta

@@ -14,7 +14,7 @@ from typing import Any
 from stubs.request import StubRequest
 from vendors.errors import VendorRequestError
 from vendors.models import is_reasoning_model
-from vendors.requests.openai_common import FunctionSpec
+from vendors.requests import FunctionSpec
 
 # Fixed so the same request gives the same bytes on every machine and every day.
 CREATED = 1735689600

@@ -6,18 +6,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from stubs.formats.output_limit import cut_to_tokens
-from stubs.formats.text_reply import json_object_reply, text_reply
+from stubs.formats import cut_to_tokens, json_object_reply, text_reply
 from stubs.openai.common import CREATED, dumps, reasoning_tokens, seed, split_tokens, token_logprobs
 from stubs.openai.responses_stream import stream_events
 from stubs.openai.tools import functions_to_call
 from stubs.request import StubRequest
-from stubs.rules.context import StubContext
-from stubs.schema.structured import structured_json
+from stubs.rules import StubContext
+from stubs.schema import structured_json
 from vendors.models import is_reasoning_model
 from vendors.reply import Usage, VendorReply
-from vendors.requests.openai_common import EMPTY_OBJECT_SCHEMA, FunctionSpec, max_output_tokens
-from vendors.requests.openai_responses import ResponsesParams, parse_responses
+from vendors.requests import (
+    EMPTY_OBJECT_SCHEMA,
+    FunctionSpec,
+    ResponsesParams,
+    max_output_tokens,
+    parse_responses,
+)
 from vendors.tokens import estimate_input_tokens, estimate_tokens
 
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from stubs.openai.common import forced_function
-from stubs.prompt.conversation import turn_of
-from stubs.prompt.tool_policy import OfferedTool, focus_of, tools_to_call
+from stubs.prompt import OfferedTool, focus_of, tools_to_call, turn_of
 from stubs.request import StubRequest
-from stubs.rules.replies import ReplyBook
-from stubs.schema.patch_doc import patch_when_nothing_new
-from vendors.requests.openai_common import FunctionSpec
+from stubs.rules import ReplyBook
+from stubs.schema import patch_when_nothing_new
+from vendors.requests import FunctionSpec
 
 
 def functions_to_call(

@@ -3,10 +3,37 @@
 
 Submodules are imported where used (not here), so loading one does not load the others."""
 
+from stubs.prompt.conversation import Turn, turn_of
+from stubs.prompt.grounding import (
+    Grounding,
+    field_kind,
+    grounding_from,
+    grounding_of,
+    iso,
+    sentences_of,
+)
+from stubs.prompt.parts import build_parts, check_part, render_json, string_values
+from stubs.prompt.said import engine_tag_text, field_sections, without_assistant
+from stubs.prompt.tool_policy import OfferedTool, fit_score, focus_of, tools_to_call
+
 __all__ = [
-    "conversation",
-    "grounding",
-    "parts",
-    "said",
-    "tool_policy",
+    "Grounding",
+    "OfferedTool",
+    "Turn",
+    "build_parts",
+    "check_part",
+    "engine_tag_text",
+    "field_kind",
+    "field_sections",
+    "fit_score",
+    "focus_of",
+    "grounding_from",
+    "grounding_of",
+    "iso",
+    "render_json",
+    "sentences_of",
+    "string_values",
+    "tools_to_call",
+    "turn_of",
+    "without_assistant",
 ]

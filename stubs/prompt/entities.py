@@ -17,7 +17,7 @@ import functools
 import re
 
 from stubs.prompt.grounding import name_spans, not_a_name, speakerless
-from stubs.vectors.static import table
+from stubs.vectors import table
 
 # Interjections a dictionary of written English lacks.
 _INTERJECTIONS = frozenset(("haha", "hahaha", "hehe", "hmm", "hmmm", "yay", "oops", "lol", "omg"))

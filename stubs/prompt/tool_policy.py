@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from stubs.prompt.conversation import Turn
-from stubs.vectors.embeddings import embed_texts
+from stubs.vectors import embed_texts
 
 Choice = Literal["auto", "required"]
 

@@ -2,8 +2,15 @@
 
 Submodules are imported where used (not here), so loading one does not load the others."""
 
+from stubs.rules.context import StubContext
+from stubs.rules.delays import DelayRule, delay_for
+from stubs.rules.replies import ReplyBook, StubsFileError, conversation_texts
+
 __all__ = [
-    "context",
-    "delays",
-    "replies",
+    "DelayRule",
+    "ReplyBook",
+    "StubContext",
+    "StubsFileError",
+    "conversation_texts",
+    "delay_for",
 ]

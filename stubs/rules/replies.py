@@ -23,11 +23,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stubs.prompt.conversation import turn_of
-from stubs.prompt.parts import build_parts, check_part, render_json, string_values
+from stubs.prompt import build_parts, check_part, render_json, string_values, turn_of
 from stubs.request import StubRequest
 from stubs.rules.delays import DelayRule
-from stubs.vectors.minilm import MinilmUnavailable, check_available
+from stubs.vectors import MinilmUnavailable, check_available
 
 STUBS_SCHEMA = 1
 _RESULT_CHARS = 600  # of each tool result quoted in the answer that uses it

@@ -3,15 +3,15 @@ json_object shapes, a patch tool's document (patch_doc).
 
 Submodules are imported where used (not here), so loading one does not load the others."""
 
+from stubs.schema.instance import instance_for
+from stubs.schema.json_shape import described_schema
+from stubs.schema.patch_doc import patch_when_nothing_new
+from stubs.schema.structured import structured_json, structured_value
+
 __all__ = [
-    "formats",
-    "grounded",
-    "instance",
-    "json_shape",
-    "numbers",
-    "patch_doc",
-    "regex_example",
-    "structured",
-    "support",
-    "walker",
+    "described_schema",
+    "instance_for",
+    "patch_when_nothing_new",
+    "structured_json",
+    "structured_value",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from stubs.prompt.grounding import Grounding, field_kind, iso
+from stubs.prompt import Grounding, field_kind, iso
 
 
 class Grounder:

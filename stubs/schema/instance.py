@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stubs.prompt.grounding import Grounding
+from stubs.prompt import Grounding
 from stubs.schema.support import Unsat, validator
 from stubs.schema.walker import Walker
 from vendors.errors import VendorRequestError

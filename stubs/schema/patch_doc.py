@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from stubs.prompt.grounding import Grounding, grounding_of
+from stubs.prompt import Grounding, grounding_of
 from vendors.tokens import texts_of
 
 # trustcall 0.0.x: `<instance id={id} schema_type="{name}">\n{doc}\n</instance>`. Bounded runs:

@@ -15,9 +15,9 @@ from typing import Any
 
 import jsonschema
 
-from stubs.prompt.grounding import grounding_of
+from stubs.prompt import grounding_of
 from stubs.request import StubRequest
-from stubs.rules.replies import ReplyBook
+from stubs.rules import ReplyBook
 from stubs.schema.instance import instance_for
 from stubs.schema.patch_doc import is_patch_tool, patch_doc_input, prompt_texts
 

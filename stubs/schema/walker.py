@@ -11,7 +11,7 @@ import json
 import math
 from typing import Any
 
-from stubs.prompt.grounding import Grounding, field_kind
+from stubs.prompt import Grounding, field_kind
 from stubs.schema.formats import FORMATS
 from stubs.schema.grounded import Grounder, clean_path
 from stubs.schema.numbers import number_for

@@ -3,10 +3,13 @@ WordPiece.
 
 Submodules are imported where used (not here), so loading one does not load the others."""
 
+from stubs.vectors.embeddings import embed_texts
+from stubs.vectors.minilm import MinilmUnavailable, check_available
+from stubs.vectors.static import table
+
 __all__ = [
-    "embeddings",
-    "minilm",
-    "rerank",
-    "static",
-    "wordpiece",
+    "MinilmUnavailable",
+    "check_available",
+    "embed_texts",
+    "table",
 ]

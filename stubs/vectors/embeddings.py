@@ -29,7 +29,7 @@ from stubs.vectors.minilm import minilm_embeddings
 from stubs.vectors.static import static_embeddings
 from vendors.errors import VendorRequestError
 from vendors.reply import Usage, VendorReply
-from vendors.requests.embeddings import embedding_inputs, requested_embedding_model
+from vendors.requests import embedding_inputs, requested_embedding_model
 
 # Native widths of OpenAI's embedding models: a request without `dimensions` gets these, as a
 # vector store sized for the real model expects. Other models get ctx.embedding_dims.

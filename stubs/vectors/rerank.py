@@ -22,12 +22,7 @@ from stubs.request import StubRequest
 from stubs.vectors.embeddings import VectorSettings, embed_texts
 from vendors.errors import VendorRequestError
 from vendors.reply import Usage, VendorReply
-from vendors.requests.rerank import (
-    cohere_document_text,
-    required_string,
-    rerank_documents,
-    top_limit,
-)
+from vendors.requests import cohere_document_text, required_string, rerank_documents, top_limit
 from vendors.tokens import estimate_tokens
 
 _DIMS = 1024  # wide enough that hash bucket collisions barely move scores; the others pad

@@ -5,17 +5,11 @@ run's handed turn context), parity, limits, proxy_egress and guard.
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
+from harness.checks.audit.money import token_counts
+from harness.checks.audit.run import AUDIT_FILE, audit_run
+
 __all__ = [
-    "context",
-    "files",
-    "guard",
-    "identity",
-    "ledger",
-    "limits",
-    "money",
-    "parity",
-    "prompt",
-    "protocol",
-    "proxy_egress",
-    "run",
+    "AUDIT_FILE",
+    "audit_run",
+    "token_counts",
 ]

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.checks.audit.prompt import prompt_findings
-from rundir.turns.turns import TurnRecord, addon_sha256, read_turns
+from rundir.turns import TurnRecord, addon_sha256, read_turns
 
 
 def _name(line: int, record: TurnRecord) -> str:

@@ -9,10 +9,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rundir.calls.calllog import UNSTORED_FLAGS, CallRecord
-from rundir.calls.packread import PackReader
-from rundir.runs.header import RunHeader
-from rundir.runs.manifest import NOT_LISTED, file_sha256
+from rundir.calls import UNSTORED_FLAGS, CallRecord, PackReader
+from rundir.runs import NOT_LISTED, RunHeader, file_sha256
 
 Findings = list[tuple[str, str]]
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rundir.calls.calllog import CallRecord
-from rundir.runs.header import RunHeader
-from rundir.turns.turns import read_turns
+from rundir.calls import CallRecord
+from rundir.runs import RunHeader
+from rundir.turns import read_turns
 
 GUARD_PURPOSE = "guard"  # harness/guard.py's purpose (checks read files, not the guard)
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rundir.calls.calllog import CallRecord
-from rundir.runs.header import RunHeader
-from rundir.turns.turns import read_turns
+from rundir.calls import CallRecord
+from rundir.runs import RunHeader
+from rundir.turns import read_turns
 from vendors.pins import WRONG_MODEL_FLAG, Pins, served_matches
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from harness.checks.audit.money import ZERO
 from ledger.errors import LedgerError
 from ledger.ledger import Location, display_name, entry_lines, exists, verify
-from rundir.calls.calllog import CallRecord
-from rundir.runs.header import RunHeader
+from rundir.calls import CallRecord
+from rundir.runs import RunHeader
 
 Findings = list[tuple[str, str]]
 

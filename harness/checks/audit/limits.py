@@ -10,8 +10,7 @@ bounds were recorded (no `limits`) are not checked.
 
 from __future__ import annotations
 
-from rundir.runs.header import RunHeader
-from rundir.runs.limits import AppliedLimits, ResourceLimits
+from rundir.runs import AppliedLimits, ResourceLimits, RunHeader
 
 
 def _differences(held: AppliedLimits, study: ResourceLimits) -> list[str]:

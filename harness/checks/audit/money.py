@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from ledger.errors import UnknownModelError
 from ledger.prices import PriceTable, TokenCounts, UnpricedToolError, cost
-from rundir.calls.calllog import CallRecord
+from rundir.calls import CallRecord
 
 ZERO = Decimal(0)
 

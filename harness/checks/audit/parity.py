@@ -21,9 +21,8 @@ from typing import Any
 from arms.recall import counted
 from harness.checks.audit.prompt import prompt_parts
 from harness.checks.body_diff import request_body
-from rundir.calls.calllog import CallRecord
-from rundir.calls.packread import PackReader
-from rundir.runs.header import RunHeader
+from rundir.calls import CallRecord, PackReader
+from rundir.runs import RunHeader
 
 # The request fields an output limit is read from, per route shape (the arm's own request).
 _LIMITS = ("max_completion_tokens", "max_tokens", "max_output_tokens")

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.checks.body_diff import request_body
-from rundir.calls.calllog import CallRecord, read_calls
-from rundir.calls.packread import PackReader
-from rundir.turns.turns import TurnRecord
+from rundir.calls import CallRecord, PackReader, read_calls
+from rundir.turns import TurnRecord
 
 _SYSTEM_ROLES = ("system", "developer")
 

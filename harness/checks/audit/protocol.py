@@ -21,9 +21,7 @@ import json
 from contextlib import suppress
 from pathlib import Path
 
-from rundir.runs.header import RunHeader
-from rundir.runs.protocol import ADDENDUM_COPY, addendum_copies
-from rundir.runs.voids import VOIDS_FILE, void_problems
+from rundir.runs import ADDENDUM_COPY, VOIDS_FILE, RunHeader, addendum_copies, void_problems
 
 LOCK_FILE = "protocol.lock.json"  # harness/protocol/lock.py's, read here as plain JSON
 
@@ -117,7 +115,7 @@ def _addendum_since(
     """The study's addendum only grows: an entry of the run's copy it lost is a discrepancy; an
     amendment it gained that is dated before a live run was backdated (that run's deviation)."""
     from harness.errors import HarnessError
-    from harness.protocol.addendum import load_addendum, removed_since, run_deviations
+    from harness.protocol import load_addendum, removed_since, run_deviations
 
     try:
         copy, now = load_addendum(copies[0]), load_addendum(current)

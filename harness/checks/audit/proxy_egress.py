@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rundir.errors import RunDirError
-from rundir.network.proxy_egress import PROXY_EGRESS_FILE, by_destination, read_proxy_egress
-from rundir.runs.header import RunHeader
+from rundir.network import PROXY_EGRESS_FILE, by_destination, read_proxy_egress
+from rundir.runs import RunHeader
 
 
 def _counts(counts: dict[str, int]) -> str:

@@ -46,12 +46,10 @@ from ledger.errors import PriceTableError
 from ledger.ledger import Location, as_location, where
 from ledger.prices import PriceTable, load_prices
 from rundir.atomic import write_atomic
-from rundir.calls.calllog import CallRecord
-from rundir.calls.packread import PackReader
-from rundir.merge.checks import shard_findings
+from rundir.calls import CallRecord, PackReader
+from rundir.merge import shard_findings
 from rundir.model import RunDirModel
-from rundir.runs.header import RunHeader, now_iso, read_header
-from rundir.runs.manifest import tool_version
+from rundir.runs import RunHeader, now_iso, read_header, tool_version
 
 AUDIT_SCHEMA: Literal[1] = 1
 AUDIT_FILE = "audit.json"
@@ -248,7 +246,7 @@ def _study_checks(
 def _judgment_sets(
     run_dir: Path, header: RunHeader, judgments: list[Path] | None, flag: _Flagger
 ) -> None:
-    from harness.judge.audit import judgment_set_findings  # the judging stage's own re-check
+    from harness.judge import judgment_set_findings  # the judging stage's own re-check
 
     sets, findings = judgment_set_findings(run_dir, header.run_id, judgments)
     flag.all("judgments", findings)

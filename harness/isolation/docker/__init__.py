@@ -10,6 +10,7 @@ Outside this package, the harness uses what `__all__` lists (and cli.py), never 
 (tests/test_layout.py).
 """
 
+from harness.isolation.docker import cli
 from harness.isolation.docker.backend import DockerBackend
 from harness.isolation.docker.cli import DockerError, docker, engine_answers, require_engine
 from harness.isolation.docker.config import compose_images
@@ -18,6 +19,7 @@ from harness.isolation.docker.net import network_gateway
 __all__ = [
     "DockerBackend",
     "DockerError",
+    "cli",
     "compose_images",
     "docker",
     "engine_answers",

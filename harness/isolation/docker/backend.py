@@ -80,7 +80,7 @@ from harness.isolation.docker.security import hardening
 from harness.isolation.egress_book import EgressBook
 from harness.isolation.proxy_ca import install_ca_cert
 from harness.study import ArmSpec
-from rundir.runs.limits import AppliedLimits
+from rundir.runs import AppliedLimits
 
 log = structlog.get_logger("harness.isolation.docker")
 STARTUP_TIMEOUT_S = 60.0

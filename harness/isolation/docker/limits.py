@@ -28,7 +28,7 @@ from pathlib import Path
 
 from harness.isolation.docker.arm_disk import ArmDisk, DiskError
 from harness.isolation.docker.cli import DockerError, docker
-from rundir.runs.limits import AppliedLimits, ResourceLimits
+from rundir.runs import AppliedLimits, ResourceLimits
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 SHM_MAX = 64 * 1024 * 1024  # docker's default /dev/shm; never above the memory bound

@@ -13,7 +13,7 @@ from harness.isolation.dns_refuser import DNS_PORT
 from harness.isolation.docker.mounts import identity_mounts, source_mounts
 from harness.isolation.docker.security import hardening
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir
-from rundir.control.proxy_file import ControlRelay, ProxyFile
+from rundir.control import ControlRelay, ProxyFile
 
 PROXY_IMAGE = "harness-proxy"
 CONTROL_PORT = 8090  # proxy_main's control endpoint, on the proxy container's loopback

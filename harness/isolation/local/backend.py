@@ -49,8 +49,8 @@ from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert
 from harness.isolation.seam_http import seam_client
 from harness.study import ArmSpec
 from rundir.atomic import write_atomic
-from rundir.control.proxy_file import ProxyFile
-from rundir.runs.limits import AppliedLimits
+from rundir.control import ProxyFile
+from rundir.runs import AppliedLimits
 
 log = structlog.get_logger("harness.isolation.local")
 STOP_TIMEOUT_S = 15.0

@@ -26,7 +26,7 @@ import resource
 from collections.abc import Callable
 from pathlib import Path
 
-from rundir.runs.limits import AppliedLimits, ResourceLimits
+from rundir.runs import AppliedLimits, ResourceLimits
 
 HOW = "rlimits: RLIMIT_NPROC (per user), RLIMIT_FSIZE (per file)"
 

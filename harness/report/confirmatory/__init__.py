@@ -7,4 +7,13 @@ read in harness/report/reading/analysis.py.
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
-__all__ = ["conditions", "decision", "readings", "record", "section", "simulate"]
+from harness.report.confirmatory.decision import interim_due
+from harness.report.confirmatory.section import verdicts_section
+from harness.report.confirmatory.simulate import describe, simulate
+
+__all__ = [
+    "describe",
+    "interim_due",
+    "simulate",
+    "verdicts_section",
+]

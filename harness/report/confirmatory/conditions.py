@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.report.reading.analysis import CONDITION
+from harness.report.reading import CONDITION
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ import numpy as np
 from harness.report.confirmatory.conditions import Verdict, holds
 from harness.report.confirmatory.readings import Reading
 from harness.report.context import Context
-from harness.report.reading.analysis import Analysis, Endpoint
+from harness.report.reading import Analysis, Endpoint
 from harness.stats import onesided, rules
 
 LONGER = 1.2  # the winner's mean reply length over the loser's that calls for length control
@@ -94,7 +94,7 @@ def _judge_shares(ctx: Context) -> JudgeShares:
     given = ctx.inputs.given("judgments")
     if given is None or ctx.inputs.judgment_set is None:
         return {}
-    from harness.judge.outcomes import read_outcomes
+    from harness.judge import read_outcomes
 
     set_dir = given.path.parent
     seal = ctx.inputs.seal or set_dir.with_name(set_dir.name + ".seal.json")

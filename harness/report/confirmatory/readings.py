@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from harness.report.context import Context
-from harness.report.reading.analysis import Analysis, Endpoint
+from harness.report.reading import Analysis, Endpoint
 
 
 class Measured(Protocol):

@@ -24,7 +24,7 @@ from harness.report.confirmatory.readings import ceiling_readings, gate_readings
 from harness.report.confirmatory.record import confirmed_record
 from harness.report.context import Context
 from harness.report.model import VERDICTS_NUMBER, Section, Table
-from harness.report.reading.analysis import Analysis, Endpoint
+from harness.report.reading import Analysis, Endpoint
 from harness.stats import onesided
 
 

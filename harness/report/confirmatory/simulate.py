@@ -38,7 +38,7 @@ from scipy import stats
 
 from harness.errors import HarnessError
 from harness.report.confirmatory.conditions import Verdict, holds
-from harness.report.reading.analysis import Analysis, Endpoint
+from harness.report.reading import Analysis, Endpoint
 from harness.stats import onesided, rules
 
 TARGET_BETTER = 0.80  # P(GO | one endpoint better by its sizing margin) at least this

@@ -4,4 +4,23 @@ tokens, cost and sizes; latency percentiles in which a cut turn ranks above ever
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
-__all__ = ["guard_tally", "latency", "perarm"]
+from harness.report.figures.guard_tally import guard_table
+from harness.report.figures.latency import Latency, latency
+from harness.report.figures.perarm import (
+    RunReport,
+    build_report,
+    dropped_items,
+    response_size,
+    turn_costs,
+)
+
+__all__ = [
+    "Latency",
+    "RunReport",
+    "build_report",
+    "dropped_items",
+    "guard_table",
+    "latency",
+    "response_size",
+    "turn_costs",
+]

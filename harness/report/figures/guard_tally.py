@@ -10,8 +10,8 @@ from decimal import Decimal
 from pydantic import BaseModel, ConfigDict
 
 from harness.report.model import Table, money
-from rundir.calls.calllog import CallRecord
-from rundir.turns.turns import TurnRecord
+from rundir.calls import CallRecord
+from rundir.turns import TurnRecord
 
 GUARD_PURPOSE = "guard"  # as harness/guard.py names it (the report reads files, not the guard)
 

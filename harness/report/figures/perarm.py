@@ -19,10 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.report.figures.guard_tally import GuardTally, guard_tally
 from harness.report.figures.latency import Latency, latency
-from harness.report.reading.rundata import RunData
-from harness.stats.bootstrap import mean_interval
-from rundir.calls.calllog import CallRecord
-from rundir.turns.turns import TurnRecord
+from harness.report.reading import RunData
+from harness.stats import mean_interval
+from rundir.calls import CallRecord
+from rundir.turns import TurnRecord
 
 REPORT_SCHEMA = 2  # 2: cut turns ranked above completed ones, infra-failed items dropped
 

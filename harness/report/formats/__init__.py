@@ -6,13 +6,25 @@ shows: the per-arm table (`table.py`) and the progress while it works (`terminal
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
+from harness.report.formats.chromium import print_pdf
+from harness.report.formats.drilldown import write_drilldown
+from harness.report.formats.records import records, write_records
+from harness.report.formats.render import HTML_TEMPLATES, render_html, render_markdown
+from harness.report.formats.report_json import ReportFile, report_file
+from harness.report.formats.table import render_table, text_table
+from harness.report.formats.terminal import report_progress
+
 __all__ = [
-    "chromium",
-    "drilldown",
-    "md_escape",
+    "HTML_TEMPLATES",
+    "ReportFile",
+    "print_pdf",
     "records",
-    "render",
-    "report_json",
-    "table",
-    "terminal",
+    "render_html",
+    "render_markdown",
+    "render_table",
+    "report_file",
+    "report_progress",
+    "text_table",
+    "write_drilldown",
+    "write_records",
 ]

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from harness.report.context import Context
 from harness.report.formats.render import HTML_TEMPLATES as _HTML
-from harness.report.reading.script import user_messages
-from harness.report.sections.verdicts import family_of, kept_pairs
+from harness.report.reading import user_messages
+from harness.report.sections import family_of, kept_pairs
 from rundir.atomic import write_atomic
 
 

@@ -16,10 +16,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from harness.report.figures.perarm import dropped_items, response_size, turn_costs
+from harness.report.figures import dropped_items, response_size, turn_costs
 from harness.report.public import Anonymizer
-from harness.report.reading.rundata import RunData
-from rundir.turns.questions import read_questions
+from harness.report.reading import RunData
+from rundir.turns import read_questions
 
 
 def records(data: RunData, anon: Anonymizer) -> list[dict[str, Any]]:

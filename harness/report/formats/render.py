@@ -15,7 +15,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from harness.report.formats.md_escape import escape, table_row
 from harness.report.model import Section
-from harness.report.sections.first_screen import FirstScreen
+from harness.report.sections import FirstScreen
 
 
 def _html_environment() -> Environment:

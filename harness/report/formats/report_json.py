@@ -8,10 +8,10 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.report.context import Confirmed
-from harness.report.figures.perarm import RunReport
+from harness.report.figures import RunReport
 from harness.report.model import Section
-from harness.report.reading.unfinished import Progress
-from harness.report.sections.first_screen import FirstScreen
+from harness.report.reading import Progress
+from harness.report.sections import FirstScreen
 
 REPORT_FILE_SCHEMA = 3  # 3: outcome, verdicts, gates, ceilings, results, progress, sections
 

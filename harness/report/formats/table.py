@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.report.figures.perarm import RunReport
+from harness.report.figures import RunReport
 
 
 def render_table(report: RunReport) -> str:

@@ -6,14 +6,35 @@ scan, provenance, header), refused in one line when one is not of these runs (`c
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
+from harness.report.reading.analysis import CONDITION, Analysis, Endpoint, load_analysis
+from harness.report.reading.crosscheck import check_inputs, no_duplicates
+from harness.report.reading.gold import score_gold
+from harness.report.reading.inputs import Inputs, load_inputs
+from harness.report.reading.judged import Judgment, PairJudgment
+from harness.report.reading.rundata import ADDENDUM_NOW, ReadFile, RunData, load_runs, read_file
+from harness.report.reading.script import user_messages
+from harness.report.reading.unfinished import Progress, progress, refuse_unless_partial, run_status
+
 __all__ = [
-    "analysis",
-    "crosscheck",
-    "gold",
-    "inputs",
-    "judged",
-    "pack",
-    "rundata",
-    "script",
-    "unfinished",
+    "ADDENDUM_NOW",
+    "CONDITION",
+    "Analysis",
+    "Endpoint",
+    "Inputs",
+    "Judgment",
+    "PairJudgment",
+    "Progress",
+    "ReadFile",
+    "RunData",
+    "check_inputs",
+    "load_analysis",
+    "load_inputs",
+    "load_runs",
+    "no_duplicates",
+    "progress",
+    "read_file",
+    "refuse_unless_partial",
+    "run_status",
+    "score_gold",
+    "user_messages",
 ]

@@ -25,7 +25,7 @@ from harness.errors import HarnessError
 from harness.report.reading.inputs import Inputs
 from harness.report.reading.judged import Judgment
 from harness.report.reading.rundata import RunData
-from rundir.runs.manifest import file_sha256
+from rundir.runs import file_sha256
 
 HINT = "give the inputs of this study's runs (each names the run or study it belongs to)"
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.report.reading.inputs import Judgment
 from harness.report.reading.rundata import RunData
-from harness.stats.scorers import Judgement, judge_answer
+from harness.stats import Judgement, judge_answer
 
 NetKey = tuple[str, str]  # (family, arm)
 

@@ -33,11 +33,10 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import HarnessError
 from harness.report.reading.judged import Judgment, PairJudgment, load_judged
 from harness.report.reading.rundata import ReadFile, read_file
-from harness.stats.scorers import Judgement
+from harness.stats import Judgement
 from ledger.prices import PriceTable, load_prices
 from rundir.jsonlines import read_lines
-from rundir.judgments.files import MANIFEST_FILE
-from rundir.judgments.records import JudgmentSet
+from rundir.judgments import MANIFEST_FILE, JudgmentSet
 
 if TYPE_CHECKING:
     from harness.report.reading.analysis import Analysis
@@ -167,7 +166,7 @@ def _gold(inputs: Inputs, path: Path) -> None:
 
 
 def _scan(inputs: Inputs, path: Path) -> None:
-    from harness.checks.scan import ScanResult
+    from harness.checks import ScanResult
 
     result = ScanResult.model_validate_json(path.read_text(encoding="utf-8"))
     inputs.void_arms = {name: result.arms[name].reasons for name in result.void_arms}

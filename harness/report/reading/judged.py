@@ -24,9 +24,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from rundir.jsonlines import read_lines
-from rundir.judgments.files import read_manifest, read_tasks, read_votes
-from rundir.judgments.records import JudgmentSet
-from rundir.judgments.seal import open_seal
+from rundir.judgments import JudgmentSet, open_seal, read_manifest, read_tasks, read_votes
 
 # The scales a metric may declare, with the values each allows (None: any finite number).
 SCALES: dict[str, tuple[float, float] | None] = {
@@ -162,8 +160,7 @@ def _load_jsonl(path: Path) -> list[Judgment]:
 
 
 def _load_set(set_dir: Path, seal_path: Path) -> Judged:
-    from harness.judge.outcomes import read_outcomes
-    from harness.judge.verify import verify_set
+    from harness.judge import read_outcomes, verify_set
 
     problems = verify_set(set_dir, seal_path)
     if problems:

@@ -18,15 +18,10 @@ from typing import Any
 import zstandard
 
 from harness.errors import HarnessError
-from rundir.calls.calllog import CallRecord, read_calls
-from rundir.calls.packread import PackReader
-from rundir.network.egress import read_egress
-from rundir.network.rtt import RttProbe, read_probes
-from rundir.network.strays_seen import StraySeen, read_seen
-from rundir.runs.header import read_header
-from rundir.runs.manifest import file_sha256
-from rundir.runs.voids import voided_items
-from rundir.turns.turns import TurnRecord, read_turns
+from rundir.calls import CallRecord, PackReader, read_calls
+from rundir.network import RttProbe, StraySeen, read_egress, read_probes, read_seen
+from rundir.runs import file_sha256, read_header, voided_items
+from rundir.turns import TurnRecord, read_turns
 
 RUN_FILES = (
     "run.json",

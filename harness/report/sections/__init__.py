@@ -9,19 +9,19 @@ with `ceilings.py`, `netlatency.py`, `reuse.py`); and the first screen before se
 
 Submodules are imported where used (not here), so importing one loads only what it needs."""
 
+from harness.report.sections import frame, judging, money, verdicts
+from harness.report.sections.first_screen import FirstScreen, first_screen
+from harness.report.sections.paper_trail import without_voided
+from harness.report.sections.verdicts import family_of, kept_pairs
+
 __all__ = [
-    "ceilings",
-    "drill_link",
+    "FirstScreen",
+    "family_of",
     "first_screen",
     "frame",
-    "identity",
     "judging",
+    "kept_pairs",
     "money",
-    "netlatency",
-    "orientation",
-    "outcomes",
-    "paper_trail",
-    "reuse",
-    "strays",
     "verdicts",
+    "without_voided",
 ]

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.report.context import Context
-from harness.report.figures.latency import Latency
+from harness.report.figures import Latency
 from harness.report.model import Section, Table, money
-from harness.report.reading.rundata import read_file
+from harness.report.reading import read_file
 from ledger.errors import LedgerError
 from ledger.prices import TokenCounts, cost
-from rundir.calls.calllog import CallRecord
-from rundir.runs.manifest import file_sha256
+from rundir.calls import CallRecord
+from rundir.runs import file_sha256
 
 COST_RATIO = Decimal("1.30")
 FIRST_P50_S, FIRST_P95_S = 0.200, 0.500

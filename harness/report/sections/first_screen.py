@@ -14,12 +14,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from harness.report.confirmatory.decision import interim_due
+from harness.report.confirmatory import interim_due
 from harness.report.context import Confirmed, ConfirmedRow, Context
 from harness.report.model import Section, money, seconds
-from harness.report.reading.unfinished import Progress
+from harness.report.reading import Progress
 from harness.report.sections.drill_link import drill_href
-from harness.stats.bootstrap import mean_interval
+from harness.stats import mean_interval
 
 # Turn outcomes that are an arm's failure (infrastructure failures are dropped, not failures).
 _FAILED = ("cut", "error", "stray_connection", "resource_limit", "wrong_model")

@@ -8,9 +8,9 @@ from decimal import Decimal
 from typing import Any
 
 from harness.report.context import Context
-from harness.report.figures.guard_tally import guard_table
+from harness.report.figures import guard_table
 from harness.report.model import NOT_RUN, Section, Table, money, plain
-from harness.report.reading.rundata import ADDENDUM_NOW
+from harness.report.reading import ADDENDUM_NOW
 from harness.report.sections import paper_trail
 from harness.report.sections.identity import pins_table
 from harness.report.sections.outcomes import outcomes_table, unturned_calls
@@ -255,7 +255,7 @@ def _price_table(ctx: Context) -> Table:
 def _family_of(ctx: Context) -> dict[str, str]:
     """The judgments' families; a memory benchmark's question without one is counted by its
     question type (LongMemEval) or category (LoCoMo), from questions.jsonl or the T1 pack."""
-    from rundir.turns.questions import read_questions
+    from rundir.turns import read_questions
 
     by_question = {
         q.item: q.question_type or f"category {q.category}"

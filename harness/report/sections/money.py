@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from harness.report import charts
 from harness.report.context import Context
-from harness.report.figures.perarm import turn_costs
+from harness.report.figures import turn_costs
 from harness.report.model import Section, Table, money, seconds
 from harness.report.sections import ceilings
 from harness.report.sections.judging import stability

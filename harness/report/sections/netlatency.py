@@ -17,10 +17,9 @@ from __future__ import annotations
 from collections import defaultdict
 
 from harness.report.context import Context
-from harness.report.figures.latency import latency
-from harness.report.figures.perarm import response_size
+from harness.report.figures import latency, response_size
 from harness.report.model import Table, seconds
-from harness.stats.latency import (
+from harness.stats import (
     CallTiming,
     RouteFloor,
     floors_from_calls,

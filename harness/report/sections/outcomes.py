@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from harness.checks.arm_verdict import (
+from harness.checks import (
     DEFAULT_MAX_FAILURE_RATE,
     KNOWN_OUTCOMES,
     arm_failures,

@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from harness.errors import HarnessError
-from harness.protocol.addendum import Addendum, Deviation, load_addendum
-from harness.protocol.addendum import run_deviations as deviations_of_run
+from harness.protocol import Addendum, Deviation, load_addendum
+from harness.protocol import run_deviations as deviations_of_run
 from harness.report.context import Context
 from harness.report.model import Table
-from harness.report.reading.rundata import ADDENDUM_NOW, RunData
-from rundir.network.probe_file import PROBE_FILE, read_probe
-from rundir.runs.protocol import addendum_copies
-from rundir.turns.turns import TurnRecord
+from harness.report.reading import ADDENDUM_NOW, RunData
+from rundir.network import PROBE_FILE, read_probe
+from rundir.runs import addendum_copies
+from rundir.turns import TurnRecord
 
 
 def subject_line(ctx: Context) -> str:

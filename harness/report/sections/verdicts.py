@@ -17,16 +17,23 @@ from collections import defaultdict
 from itertools import combinations
 
 from harness.report import charts
-from harness.report.confirmatory.decision import interim_due
+from harness.report.confirmatory import interim_due
 from harness.report.context import Context
 from harness.report.model import Section, Table
-from harness.report.reading.judged import Judgment, PairJudgment
+from harness.report.reading import Judgment, PairJudgment
 from harness.report.sections.drill_link import drill_href
 from harness.report.sections.orientation import better_sign, oriented
-from harness.stats.bootstrap import mean_interval, paired_cluster_bootstrap
-from harness.stats.controls import aa_control, must_fail_control
-from harness.stats.scorers import NET_LAMBDAS, net_sweep
-from harness.stats.significance import discordant_pairs, holm, mcnemar
+from harness.stats import (
+    NET_LAMBDAS,
+    aa_control,
+    discordant_pairs,
+    holm,
+    mcnemar,
+    mean_interval,
+    must_fail_control,
+    net_sweep,
+    paired_cluster_bootstrap,
+)
 
 # At an interim look the output reveals only each axis's stop or continue (study design 4.6).
 SEALED = (

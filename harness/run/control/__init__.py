@@ -5,9 +5,15 @@ decision, the guard's listener).
 Submodules are imported where used (not here), so importing one loads only what it
 needs."""
 
+from harness.run.control.guard_route import guard_route
+from harness.run.control.probe_route import probe_env
+from harness.run.control.proxy_control import ProxyControl
+from harness.run.control.rtt import live_upstreams, probe_all
+
 __all__ = [
+    "ProxyControl",
     "guard_route",
-    "probe_route",
-    "proxy_control",
-    "rtt",
+    "live_upstreams",
+    "probe_all",
+    "probe_env",
 ]

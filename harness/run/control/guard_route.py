@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from harness.guard import GUARD_PURPOSE
-from harness.isolation.sdk_env import sdk_env
+from harness.isolation import sdk_env
 
 SOCKET_GUARD = Path(__file__).parents[2] / "isolation" / "guard"  # its sitecustomize.py
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from rundir.errors import RunDirError
-from rundir.network.probe_file import PROBE_FILE, read_probe
+from rundir.network import PROBE_FILE, read_probe
 
 # The arm side reads it as arms.chat.PROBE_ROUTE_ENV (arms import nothing of the harness).
 PROBE_ROUTE_ENV = "HARNESS_PROBE_ROUTE"

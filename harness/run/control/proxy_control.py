@@ -13,9 +13,8 @@ from typing import Literal
 
 import httpx
 
-from harness.isolation.base import InfraError
-from rundir.control.proxy_file import instance_name
-from rundir.control.turn_message import GUARD_PHASE, TurnMessage
+from harness.isolation import InfraError
+from rundir.control import GUARD_PHASE, TurnMessage, instance_name
 
 # The control channel is plain HTTP on 127.0.0.1 (or the run's network): a bare client context,
 # never used for a handshake, spares httpx building one with certifi's store for every client

@@ -28,8 +28,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from rundir.errors import RunDirError
-from rundir.network.rtt import ProbeKind, ProbeMethod, ProbePhase, RttLog, RttProbe
-from rundir.runs.header import read_header
+from rundir.network import ProbeKind, ProbeMethod, ProbePhase, RttLog, RttProbe
+from rundir.runs import read_header
 
 SEAM_SAMPLES = 20
 SEAM_WARMUP = 2

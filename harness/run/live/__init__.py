@@ -6,12 +6,26 @@ its proxy left open.
 Submodules are imported where used (not here), so importing one loads only what it
 needs."""
 
+from harness.run.live.admission import admit_live, check_live_needs, passing_record_run
+from harness.run.live.dropped import dropped_followers, without_dropped
+from harness.run.live.live_checks import cap_usd, check_branch, check_keys
+from harness.run.live.live_job import commit_to_branch, live_job
+from harness.run.live.priced_models import check_priced_models
+from harness.run.live.settle_open import settle_left_open
+from harness.run.live.suite_record import check_suite
+
 __all__ = [
-    "admission",
-    "dropped",
-    "live_checks",
+    "admit_live",
+    "cap_usd",
+    "check_branch",
+    "check_keys",
+    "check_live_needs",
+    "check_priced_models",
+    "check_suite",
+    "commit_to_branch",
+    "dropped_followers",
     "live_job",
-    "priced_models",
-    "settle_open",
-    "suite_record",
+    "passing_record_run",
+    "settle_left_open",
+    "without_dropped",
 ]

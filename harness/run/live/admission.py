@@ -13,8 +13,7 @@ from harness.run.live.suite_record import check_suite
 from harness.study import Study
 from ledger.git_branch import from_environment
 from rundir.errors import RunDirError
-from rundir.runs.gate_record import passing_gate
-from rundir.runs.header import read_header
+from rundir.runs import passing_gate, read_header
 
 
 def admit_live(

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.study import Study
-from rundir.runs.gate_record import read_gate
+from rundir.runs import read_gate
 
 
 def dropped_followers(study: Study, gate_path: Path) -> dict[str, str]:

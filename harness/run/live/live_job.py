@@ -50,8 +50,8 @@ def leftovers(stale: Holder) -> str | None:
 
 
 def _containers(run_id: str) -> list[str]:
+    from harness.isolation import RUN_LABEL
     from harness.isolation.docker import docker, engine_answers
-    from harness.isolation.owner import RUN_LABEL
 
     try:
         if not engine_answers():

@@ -16,7 +16,7 @@ from pathlib import Path
 from harness.errors import HarnessError
 from ledger.entries import Basis
 from ledger.ledger import Ledger
-from rundir.calls.journal import recover_spend
+from rundir.calls import recover_spend
 
 
 @dataclass(frozen=True)

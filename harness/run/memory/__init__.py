@@ -6,10 +6,18 @@ answer-or-abstain score (NET).
 Submodules are imported where used (not here), so importing one loads only what it
 needs."""
 
+from harness.run.memory.arm_stop import stop_arm
+from harness.run.memory.memory_stage import MemoryStage, Prepared, state_env
+from harness.run.memory.net_score import DEFAULT_LAMBDA
+from harness.run.memory.question_records import QuestionRecorder
+from harness.run.memory.snapshot import SnapshotError
+
 __all__ = [
-    "arm_stop",
-    "memory_stage",
-    "net_score",
-    "question_records",
-    "snapshot",
+    "DEFAULT_LAMBDA",
+    "MemoryStage",
+    "Prepared",
+    "QuestionRecorder",
+    "SnapshotError",
+    "state_env",
+    "stop_arm",
 ]

@@ -12,7 +12,7 @@ import asyncio
 import subprocess
 from typing import Any
 
-from harness.isolation.base import InfraError, IsolationBackend
+from harness.isolation import InfraError, IsolationBackend
 from harness.isolation.docker import cli as docker_cli
 
 STOP_TIMEOUT_S = 20.0

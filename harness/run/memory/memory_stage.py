@@ -41,19 +41,17 @@ import structlog
 
 from arms.client import SeamClient, SeamError
 from arms.seam import INGEST_VERSION, Health, Ingest, IngestMessage, OpenSession
-from harness.datasets.model import History
-from harness.isolation.base import InfraError, IsolationBackend
-from harness.isolation.seam_http import seam_client
-from harness.run.control.proxy_control import ProxyControl
+from harness.datasets import History
+from harness.isolation import InfraError, IsolationBackend, seam_client
+from harness.run.control import ProxyControl
 from harness.run.memory import snapshot
 from harness.run.memory.arm_stop import stop_arm
-from harness.run.turns.limit_check import describe
+from harness.run.turns import describe
 from harness.study import Item, Parity, parity_for
 from rundir.errors import RunDirError
 from rundir.instances import join
-from rundir.runs.header import read_header
-from rundir.turns.ingestions import IngestionRecord, IngestOutcome, SnapshotRecord, read_ingestions
-from rundir.turns.turns import TurnLog
+from rundir.runs import read_header
+from rundir.turns import IngestionRecord, IngestOutcome, SnapshotRecord, TurnLog, read_ingestions
 
 log = structlog.get_logger("harness.run.memory")
 

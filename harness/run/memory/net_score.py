@@ -29,7 +29,7 @@ whole refusals ("i dont know", "not mentioned", "no information"), not words lik
 
 from __future__ import annotations
 
-from harness.stats.scorers import ABSTENTIONS, normalize_answer
+from harness.stats import ABSTENTIONS, normalize_answer
 
 DEFAULT_LAMBDA = 1.0
 

@@ -14,16 +14,13 @@ from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
 
-from harness.checks.memory_controls import strings_of
+from harness.checks import strings_of
 from harness.run.memory.net_score import DEFAULT_LAMBDA, abstains, scored_net
-from harness.stats.answer_text import normalise
+from harness.stats import normalise
 from harness.study import Item
-from rundir.calls.calllog import CALL_SCHEMA, CallRecord
-from rundir.calls.packread import PackReader
+from rundir.calls import CALL_SCHEMA, CallRecord, PackReader
 from rundir.jsonlines import whole_lines
-from rundir.turns.ingestions import IngestionRecord
-from rundir.turns.questions import QuestionLog, QuestionRecord
-from rundir.turns.turns import TurnRecord
+from rundir.turns import IngestionRecord, QuestionLog, QuestionRecord, TurnRecord
 
 
 def _flat(text: str) -> str:

@@ -15,7 +15,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.isolation.base import InfraError
+from harness.isolation import InfraError
 
 _CHUNK = 1 << 20
 

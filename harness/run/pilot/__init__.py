@@ -5,8 +5,11 @@ run one after another under one ledger stage.
 Submodules are imported where used (not here), so importing one loads only what it
 needs."""
 
+from harness.run.pilot.legs import load_legs
+from harness.run.pilot.pilot import default_stage, run_pilot
+
 __all__ = [
-    "legs",
-    "pilot",
-    "pilot_cost",
+    "default_stage",
+    "load_legs",
+    "run_pilot",
 ]

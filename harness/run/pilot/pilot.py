@@ -22,10 +22,13 @@ from typing import Literal
 import structlog
 
 from harness.errors import HarnessError
-from harness.run.live.admission import check_live_needs, passing_record_run
-from harness.run.live.dropped import dropped_followers
-from harness.run.live.live_job import live_job
-from harness.run.live.suite_record import check_suite
+from harness.run.live import (
+    check_live_needs,
+    check_suite,
+    dropped_followers,
+    live_job,
+    passing_record_run,
+)
 from harness.run.pilot.legs import Leg, LegsFile, check_against_study, leg_items, plan_drops
 from harness.run.pilot.pilot_cost import (
     Projection,
@@ -34,14 +37,14 @@ from harness.run.pilot.pilot_cost import (
     record_calls,
     unit_costs,
 )
-from harness.run.stages.prepare import Isolation, RunRequest
+from harness.run.stages import Isolation, RunRequest
 from harness.study import Study
 from ledger.errors import LedgerError
 from ledger.ledger import Ledger
 from ledger.live_job import LiveJob
 from ledger.prices import load_prices
 from rundir.atomic import write_atomic
-from rundir.runs.gate_record import passing_gate
+from rundir.runs import passing_gate
 
 log = structlog.get_logger("harness.pilot")
 

@@ -26,14 +26,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from harness.checks.audit.money import token_counts
+from harness.checks.audit import token_counts
 from harness.errors import HarnessError
 from ledger.errors import UnknownModelError
 from ledger.prices import ModelPrice, PriceTable, cost, worst_case
-from rundir.calls.calllog import CallRecord, read_calls
-from rundir.calls.packread import PackReader
-from rundir.calls.rewrites import as_sent
-from rundir.turns.turns import read_turns
+from rundir.calls import CallRecord, PackReader, as_sent, read_calls
+from rundir.turns import read_turns
 from vendors.routes import wire_shape
 
 # The live proxy's prompt bound (proxy/metering/billing.py input_bound, which harness/ may not

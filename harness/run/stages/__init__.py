@@ -5,13 +5,18 @@ verdict; with what prepare reads (--resume, --workers and the workers' lanes, --
 Submodules are imported where used (not here), so importing one loads only what it
 needs."""
 
+from harness.run.stages.drive import drive
+from harness.run.stages.finish import RunResult, finish
+from harness.run.stages.prepare import Isolation, Plan, RunRequest, prepare
+from harness.run.stages.shards import resolve_shard
+
 __all__ = [
+    "Isolation",
+    "Plan",
+    "RunRequest",
+    "RunResult",
     "drive",
     "finish",
     "prepare",
-    "resume",
-    "shards",
-    "start",
-    "worker_names",
-    "workers",
+    "resolve_shard",
 ]

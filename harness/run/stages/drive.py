@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from harness.datasets.model import DatasetError
-from harness.isolation.base import InfraError
+from harness.datasets import DatasetError
+from harness.isolation import InfraError
 from harness.run.orchestrator import Orchestrator, RunTally
 from harness.run.stages.prepare import Plan
 from harness.run.stages.start import running
-from harness.run.watch.stray_watch import StrayConnection
-from rundir.turns.turns import TurnLog, TurnRecord
+from harness.run.watch import StrayConnection
+from rundir.turns import TurnLog, TurnRecord
 
 log = structlog.get_logger("harness.study")
 # Threads each worker may keep busy at once (a snapshot or an arm's stop, its turn watch's

@@ -16,19 +16,16 @@ from pathlib import Path
 
 import structlog
 
-from harness.checks.arm_verdict import arm_failures, per_arm
-from harness.checks.memory_controls import misses_per_arm
+from harness.checks import arm_failures, misses_per_arm, per_arm
 from harness.errors import HarnessError
-from harness.isolation.base import PROXY_READY
-from harness.isolation.egress_book import attempts
+from harness.isolation import PROXY_READY, attempts
 from harness.run.stages.drive import Driven
 from harness.run.stages.prepare import Plan
-from harness.run.watch.strays import at_teardown, by_destination
+from harness.run.watch import at_teardown, by_destination
 from ledger.ledger import chain_end
 from rundir.instances import by_arm
-from rundir.runs.header import RunHeader, now_iso
-from rundir.runs.seal import write_manifest
-from rundir.turns.turns import read_turns
+from rundir.runs import RunHeader, now_iso, write_manifest
+from rundir.turns import read_turns
 
 log = structlog.get_logger("harness.study")
 

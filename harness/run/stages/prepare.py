@@ -16,29 +16,29 @@ from typing import Literal
 
 import structlog
 
-from harness.checks.masks import proxy_masks
+from harness.checks import proxy_masks
 from harness.errors import HarnessError
-from harness.isolation.base import Isolation, IsolationBackend, ProxySettings
-from harness.protocol.lock import CheckedProtocol, check_protocol
-from harness.run.live.admission import admit_live
-from harness.run.live.dropped import dropped_followers, without_dropped
+from harness.isolation import Isolation, IsolationBackend, ProxySettings
+from harness.protocol import CheckedProtocol, check_protocol
+from harness.run.live import admit_live, dropped_followers, without_dropped
 from harness.run.stages.resume import resumption
 from harness.run.stages.shards import ShardSpec
 from harness.run.stages.worker_names import check_workers, instances
 from harness.study import Item, Study, sha256
 from ledger.live_job import LiveJob
 from rundir.atomic import write_atomic
-from rundir.control.proxy_file import PurposeRule
-from rundir.runs.header import (
+from rundir.control import PurposeRule
+from rundir.runs import (
+    ADDENDUM_COPY,
     RunHeader,
+    Shard,
     StudyRun,
     new_run_id,
     now_iso,
+    shard_items,
     versions,
     write_header,
 )
-from rundir.runs.protocol import ADDENDUM_COPY
-from rundir.runs.shards import Shard, shard_items
 
 log = structlog.get_logger("harness.study")
 
@@ -127,7 +127,7 @@ def prepare(request: RunRequest) -> Plan:
     except OSError as e:
         raise HarnessError(f"cannot create run directory {run_dir}: {e.strerror}") from e
     # Imported here: choosing loads the docker backend, which a local run never needs.
-    from harness.isolation.choose import make_backend
+    from harness.isolation import make_backend
 
     backend = make_backend(request.isolation, run_dir, study)
     if request.mode == "live" and backend.isolation == "docker" and study.ledger_url:

@@ -23,9 +23,8 @@ from harness.errors import HarnessError
 from harness.study import Item, Study
 from rundir.errors import RunDirError
 from rundir.jsonlines import read_lines
-from rundir.runs.header import RunHeader, read_header
-from rundir.runs.voids import VOIDS_FILE, voided_items
-from rundir.turns.turns import TurnRecord
+from rundir.runs import VOIDS_FILE, RunHeader, read_header, voided_items
+from rundir.turns import TurnRecord
 
 Pair = tuple[str, str]  # (item id, arm)
 

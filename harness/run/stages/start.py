@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from harness.isolation.base import IsolationBackend, ProxyInfo, ProxySettings
+from harness.isolation import IsolationBackend, ProxyInfo, ProxySettings
 
 
 @asynccontextmanager

@@ -7,7 +7,7 @@ and name them without importing the orchestrator.
 from __future__ import annotations
 
 from harness.errors import HarnessError
-from rundir.control.proxy_file import instance_name
+from rundir.control import instance_name
 
 
 def check_workers(workers: int) -> None:

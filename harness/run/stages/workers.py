@@ -34,16 +34,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness.isolation.base import ArmHandle, IsolationBackend, ProxyInfo, ProxySettings
-from harness.run.memory.arm_stop import stop_arm
+from harness.isolation import ArmHandle, IsolationBackend, ProxyInfo, ProxySettings
+from harness.run.memory import stop_arm
 from harness.run.orchestrator import Orchestrator, RunTally
 from harness.run.stages.prepare import Plan
 from harness.study import ArmSpec, Item
 from rundir.atomic import write_atomic
-from rundir.control.proxy_file import instance_name
+from rundir.control import instance_name
 from rundir.jsonlines import read_lines
-from rundir.runs.limits import AppliedLimits
-from rundir.turns.turns import TurnLog, TurnRecord
+from rundir.runs import AppliedLimits
+from rundir.turns import TurnLog, TurnRecord
 
 
 class WorkerBackend(IsolationBackend):

@@ -4,10 +4,18 @@ bound too), the one retry policy for the machinery's failures, the run's tally, 
 Submodules are imported where used (not here), so importing one loads only what it
 needs."""
 
+from harness.run.turns.limit_check import describe, limit_records
+from harness.run.turns.retries import BACKOFF_S, MAX_RETRIES
+from harness.run.turns.signals import CtrlC
+from harness.run.turns.tally import RunTally
+from harness.run.turns.turn_records import AttemptRecords
+
 __all__ = [
-    "limit_check",
-    "retries",
-    "signals",
-    "tally",
-    "turn_records",
+    "BACKOFF_S",
+    "MAX_RETRIES",
+    "AttemptRecords",
+    "CtrlC",
+    "RunTally",
+    "describe",
+    "limit_records",
 ]

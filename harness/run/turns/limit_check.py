@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from arms.client import TurnResult
 from harness.run.turns.turn_records import AttemptRecords
-from rundir.runs.limits import ResourceLimits
-from rundir.turns.turns import TurnRecord
+from rundir.runs import ResourceLimits
+from rundir.turns import TurnRecord
 
 
 def _bound(name: str, limits: ResourceLimits) -> str:

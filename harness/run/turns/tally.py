@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from harness.run.watch.strays import Key
+from harness.run.watch import Key
 
 
 @dataclass

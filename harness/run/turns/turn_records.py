@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arms.client import TurnResult
-from rundir.turns.turns import TurnOutcome, TurnRecord
+from rundir.turns import TurnOutcome, TurnRecord
 
 
 @dataclass(frozen=True)

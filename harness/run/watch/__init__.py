@@ -5,9 +5,19 @@ was served by.
 Submodules are imported where used (not here), so importing one loads only what it
 needs."""
 
+from harness.run.watch.model_identity import ModelIdentityWatch
+from harness.run.watch.stray_watch import StrayConnection, StrayWatch, strongest
+from harness.run.watch.strays import Key, at_teardown, by_destination, summary_lines
+from harness.run.watch.turn_watch import TurnWatch
+
 __all__ = [
-    "model_identity",
-    "stray_watch",
-    "strays",
-    "turn_watch",
+    "Key",
+    "ModelIdentityWatch",
+    "StrayConnection",
+    "StrayWatch",
+    "TurnWatch",
+    "at_teardown",
+    "by_destination",
+    "strongest",
+    "summary_lines",
 ]

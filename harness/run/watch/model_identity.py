@@ -15,7 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from rundir.jsonlines import whole_lines
-from rundir.turns.turns import TurnRecord
+from rundir.turns import TurnRecord
 from vendors.pins import WRONG_MODEL_FLAG
 
 # Outcomes of an answered turn: a wrong model overrides them (the answer is not the subject's).

@@ -15,11 +15,10 @@ from pathlib import Path
 import structlog
 
 from arms.client import TurnResult
-from harness.isolation.base import IsolationBackend
-from harness.isolation.egress_book import attempts
+from harness.isolation import IsolationBackend, attempts
 from harness.run.watch.strays import Entry, Key, stray_key
 from rundir.instances import worker_of
-from rundir.network.strays_seen import StraySeen, append_seen
+from rundir.network import StraySeen, append_seen
 
 # The orchestrator's logger: a run's log lines keep the one name they had before the split.
 log = structlog.get_logger("harness.run.orchestrator")

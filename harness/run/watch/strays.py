@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 
-from harness.isolation.egress_book import attempts
+from harness.isolation import attempts
 from rundir.instances import instance_of
 
 # What makes one egress entry itself (each is appended once; the orchestrator's looks see it again).

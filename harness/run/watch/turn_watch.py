@@ -20,7 +20,7 @@ import httpx
 
 from arms.client import SeamClient, TurnResult
 from arms.seam import Turn
-from harness.isolation.base import InfraError, IsolationBackend
+from harness.isolation import InfraError, IsolationBackend
 from harness.run.watch.stray_watch import StrayConnection, StrayWatch, strongest
 
 WATCH_S = 1.0  # how often a running turn checks that its arm is still alive (and for strays)
