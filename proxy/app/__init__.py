@@ -2,7 +2,8 @@
 options and their configuration, the one list of addons every harness proxy loads
 (harness_addons), the in-process server, the forward-proxy guard, the control relay.
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from proxy.app.addons import HarnessChain, harness_addons
 from proxy.app.relay import start_relay

@@ -2,7 +2,8 @@
 hash), HTTP/1 framing refusals, the failsafe 500, header rewriting, the arms' turn board, the
 sampling rewrite (pins and the output cap, the same in every mode).
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from proxy.flow.after_reply import AfterReply
 from proxy.flow.arm_pins import ReferenceBook

@@ -1,7 +1,8 @@
 """What a call costs: token counts, the vendors' usage fields, server tools, unbounded inputs, and
 the billing that prices a reservation and a settlement.
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from proxy.metering.billing import (
     PREMIUM_TIER_WORST_MULTIPLE,

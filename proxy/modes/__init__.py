@@ -1,7 +1,8 @@
 """The run's modes behind one `Mode` (base.py): record (stubs/), replay (an earlier call log), and
 live (proxy/live/ as a Mode); the local stream server that plays their streamed replies.
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from proxy.modes.base import Mode
 from proxy.modes.live import LiveMode

@@ -3,7 +3,8 @@ of a secret it searches for (secret_forms.py), the same cut applied to this proc
 (log_redaction.py), its guard over a stream's event texts, and the reply-body cleaner live mode
 runs on plain and streamed replies.
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from proxy.redact.log_redaction import install_log_redaction, uninstall_log_redaction
 from proxy.redact.secrets import SecretRedactor

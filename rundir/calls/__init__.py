@@ -3,7 +3,8 @@ written by the proxy, read back without change), a logged request as it went out
 the request hash and its masks, the reservation journal that covers a live call before it is
 forwarded (`reservations.jsonl`), and the decoding of a reply's content-encoding.
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from rundir.calls.bodies import BodyStore
 from rundir.calls.calllog import (

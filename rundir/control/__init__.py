@@ -1,7 +1,8 @@
 """What the harness tells a run's proxy: every setting it starts with (`proxy.json`, the addon's
 options) and, before each turn, the `/turn` message naming the item and turn an arm runs now.
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from rundir.control.proxy_file import (
     MODES,

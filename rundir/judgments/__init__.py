@@ -2,7 +2,8 @@
 set's records and its folder's layout (records.py), its files written and read back (files.py),
 and the seal kept outside it (seal.py).
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from rundir.judgments.files import (
     EXACT_FILE,

@@ -2,7 +2,8 @@
 before anything is written and again by the audit (checks), and which run of each shard a folder
 gives (pick).
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from rundir.merge.checks import shard_findings
 from rundir.merge.join import merge_shards

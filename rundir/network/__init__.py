@@ -3,7 +3,8 @@ proxy's own (`proxy_egress.jsonl`), when the orchestrator saw each (`strays_seen
 round trips it measured (`rtt.jsonl`), and the day's compatibility probe and the route it chose
 (`probe.json`).
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from rundir.network.egress import EgressEntry, read_egress
 from rundir.network.probe_file import PROBE_FILE, ProbeCheck, ProbeDecision, read_probe, write_probe

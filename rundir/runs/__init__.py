@@ -2,7 +2,8 @@
 resource limits it ran under, its shard, the determinism gate's record (`gate.json`) and the items
 set aside after it (`voids.jsonl`).
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from rundir.runs.gate_record import (
     GATE_FILE,

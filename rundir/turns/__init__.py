@@ -2,7 +2,8 @@
 ingestion and snapshot lines of memory benchmarks) and `questions.jsonl` (one `QuestionRecord`
 per memory benchmark question per arm).
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from rundir.turns.ingestions import IngestionRecord, IngestOutcome, SnapshotRecord, read_ingestions
 from rundir.turns.questions import QuestionLog, QuestionRecord, read_questions

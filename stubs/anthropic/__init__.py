@@ -1,6 +1,7 @@
 """Record mode's Anthropic Messages API: replies, streams, schema hints.
 
-Submodules are imported where used (not here), so loading one does not load the others."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 __all__ = [
     "messages",

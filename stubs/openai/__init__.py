@@ -1,7 +1,8 @@
 """Record mode's OpenAI Chat Completions and Responses APIs: replies, streams, tools (the
 request checks are in vendors.requests).
 
-Submodules are imported where used (not here), so loading one does not load the others."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from stubs.openai.chat import chat_completions
 

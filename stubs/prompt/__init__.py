@@ -1,7 +1,8 @@
 """What the conversation says: its parts, the user's stated facts, grounding, the tool policy
 (token estimates are in vendors.tokens).
 
-Submodules are imported where used (not here), so loading one does not load the others."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from stubs.prompt.conversation import Turn, turn_of
 from stubs.prompt.grounding import (

@@ -1,6 +1,7 @@
 """The stubs file (stubs.toml): reply rules, delays and the context each stub handler receives.
 
-Submodules are imported where used (not here), so loading one does not load the others."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from stubs.rules.context import StubContext
 from stubs.rules.delays import DelayRule, delay_for

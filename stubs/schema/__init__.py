@@ -1,7 +1,8 @@
 """JSON schemas: instances grounded in the request, formats and numbers, regex examples,
 json_object shapes, a patch tool's document (patch_doc).
 
-Submodules are imported where used (not here), so loading one does not load the others."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from stubs.schema.instance import instance_for
 from stubs.schema.json_shape import described_schema

@@ -1,7 +1,8 @@
 """Record mode's embeddings and rerank: static MiniLM vectors (the default), hash, real MiniLM,
 WordPiece.
 
-Submodules are imported where used (not here), so loading one does not load the others."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from stubs.vectors.embeddings import embed_texts
 from stubs.vectors.minilm import MinilmUnavailable, check_available

@@ -2,7 +2,8 @@
 parameters a body is read into. Run by proxy.flow.intake in every mode (`body.check_body`); the
 record-mode stubs answer by what they return.
 
-Submodules are imported where used (not here), so loading one does not load the others."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from vendors.requests.anthropic_compat import compat_body
 from vendors.requests.anthropic_messages import MessagesPlan, check_messages, plan_messages

@@ -5,7 +5,8 @@ the first screen and report.json (`record.py`), its own section, "Verdicts" (`se
 `harness plan simulate`, the same rules at zero spend (`simulate.py`). The plan file itself is
 read in harness/report/reading/analysis.py.
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from harness.report.confirmatory.decision import interim_due
 from harness.report.confirmatory.section import verdicts_section

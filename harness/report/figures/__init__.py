@@ -2,7 +2,8 @@
 tokens, cost and sizes; latency percentiles in which a cut turn ranks above every completed one
 (`latency.py`); the study's output guard per arm (`guard_tally.py`).
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from harness.report.figures.guard_tally import guard_table
 from harness.report.figures.latency import Latency, latency

@@ -4,7 +4,8 @@ printed by headless Chromium (`chromium.py`), report.json (`report_json.py`), th
 records.jsonl (`records.py`), the per-item drill-down page (`drilldown.py`), and what a terminal
 shows: the per-arm table (`table.py`) and the progress while it works (`terminal.py`).
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from harness.report.formats.chromium import print_pdf
 from harness.report.formats.drilldown import write_drilldown

@@ -4,7 +4,8 @@ themselves (`rundata.py`; whether they finished, `unfinished.py`; the study's sc
 `judged.py`, the analysis plan `analysis.py`, the pack `pack.py`, gold answers `gold.py`, a
 scan, provenance, header), refused in one line when one is not of these runs (`crosscheck.py`).
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from harness.report.reading.analysis import CONDITION, Analysis, Endpoint, load_analysis
 from harness.report.reading.crosscheck import check_inputs, no_duplicates

@@ -7,7 +7,8 @@ into the drill-down `drill_link.py`); 8-11, cost, latency, the gate and the ledg
 with `ceilings.py`, `netlatency.py`, `reuse.py`); and the first screen before section 1
 (`first_screen.py`). The confirmatory "Verdicts" is harness/report/confirmatory/section.py.
 
-Submodules are imported where used (not here), so importing one loads only what it needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from harness.report.sections import frame, judging, money, verdicts
 from harness.report.sections.first_screen import FirstScreen, first_screen

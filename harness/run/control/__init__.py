@@ -2,8 +2,8 @@
 round-trip probes (rtt.py), and the routes handed to the arms and the guard (the day's probe
 decision, the guard's listener).
 
-Submodules are imported where used (not here), so importing one loads only what it
-needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from harness.run.control.guard_route import guard_route
 from harness.run.control.probe_route import probe_env

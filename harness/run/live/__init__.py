@@ -3,8 +3,8 @@ run and a passing gate, the keys and the ledger's branch), the one live job at a
 priced, and the arms a failed pair gate leaves out; and, after a crash, the settlement of the run
 its proxy left open.
 
-Submodules are imported where used (not here), so importing one loads only what it
-needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from harness.run.live.admission import admit_live, check_live_needs, passing_record_run
 from harness.run.live.dropped import dropped_followers, without_dropped

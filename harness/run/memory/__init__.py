@@ -3,8 +3,8 @@ snapshot for each question, memory_stage.py), the arm stopped so its state folde
 snapshotted, the snapshot copied back for each question, and each question's record with its
 answer-or-abstain score (NET).
 
-Submodules are imported where used (not here), so importing one loads only what it
-needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from harness.run.memory.arm_stop import stop_arm
 from harness.run.memory.memory_stage import MemoryStage, Prepared, state_env

@@ -2,8 +2,8 @@
 writes run.json, start brings up the proxy, drive runs every item on every arm, finish writes the
 verdict; with what prepare reads (--resume, --workers and the workers' lanes, --shard).
 
-Submodules are imported where used (not here), so importing one loads only what it
-needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from harness.run.stages.drive import drive
 from harness.run.stages.finish import RunResult, finish

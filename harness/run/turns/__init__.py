@@ -1,8 +1,8 @@
 """The bookkeeping of turns as they run: an attempt's turn records (those of an arm that met a
 bound too), the one retry policy for the machinery's failures, the run's tally, and Ctrl-C.
 
-Submodules are imported where used (not here), so importing one loads only what it
-needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from harness.run.turns.limit_check import describe, limit_records
 from harness.run.turns.retries import BACKOFF_S, MAX_RETRIES

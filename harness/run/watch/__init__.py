@@ -2,8 +2,8 @@
 is seen and charged, the strays by arm and destination at the end, and the model each main call
 was served by.
 
-Submodules are imported where used (not here), so importing one loads only what it
-needs."""
+What other parts use is imported here and listed in `__all__`: they import it from this face,
+never from a module inside (tests/test_layout.py holds that)."""
 
 from harness.run.watch.model_identity import ModelIdentityWatch
 from harness.run.watch.stray_watch import StrayConnection, StrayWatch, strongest
