@@ -148,7 +148,7 @@ BARE_MODULE = re.compile(r"(?<![\w./<>*-])([A-Za-z_][A-Za-z0-9_]*\.py)\b")
 NOT_OURS_TO_KEEP = (
     "site.py",  # Python's own start-up module, which sitecustomize.py extends
     "images/arm/sleepfix.so",  # compiled into the arm image at build time
-    "bench/results/",  # what the benchmarks write (ignored by git)
+    "bench/results",  # what the benchmarks write (ignored by git)
 )
 
 

@@ -425,9 +425,9 @@ def offered_by_face(face: str, module: str) -> bool:
     if parent != face:
         return False
     tree = ast.parse(_modules()[face].read_text(encoding="utf-8"))
-    bound = {
+    bound = {  # at the top, or under TYPE_CHECKING for a face that loads on first use
         alias.asname or alias.name
-        for node in tree.body
+        for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
     }
