@@ -85,19 +85,20 @@ def _imports(path: Path) -> list[str]:
     return [name for name in names if name.split(".")[0] in OURS]
 
 
+def module_named(name: str, modules: dict[str, Path]) -> str | None:
+    """The module of ours an imported name lands in (`a.b.c`: module a.b.c, or a name in a.b)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
 @functools.cache
 def import_graph() -> dict[str, set[str]]:
     """module -> the modules of ours it imports (a package's own __init__ left out)."""
     modules = _modules()
-
-    def known(name: str) -> str | None:
-        while name and name not in modules:
-            name = name.rpartition(".")[0]
-        return name or None
-
     graph: dict[str, set[str]] = {}
     for module, path in modules.items():
-        targets = {known(name) for name in _imports(path)}
+        targets = {module_named(name, modules) for name in _imports(path)}
         graph[module] = {t for t in targets if t and t != module and not module.startswith(f"{t}.")}
     return graph
 
@@ -400,16 +401,10 @@ def test_the_face_is_the_package_holding_the_module() -> None:
 def reach_ins() -> list[str]:
     """Every import of a module inside a part from outside it (`a -> b.c.d (use b.c)`)."""
     modules, packages = _modules(), _packages()
-
-    def known(name: str) -> str | None:
-        while name and name not in modules:
-            name = name.rpartition(".")[0]
-        return name or None
-
     found = []
     for module, path in modules.items():
         for name in _imports(path):
-            target = known(name)
+            target = module_named(name, modules)
             face = face_for(module, target, packages) if target else None
             if face and target != face and not offered_by_face(face, target):
                 found.append(f"{module} -> {target} (use {face})")
