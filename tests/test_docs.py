@@ -97,18 +97,21 @@ CODE_PATH = re.compile(r"`([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.*-]+)+)/?`")
 HISTORY = ("docs/benchmarks-history.md",)
 
 
+def repository_folders() -> set[str]:
+    return {p.relative_to(REPO).parts[0] for p in tracked() if len(p.relative_to(REPO).parts) > 1}
+
+
+def is_gone(found: str, folders: set[str]) -> bool:
+    """A path under one of the repository's folders that matches no file there."""
+    return found.split("/")[0] in folders and not list(REPO.glob(found))
+
+
 def missing_paths(path: Path, folders: set[str]) -> list[str]:
-    missing = []
-    for found in CODE_PATH.findall(path.read_text()):
-        if found.split("/")[0] in folders and not list(REPO.glob(found)):
-            missing.append(found)
-    return missing
+    return [found for found in CODE_PATH.findall(path.read_text()) if is_gone(found, folders)]
 
 
 def test_every_repository_path_the_docs_name_exists() -> None:
-    folders = {
-        p.relative_to(REPO).parts[0] for p in tracked() if len(p.relative_to(REPO).parts) > 1
-    }
+    folders = repository_folders()
     pages = [
         p for p in tracked("README.md", "docs/*.md") if str(p.relative_to(REPO)) not in HISTORY
     ]
@@ -171,20 +174,21 @@ def stale_names(path: Path, folders: set[str], basenames: set[str]) -> list[str]
     where = path.relative_to(REPO) if REPO in path.parents else path
     stale = []
     for line, text in comments_and_docstrings(path):
-        named = [p for p in COMMENT_PATH.findall(text) if p.split("/")[0] in folders]
-        gone = [p for p in named if not list(REPO.glob(p.rstrip(".")))]
+        gone = [p for p in COMMENT_PATH.findall(text) if is_gone(p.rstrip("."), folders)]
         gone += [
             b
             for b in BARE_MODULE.findall(text)
             if b not in basenames and not (path.parent / b).exists()
         ]
-        stale += [f"{where}:{line}: {name}" for name in gone]
-    return [s for s in stale if not s.rpartition(": ")[2].startswith(NOT_OURS_TO_KEEP)]
+        stale += [
+            f"{where}:{line}: {name}" for name in gone if not name.startswith(NOT_OURS_TO_KEEP)
+        ]
+    return stale
 
 
 def test_no_comment_or_docstring_names_a_file_that_is_gone() -> None:
     files = tracked()
-    folders = {p.relative_to(REPO).parts[0] for p in files if len(p.relative_to(REPO).parts) > 1}
+    folders = repository_folders()
     basenames = {p.name for p in files}
     found = [s for p in files if p.suffix == ".py" for s in stale_names(p, folders, basenames)]
     assert found == [], "\n".join(found)
