@@ -16,6 +16,7 @@ from ledger.entries import CallSettlement
 from ledger.ledger import Ledger
 from proxy.live.forwarder import MeteredForwarder
 from proxy.live.setup import LiveSetup, LiveSetupError, start_live
+from proxy.redact import uninstall_log_redaction
 from tests.proxy.live_helpers import STUDY_OPENAI_KEY
 from vendors.pins import Pins
 
@@ -42,10 +43,13 @@ def _start(tmp_path: Path, cap: str = "0.47") -> tuple[LiveSetup, MeteredForward
     return start_live(_opts(tmp_path, cap), UPSTREAMS, {"openai": STUDY_OPENAI_KEY}, Pins())
 
 
-def _die(setup: LiveSetup) -> None:
-    """The first proxy goes without settling (it never bound its port, or was killed)."""
+def _die(setup: LiveSetup, live: MeteredForwarder) -> None:
+    """The first proxy goes without settling (it never bound its port, or was killed). Its
+    process-global log redaction goes with it, as it would with a killed process: left installed,
+    it would outlive this test on the worker."""
     setup.journal.close()
     setup.ledger.close()
+    uninstall_log_redaction(live.redactor)
 
 
 def _kinds(tmp_path: Path) -> list[str]:
@@ -54,8 +58,8 @@ def _kinds(tmp_path: Path) -> list[str]:
 
 
 def test_a_restarted_proxy_adopts_its_runs_reservation(tmp_path: Path) -> None:
-    first, _ = _start(tmp_path)
-    _die(first)
+    first, dead = _start(tmp_path)
+    _die(first, dead)
     second, live = _start(tmp_path)  # was: "open reservations $0.47, this run's $0.47"
     assert _kinds(tmp_path) == ["stage_opened", "run_reserved"]  # reserved once
     assert live.config.budget.cap == Decimal("0.47")
@@ -65,10 +69,10 @@ def test_a_restarted_proxy_adopts_its_runs_reservation(tmp_path: Path) -> None:
 
 
 def test_what_the_first_proxy_booked_is_gone_from_the_adopted_budget(tmp_path: Path) -> None:
-    first, _ = _start(tmp_path)
+    first, dead = _start(tmp_path)
     settlement = CallSettlement(run_id="run-1", seq=1, cost_usd=Decimal("0.17"), flags=())
     first.ledger.settle_calls([settlement])
-    _die(first)
+    _die(first, dead)
     second, live = _start(tmp_path)
     assert live.config.budget.cap == Decimal("0.30")
     second.close(live)
@@ -76,7 +80,7 @@ def test_what_the_first_proxy_booked_is_gone_from_the_adopted_budget(tmp_path: P
 
 def test_another_cap_or_a_settled_run_is_not_adopted(tmp_path: Path) -> None:
     first, live = _start(tmp_path)
-    _die(first)
+    _die(first, live)
     with pytest.raises(LiveSetupError, match=r"reserved with \$0.47 in stage 'pilot', not \$0.4"):
         _start(tmp_path, cap="0.4")
     second, live = _start(tmp_path)

@@ -54,10 +54,17 @@ def test_a_second_proxys_keys_are_redacted_after_a_first_left_its_redaction_inst
     redactor: SecretRedactor, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The record factory is process-global: a proxy of an earlier test (or an earlier run in
-    this process) must not keep a later proxy's keys out of the redaction."""
+    this process) must not keep a later proxy's keys out of the redaction.
+
+    The test runs in a structlog configuration of its own: an in-process proxy of another test on
+    this worker (one that stopped without its close) may have left its redactor installed in the
+    shared one, and what is checked here is that these two leave nothing behind."""
+    saved = structlog.get_config()
     factory = logging.getLogRecordFactory()
     earlier = SecretRedactor({"OPENAI_API_KEY": "sk-proj-Earlier_key-00000000000000000000"})
     try:
+        structlog.configure(processors=[structlog.processors.JSONRenderer()])
+        logging.setLogRecordFactory(logging.LogRecord)
         install_log_redaction(earlier)
         install_log_redaction(redactor)
         logging.getLogger("mitmproxy").warning("server said %s and %s", ANT, OAI)
@@ -65,9 +72,10 @@ def test_a_second_proxys_keys_are_redacted_after_a_first_left_its_redaction_inst
         assert "[redacted:ANTHROPIC_API_KEY]" in caplog.text
         uninstall_log_redaction(earlier)
         uninstall_log_redaction(redactor)
-        assert logging.getLogRecordFactory() is factory
+        assert logging.getLogRecordFactory() is logging.LogRecord
         assert not any(
             type(p).__name__ == "_LogProcessor" for p in structlog.get_config()["processors"]
         )
     finally:
         logging.setLogRecordFactory(factory)
+        structlog.configure(**saved)
