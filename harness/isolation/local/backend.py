@@ -54,7 +54,14 @@ from rundir.runs import AppliedLimits
 
 log = structlog.get_logger("harness.isolation.local")
 STOP_TIMEOUT_S = 15.0
-PORT_ATTEMPTS = 3  # proxy starts when a port picked for it was taken before it bound it
+PORT_ATTEMPTS = 3  # starts of a proxy or arm whose port was taken before it bound it
+
+
+def port_taken(error: InfraError) -> bool:
+    """The process could not bind a port it was given: Python and asyncio (either case) and
+    Node (EADDRINUSE) say so in the log tail the error carries."""
+    text = str(error).lower()
+    return "address already in use" in text or "eaddrinuse" in text
 
 
 class LocalBackend(IsolationBackend):
@@ -111,7 +118,7 @@ class LocalBackend(IsolationBackend):
             try:
                 return await self._start_proxy(settings)
             except InfraError as e:
-                if "address already in use" not in str(e) or attempt == PORT_ATTEMPTS:
+                if not port_taken(e) or attempt == PORT_ATTEMPTS:
                     raise
                 log.warning("a proxy port was taken before the proxy bound it; retrying")
         raise AssertionError("unreachable")
@@ -169,6 +176,19 @@ class LocalBackend(IsolationBackend):
     # --- arms ------------------------------------------------------------------------------
 
     async def start_arm(self, name: str, spec: ArmSpec, proxy: ProxyInfo) -> ArmHandle:
+        # The seam port is picked here and bound by the arm: another process (a parallel run, a
+        # worker's arm) can take it in between, seen once under load as the arm's "Address
+        # already in use". The arm is then started again on another port, as the proxy is.
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            try:
+                return await self._start_arm(name, spec, proxy)
+            except InfraError as e:
+                if not port_taken(e) or attempt == PORT_ATTEMPTS:
+                    raise
+                log.warning("an arm's seam port was taken before it bound it; retrying", arm=name)
+        raise AssertionError("unreachable")
+
+    async def _start_arm(self, name: str, spec: ArmSpec, proxy: ProxyInfo) -> ArmHandle:
         self.specs[name] = spec
         seam_port = free_port()
         proxy_port = self.arm_ports[name]
