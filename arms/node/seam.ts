@@ -22,6 +22,9 @@
 
 import * as http from "http";
 
+// A memory arm shows what it recalled in the layout the audit counts (arms/node/recall.ts).
+export { recallSection } from "./recall";
+
 export const SEAM_VERSION = 2;
 export const READY_PREFIX = "seam ready ";
 const NDJSON = "application/x-ndjson";
