@@ -30,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -48,13 +49,16 @@ def worker(model: str, repeats: int) -> dict[str, Any]:
 
     from bench.paraphrases import PAIRS
 
+    embed_texts: Callable[[list[str], int, str], Sequence[Any]]
     if model == "minilm":  # its venv has torch, not the packages stubs.vectors.embeddings imports
         from stubs.vectors.minilm import minilm_embeddings
 
         def embed_texts(texts: list[str], dims: int, _: str) -> list[Any]:
             return minilm_embeddings(texts, dims)
     else:
-        from stubs.vectors.embeddings import embed_texts
+        from stubs.vectors import embeddings
+
+        embed_texts = embeddings.embed_texts
 
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     texts = [t for pair in PAIRS for t in pair]
@@ -79,8 +83,8 @@ def worker(model: str, repeats: int) -> dict[str, Any]:
         embed_texts(paragraphs, WIDTH, model)
         paragraph_cpu.append((time.process_time() - cpu) * 1e3 / len(paragraphs))
     matrix = np.stack(vectors).astype(np.float64)
-    questions, facts = matrix[0::2], matrix[1::2]
-    scores = questions @ facts.T
+    questions, fact_vectors = matrix[0::2], matrix[1::2]
+    scores = questions @ fact_vectors.T
     ranks = (scores > np.diag(scores)[:, None]).sum(axis=1)
     return {
         "model": model,
@@ -112,7 +116,7 @@ def run_worker(model: str, repeats: int) -> dict[str, Any] | str:
     )
     if done.returncode != 0:
         return f"failed: {done.stderr.strip().splitlines()[-1:]}"
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def render(results: dict[str, dict[str, Any] | str], repeats: int) -> str:

@@ -54,7 +54,7 @@ def synthetic_entry(n: int) -> dict[str, Any]:
     start = datetime(2023, 1, 2, 9, 0)
     sessions, dates, ids = [], [], []
     for s in range(SESSIONS):
-        turns = []
+        turns: list[dict[str, Any]] = []
         for m in range(MESSAGES):
             role = "user" if m % 2 == 0 else "assistant"
             turns.append({"role": role, "content": _text(rng, 180)})

@@ -43,7 +43,7 @@ def measure(streams: int, events: int, per_write: int = 1) -> float:
         from proxy.live_redact import StreamCleaner  # type: ignore[no-redef]
         from proxy.usage import StreamMeter  # type: ignore[no-redef]
 
-        from proxy.redact import SecretRedactor  # type: ignore[no-redef]
+        from proxy.redact import SecretRedactor
 
     writes = [w.partition(b"\r\n")[2][:-2] for w in stream_writes(events)]  # de-chunked
     writes = [b"".join(writes[i : i + per_write]) for i in range(0, len(writes), per_write)]

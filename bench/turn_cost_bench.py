@@ -89,11 +89,11 @@ def measure(items: list[dict[str, Any]]) -> dict[str, float]:
     timers = Timers()
     saved = (ItemOnArm.run, TurnWatch.collect, LocalBackend.pin_clock)
     sessions = (SeamClient.open_session, SeamClient.close_session)
-    parts = (Orchestrator._tell_proxy, StrayWatch.new, Orchestrator._met_bound)
+    parts = (Orchestrator.tell_proxy, StrayWatch.new, Orchestrator.met_bound)
     # Where the harness's own time goes (inside "item", outside the seam calls):
-    timers.wrap_async(Orchestrator, "_tell_proxy", "tell")  # the control channel's round trip
+    timers.wrap_async(Orchestrator, "tell_proxy", "tell")  # the control channel's round trip
     timers.wrap_async(StrayWatch, "new", "strays")  # a look at the egress sources after a turn
-    timers.wrap_async(Orchestrator, "_met_bound", "bounds")  # the arm's bounds, after a turn
+    timers.wrap_async(Orchestrator, "met_bound", "bounds")  # the arm's bounds, after a turn
     timers.wrap_async(ItemOnArm, "run", "item")
     timers.wrap_async(TurnWatch, "collect", "seam")
     timers.wrap_async(SeamClient, "open_session", "seam")  # the arm's work on the seam too
@@ -114,7 +114,7 @@ def measure(items: list[dict[str, Any]]) -> dict[str, float]:
     finally:
         ItemOnArm.run, TurnWatch.collect, LocalBackend.pin_clock = saved  # type: ignore[method-assign]
         SeamClient.open_session, SeamClient.close_session = sessions  # type: ignore[method-assign]
-        Orchestrator._tell_proxy, StrayWatch.new, Orchestrator._met_bound = parts  # type: ignore[method-assign]
+        Orchestrator.tell_proxy, StrayWatch.new, Orchestrator.met_bound = parts  # type: ignore[method-assign]
     own = timers.spent["item"] - timers.spent["seam"] - timers.spent["pin"]
     proxy = [c["timing"]["end"] - c["timing"]["start"] for c in calls]
     return {
