@@ -1,7 +1,7 @@
 """A shard of a LongMemEval study reads only the questions it runs (harness/datasets/head.py,
 longmemeval.py): a question broken in another shard's part of the file does not stop it, and
 stops the shard that runs it, in one line naming the field, the run ended as failed. (That
-shards merge into one run is tests/harness/test_merge.py's.)"""
+shards merge into one run is tests/e2e/test_merge.py's.)"""
 
 from __future__ import annotations
 

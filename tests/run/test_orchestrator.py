@@ -142,7 +142,7 @@ def test_a_stray_connection_is_refused_logged_and_fails_the_run(
         }
     ]
     # on_stray = "fail": every turn runs and the run fails at its end (the default, "halt",
-    # stops at the first one: tests/harness/test_stray_halt.py).
+    # stops at the first one: tests/run/watch/test_stray_halt.py).
     study = write_study(tmp_path, {"leaky": toy_arm()}, items, deadline_ms=5000, on_stray="fail")
     done = harness("record", str(study), "--run-dir", str(tmp_path / "runs"))
     assert done.returncode == 1, done.stderr[-3000:]

@@ -5,7 +5,7 @@ real proxy and stubs, gives the same request hashes and turn texts per (arm, ite
 gate's comparison finds nothing between them, and each item runs once on each arm. A worker whose
 arm dies is retried on that worker's fresh arm while the other workers go on. Live with two
 workers keeps one ledger whose audit passes. What --workers cannot do is refused in one line
-before a run directory exists (tests/harness/test_workers_runs.py: strays, memory studies,
+before a run directory exists (tests/run/stages/test_workers_runs.py: strays, memory studies,
 resume and the live cap with workers; tests/docker/test_workers_docker.py: the docker backend).
 """
 
@@ -21,7 +21,7 @@ from harness.checks.gate import compare_runs
 from harness.checks.masks import all_masks
 from harness.study import load_study
 from rundir.runs.gate_record import GateCounts
-from tests.harness.test_merge import quickstart_like, record
+from tests.e2e.test_merge import quickstart_like, record
 from tests.helpers.studies import harness, header, read_jsonl, toy_arm, write_study
 
 pytestmark = pytest.mark.integration

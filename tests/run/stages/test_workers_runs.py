@@ -1,4 +1,4 @@
-"""`--workers N` beyond the plain case (tests/harness/test_workers.py): refused connections
+"""`--workers N` beyond the plain case (tests/run/stages/test_workers.py): refused connections
 named by the study's arm with the worker beside it and charged to the worker's own turn; a memory
 study whose results do not depend on N; a run stopped by Ctrl-C or killed with -9 mid-run,
 finished by --resume with workers; and one live cap that two workers' calls never pass."""
