@@ -7,7 +7,6 @@ between the runs. run.json names the study's arm only (arm_limits, images), neve
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,20 +16,10 @@ from harness.study import load_study
 from rundir.runs.gate_record import GateCounts
 from tests.datasets.fixtures import locomo_file
 from tests.helpers.studies import harness, header, only_run, read_jsonl
+from tests.helpers.worker_runs import assert_same_records
 from tests.study_builder import StudyBuilder
 
 pytestmark = pytest.mark.integration
-TIMING = ("run", "seconds", "ingest_seconds", "first_token_s", "last_token_s")
-
-
-def _lines(path: Path) -> list[dict[str, Any]]:
-    return [{k: v for k, v in r.items() if k not in TIMING} for r in read_jsonl(path)]
-
-
-def _hashes(run: Path) -> list[tuple[Any, ...]]:
-    calls = read_jsonl(run / "calls.jsonl")
-    keyed = [(c["arm"], c["item"], c.get("phase"), c["turn"], c["request_hash"]) for c in calls]
-    return sorted(keyed, key=str)
 
 
 @pytest.mark.usefixtures("images")
@@ -47,9 +36,7 @@ def test_two_docker_workers_give_the_records_of_one(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stdout + done.stderr[-3000:]
         made[n] = only_run(runs)
     one, two = made[1], made[2]
-    assert _lines(two / "turns.jsonl") == _lines(one / "turns.jsonl")
-    assert _lines(two / "questions.jsonl") == _lines(one / "questions.jsonl")
-    assert _hashes(two) == _hashes(one) and _hashes(one)
+    assert_same_records(two, one)
     snapshots = [r for r in read_jsonl(two / "turns.jsonl") if r.get("kind") == "snapshot"]
     assert len(snapshots) == 2  # one per conversation, each on its own worker's copy
     assert (two / "logs" / "retrieval@1" / "state").is_dir()

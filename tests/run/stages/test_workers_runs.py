@@ -11,7 +11,6 @@ import sys
 import time
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -25,6 +24,7 @@ from tests.helpers.studies import (
     toy_arm,
     write_study,
 )
+from tests.helpers.worker_runs import assert_same_records
 from tests.study_builder import StudyBuilder
 from tests.toy_arms import TOY_ARMS
 
@@ -81,19 +81,6 @@ def _memory_study(folder: Path) -> Path:
     return study
 
 
-TIMING = ("run", "seconds", "ingest_seconds", "first_token_s", "last_token_s")
-
-
-def _lines(path: Path) -> list[dict[str, Any]]:
-    return [{k: v for k, v in r.items() if k not in TIMING} for r in read_jsonl(path)]
-
-
-def _hashes(run: Path) -> list[tuple[Any, ...]]:
-    calls = read_jsonl(run / "calls.jsonl")
-    keyed = [(c["arm"], c["item"], c.get("phase"), c["turn"], c["request_hash"]) for c in calls]
-    return sorted(keyed, key=str)
-
-
 def test_a_memory_study_gives_the_same_records_with_three_workers(tmp_path: Path) -> None:
     """LoCoMo: three conversations of four questions each, on an arm that keeps a store (the
     retrieval arm: one ingestion and snapshot per conversation, embedding and chat calls) and one
@@ -109,9 +96,7 @@ def test_a_memory_study_gives_the_same_records_with_three_workers(tmp_path: Path
         assert done.returncode == 0, done.stdout + done.stderr[-3000:]
         made[n] = only_run(root)
     one, three = made[1], made[3]
-    assert _lines(three / "turns.jsonl") == _lines(one / "turns.jsonl")
-    assert _lines(three / "questions.jsonl") == _lines(one / "questions.jsonl")
-    assert _hashes(three) == _hashes(one) and _hashes(one)
+    assert_same_records(three, one)
     snapshots = [r for r in read_jsonl(one / "turns.jsonl") if r.get("kind") == "snapshot"]
     assert len(snapshots) == 3  # one per conversation, on the arm that keeps a store
     assert sorted(p.name for p in (three / "snapshots" / "kept").iterdir()) == sorted(
