@@ -29,7 +29,8 @@ def node_sections(node_dist: Path) -> list[str]:
     script = (
         f"const {{ recallSection }} = require({str(node_dist / 'dist' / 'seam.js')!r});"
         "const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
-        f"process.stdout.write(JSON.stringify(cases.map(([m, k]) => recallSection({TITLE!r}, m, k))));"
+        f"const title = {TITLE!r};"
+        "process.stdout.write(JSON.stringify(cases.map(([m, k]) => recallSection(title, m, k))));"
     )
     done = subprocess.run(
         ["node", "-e", script], input=json.dumps(CASES), capture_output=True, text=True, check=True

@@ -16,10 +16,10 @@ import pytest
 from harness.run.control.rtt import probe_seam, probe_upstream
 from rundir.network.rtt import read_probes
 from rundir.network.strays_seen import StraySeen
-from tests.run.watch.test_stray_halt import hostile_arm
 from tests.helpers.report_runs import call, turn, write_run
 from tests.helpers.studies import harness, header, only_run, read_jsonl, toy_arm, write_study
 from tests.run.control.test_proxy_control import no_ca_store
+from tests.run.watch.test_stray_halt import hostile_arm
 
 
 def _report(run_dir: Path, out: Path) -> str:
