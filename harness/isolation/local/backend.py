@@ -44,7 +44,7 @@ from harness.isolation.local import memory_cgroup
 from harness.isolation.local.arm_env import argv, arm_env, find_libfaketime, proxy_env_for
 from harness.isolation.local.processes import signal_group, spawn, terminate, wait_for_line
 from harness.isolation.local.proxy_rule import LocalProxyRule, remove_stale_cgroups
-from harness.isolation.ports import free_port, free_ports
+from harness.isolation.ports import free_port, free_ports, start_on_free_ports
 from harness.isolation.proxy_ca import VENDOR_CERT_FILE, ca_dir, install_ca_cert
 from harness.isolation.seam_http import seam_client
 from harness.study import ArmSpec
@@ -54,14 +54,6 @@ from rundir.runs import AppliedLimits
 
 log = structlog.get_logger("harness.isolation.local")
 STOP_TIMEOUT_S = 15.0
-PORT_ATTEMPTS = 3  # starts of a proxy or arm whose port was taken before it bound it
-
-
-def port_taken(error: InfraError) -> bool:
-    """The process could not bind a port it was given: Python and asyncio (either case) and
-    Node (EADDRINUSE) say so in the log tail the error carries."""
-    text = str(error).lower()
-    return "address already in use" in text or "eaddrinuse" in text
 
 
 class LocalBackend(IsolationBackend):
@@ -114,14 +106,7 @@ class LocalBackend(IsolationBackend):
     # --- proxy -----------------------------------------------------------------------------
 
     async def start_proxy(self, settings: ProxySettings) -> ProxyInfo:
-        for attempt in range(1, PORT_ATTEMPTS + 1):
-            try:
-                return await self._start_proxy(settings)
-            except InfraError as e:
-                if not port_taken(e) or attempt == PORT_ATTEMPTS:
-                    raise
-                log.warning("a proxy port was taken before the proxy bound it; retrying")
-        raise AssertionError("unreachable")
+        return await start_on_free_ports(lambda: self._start_proxy(settings), "proxy")
 
     async def _start_proxy(self, settings: ProxySettings) -> ProxyInfo:
         if egress.PROXY_DIR in settings.arms:  # its guard log would be the proxy's
@@ -179,14 +164,7 @@ class LocalBackend(IsolationBackend):
         # The seam port is picked here and bound by the arm: another process (a parallel run, a
         # worker's arm) can take it in between, seen once under load as the arm's "Address
         # already in use". The arm is then started again on another port, as the proxy is.
-        for attempt in range(1, PORT_ATTEMPTS + 1):
-            try:
-                return await self._start_arm(name, spec, proxy)
-            except InfraError as e:
-                if not port_taken(e) or attempt == PORT_ATTEMPTS:
-                    raise
-                log.warning("an arm's seam port was taken before it bound it; retrying", arm=name)
-        raise AssertionError("unreachable")
+        return await start_on_free_ports(lambda: self._start_arm(name, spec, proxy), name)
 
     async def _start_arm(self, name: str, spec: ArmSpec, proxy: ProxyInfo) -> ArmHandle:
         self.specs[name] = spec
