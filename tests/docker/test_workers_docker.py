@@ -15,8 +15,8 @@ from harness.checks.masks import all_masks
 from harness.study import load_study
 from rundir.runs.gate_record import GateCounts
 from tests.datasets.fixtures import locomo_file
-from tests.helpers.studies import harness, header, only_run, read_jsonl
-from tests.helpers.worker_runs import assert_same_records
+from tests.helpers.studies import header, read_jsonl
+from tests.helpers.worker_runs import assert_same_records, record_with_workers
 from tests.study_builder import StudyBuilder
 
 pytestmark = pytest.mark.integration
@@ -28,14 +28,7 @@ def test_two_docker_workers_give_the_records_of_one(tmp_path: Path) -> None:
     items = {"format": "locomo", "path": "locomo10.json"}
     study = StudyBuilder(arms=arms).set(items=items).write(tmp_path / "study")
     locomo_file(tmp_path / "study", samples=2, questions=4)
-    made = {}
-    for n in (1, 2):
-        runs = tmp_path / f"runs{n}"
-        done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "docker",
-                       "--workers", str(n))  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-        made[n] = only_run(runs)
-    one, two = made[1], made[2]
+    one, two = (record_with_workers(study, tmp_path / f"runs{n}", "docker", n) for n in (1, 2))
     assert_same_records(two, one)
     snapshots = [r for r in read_jsonl(two / "turns.jsonl") if r.get("kind") == "snapshot"]
     assert len(snapshots) == 2  # one per conversation, each on its own worker's copy

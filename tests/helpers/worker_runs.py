@@ -8,9 +8,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.helpers.studies import read_jsonl
+from tests.helpers.studies import harness, only_run, read_jsonl
 
 TIMING = ("run", "seconds", "ingest_seconds", "first_token_s", "last_token_s")
+
+
+def record_with_workers(study: Path, runs: Path, isolation: str, workers: int) -> Path:
+    """`harness record STUDY` with `workers` workers into `runs`; the run it made (it passed)."""
+    done = harness("record", str(study), "--run-dir", str(runs), "--isolation", isolation,
+                   "--workers", str(workers))  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    return only_run(runs)
 
 
 def untimed(path: Path) -> list[dict[str, Any]]:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.coupled_example import copy_example
-from tests.helpers.studies import harness, only_run, read_jsonl
+from tests.helpers.studies import read_jsonl
+from tests.helpers.worker_runs import record_with_workers
 
 pytestmark = pytest.mark.integration
 
@@ -59,11 +60,7 @@ def test_every_reusable_call_is_reused_and_every_follower_pinned_from_b(
     tmp_path: Path, workers: int
 ) -> None:
     study = _study(tmp_path / "study")
-    runs = tmp_path / "runs"
-    done = harness("record", str(study), "--run-dir", str(runs), "--isolation", "local",
-                   "--workers", str(workers))  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    run = only_run(runs)
+    run = record_with_workers(study, tmp_path / "runs", "local", workers)
     calls = [c for c in read_jsonl(run / "calls.jsonl") if c["purpose"] == "main"]
     leaders = {(c["item"], c["turn"], c["request_hash"]): c for c in calls if c["arm"] == "C0"}
     followers = [c for c in calls if c["arm"] == "C1"]

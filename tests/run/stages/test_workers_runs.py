@@ -24,7 +24,7 @@ from tests.helpers.studies import (
     toy_arm,
     write_study,
 )
-from tests.helpers.worker_runs import assert_same_records
+from tests.helpers.worker_runs import assert_same_records, record_with_workers
 from tests.study_builder import StudyBuilder
 from tests.toy_arms import TOY_ARMS
 
@@ -88,14 +88,7 @@ def test_a_memory_study_gives_the_same_records_with_three_workers(tmp_path: Path
     with three workers the ingestions, snapshots (their hashes), answers, questions and calls'
     request hashes are those of one worker, and each copy kept its own store."""
     study = _memory_study(tmp_path / "study")
-    made = {}
-    for n in (1, 3):
-        root = tmp_path / f"runs{n}"
-        done = harness("record", str(study), "--run-dir", str(root), "--isolation", "local",
-                       "--workers", str(n))  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-        made[n] = only_run(root)
-    one, three = made[1], made[3]
+    one, three = (record_with_workers(study, tmp_path / f"runs{n}", "local", n) for n in (1, 3))
     assert_same_records(three, one)
     snapshots = [r for r in read_jsonl(one / "turns.jsonl") if r.get("kind") == "snapshot"]
     assert len(snapshots) == 3  # one per conversation, on the arm that keeps a store
